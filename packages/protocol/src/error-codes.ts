@@ -1,0 +1,38 @@
+/**
+ * The closed set of `CPP_ERROR` codes. Each is documented in docs/PROTOCOL.md; a failure of one operation is an
+ * error frame, and the connection stays usable.
+ */
+export const ErrorCode = {
+  /** The text was not JSON, or was a binary frame. */
+  BAD_FRAME: 'BAD_FRAME',
+  /** The frame parsed but a field is missing, mistyped or out of range. */
+  INVALID_FRAME: 'INVALID_FRAME',
+  /** The `type` is not a client frame of this protocol version. */
+  UNKNOWN_TYPE: 'UNKNOWN_TYPE',
+  /** The frame is larger than the server's limit (default 1 MiB). */
+  FRAME_TOO_LARGE: 'FRAME_TOO_LARGE',
+  /** A thread or node id does not exist, or belongs to another thread. */
+  NOT_FOUND: 'NOT_FOUND',
+  /** A stale `expectedVersion`, or a new node id already used by a different request. */
+  CONFLICT: 'CONFLICT',
+  /** A generation is already running in the thread: pivot it instead. */
+  THREAD_BUSY: 'THREAD_BUSY',
+  /** `CPP_STREAM_STOP` named a node that is not streaming. */
+  NOT_STREAMING: 'NOT_STREAMING',
+  /** The thread has no messages yet, so there is nothing to anchor or branch from. */
+  EMPTY_THREAD: 'EMPTY_THREAD',
+  /** The model provider failed; the assistant node is `failed` with its partial text kept. */
+  PROVIDER_ERROR: 'PROVIDER_ERROR',
+  /** The identity is missing or not proven. */
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  /** The identity may not act on this thread. */
+  FORBIDDEN: 'FORBIDDEN',
+  /** A rate or size limit was reached. */
+  RATE_LIMITED: 'RATE_LIMITED',
+  /** The server failed; nothing was changed. */
+  INTERNAL: 'INTERNAL',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export const ERROR_CODES = Object.values(ErrorCode) as readonly ErrorCode[];

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { clientFrame } from '../envelope.js';
+import { THREAD_ID_PATTERN } from '../ids.js';
+import { MessageIdSchema } from '../node.js';
+
+export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
+
+/** A prompt must say something: at least one character that is not white space. */
+export const UserPromptSchema = z.string().regex(/\S/, 'expected a prompt with at least one non-space character');
+
+/** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
+const ExpectedVersionSchema = z.number().int().nonnegative();
+
+/** A count of UTF-16 code units the client had shown of a streaming node. */
+const ContentLengthSchema = z.number().int().nonnegative();
+
+/** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
+export const PivotInitFrameSchema = clientFrame(
+  'CPP_PIVOT_INIT',
+  z.object({
+    interruptedNodeId: MessageIdSchema,
+    activeThreadId: ThreadIdSchema,
+    userPrompt: UserPromptSchema,
+    newBranchNodeId: MessageIdSchema,
+    receivedContentLength: ContentLengthSchema.optional(),
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** §3.1.B — move the head pointer to any node of the thread. */
+export const AnchorHeadFrameSchema = clientFrame(
+  'CPP_ANCHOR_HEAD',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    targetNodeId: MessageIdSchema,
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** Open (creating when new) and subscribe to a thread; answered by CPP_SYNC_GRAPH. */
+export const ThreadOpenFrameSchema = clientFrame(
+  'CPP_THREAD_OPEN',
+  z.object({
+    threadId: ThreadIdSchema.optional(),
+    /** Opt in to CPP_GRAPH_PATCH after structural changes instead of a full CPP_SYNC_GRAPH. */
+    patches: z.boolean().optional(),
+  }),
+);
+
+/** Stop receiving a thread's frames on this connection. Generations keep running. */
+export const ThreadCloseFrameSchema = clientFrame('CPP_THREAD_CLOSE', z.object({ threadId: ThreadIdSchema }));
+
+/** A user node under `parentNodeId` (or the head), then an assistant answer streamed under it. */
+export const PromptFrameSchema = clientFrame(
+  'CPP_PROMPT',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    userPrompt: UserPromptSchema,
+    newNodeId: MessageIdSchema,
+    parentNodeId: MessageIdSchema.optional(),
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** Halt a generation without a new prompt; answered by CPP_STREAM_HALTED. */
+export const StreamStopFrameSchema = clientFrame(
+  'CPP_STREAM_STOP',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    receivedContentLength: ContentLengthSchema.optional(),
+  }),
+);
+
+/** List the threads of this identity; answered by CPP_THREADS. */
+export const ThreadListFrameSchema = clientFrame('CPP_THREAD_LIST', z.object({}));
+
+/** Ask for a full CPP_SYNC_GRAPH of an open thread. */
+export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
+
+export const ClientFrameSchema = z.discriminatedUnion('type', [
+  PivotInitFrameSchema,
+  AnchorHeadFrameSchema,
+  ThreadOpenFrameSchema,
+  ThreadCloseFrameSchema,
+  PromptFrameSchema,
+  StreamStopFrameSchema,
+  ThreadListFrameSchema,
+  SyncRequestFrameSchema,
+]);
+
+export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
+export type AnchorHeadFrame = z.infer<typeof AnchorHeadFrameSchema>;
+export type ThreadOpenFrame = z.infer<typeof ThreadOpenFrameSchema>;
+export type ThreadCloseFrame = z.infer<typeof ThreadCloseFrameSchema>;
+export type PromptFrame = z.infer<typeof PromptFrameSchema>;
+export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
+export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
+export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
+export type ClientFrame = z.infer<typeof ClientFrameSchema>;
+export type ClientFrameType = ClientFrame['type'];
+export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];
+
+export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => option.shape.type.value) as readonly ClientFrameType[];

@@ -1,0 +1,69 @@
+import type { z } from 'zod';
+import { ErrorCode } from '../error-codes.js';
+import { CLIENT_FRAME_TYPES, ClientFrameSchema, type ClientFrame } from './client-frames.js';
+import { SERVER_FRAME_TYPES, ServerFrameSchema, type ServerFrame, type ServerFrameType, type ServerPayload } from './server-frames.js';
+
+export type DecodeFailure = {
+  ok: false;
+  code: typeof ErrorCode.BAD_FRAME | typeof ErrorCode.INVALID_FRAME | typeof ErrorCode.UNKNOWN_TYPE;
+  message: string;
+  /** The frame's `id` and `type`, when they could be read, so that the error can name the frame it answers. */
+  refId?: string;
+  refType?: string;
+};
+export type DecodeResult<Frame> = { ok: true; frame: Frame } | DecodeFailure;
+
+/** The one place where a client frame's text becomes a value: JSON, then the envelope, then the frame's schema. */
+export function decodeClientFrame(text: string): DecodeResult<ClientFrame> {
+  return decodeFrame(text, ClientFrameSchema, CLIENT_FRAME_TYPES);
+}
+
+/** The client SDK's edge: servers are validated as strictly as clients. */
+export function decodeServerFrame(text: string): DecodeResult<ServerFrame> {
+  return decodeFrame(text, ServerFrameSchema, SERVER_FRAME_TYPES);
+}
+
+export function encodeServerFrame<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, timestamp = Date.now()): string {
+  return JSON.stringify({ type, timestamp, payload });
+}
+
+export function encodeClientFrame(frame: ClientFrame): string {
+  return JSON.stringify(frame);
+}
+
+function decodeFrame<Frame>(text: string, schema: z.ZodType<Frame>, knownTypes: readonly string[]): DecodeResult<Frame> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, code: ErrorCode.BAD_FRAME, message: 'frame is not valid JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, code: ErrorCode.BAD_FRAME, message: 'frame must be a JSON object' };
+  }
+  const envelope = value as Record<string, unknown>;
+  const refs = references(envelope);
+  if (typeof envelope.type !== 'string') {
+    return { ok: false, code: ErrorCode.INVALID_FRAME, message: 'type: expected a string', ...refs };
+  }
+  if (!knownTypes.includes(envelope.type)) {
+    return { ok: false, code: ErrorCode.UNKNOWN_TYPE, message: `unknown frame type ${JSON.stringify(envelope.type.slice(0, 64))}`, ...refs };
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) return { ok: false, code: ErrorCode.INVALID_FRAME, message: describeIssue(parsed.error), ...refs };
+  return { ok: true, frame: parsed.data };
+}
+
+function references(envelope: Record<string, unknown>): { refId?: string; refType?: string } {
+  const refs: { refId?: string; refType?: string } = {};
+  if (typeof envelope.id === 'string' && envelope.id.length <= 128) refs.refId = envelope.id;
+  if (typeof envelope.type === 'string' && envelope.type.length <= 64) refs.refType = envelope.type;
+  return refs;
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'frame does not match its schema';
+  const path = issue.path.map(String).join('.') || '(frame)';
+  return `${path}: ${issue.message}`;
+}

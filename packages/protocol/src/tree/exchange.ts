@@ -1,0 +1,43 @@
+import { CPPError } from '../cpp-error.js';
+import { ErrorCode } from '../error-codes.js';
+import type { MessageNode } from '../node.js';
+import type { GraphDraft } from './graph-draft.js';
+
+/** What a prompt adds: the user's node and the id of the assistant node that will answer it. */
+export interface ExchangeInput {
+  userNodeId: string;
+  userPrompt: string;
+  assistantNodeId: string;
+  /** The model that will write the answer, recorded on the assistant node. */
+  model?: string;
+  createdAt: number;
+}
+
+/**
+ * Adds a user node under `parentId` (the root when the thread is empty) and a streaming assistant node under it,
+ * and moves the head to the assistant node. Shared by a plain prompt and by a pivot's branch.
+ */
+export function addExchange(draft: GraphDraft, parentId: string | null, input: ExchangeInput): void {
+  if (input.userNodeId === input.assistantNodeId) throw new CPPError(ErrorCode.CONFLICT, 'user and assistant node ids must differ');
+  draft.insert({
+    id: input.userNodeId,
+    parentId,
+    childrenIds: [],
+    role: 'user',
+    content: input.userPrompt,
+    status: 'completed',
+    createdAt: input.createdAt,
+  });
+  const assistant: MessageNode = {
+    id: input.assistantNodeId,
+    parentId: input.userNodeId,
+    childrenIds: [],
+    role: 'assistant',
+    content: '',
+    status: 'streaming',
+    createdAt: input.createdAt,
+  };
+  if (input.model !== undefined) assistant.model = input.model;
+  draft.insert(assistant);
+  draft.setHead(input.assistantNodeId);
+}

@@ -1,0 +1,69 @@
+import { CPPError } from '../cpp-error.js';
+import { ErrorCode } from '../error-codes.js';
+import type { MessageNode } from '../node.js';
+import { getNode, type ThreadGraph } from './thread-graph.js';
+import type { TreeChange } from './tree-change.js';
+
+/**
+ * A copy-on-write view of a graph that the tree operations edit and check step by step; `toChange()` yields the
+ * change without having touched the graph, so a change that fails half-way leaves nothing behind.
+ */
+export class GraphDraft {
+  private readonly changed = new Map<string, MessageNode>();
+  private rootNodeId: string | null;
+  private headId: string | null;
+
+  constructor(private readonly graph: ThreadGraph) {
+    this.rootNodeId = graph.rootNodeId;
+    this.headId = graph.activeHeadMessageId;
+  }
+
+  find(nodeId: string): MessageNode | undefined {
+    return this.changed.get(nodeId) ?? getNode(this.graph, nodeId);
+  }
+
+  /** The node, or NOT_FOUND: an id of another thread is as unknown here as one that never existed. */
+  get(nodeId: string): MessageNode {
+    const node = this.find(nodeId);
+    if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${this.graph.threadId}`);
+    return node;
+  }
+
+  /** Adds a leaf under its `parentId`, or as the root of an empty thread. */
+  insert(node: MessageNode): void {
+    if (this.find(node.id)) throw new CPPError(ErrorCode.CONFLICT, `node ${node.id} already exists`);
+    if (node.childrenIds.length > 0) throw new Error(`inserted node ${node.id} must be a leaf`);
+    if (node.parentId === null) {
+      if (this.rootNodeId !== null) throw new CPPError(ErrorCode.CONFLICT, `thread ${this.graph.threadId} already has a root`);
+      this.rootNodeId = node.id;
+    } else {
+      const parent = this.get(node.parentId);
+      this.changed.set(parent.id, { ...parent, childrenIds: [...parent.childrenIds, node.id] });
+    }
+    this.changed.set(node.id, node);
+  }
+
+  update(nodeId: string, fields: Partial<Pick<MessageNode, 'content' | 'status' | 'model' | 'usage'>>): void {
+    this.changed.set(nodeId, { ...this.get(nodeId), ...fields });
+  }
+
+  setHead(nodeId: string): void {
+    this.get(nodeId);
+    this.headId = nodeId;
+  }
+
+  get head(): string | null {
+    return this.headId;
+  }
+
+  toChange(): TreeChange {
+    return {
+      threadId: this.graph.threadId,
+      baseVersion: this.graph.version,
+      version: this.graph.version + 1,
+      rootNodeId: this.rootNodeId,
+      activeHeadMessageId: this.headId,
+      nodes: [...this.changed.values()],
+    };
+  }
+}

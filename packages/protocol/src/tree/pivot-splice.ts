@@ -1,0 +1,25 @@
+import { GraphDraft } from './graph-draft.js';
+import { addExchange, type ExchangeInput } from './exchange.js';
+import type { ThreadGraph } from './thread-graph.js';
+import type { TreeChange } from './tree-change.js';
+
+export interface PivotSpliceInput extends ExchangeInput {
+  interruptedNodeId: string;
+  /**
+   * The cut: the interrupted node's text as the clients saw it. Absent when the node was no longer streaming, in
+   * which case it keeps its content and status and the prompt simply branches under it.
+   */
+  cutContent?: string;
+}
+
+/**
+ * Spec §4, steps 2–4 as one change: commit the interrupted node (status `interrupted`, text trimmed to the cut),
+ * hang the user's prompt under it, and add the new assistant node under that, which becomes the head.
+ */
+export function planPivotSplice(graph: ThreadGraph, input: PivotSpliceInput): TreeChange {
+  const draft = new GraphDraft(graph);
+  draft.get(input.interruptedNodeId);
+  if (input.cutContent !== undefined) draft.update(input.interruptedNodeId, { status: 'interrupted', content: input.cutContent });
+  addExchange(draft, input.interruptedNodeId, input);
+  return draft.toChange();
+}

@@ -1,0 +1,30 @@
+import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+
+/** One turn of the context given to a model: the branch from the root to the new prompt, nothing else. */
+export interface ModelMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface ModelRequest {
+  messages: ModelMessage[];
+  /** Aborted on pivot, stop or shutdown: the provider must end its upstream request at once. */
+  signal: AbortSignal;
+}
+
+/** Parts of a model stream, keyed on `type` as in the AI SDK. */
+export type ModelStreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'finish'; finishReason: FinishReason; usage?: TokenUsage };
+
+/**
+ * A language model that streams text. `stream` yields text deltas and at most one `finish`; it throws a
+ * `ProviderError` on failure, and stops (throwing or returning) promptly once `signal` is aborted.
+ */
+export interface ModelProvider {
+  /** The provider kind, for logs and the CLI banner, e.g. `demo` or `openai-compatible`. */
+  readonly provider: string;
+  /** The model name recorded on each assistant node. */
+  readonly model: string;
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
+}

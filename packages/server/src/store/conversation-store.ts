@@ -1,0 +1,63 @@
+import type { ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+
+/** A thread's metadata, beside its graph. */
+export interface ThreadRecord {
+  threadId: string;
+  /** The DID that created the thread. */
+  ownerDid: string;
+  /** The first prompt, shortened; empty until then. */
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface StoredThread extends ThreadRecord {
+  graph: ThreadGraph;
+}
+
+/** Metadata that changes with a commit. */
+export interface CommitMeta {
+  updatedAt: number;
+  /** Set on the commit of the first prompt. */
+  title?: string;
+}
+
+/**
+ * Where conversations live. Small on purpose: every adapter (memory, SQLite, PostgreSQL) passes one contract
+ * suite. Structural changes arrive as whole `TreeChange`s and are committed atomically with an optimistic version
+ * check, so a crash or a concurrent writer can never leave a half-spliced tree.
+ */
+export interface ConversationStore {
+  /** Creates an empty thread (version 0). Throws `StoreConflictError` when the id is taken. */
+  createThread(record: ThreadRecord): Promise<void>;
+
+  /** The thread with its whole graph (children in insertion order), or `undefined`. */
+  loadThread(threadId: string): Promise<StoredThread | undefined>;
+
+  /** The owner's threads, most recently updated first. */
+  listThreads(ownerDid: string): Promise<ThreadSummary[]>;
+
+  /** The thread holding a node: node ids are unique across all threads. */
+  findNodeThread(nodeId: string): Promise<string | undefined>;
+
+  /**
+   * Writes every node of the change (insert or replace), the root, the head and the version, in one transaction.
+   * Throws `StoreConflictError`, writing nothing, when the stored version is not `change.baseVersion` or a new
+   * node's id is already used in another thread.
+   */
+  commit(change: TreeChange, meta: CommitMeta): Promise<void>;
+
+  /**
+   * Persists the text streamed so far into a `streaming` node. Not a structural change: the version stays. A node
+   * that is no longer streaming is left untouched, so a late batch cannot undo a commit.
+   */
+  saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void>;
+
+  /**
+   * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last persisted, and
+   * each thread concerned gets a new version. Returns the ids of those threads.
+   */
+  interruptStreamingNodes(now: number): Promise<string[]>;
+
+  close(): Promise<void>;
+}
