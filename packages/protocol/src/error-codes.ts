@@ -19,8 +19,6 @@ export const ErrorCode = {
   THREAD_BUSY: 'THREAD_BUSY',
   /** `CPP_STREAM_STOP` named a node that is not streaming. */
   NOT_STREAMING: 'NOT_STREAMING',
-  /** The thread has no messages yet, so there is nothing to anchor or branch from. */
-  EMPTY_THREAD: 'EMPTY_THREAD',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */
   PROVIDER_ERROR: 'PROVIDER_ERROR',
   /** The identity is missing or not proven. */
