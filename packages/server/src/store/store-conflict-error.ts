@@ -8,4 +8,18 @@ export class StoreConflictError extends Error {
   static isInstance(value: unknown): value is StoreConflictError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
   }
+
+  static threadExists(threadId: string): StoreConflictError {
+    return new StoreConflictError(`thread ${threadId} already exists`);
+  }
+
+  /** `storedVersion` is undefined when the thread does not exist (any more). */
+  static staleVersion(threadId: string, storedVersion: number | undefined, baseVersion: number): StoreConflictError {
+    const stored = storedVersion === undefined ? 'does not exist' : `is at version ${storedVersion}`;
+    return new StoreConflictError(`thread ${threadId} ${stored}; the change was planned against version ${baseVersion}`);
+  }
+
+  static nodeInOtherThread(nodeId: string, ownerThreadId: string): StoreConflictError {
+    return new StoreConflictError(`node ${nodeId} already belongs to thread ${ownerThreadId}`);
+  }
 }

@@ -1,0 +1,116 @@
+import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import { assembleGraph, toNodeRecord, type NodeRecord } from './graph-records.js';
+import { StoreConflictError } from './store-conflict-error.js';
+
+interface MemoryThread {
+  record: ThreadRecord;
+  version: number;
+  rootNodeId: string | null;
+  activeHeadMessageId: string | null;
+  /** A Map keeps first-insertion order when a value is replaced: that is the commit order children follow. */
+  nodes: Map<string, NodeRecord>;
+}
+
+/**
+ * The store for tests and single-process demos. It behaves like `SqliteStore` in every observable way, and copies
+ * everything in and out so that no caller can reach into its state.
+ */
+export class MemoryStore implements ConversationStore {
+  private readonly threads = new Map<string, MemoryThread>();
+  /** Node id → thread id, for the uniqueness of node ids across threads. */
+  private readonly nodeThreads = new Map<string, string>();
+  private closed = false;
+
+  async createThread(record: ThreadRecord): Promise<void> {
+    this.ensureOpen();
+    if (this.threads.has(record.threadId)) throw StoreConflictError.threadExists(record.threadId);
+    this.threads.set(record.threadId, { record: { ...record }, version: 0, rootNodeId: null, activeHeadMessageId: null, nodes: new Map() });
+  }
+
+  async loadThread(threadId: string): Promise<StoredThread | undefined> {
+    this.ensureOpen();
+    const thread = this.threads.get(threadId);
+    if (!thread) return undefined;
+    const { version, rootNodeId, activeHeadMessageId } = thread;
+    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, structuredClone([...thread.nodes.values()]));
+    return { ...thread.record, graph };
+  }
+
+  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
+    this.ensureOpen();
+    return [...this.threads.values()]
+      .filter((thread) => thread.record.ownerDid === ownerDid)
+      .map(({ record, version, nodes }) => ({
+        threadId: record.threadId,
+        title: record.title,
+        createdAt: record.createdAt,
+        updatedAt: record.updatedAt,
+        version,
+        nodeCount: nodes.size,
+      }))
+      .sort(byMostRecentlyUpdated);
+  }
+
+  async findNodeThread(nodeId: string): Promise<string | undefined> {
+    this.ensureOpen();
+    return this.nodeThreads.get(nodeId);
+  }
+
+  async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+    this.ensureOpen();
+    const thread = this.threads.get(change.threadId);
+    if (thread?.version !== change.baseVersion) throw StoreConflictError.staleVersion(change.threadId, thread?.version, change.baseVersion);
+    for (const node of change.nodes) {
+      const owner = this.nodeThreads.get(node.id);
+      if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
+    }
+    for (const node of change.nodes) {
+      thread.nodes.set(node.id, toNodeRecord(structuredClone(node)));
+      this.nodeThreads.set(node.id, change.threadId);
+    }
+    thread.rootNodeId = change.rootNodeId;
+    thread.activeHeadMessageId = change.activeHeadMessageId;
+    thread.version = change.version;
+    thread.record.updatedAt = meta.updatedAt;
+    if (meta.title !== undefined) thread.record.title = meta.title;
+  }
+
+  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
+    this.ensureOpen();
+    const node = this.threads.get(threadId)?.nodes.get(nodeId);
+    if (node?.status === 'streaming') node.content = content;
+  }
+
+  async interruptStreamingNodes(now: number): Promise<string[]> {
+    this.ensureOpen();
+    const recovered: string[] = [];
+    for (const [threadId, thread] of this.threads) {
+      const streaming = [...thread.nodes.values()].filter((node) => node.status === 'streaming');
+      if (streaming.length === 0) continue;
+      for (const node of streaming) node.status = 'interrupted';
+      thread.version += 1;
+      thread.record.updatedAt = now;
+      recovered.push(threadId);
+    }
+    return recovered.sort();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** A closed store refuses work like a closed database does, so tests catch use after close. */
+  private ensureOpen(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+}
+
+/** Ties are broken by thread id, newest first: generated thread ids are ULIDs, which sort by creation time. */
+function byMostRecentlyUpdated(a: ThreadSummary, b: ThreadSummary): number {
+  return b.updatedAt - a.updatedAt || compareDescending(a.threadId, b.threadId);
+}
+
+function compareDescending(a: string, b: string): number {
+  return a < b ? 1 : a > b ? -1 : 0;
+}

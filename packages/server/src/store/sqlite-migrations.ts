@@ -1,0 +1,55 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * The schema's history, oldest first; a migration's version is its position (1-based), recorded in SQLite's
+ * `user_version`. Append only: a released migration never changes, since databases in the field already ran it.
+ */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE threads (
+    thread_id TEXT PRIMARY KEY,
+    owner_did TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    root_node_id TEXT,
+    head_node_id TEXT
+  ) STRICT;
+  CREATE INDEX threads_by_owner ON threads (owner_did, updated_at DESC);
+
+  -- node_id is the primary key on its own: node ids are unique across all threads.
+  CREATE TABLE nodes (
+    node_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+    parent_id TEXT,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('streaming', 'completed', 'interrupted', 'failed')),
+    created_at INTEGER NOT NULL,
+    model TEXT,
+    usage TEXT CHECK (usage IS NULL OR json_valid(usage))
+  ) STRICT;
+  CREATE UNIQUE INDEX nodes_by_thread ON nodes (thread_id, seq);
+  -- Recovery at start looks for these; the partial index stays as small as the number of live generations.
+  CREATE INDEX nodes_streaming ON nodes (thread_id) WHERE status = 'streaming';
+  `,
+];
+
+/**
+ * Brings the schema up to date in one immediate transaction, so that two processes opening the same new file do
+ * not both migrate it. Refuses a database written by a newer version of the server.
+ */
+export function migrate(db: Database): void {
+  db.transaction(() => {
+    const current = Number(db.pragma('user_version', { simple: true }));
+    if (current > SQLITE_MIGRATIONS.length) {
+      throw new Error(`database schema version ${current} is newer than this server supports (${SQLITE_MIGRATIONS.length})`);
+    }
+    SQLITE_MIGRATIONS.slice(current).forEach((sql, index) => {
+      db.exec(sql);
+      db.pragma(`user_version = ${current + index + 1}`);
+    });
+  }).immediate();
+}

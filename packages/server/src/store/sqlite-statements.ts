@@ -1,0 +1,99 @@
+import type { NodeStatus, Role, ThreadSummary } from '@promethea/cpp-protocol';
+import type { Database, Statement } from 'better-sqlite3';
+
+export interface ThreadRow {
+  threadId: string;
+  ownerDid: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  version: number;
+  rootNodeId: string | null;
+  headNodeId: string | null;
+}
+
+/** The CHECK constraints of the schema keep `role` and `status` within their unions. */
+export interface NodeRow {
+  nodeId: string;
+  threadId: string;
+  parentId: string | null;
+  role: Role;
+  content: string;
+  status: NodeStatus;
+  createdAt: number;
+  model: string | null;
+  /** JSON of a `TokenUsage`. */
+  usage: string | null;
+}
+
+export interface CommittedHeader {
+  threadId: string;
+  rootNodeId: string | null;
+  headNodeId: string | null;
+  version: number;
+  updatedAt: number;
+  /** `null` keeps the stored title. */
+  title: string | null;
+}
+
+export type NewThreadRow = Omit<ThreadRow, 'rootNodeId' | 'headNodeId' | 'version'>;
+
+/** Every statement the store runs, prepared once per connection. */
+export interface SqliteStatements {
+  insertThread: Statement<NewThreadRow>;
+  selectThread: Statement<[string], ThreadRow>;
+  selectThreadVersion: Statement<[string], number>;
+  selectThreadSummaries: Statement<[string], ThreadSummary>;
+  updateThreadHeader: Statement<CommittedHeader>;
+  bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
+  selectNodes: Statement<[string], NodeRow>;
+  selectNodeThread: Statement<[string], string>;
+  upsertNode: Statement<NodeRow>;
+  updateStreamingContent: Statement<{ threadId: string; nodeId: string; content: string }>;
+  interruptStreamingNodes: Statement<[], string>;
+}
+
+export function prepareStatements(db: Database): SqliteStatements {
+  return {
+    insertThread: db.prepare<NewThreadRow>(`
+      INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version)
+      VALUES (@threadId, @ownerDid, @title, @createdAt, @updatedAt, 0)
+      ON CONFLICT (thread_id) DO NOTHING`),
+    selectThread: db.prepare<[string], ThreadRow>(`
+      SELECT thread_id AS threadId, owner_did AS ownerDid, title, created_at AS createdAt, updated_at AS updatedAt,
+             version, root_node_id AS rootNodeId, head_node_id AS headNodeId
+      FROM threads WHERE thread_id = ?`),
+    selectThreadVersion: db.prepare<[string], number>('SELECT version FROM threads WHERE thread_id = ?').pluck(),
+    selectThreadSummaries: db.prepare<[string], ThreadSummary>(`
+      SELECT thread_id AS threadId, title, created_at AS createdAt, updated_at AS updatedAt, version,
+             (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount
+      FROM threads WHERE owner_did = ?
+      ORDER BY updated_at DESC, thread_id DESC`),
+    updateThreadHeader: db.prepare<CommittedHeader>(`
+      UPDATE threads
+      SET root_node_id = @rootNodeId, head_node_id = @headNodeId, version = @version, updated_at = @updatedAt,
+          title = COALESCE(@title, title)
+      WHERE thread_id = @threadId`),
+    bumpThreadVersion: db.prepare<{ threadId: string; updatedAt: number }>(
+      'UPDATE threads SET version = version + 1, updated_at = @updatedAt WHERE thread_id = @threadId',
+    ),
+    selectNodes: db.prepare<[string], NodeRow>(`
+      SELECT node_id AS nodeId, thread_id AS threadId, parent_id AS parentId, role, content, status,
+             created_at AS createdAt, model, usage
+      FROM nodes WHERE thread_id = ? ORDER BY seq`),
+    selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
+    // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
+    upsertNode: db.prepare<NodeRow>(`
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage)
+      VALUES (@nodeId, @threadId, @parentId, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = @threadId),
+              @role, @content, @status, @createdAt, @model, @usage)
+      ON CONFLICT (node_id) DO UPDATE SET
+        parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
+        created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
+    updateStreamingContent: db.prepare<{ threadId: string; nodeId: string; content: string }>(`
+      UPDATE nodes SET content = @content
+      WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),
+    interruptStreamingNodes: db.prepare<[], string>(`
+      UPDATE nodes SET status = 'interrupted' WHERE status = 'streaming' RETURNING thread_id`).pluck(),
+  };
+}

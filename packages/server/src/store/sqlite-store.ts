@@ -1,0 +1,139 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { TokenUsageSchema, type MessageNode, type ThreadSummary, type TreeChange } from '@promethea/cpp-protocol';
+import Database from 'better-sqlite3';
+import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import { assembleGraph, type NodeRecord } from './graph-records.js';
+import { migrate } from './sqlite-migrations.js';
+import { prepareStatements, type NodeRow, type SqliteStatements } from './sqlite-statements.js';
+import { StoreConflictError } from './store-conflict-error.js';
+
+/** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Conversations in one SQLite file, in WAL mode so that readers never wait for the writer. better-sqlite3 is
+ * synchronous; the methods stay Promise-returning because that is the shape every adapter shares.
+ */
+export class SqliteStore implements ConversationStore {
+  private readonly statements: SqliteStatements;
+
+  /** Opens (or creates, with its parent folders) the database file and brings its schema up to date. */
+  static open(filename: string): SqliteStore {
+    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
+    const db = new Database(filename, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      db.pragma('journal_mode = WAL');
+      // In WAL mode NORMAL cannot corrupt the file; a power cut may only lose the last commits.
+      db.pragma('synchronous = NORMAL');
+      db.pragma('foreign_keys = ON');
+      migrate(db);
+      return new SqliteStore(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  private constructor(private readonly db: Database.Database) {
+    this.statements = prepareStatements(db);
+  }
+
+  async createThread(record: ThreadRecord): Promise<void> {
+    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
+    const { changes } = this.statements.insertThread.run({ threadId, ownerDid, title, createdAt, updatedAt });
+    if (changes === 0) throw StoreConflictError.threadExists(threadId);
+  }
+
+  async loadThread(threadId: string): Promise<StoredThread | undefined> {
+    // One read transaction: the header and the nodes come from the same snapshot even while another connection writes.
+    return this.db.transaction(() => {
+      const row = this.statements.selectThread.get(threadId);
+      if (!row) return undefined;
+      const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
+      const records = this.statements.selectNodes.all(threadId).map(toNodeRecord);
+      const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
+      return { threadId, ownerDid, title, createdAt, updatedAt, graph };
+    })();
+  }
+
+  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
+    return this.statements.selectThreadSummaries.all(ownerDid);
+  }
+
+  async findNodeThread(nodeId: string): Promise<string | undefined> {
+    return this.statements.selectNodeThread.get(nodeId);
+  }
+
+  async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+    // IMMEDIATE takes the write lock before the version is read, so another connection cannot commit in between.
+    this.db.transaction(() => this.commitInTransaction(change, meta)).immediate();
+  }
+
+  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
+    this.statements.updateStreamingContent.run({ threadId, nodeId, content });
+  }
+
+  async interruptStreamingNodes(now: number): Promise<string[]> {
+    return this.db
+      .transaction(() => {
+        const threadIds = [...new Set(this.statements.interruptStreamingNodes.all())].sort();
+        for (const threadId of threadIds) this.statements.bumpThreadVersion.run({ threadId, updatedAt: now });
+        return threadIds;
+      })
+      .immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Throwing rolls the whole transaction back: a refused change writes nothing. */
+  private commitInTransaction(change: TreeChange, meta: CommitMeta): void {
+    const { threadId } = change;
+    const storedVersion = this.statements.selectThreadVersion.get(threadId);
+    if (storedVersion !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
+    for (const node of change.nodes) {
+      const owner = this.statements.selectNodeThread.get(node.id);
+      if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
+      this.statements.upsertNode.run(toNodeRow(threadId, node));
+    }
+    this.statements.updateThreadHeader.run({
+      threadId,
+      rootNodeId: change.rootNodeId,
+      headNodeId: change.activeHeadMessageId,
+      version: change.version,
+      updatedAt: meta.updatedAt,
+      title: meta.title ?? null,
+    });
+  }
+}
+
+function toNodeRow(threadId: string, node: MessageNode): NodeRow {
+  return {
+    nodeId: node.id,
+    threadId,
+    parentId: node.parentId,
+    role: node.role,
+    content: node.content,
+    status: node.status,
+    createdAt: node.createdAt,
+    model: node.model ?? null,
+    usage: node.usage === undefined ? null : JSON.stringify(node.usage),
+  };
+}
+
+/** Optional fields stay absent rather than `undefined`, so a loaded node equals the one that was committed. */
+function toNodeRecord(row: NodeRow): NodeRecord {
+  const record: NodeRecord = {
+    id: row.nodeId,
+    parentId: row.parentId,
+    role: row.role,
+    content: row.content,
+    status: row.status,
+    createdAt: row.createdAt,
+  };
+  if (row.model !== null) record.model = row.model;
+  if (row.usage !== null) record.usage = TokenUsageSchema.parse(JSON.parse(row.usage));
+  return record;
+}

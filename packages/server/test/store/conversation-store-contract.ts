@@ -1,0 +1,355 @@
+import { emptyGraph, newMessageId, newThreadId, planAnchor, planPrompt } from '@promethea/cpp-protocol';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
+import type { ConversationStore } from '../../src/store/conversation-store.js';
+import { StoreConflictError } from '../../src/store/store-conflict-error.js';
+import { applyOperation, operationArbitrary } from './random-operations.js';
+import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
+
+export interface StoreFixture {
+  store: ConversationStore;
+  /**
+   * For a persistent adapter: opens a new store on the same data. The suite has closed the previous store first.
+   * Tests of durability are skipped without it.
+   */
+  reopen?: () => Promise<ConversationStore>;
+}
+
+const ALICE = 'did:example:alice';
+const BOB = 'did:example:bob';
+
+/** The behaviour every `ConversationStore` adapter must have; each adapter's test file runs it unchanged. */
+export function describeConversationStoreContract(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`${name} honours the ConversationStore contract`, () => {
+    let fixture: StoreFixture;
+    let store: ConversationStore;
+    let clock: TestClock;
+
+    beforeEach(async () => {
+      fixture = await open();
+      store = fixture.store;
+      clock = new TestClock();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    async function reopen(context: TestContext): Promise<ConversationStore> {
+      if (!fixture.reopen) return context.skip('the adapter does not persist');
+      await store.close();
+      store = await fixture.reopen();
+      return store;
+    }
+
+    const startThread = (ownerDid = ALICE) => ThreadDriver.create(store, clock, ownerDid);
+
+    describe('threads', () => {
+      it('creates an empty thread at version 0', async () => {
+        const record = { threadId: newThreadId(), ownerDid: ALICE, title: '', createdAt: 10, updatedAt: 11 };
+        await store.createThread(record);
+
+        expect(await loadSound(store, record.threadId)).toStrictEqual({ ...record, graph: emptyGraph(record.threadId) });
+        expect(await store.listThreads(ALICE)).toStrictEqual([
+          { threadId: record.threadId, title: '', createdAt: 10, updatedAt: 11, version: 0, nodeCount: 0 },
+        ]);
+      });
+
+      it('refuses a second thread with a taken id and keeps the first', async () => {
+        const driver = await startThread();
+        const taken = { ...driver.record, ownerDid: BOB, title: 'impostor' };
+
+        await expect(store.createThread(taken)).rejects.toSatisfy(StoreConflictError.isInstance);
+        await driver.expectStoreToMatch();
+        expect(await store.listThreads(BOB)).toEqual([]);
+      });
+
+      it('loads nothing for an unknown thread', async () => {
+        expect(await store.loadThread(newThreadId())).toBeUndefined();
+      });
+    });
+
+    describe('commit', () => {
+      it('commits a first prompt as the root, with a streaming assistant node as the head', async () => {
+        const driver = await startThread();
+        const { userNodeId, assistantNodeId } = await driver.prompt('Hello', { model: 'demo-echo' });
+
+        const { graph, title } = await loadSound(store, driver.threadId);
+        expect(graph.rootNodeId).toBe(userNodeId);
+        expect(graph.activeHeadMessageId).toBe(assistantNodeId);
+        expect(graph.version).toBe(1);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ parentId: userNodeId, status: 'streaming', model: 'demo-echo' });
+        expect(title).toBe('Hello');
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a finish with its final text and usage', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Hi there', usage: { inputTokens: 3, outputTokens: 2 } });
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Hi there', usage: { inputTokens: 3, outputTokens: 2 } });
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a pivot splice: the interrupted node cut, the new exchange under it', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Tell me about Rome');
+        await driver.stream(first.assistantNodeId, 'Rome was founded');
+        const pivot = await driver.pivot(first.assistantNodeId, 'Rome was', 'Only the empire, please');
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Rome was', childrenIds: [pivot.userNodeId] });
+        expect(graph.nodes[pivot.userNodeId]).toMatchObject({ parentId: first.assistantNodeId, childrenIds: [pivot.assistantNodeId] });
+        expect(graph.activeHeadMessageId).toBe(pivot.assistantNodeId);
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a pivot on a finished node as a plain branch under it', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi' });
+        await driver.pivot(first.assistantNodeId, undefined, 'And then?');
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ status: 'completed', content: 'Hi' });
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits an anchor as a move of the head alone', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.prompt('More');
+        await driver.anchor(first.userNodeId);
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.activeHeadMessageId).toBe(first.userNodeId);
+        expect(graph.version).toBe(3);
+        await driver.expectStoreToMatch();
+      });
+
+      it('refuses a change planned against a stale version and writes nothing of it', async () => {
+        const driver = await startThread();
+        const { userNodeId } = await driver.prompt('Hello');
+        const planned = structuredClone(driver.graph);
+        const stale = planPrompt(planned, { userNodeId: newMessageId(), userPrompt: 'Late', assistantNodeId: newMessageId(), createdAt: clock.now() });
+        await driver.anchor(userNodeId);
+        const before = await store.listThreads(ALICE);
+
+        await expect(store.commit(stale, { updatedAt: clock.now(), title: 'Late' })).rejects.toSatisfy(StoreConflictError.isInstance);
+        await driver.expectStoreToMatch();
+        expect(await store.listThreads(ALICE)).toStrictEqual(before);
+        for (const node of stale.nodes) if (!planned.nodes[node.id]) expect(await store.findNodeThread(node.id)).toBeUndefined();
+      });
+
+      it('refuses a change to a thread that does not exist', async () => {
+        const threadId = newThreadId();
+        const change = planPrompt(emptyGraph(threadId), { userNodeId: newMessageId(), userPrompt: 'Hi', assistantNodeId: newMessageId(), createdAt: 1 });
+
+        await expect(store.commit(change, { updatedAt: 2 })).rejects.toSatisfy(StoreConflictError.isInstance);
+        expect(await store.loadThread(threadId)).toBeUndefined();
+      });
+
+      it('refuses a node id that another thread holds, writing none of the change', async () => {
+        const other = await startThread(BOB);
+        const taken = await other.prompt('Mine');
+        const driver = await startThread();
+        const userNodeId = newMessageId();
+
+        // The clash is on the change's last node, so a store that wrote node by node would have written the first.
+        await expect(driver.prompt('Yours?', { userNodeId, assistantNodeId: taken.assistantNodeId })).rejects.toSatisfy(StoreConflictError.isInstance);
+        expect(await store.findNodeThread(userNodeId)).toBeUndefined();
+        await driver.expectStoreToMatch();
+        await other.expectStoreToMatch();
+      });
+
+      it('keeps children in the order they were committed, whatever their ids', async () => {
+        const driver = await startThread();
+        const root = await driver.prompt('Root', { userNodeId: 'msg_root', assistantNodeId: 'msg_root_answer' });
+        const parents = [root.userNodeId, root.assistantNodeId];
+        // Ids that sort backwards, and branches interleaved between two parents.
+        for (let index = 20; index > 0; index -= 1) {
+          const id = String(index).padStart(2, '0');
+          await driver.prompt(`Branch ${id}`, { parentNodeId: parents[index % 2], userNodeId: `msg_${id}_user`, assistantNodeId: `msg_${id}_answer` });
+        }
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes['msg_root']?.childrenIds).toEqual(['msg_root_answer', ...['20', '18', '16', '14', '12', '10', '08', '06', '04', '02'].map((id) => `msg_${id}_user`)]);
+        await driver.expectStoreToMatch();
+      });
+
+      it('sets the title only when a commit gives one, and updatedAt on every commit', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('The first prompt');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Answer' });
+        await driver.prompt('A second prompt');
+
+        const stored = await loadSound(store, driver.threadId);
+        expect(stored.title).toBe('The first prompt');
+        expect(stored.updatedAt).toBe(driver.record.updatedAt);
+        expect(stored.updatedAt).toBeGreaterThan(stored.createdAt);
+      });
+
+      it('keeps its state out of the callers\' reach', async () => {
+        const driver = await startThread();
+        const { userNodeId } = await driver.prompt('Hello');
+        const change = planAnchor(driver.graph, userNodeId);
+        await store.commit(change, { updatedAt: clock.now() });
+        const expected = await loadSound(store, driver.threadId);
+
+        change.nodes.push({ ...expected.graph.nodes[userNodeId]!, id: 'msg_smuggled' });
+        change.activeHeadMessageId = 'msg_smuggled';
+        const loaded = await loadSound(store, driver.threadId);
+        loaded.graph.nodes[userNodeId]!.content = 'changed';
+        loaded.graph.nodes[userNodeId]!.childrenIds.push('msg_smuggled');
+        loaded.title = 'changed';
+
+        expect(await loadSound(store, driver.threadId)).toStrictEqual(expected);
+      });
+    });
+
+    describe('queries', () => {
+      it('lists an owner\'s threads, most recently updated first, with their node counts', async () => {
+        const older = await startThread();
+        const newer = await startThread();
+        const bobs = await startThread(BOB);
+        await newer.prompt('New');
+        await older.prompt('Old');
+        await older.prompt('Older, but updated last');
+        await bobs.prompt('Not yours');
+
+        const summaries = await store.listThreads(ALICE);
+        expect(summaries).toStrictEqual([
+          { threadId: older.threadId, title: 'Old', createdAt: older.record.createdAt, updatedAt: older.record.updatedAt, version: 2, nodeCount: 4 },
+          { threadId: newer.threadId, title: 'New', createdAt: newer.record.createdAt, updatedAt: newer.record.updatedAt, version: 1, nodeCount: 2 },
+        ]);
+        expect(await store.listThreads('did:example:nobody')).toEqual([]);
+      });
+
+      it('finds the thread that holds a node', async () => {
+        const alices = await startThread();
+        const bobs = await startThread(BOB);
+        const alicesNodes = await alices.prompt('Hello');
+        const bobsNodes = await bobs.prompt('Hello');
+
+        expect(await store.findNodeThread(alicesNodes.assistantNodeId)).toBe(alices.threadId);
+        expect(await store.findNodeThread(bobsNodes.userNodeId)).toBe(bobs.threadId);
+        expect(await store.findNodeThread(newMessageId())).toBeUndefined();
+      });
+    });
+
+    describe('streaming content', () => {
+      it('persists the text streamed so far without a new version', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Hi');
+        await driver.stream(assistantNodeId, 'Hi there');
+
+        const stored = await loadSound(store, driver.threadId);
+        expect(stored.graph.nodes[assistantNodeId]?.content).toBe('Hi there');
+        expect(stored.graph.version).toBe(1);
+        await driver.expectStoreToMatch();
+      });
+
+      it('ignores text for a node that is no longer streaming, or is not in the thread named', async () => {
+        const driver = await startThread();
+        const other = await startThread();
+        const { userNodeId, assistantNodeId } = await driver.prompt('Hello');
+        const streaming = await other.prompt('Still going');
+        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Final' });
+
+        await store.saveStreamingContent(driver.threadId, assistantNodeId, 'Late batch');
+        await store.saveStreamingContent(driver.threadId, userNodeId, 'Not a stream');
+        await store.saveStreamingContent(driver.threadId, streaming.assistantNodeId, 'Wrong thread');
+        await store.saveStreamingContent(newThreadId(), newMessageId(), 'Nowhere');
+
+        await driver.expectStoreToMatch();
+        await other.expectStoreToMatch();
+      });
+
+      it('recovers streaming nodes as interrupted with their persisted text, one new version per thread', async () => {
+        const twoStreams = await startThread();
+        const oneStream = await startThread(BOB);
+        const finished = await startThread();
+        const a = await twoStreams.prompt('First');
+        const b = await twoStreams.prompt('Second, on the side', { parentNodeId: a.userNodeId });
+        const c = await oneStream.prompt('Third');
+        const d = await finished.prompt('Fourth');
+        await twoStreams.stream(a.assistantNodeId, 'Partial A');
+        await oneStream.stream(c.assistantNodeId, 'Partial C');
+        await finished.finish({ nodeId: d.assistantNodeId, status: 'completed', content: 'Done' });
+        const now = clock.now();
+
+        const recovered = await store.interruptStreamingNodes(now);
+
+        expect(recovered).toStrictEqual([twoStreams.threadId, oneStream.threadId].sort());
+        const expectRecovered = async (driver: ThreadDriver, nodeIds: string[]) => {
+          const expected = driver.expected();
+          for (const nodeId of nodeIds) expected.graph.nodes[nodeId]!.status = 'interrupted';
+          expected.graph.version += 1;
+          expected.updatedAt = now;
+          expect(await loadSound(store, driver.threadId)).toStrictEqual(expected);
+        };
+        await expectRecovered(twoStreams, [a.assistantNodeId, b.assistantNodeId]);
+        await expectRecovered(oneStream, [c.assistantNodeId]);
+        await finished.expectStoreToMatch();
+        expect(await store.interruptStreamingNodes(clock.now())).toEqual([]);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('refuses work once closed', async () => {
+        const driver = await startThread();
+        await store.close();
+
+        await expect(store.loadThread(driver.threadId)).rejects.toThrow();
+        await expect(store.listThreads(ALICE)).rejects.toThrow();
+      });
+
+      it('gives back every thread identically after a reopen', async (context) => {
+        const drivers = [await startThread(), await startThread(BOB)];
+        for (const driver of drivers) {
+          const first = await driver.prompt('Hello', { model: 'demo-echo' });
+          await driver.stream(first.assistantNodeId, 'Hi, th');
+          const pivot = await driver.pivot(first.assistantNodeId, 'Hi', 'Shorter');
+          await driver.finish({ nodeId: pivot.assistantNodeId, status: 'completed', content: 'Ok', usage: { outputTokens: 1 } });
+          await driver.prompt('Side branch', { parentNodeId: first.userNodeId });
+          await driver.anchor(pivot.userNodeId);
+        }
+        const listed = [await store.listThreads(ALICE), await store.listThreads(BOB)];
+
+        const reopened = await reopen(context);
+
+        for (const driver of drivers) await driver.expectStoreToMatch(reopened);
+        expect([await reopened.listThreads(ALICE), await reopened.listThreads(BOB)]).toStrictEqual(listed);
+        const someNode = Object.keys(drivers[1]!.graph.nodes)[2]!;
+        expect(await reopened.findNodeThread(someNode)).toBe(drivers[1]!.threadId);
+      });
+
+      it('recovers after a reopen the text persisted before it', async (context) => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Persisted prefix');
+
+        const reopened = await reopen(context);
+
+        expect(await reopened.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
+        const { graph } = await loadSound(reopened, driver.threadId);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Persisted prefix' });
+      });
+    });
+
+    it('gives back after any sequence of operations exactly the graph the protocol computes', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(operationArbitrary, { maxLength: 25 }), async (operations) => {
+          const driver = await startThread();
+          for (const operation of operations) {
+            await applyOperation(driver, operation);
+            await driver.expectStoreToMatch();
+          }
+        }),
+      );
+    });
+  });
+}

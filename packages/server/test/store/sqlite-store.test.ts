@@ -1,0 +1,112 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { StoreConflictError } from '../../src/store/store-conflict-error.js';
+import { describeConversationStoreContract } from './conversation-store-contract.js';
+import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
+
+const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-store-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let databases = 0;
+/** A path in a folder that does not exist yet: the store creates it. */
+function freshDatabasePath(): string {
+  databases += 1;
+  return join(root, `case-${databases}`, 'data', 'cpp.db');
+}
+
+describeConversationStoreContract('SqliteStore', async () => {
+  const path = freshDatabasePath();
+  return { store: SqliteStore.open(path), reopen: async () => SqliteStore.open(path) };
+});
+
+describe('SqliteStore on its file', () => {
+  let path: string;
+  const opened: Array<{ close(): unknown }> = [];
+  const open = () => {
+    const store = SqliteStore.open(path);
+    opened.push(store);
+    return store;
+  };
+  /** A second, plain connection to look at the file as the store left it. */
+  const inspect = () => {
+    const db = new Database(path);
+    opened.push(db);
+    return db;
+  };
+
+  beforeEach(() => {
+    path = freshDatabasePath();
+  });
+
+  afterEach(async () => {
+    for (const handle of opened.splice(0)) await handle.close();
+  });
+
+  it('puts the file in WAL mode', () => {
+    open();
+
+    expect(inspect().pragma('journal_mode', { simple: true })).toBe('wal');
+  });
+
+  it('migrates a new file to the latest schema, and a reopen migrates nothing again', async () => {
+    const clock = new TestClock();
+    const first = open();
+    const driver = await ThreadDriver.create(first, clock);
+    await driver.prompt('Hello');
+    const schema = () => inspect().prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all();
+    const schemaBefore = schema();
+    await first.close();
+
+    const reopened = open();
+
+    expect(inspect().pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
+    expect(schema()).toStrictEqual(schemaBefore);
+    await driver.expectStoreToMatch(reopened);
+  });
+
+  it('refuses a file whose schema is newer than it knows', () => {
+    open();
+    inspect().pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
+
+    expect(() => SqliteStore.open(path)).toThrow(/newer/);
+  });
+
+  it('recovers, after a crash in the middle of a stream, the text persisted before it', async () => {
+    const clock = new TestClock();
+    // The crashed process: its connection is never closed (until the test ends), its stream never finished.
+    const crashed = open();
+    const driver = await ThreadDriver.create(crashed, clock);
+    const { assistantNodeId } = await driver.prompt('Tell me a story');
+    await driver.stream(assistantNodeId, 'Once upon');
+    await driver.stream(assistantNodeId, 'Once upon a time');
+
+    const restarted = open();
+    const now = clock.now();
+
+    expect(await restarted.interruptStreamingNodes(now)).toEqual([driver.threadId]);
+    const stored = await loadSound(restarted, driver.threadId);
+    expect(stored.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Once upon a time' });
+    expect(stored.graph.version).toBe(driver.graph.version + 1);
+    expect(stored.updatedAt).toBe(now);
+  });
+
+  it('refuses on one connection a change that a commit on another connection made stale', async () => {
+    const clock = new TestClock();
+    const [one, two] = [open(), open()];
+    const driver = await ThreadDriver.create(one, clock);
+    const base = emptyGraph(driver.threadId);
+    const plan = (prefix: string) =>
+      planPrompt(base, { userNodeId: `msg_${prefix}_user`, userPrompt: prefix, assistantNodeId: `msg_${prefix}_answer`, createdAt: clock.now() });
+
+    await one.commit(plan('one'), { updatedAt: clock.now() });
+
+    await expect(two.commit(plan('two'), { updatedAt: clock.now() })).rejects.toSatisfy(StoreConflictError.isInstance);
+    expect((await loadSound(two, driver.threadId)).graph.rootNodeId).toBe('msg_one_user');
+  });
+});

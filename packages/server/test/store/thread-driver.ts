@@ -1,0 +1,122 @@
+import {
+  applyChange,
+  emptyGraph,
+  findInvariantViolations,
+  newMessageId,
+  newThreadId,
+  planAnchor,
+  planFinish,
+  planPivotSplice,
+  planPrompt,
+  type FinishInput,
+  type ThreadGraph,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
+import { expect } from 'vitest';
+import type { ConversationStore, StoredThread, ThreadRecord } from '../../src/store/conversation-store.js';
+
+/** Hands out strictly increasing timestamps, so that "most recently updated" is never a tie by accident. */
+export class TestClock {
+  private current = 1_700_000_000_000;
+
+  now(): number {
+    this.current += 1;
+    return this.current;
+  }
+}
+
+export interface ExchangeIds {
+  userNodeId: string;
+  assistantNodeId: string;
+}
+
+export interface PromptOptions extends Partial<ExchangeIds> {
+  parentNodeId?: string;
+  model?: string;
+}
+
+/**
+ * Plays a thread the way the engine will: plans each change with the protocol's tree operations, commits it to the
+ * store and applies it to its own in-memory graph, which is what the store must give back.
+ */
+export class ThreadDriver {
+  readonly graph: ThreadGraph;
+
+  private constructor(
+    private readonly store: ConversationStore,
+    private readonly clock: TestClock,
+    readonly record: ThreadRecord,
+  ) {
+    this.graph = emptyGraph(record.threadId);
+  }
+
+  static async create(store: ConversationStore, clock: TestClock, ownerDid = 'did:example:alice'): Promise<ThreadDriver> {
+    const now = clock.now();
+    const record: ThreadRecord = { threadId: newThreadId(), ownerDid, title: '', createdAt: now, updatedAt: now };
+    await store.createThread({ ...record });
+    return new ThreadDriver(store, clock, record);
+  }
+
+  get threadId(): string {
+    return this.record.threadId;
+  }
+
+  async prompt(text: string, options: PromptOptions = {}): Promise<ExchangeIds> {
+    const ids = this.exchangeIds(options);
+    const isFirst = this.graph.rootNodeId === null;
+    await this.commit(planPrompt(this.graph, { ...options, ...ids, userPrompt: text, createdAt: this.clock.now() }), isFirst ? text : undefined);
+    return ids;
+  }
+
+  /** `cutContent` undefined: the node had already finished, and the prompt simply branches under it. */
+  async pivot(interruptedNodeId: string, cutContent: string | undefined, text: string, options: Partial<ExchangeIds> = {}): Promise<ExchangeIds> {
+    const ids = this.exchangeIds(options);
+    const input = { ...ids, interruptedNodeId, userPrompt: text, createdAt: this.clock.now() };
+    await this.commit(planPivotSplice(this.graph, cutContent === undefined ? input : { ...input, cutContent }));
+    return ids;
+  }
+
+  async anchor(nodeId: string): Promise<void> {
+    await this.commit(planAnchor(this.graph, nodeId));
+  }
+
+  async finish(input: FinishInput): Promise<void> {
+    await this.commit(planFinish(this.graph, input));
+  }
+
+  /** Persists streamed text; the in-memory graph follows only while the node streams, as the store must. */
+  async stream(nodeId: string, content: string): Promise<void> {
+    await this.store.saveStreamingContent(this.threadId, nodeId, content);
+    const node = this.graph.nodes[nodeId];
+    if (node?.status === 'streaming') node.content = content;
+  }
+
+  /** The stored thread as it must be: the in-memory graph and the record the commits produced. */
+  expected(): StoredThread {
+    return { ...this.record, graph: structuredClone(this.graph) };
+  }
+
+  async expectStoreToMatch(store: ConversationStore = this.store): Promise<void> {
+    expect(await loadSound(store, this.threadId)).toStrictEqual(this.expected());
+  }
+
+  private async commit(change: TreeChange, title?: string): Promise<void> {
+    const updatedAt = this.clock.now();
+    await this.store.commit(change, title === undefined ? { updatedAt } : { updatedAt, title });
+    applyChange(this.graph, structuredClone(change));
+    this.record.updatedAt = updatedAt;
+    if (title !== undefined) this.record.title = title;
+  }
+
+  private exchangeIds(options: Partial<ExchangeIds>): ExchangeIds {
+    return { userNodeId: options.userNodeId ?? newMessageId(), assistantNodeId: options.assistantNodeId ?? newMessageId() };
+  }
+}
+
+/** Loads a thread that must exist and whose graph must be sound. */
+export async function loadSound(store: ConversationStore, threadId: string): Promise<StoredThread> {
+  const stored = await store.loadThread(threadId);
+  if (!stored) throw new Error(`thread ${threadId} was not found`);
+  expect(findInvariantViolations(stored.graph)).toEqual([]);
+  return stored;
+}
