@@ -1,0 +1,28 @@
+import { CPP_DID_QUERY_PARAMETER, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
+import type { CPPClientOptions } from './client-options.js';
+import { CPPClient as CPPClientCore } from './cpp-client.js';
+import { sessionUrl } from './session-url.js';
+import type { WebSocketConstructor } from './web-socket-like.js';
+
+/**
+ * The browser client: the native WebSocket. Browsers cannot set headers on a WebSocket, so the DID travels as the
+ * `did` query parameter instead of the X-Client-Sovereign-DID header.
+ */
+export class CPPClient extends CPPClientCore {
+  constructor(options: CPPClientOptions) {
+    const Socket = options.WebSocket ?? platformWebSocket();
+    super(options, (endpoint, did) => {
+      const url = sessionUrl(endpoint);
+      if (did !== undefined) url.searchParams.set(CPP_DID_QUERY_PARAMETER, did);
+      return new Socket(url.href, CPP_SUBPROTOCOL);
+    });
+  }
+}
+
+function platformWebSocket(): WebSocketConstructor {
+  const Socket = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (!Socket) throw new TypeError('this platform has no global WebSocket: pass one as options.WebSocket');
+  return Socket;
+}
+
+export * from './public-api.js';

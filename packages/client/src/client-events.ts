@@ -1,0 +1,23 @@
+import type { StreamChunkFrame, StreamCompletedFrame, StreamHaltedFrame, ThreadGraph, ThreadSummary } from '@promethea/cpp-protocol';
+import type { ConnectionStatus } from './connection.js';
+import type { CPPServerError } from './cpp-server-error.js';
+
+export interface GraphEvent {
+  threadId: string;
+  /** The live mirror, already updated. */
+  graph: ThreadGraph;
+}
+
+/** The events a CPPClient emits, with their listeners' signatures. */
+export interface CPPClientEvents {
+  status: (status: ConnectionStatus) => void;
+  /** After any change of a mirror: a sync, a patch, a chunk or a halt. */
+  graph: (event: GraphEvent) => void;
+  /** A chunk that added text to a mirror. */
+  chunk: (chunk: StreamChunkFrame['payload']) => void;
+  halted: (halted: StreamHaltedFrame['payload']) => void;
+  completed: (completed: StreamCompletedFrame['payload']) => void;
+  /** A CPP_ERROR that answers no pending request (e.g. PROVIDER_ERROR of another client's prompt), or an invalid frame. */
+  error: (error: CPPServerError) => void;
+  threads: (threads: ThreadSummary[]) => void;
+}

@@ -1,0 +1,43 @@
+import type { WebSocketConstructor } from './web-socket-like.js';
+
+export interface CPPClientOptions {
+  /** The session URL, e.g. `wss://host/v1/cpp/session`; a bare `ws://host:port` gets the session path added. */
+  endpoint: string;
+  /** The client's decentralised identifier, recorded by the server as the owner of the threads it creates. */
+  did?: string;
+  /** The WebSocket implementation; by default the platform's (`ws` in Node, the native one in browsers). */
+  WebSocket?: WebSocketConstructor;
+  /** Receive CPP_GRAPH_PATCH (only what changed) instead of a full CPP_SYNC_GRAPH after each change. Default true. */
+  patches?: boolean;
+}
+
+export interface PromptOptions {
+  userPrompt: string;
+  /** Default: the active thread, opened (or created) first when there is none. */
+  threadId?: string;
+  /** Default: the thread's head. */
+  parentNodeId?: string;
+  /** Refuse with CONFLICT if the thread has changed since this version. */
+  expectedVersion?: number;
+  /** Each piece of the answer's text, in order, as it streams. */
+  onStream?: (delta: string) => void;
+}
+
+export interface PivotOptions {
+  userPrompt: string;
+  threadId?: string;
+  /** How much of the interrupted node the user has seen; default: all that this client holds of it. */
+  receivedContentLength?: number;
+  onStream?: (delta: string) => void;
+}
+
+export interface AnchorOptions {
+  threadId?: string;
+  expectedVersion?: number;
+}
+
+export interface StopOptions {
+  threadId?: string;
+  /** How much of the stopped node the user has seen; default: all that this client holds of it. */
+  receivedContentLength?: number;
+}

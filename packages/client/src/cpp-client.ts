@@ -1,0 +1,255 @@
+import {
+  ErrorCode,
+  newMessageId,
+  newThreadId,
+  type ClientFrame,
+  type DecodeFailure,
+  type MessageNode,
+  type ServerFrame,
+  type ThreadGraph,
+  type ThreadSummary,
+} from '@promethea/cpp-protocol';
+import { EventEmitter } from 'eventemitter3';
+import type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
+import type { CPPClientEvents } from './client-events.js';
+import { ClientFrameFactory } from './client-frame.js';
+import { Connection, type ConnectionStatus } from './connection.js';
+import type { ConnectionClosedError } from './connection-closed-error.js';
+import { CPPServerError } from './cpp-server-error.js';
+import { FrameWaiter, type Answer } from './frame-waiter.js';
+import { Generation, type GenerationRequest, type GenerationResult } from './generation.js';
+import { PendingRequests, type PendingRequest } from './pending-requests.js';
+import { ThreadMirrors } from './thread-mirrors.js';
+import type { SocketOpener } from './web-socket-like.js';
+
+/**
+ * A CPP session: sends the client frames, keeps an exact mirror of every thread it opened, and settles each
+ * request from the frames that answer it. Platform-neutral; the `browser` and `node` entry points supply the
+ * socket. It connects at construction, and frames sent before the socket opens go out in order once it does.
+ */
+export class CPPClient {
+  private readonly connection: Connection;
+  private readonly events = new EventEmitter<CPPClientEvents>();
+  private readonly frames = new ClientFrameFactory();
+  private readonly mirrors = new ThreadMirrors();
+  private readonly requests = new PendingRequests();
+  private readonly openings = new Map<string, Promise<ThreadGraph>>();
+  private readonly resyncs = new Set<string>();
+  private readonly patches: boolean;
+  private currentThreadId: string | undefined;
+
+  constructor(options: CPPClientOptions, openSocket: SocketOpener) {
+    this.patches = options.patches ?? true;
+    this.connection = new Connection(openSocket(options.endpoint, options.did), {
+      frame: (frame) => this.receive(frame),
+      invalidFrame: (failure) => this.rejectFrame(failure),
+      statusChanged: (status, closedError) => this.statusChanged(status, closedError),
+    });
+  }
+
+  get status(): ConnectionStatus {
+    return this.connection.status;
+  }
+
+  /** The thread that prompts, pivots and anchors act on when they name none: the last one opened. */
+  get activeThreadId(): string | undefined {
+    return this.currentThreadId;
+  }
+
+  ready(): Promise<void> {
+    return this.connection.ready();
+  }
+
+  /** The live mirror of a thread (default: the active one), or `undefined` until its first sync. */
+  graph(threadId = this.currentThreadId): ThreadGraph | undefined {
+    return threadId === undefined ? undefined : this.mirrors.get(threadId);
+  }
+
+  /** The node now streaming in a thread, if any. */
+  streamingNode(threadId?: string): MessageNode | undefined {
+    const graph = this.graph(threadId);
+    return graph && Object.values(graph.nodes).find((node) => node.status === 'streaming');
+  }
+
+  /** Opens (or creates, without an id) a thread and makes it the active one; resolves with its first sync. */
+  openThread(threadId: string = newThreadId()): Promise<ThreadGraph> {
+    const previous = this.currentThreadId;
+    this.currentThreadId = threadId;
+    const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
+    const opening = this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply)));
+    this.openings.set(threadId, opening);
+    const settled = () => this.openings.delete(threadId);
+    opening.then(settled, () => {
+      settled();
+      if (this.currentThreadId === threadId) this.currentThreadId = previous;
+    });
+    return opening;
+  }
+
+  /** A user node under `parentNodeId` (default: the head), answered by the model; settles when the answer ends. */
+  async prompt(options: PromptOptions): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const userNodeId = newMessageId();
+    const frame = this.frames.create('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: options.userPrompt,
+      newNodeId: userNodeId,
+      ...(options.parentNodeId === undefined ? {} : { parentNodeId: options.parentNodeId }),
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    return this.generate(frame, { threadId, userNodeId, onStream: options.onStream });
+  }
+
+  /**
+   * Spec §3.1.A: halts the node streaming in the thread and branches the prompt under its partial text. With
+   * nothing streaming, the prompt simply branches from the head.
+   */
+  async pivot(options: PivotOptions): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const interrupted = this.streamingNode(threadId);
+    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, onStream: options.onStream });
+    const newBranchNodeId = newMessageId();
+    const frame = this.frames.create('CPP_PIVOT_INIT', {
+      interruptedNodeId: interrupted.id,
+      activeThreadId: threadId,
+      userPrompt: options.userPrompt,
+      newBranchNodeId,
+      receivedContentLength: options.receivedContentLength ?? interrupted.content.length,
+    });
+    return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
+  }
+
+  /** Spec §3.1.B: moves the thread's head; resolves with the mirror once it shows the new head. */
+  async anchor(targetNodeId: string, options: AnchorOptions = {}): Promise<ThreadGraph> {
+    const threadId = await this.ensureThread(options.threadId);
+    const frame = this.frames.create('CPP_ANCHOR_HEAD', {
+      activeThreadId: threadId,
+      targetNodeId,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    return this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) => {
+        const graph = this.structuralUpdateOf(threadId, reply);
+        return graph?.activeHeadMessageId === targetNodeId ? { value: graph } : undefined;
+      }),
+    );
+  }
+
+  /** Halts the streaming node of the thread, keeping its partial text; resolves at once when nothing streams. */
+  async stop(options: StopOptions = {}): Promise<void> {
+    const threadId = options.threadId ?? this.currentThreadId;
+    const node = threadId === undefined ? undefined : this.streamingNode(threadId);
+    if (threadId === undefined || !node) return;
+    const frame = this.frames.create('CPP_STREAM_STOP', {
+      activeThreadId: threadId,
+      nodeId: node.id,
+      receivedContentLength: options.receivedContentLength ?? node.content.length,
+    });
+    await this.request(frame, new FrameWaiter(frame.id, (reply) => stopAnswer(reply, frame.id, node.id)));
+  }
+
+  listThreads(): Promise<ThreadSummary[]> {
+    const frame = this.frames.create('CPP_THREAD_LIST', {});
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS' ? { value: reply.payload.threads } : undefined)));
+  }
+
+  /** Asks for a full CPP_SYNC_GRAPH of an open thread and resolves with the mirror it rebuilt. */
+  async requestSync(threadId = this.currentThreadId): Promise<ThreadGraph> {
+    if (threadId === undefined) throw new Error('no thread is open: call openThread() first');
+    const frame = this.frames.create('CPP_SYNC_REQUEST', { threadId });
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply)));
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  on<Event extends keyof CPPClientEvents>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.on(event, listener as never);
+    return this;
+  }
+
+  once<Event extends keyof CPPClientEvents>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.once(event, listener as never);
+    return this;
+  }
+
+  off<Event extends keyof CPPClientEvents>(event: Event, listener?: CPPClientEvents[Event]): this {
+    this.events.off(event, listener as never);
+    return this;
+  }
+
+  private async ensureThread(threadId = this.currentThreadId): Promise<string> {
+    if (threadId === undefined) return (await this.openThread()).threadId;
+    if (!this.mirrors.get(threadId)) await (this.openings.get(threadId) ?? this.openThread(threadId));
+    return threadId;
+  }
+
+  private generate(frame: ClientFrame & { id: string }, request: Omit<GenerationRequest, 'frameId'>): Promise<GenerationResult> {
+    return this.request(frame, new Generation({ frameId: frame.id, ...request }, (threadId) => this.mirrors.get(threadId)));
+  }
+
+  private request<Value>(frame: ClientFrame, pending: PendingRequest & { promise: Promise<Value> }): Promise<Value> {
+    const closed = this.connection.closeReason;
+    if (closed) return Promise.reject(closed);
+    this.requests.add(pending);
+    this.connection.send(frame);
+    return pending.promise;
+  }
+
+  private receive(frame: ServerFrame): void {
+    const change = this.mirrors.apply(frame);
+    const graph = change && this.mirrors.get(change.threadId);
+    if (change?.outcome === 'applied' && graph) this.events.emit('graph', { threadId: change.threadId, graph });
+    this.announce(frame, change?.outcome === 'applied');
+    const settledRequest = this.requests.observe(frame);
+    if (frame.type === 'CPP_ERROR' && !settledRequest) this.events.emit('error', CPPServerError.fromFrame(frame.payload));
+    if (change?.outcome === 'gap') this.resync(change.threadId);
+  }
+
+  private announce(frame: ServerFrame, applied: boolean): void {
+    if (frame.type === 'CPP_STREAM_CHUNK' && applied) this.events.emit('chunk', frame.payload);
+    else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
+    else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
+    else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);
+  }
+
+  /** A mirror that missed a frame asks for the whole graph once; frames until the sync arrives cannot help it. */
+  private resync(threadId: string): void {
+    if (this.resyncs.has(threadId)) return;
+    this.resyncs.add(threadId);
+    const done = () => this.resyncs.delete(threadId);
+    this.requestSync(threadId).then(done, done);
+  }
+
+  private rejectFrame(failure: DecodeFailure): void {
+    const details = { ...(failure.refId ? { refId: failure.refId } : {}), ...(failure.refType ? { refType: failure.refType } : {}) };
+    this.events.emit('error', new CPPServerError(failure.code, `invalid server frame ignored: ${failure.message}`, details));
+  }
+
+  private statusChanged(status: ConnectionStatus, closedError: ConnectionClosedError | undefined): void {
+    if (closedError) this.requests.failAll(closedError);
+    this.events.emit('status', status);
+  }
+
+  private syncOf(threadId: string, frame: ServerFrame): Answer<ThreadGraph> {
+    const graph = frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId ? this.mirrors.get(threadId) : undefined;
+    return graph && { value: graph };
+  }
+
+  /** The mirror of `threadId` when `frame` is a sync or patch of it. */
+  private structuralUpdateOf(threadId: string, frame: ServerFrame): ThreadGraph | undefined {
+    const structural = (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
+    return structural ? this.mirrors.get(threadId) : undefined;
+  }
+}
+
+/** A stop is answered by the node's end, whichever came first, and a node that had already ended needs no stop. */
+function stopAnswer(frame: ServerFrame, frameId: string, nodeId: string): Answer<void> {
+  const ended =
+    (frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId) ||
+    (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId) ||
+    (frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING);
+  return ended ? { value: undefined } : undefined;
+}

@@ -1,0 +1,121 @@
+import { ErrorCode, getNode, type FinishReason, type MessageNode, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPServerError } from './cpp-server-error.js';
+import { deferred } from './deferred.js';
+import type { PendingRequest } from './pending-requests.js';
+
+export type GenerationStatus = 'completed' | 'interrupted' | 'failed';
+
+export interface GenerationResult {
+  threadId: string;
+  userNodeId: string;
+  assistantNodeId: string;
+  /** The assistant node's final text: all of it, or the cut when it was interrupted. */
+  content: string;
+  status: GenerationStatus;
+  finishReason?: FinishReason;
+}
+
+export interface GenerationRequest {
+  /** The id of the CPP_PROMPT or CPP_PIVOT_INIT frame, which errors about it name as `refId`. */
+  frameId: string;
+  threadId: string;
+  /** The user node the request creates; the server creates the assistant node as its only child. */
+  userNodeId: string;
+  onStream?: (delta: string) => void;
+}
+
+/** How the server said the stream ended, before the patch with the node's final status arrives. */
+interface StreamEnd {
+  status: Exclude<GenerationStatus, 'failed'>;
+  finalContentLength: number;
+  finishReason?: FinishReason;
+}
+
+/**
+ * One prompt or pivot, from the frame that asked for it until its assistant node stops streaming. Everything it
+ * reports is read from the thread's mirror, which is exact, so `onStream` never sees text twice or out of order.
+ */
+export class Generation implements PendingRequest {
+  private readonly settlement = deferred<GenerationResult>();
+  private assistantNodeId: string | undefined;
+  private delivered = 0;
+  private end: StreamEnd | undefined;
+
+  constructor(
+    private readonly request: GenerationRequest,
+    private readonly graphOf: (threadId: string) => ThreadGraph | undefined,
+  ) {}
+
+  get promise(): Promise<GenerationResult> {
+    return this.settlement.promise;
+  }
+
+  observe(frame: ServerFrame): boolean {
+    if (frame.type === 'CPP_ERROR') return this.observeError(frame.payload);
+    const node = this.assistantNode();
+    if (!node) return false;
+    this.recordEnd(frame, node.id);
+    this.deliver(node);
+    return this.settleIfEnded(node);
+  }
+
+  fail(error: Error): void {
+    this.settlement.reject(error);
+  }
+
+  /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */
+  private assistantNode(): MessageNode | undefined {
+    const graph = this.graphOf(this.request.threadId);
+    if (!graph) return undefined;
+    this.assistantNodeId ??= getNode(graph, this.request.userNodeId)?.childrenIds[0];
+    return this.assistantNodeId === undefined ? undefined : getNode(graph, this.assistantNodeId);
+  }
+
+  private observeError(error: Extract<ServerFrame, { type: 'CPP_ERROR' }>['payload']): boolean {
+    const refused = error.refId === this.request.frameId;
+    const failed = error.code === ErrorCode.PROVIDER_ERROR && error.nodeId !== undefined && error.nodeId === this.assistantNodeId;
+    if (refused || failed) this.settlement.reject(CPPServerError.fromFrame(error));
+    return refused || failed;
+  }
+
+  private recordEnd(frame: ServerFrame, nodeId: string): void {
+    if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId) {
+      const { finalContentLength, finishReason } = frame.payload;
+      this.end = { status: 'completed', finalContentLength, finishReason };
+    } else if (frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId) {
+      this.end = { status: 'interrupted', finalContentLength: frame.payload.finalContentLength };
+    }
+  }
+
+  private deliver(node: MessageNode): void {
+    if (node.content.length <= this.delivered) return;
+    const delta = node.content.slice(this.delivered);
+    this.delivered = node.content.length;
+    this.request.onStream?.(delta);
+  }
+
+  private settleIfEnded(node: MessageNode): boolean {
+    const status = this.finalStatus(node);
+    if (status === undefined) return false;
+    const result: GenerationResult = {
+      threadId: this.request.threadId,
+      userNodeId: this.request.userNodeId,
+      assistantNodeId: node.id,
+      content: node.content,
+      status,
+    };
+    if (this.end?.finishReason !== undefined) result.finishReason = this.end.finishReason;
+    this.settlement.resolve(result);
+    return true;
+  }
+
+  /**
+   * Known once the end frame has come and the mirror holds exactly the final text (after a resync, if a chunk was
+   * missed), or once the mirror shows the node finished, however that came about.
+   */
+  private finalStatus(node: MessageNode): GenerationStatus | undefined {
+    if (node.status !== 'streaming') return node.status;
+    if (this.end && node.content.length === this.end.finalContentLength) return this.end.status;
+    return undefined;
+  }
+}

@@ -1,0 +1,18 @@
+import { CPP_DID_HEADER, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
+import WebSocket from 'ws';
+import type { CPPClientOptions } from './client-options.js';
+import { CPPClient as CPPClientCore } from './cpp-client.js';
+import { sessionUrl } from './session-url.js';
+
+/** The Node client: `ws`, with the DID in the X-Client-Sovereign-DID header as the spec's handshake shows. */
+export class CPPClient extends CPPClientCore {
+  constructor(options: CPPClientOptions) {
+    const Socket = options.WebSocket ?? WebSocket;
+    super(options, (endpoint, did) => {
+      const headers = did === undefined ? undefined : { headers: { [CPP_DID_HEADER]: did } };
+      return new Socket(sessionUrl(endpoint).href, CPP_SUBPROTOCOL, headers);
+    });
+  }
+}
+
+export * from './public-api.js';

@@ -1,0 +1,9 @@
+// What both entry points export besides their CPPClient.
+export type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
+export type { CPPClientEvents, GraphEvent } from './client-events.js';
+export type { ConnectionStatus } from './connection.js';
+export { ConnectionClosedError } from './connection-closed-error.js';
+export { CPPServerError } from './cpp-server-error.js';
+export type { GenerationResult, GenerationStatus } from './generation.js';
+export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
+export { CPPError, ErrorCode, type MessageNode, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';

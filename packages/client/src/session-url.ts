@@ -1,0 +1,13 @@
+import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
+
+/**
+ * The session URL for an endpoint: `http(s)` becomes `ws(s)`, and a URL without a path gets the session path, so
+ * that `ws://localhost:8080` works as well as the full `ws://localhost:8080/v1/cpp/session`.
+ */
+export function sessionUrl(endpoint: string): URL {
+  const url = new URL(endpoint);
+  if (url.protocol === 'http:') url.protocol = 'ws:';
+  if (url.protocol === 'https:') url.protocol = 'wss:';
+  if (url.pathname === '' || url.pathname === '/') url.pathname = CPP_SESSION_PATH;
+  return url;
+}

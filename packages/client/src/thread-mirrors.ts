@@ -1,0 +1,68 @@
+import {
+  applyChunk,
+  applyHalted,
+  applyPatch,
+  getNode,
+  graphFromSync,
+  type MirrorOutcome,
+  type ServerFrame,
+  type StreamCompletedFrame,
+  type SyncGraphFrame,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
+
+export interface MirrorChange {
+  threadId: string;
+  outcome: MirrorOutcome;
+}
+
+/**
+ * The client's exact copies of its open threads, kept by the protocol's pure mirror functions. A graph object
+ * stays the same for the life of the client (a sync replaces its contents), so a reference to it stays live.
+ */
+export class ThreadMirrors {
+  private readonly graphs = new Map<string, ThreadGraph>();
+
+  get(threadId: string): ThreadGraph | undefined {
+    return this.graphs.get(threadId);
+  }
+
+  /** Applies a frame to the mirror it concerns; `undefined` when it concerns no open thread. */
+  apply(frame: ServerFrame): MirrorChange | undefined {
+    switch (frame.type) {
+      case 'CPP_SYNC_GRAPH':
+        return { threadId: frame.payload.threadId, outcome: this.replace(frame.payload) };
+      case 'CPP_GRAPH_PATCH':
+        return this.update(frame.payload.threadId, (graph) => applyPatch(graph, frame.payload));
+      case 'CPP_STREAM_CHUNK':
+        return this.update(frame.payload.threadId, (graph) => applyChunk(graph, frame.payload));
+      case 'CPP_STREAM_HALTED':
+        return this.update(frame.payload.threadId, (graph) => applyHalted(graph, frame.payload));
+      case 'CPP_STREAM_COMPLETED':
+        return this.update(frame.payload.threadId, (graph) => checkCompleted(graph, frame.payload));
+      default:
+        return undefined;
+    }
+  }
+
+  private replace(payload: SyncGraphFrame['payload']): MirrorOutcome {
+    const fresh = graphFromSync(payload);
+    const graph = this.graphs.get(payload.threadId);
+    if (graph) Object.assign(graph, fresh);
+    else this.graphs.set(payload.threadId, fresh);
+    return 'applied';
+  }
+
+  private update(threadId: string, apply: (graph: ThreadGraph) => MirrorOutcome): MirrorChange | undefined {
+    const graph = this.graphs.get(threadId);
+    return graph && { threadId, outcome: apply(graph) };
+  }
+}
+
+/**
+ * A completion changes no node by itself (the status comes in the patch after it), but it states the final
+ * length: a mirror that holds less text missed a chunk.
+ */
+function checkCompleted(graph: ThreadGraph, payload: StreamCompletedFrame['payload']): MirrorOutcome {
+  return getNode(graph, payload.nodeId)?.content.length === payload.finalContentLength ? 'stale' : 'gap';
+}
