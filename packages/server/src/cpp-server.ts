@@ -1,0 +1,201 @@
+import { EventEmitter } from 'node:events';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
+import { claimedIdentity } from './engine/identify.js';
+import type { Identity } from './engine/identity.js';
+import { PivotContext } from './engine/pivot-context.js';
+import { ThreadRegistry } from './engine/thread-registry.js';
+import { createHttpHandler } from './http-handler.js';
+import { DemoProvider } from './model/demo-provider.js';
+import type { ModelProvider } from './model/model-provider.js';
+import { ConnectionSession } from './session/connection-session.js';
+import type { ConversationStore } from './store/conversation-store.js';
+import { MemoryStore } from './store/memory-store.js';
+import { attachWsTransport } from './transport/ws-transport.js';
+
+export interface CPPServerOptions {
+  /** Listen on this port (0 picks a free one). Omit when attaching to `server`. */
+  port?: number;
+  /** Interface to listen on; all interfaces by default. */
+  host?: string;
+  /** Attach to an existing HTTP server instead of creating one; its other routes and upgrades are left alone. */
+  server?: HttpServer;
+  /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
+  store?: ConversationStore;
+  /** The model that answers. Default: the deterministic demo model. */
+  model?: ModelProvider;
+  /** Largest accepted frame in bytes (default 1 MiB); larger ones get FRAME_TOO_LARGE, 8× larger close with 1009. */
+  maxFrameBytes?: number;
+  /** How often streamed text is persisted while it streams, in milliseconds (default 200). */
+  persistIntervalMs?: number;
+  /** A directory of static files (the web UI) served at `/` on the same port. */
+  staticDir?: string;
+}
+
+/** Facts about an operation a connection carried out, for the notification events. */
+export interface OperationEvent {
+  connectionId: string;
+  identity: Identity;
+  frame: ClientFrame;
+}
+
+export interface ConnectionEvent {
+  connectionId: string;
+  identity: Identity;
+}
+
+export interface CPPServerEvents {
+  /** A pivot: listeners drive it with `context.abortActiveStream()` and `context.spawnSiblingStream()`. */
+  pivot: [context: PivotContext];
+  prompt: [event: OperationEvent];
+  anchor: [event: OperationEvent];
+  stop: [event: OperationEvent];
+  connection: [event: ConnectionEvent];
+  disconnect: [event: ConnectionEvent];
+  /** A failure no client frame could report (emitted only when someone listens). */
+  error: [error: unknown];
+}
+
+const CLOSE_HANDSHAKE_MS = 1000;
+
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop'>> = {
+  CPP_PROMPT: 'prompt',
+  CPP_ANCHOR_HEAD: 'anchor',
+  CPP_STREAM_STOP: 'stop',
+};
+
+/**
+ * A CPP server: `new CPPServer({ port })` listens at once on /v1/cpp/session; `await server.ready` before use.
+ * Without a 'pivot' listener it runs the default pivot of spec §4.
+ */
+export class CPPServer extends EventEmitter<CPPServerEvents> {
+  /** Settles when crash recovery is done and the server accepts connections. */
+  readonly ready: Promise<void>;
+  private readonly httpServer: HttpServer;
+  private readonly ownsHttpServer: boolean;
+  private readonly ownsStore: boolean;
+  private readonly store: ConversationStore;
+  private readonly registry: ThreadRegistry;
+  private readonly sessions = new Set<ConnectionSession>();
+  private transport: { close(): void } | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: CPPServerOptions = {}) {
+    super();
+    this.ownsStore = options.store === undefined;
+    this.store = options.store ?? new MemoryStore();
+    this.registry = new ThreadRegistry(this.store, {
+      model: options.model ?? new DemoProvider(),
+      persistIntervalMs: options.persistIntervalMs ?? 200,
+      runPivot: (context) => this.runPivot(context),
+      onBackgroundError: (error) => this.reportError(error),
+    });
+    this.ownsHttpServer = options.server === undefined;
+    this.httpServer = options.server ?? createServer(createHttpHandler(options.staticDir));
+    this.ready = this.start();
+    this.ready.catch(() => undefined);
+  }
+
+  /** The port listened on, once `ready`. */
+  get port(): number {
+    const address = this.httpServer.address() as AddressInfo | null;
+    if (!address) throw new Error('the server is not listening');
+    return address.port;
+  }
+
+  /** The WebSocket URL of the session endpoint, once `ready`. */
+  get url(): string {
+    const host = this.options.host && !['0.0.0.0', '::'].includes(this.options.host) ? this.options.host : 'localhost';
+    return `ws://${host.includes(':') ? `[${host}]` : host}:${this.port}${CPP_SESSION_PATH}`;
+  }
+
+  get connectionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Halts every running answer (kept as `interrupted`), closes every connection with 1001, then stops. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async start(): Promise<void> {
+    await this.store.interruptStreamingNodes(Date.now());
+    const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    this.transport = attachWsTransport<Identity>(this.httpServer, {
+      maxPayload: maxFrameBytes * 8,
+      refuseOtherPaths: this.ownsHttpServer,
+      identify: claimedIdentity,
+      connect: (socket, identity) => this.openSession(new ConnectionSession(socket, identity, {
+        registry: this.registry,
+        store: this.store,
+        maxFrameBytes,
+        onFrameHandled: (session, frame) => this.notify(session, frame),
+        onInternalError: (error) => this.reportError(error),
+      })),
+    });
+    if (this.ownsHttpServer) {
+      await new Promise<void>((resolve, reject) => {
+        this.httpServer.once('error', reject);
+        this.httpServer.listen(this.options.port ?? 8080, this.options.host, () => {
+          this.httpServer.off('error', reject);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private openSession(session: ConnectionSession): ConnectionSession {
+    const event = { connectionId: session.id, identity: session.identity };
+    this.sessions.add(session);
+    this.emit('connection', event);
+    const onClose = session.onClose.bind(session);
+    session.onClose = () => {
+      onClose();
+      this.sessions.delete(session);
+      this.emit('disconnect', event);
+    };
+    return session;
+  }
+
+  private async runPivot(context: PivotContext): Promise<void> {
+    const listeners = this.listeners('pivot');
+    if (listeners.length === 0) {
+      await context.abortActiveStream();
+      await context.spawnSiblingStream();
+      return;
+    }
+    for (const listener of listeners) await listener(context);
+  }
+
+  private notify(session: ConnectionSession, frame: ClientFrame): void {
+    const event = NOTIFIED[frame.type];
+    if (event) this.emit(event, { connectionId: session.id, identity: session.identity, frame });
+  }
+
+  private reportError(error: unknown): void {
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  /** Closes with 1001 and waits a moment for the closing handshakes, then drops whoever did not answer. */
+  private async closeSessions(): Promise<void> {
+    for (const session of this.sessions) session.close(CloseCode.GOING_AWAY, 'server shutting down');
+    const deadline = Date.now() + CLOSE_HANDSHAKE_MS;
+    while (this.sessions.size > 0 && Date.now() < deadline) await sleep(10);
+    for (const session of this.sessions) session.terminate();
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.ready.catch(() => undefined);
+    this.transport?.close();
+    await Promise.all(this.registry.all().map((engine) => engine.shutdown().catch((error: unknown) => this.reportError(error))));
+    await this.closeSessions();
+    if (this.ownsHttpServer) {
+      this.httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => this.httpServer.close(() => resolve()));
+    }
+    if (this.ownsStore) await this.store.close();
+  }
+}

@@ -1,0 +1,117 @@
+import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
+
+export type GenerationOutcome =
+  | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
+  | { kind: 'failed'; error: unknown };
+
+export interface GenerationHooks {
+  /** A delta is about to reach clients; `offset` is the text's length before it. */
+  onChunk(offset: number, delta: string): void;
+  /** The stream ended by itself (not after `halt`). */
+  onEnd(outcome: GenerationOutcome): void;
+  /** Persist the text streamed so far (a batch). */
+  persist(content: string): void;
+}
+
+export interface HaltPoint {
+  /** Everything that was sent to clients. */
+  content: string;
+  /** Where each chunk sent began, ascending. */
+  chunkStarts: readonly number[];
+}
+
+/**
+ * One model call writing one assistant node. Owns the AbortController of that call. Once `halt` returns, no further
+ * chunk is sent: the text sent so far is frozen, whatever the provider still does on its way out.
+ */
+export class Generation {
+  private readonly controller = new AbortController();
+  private content = '';
+  private readonly chunkStarts: number[] = [];
+  private halted = false;
+  /** Set when the stream ended by itself; the engine may not have committed it yet. */
+  outcome: GenerationOutcome | undefined;
+  private persistTimer: ReturnType<typeof setTimeout> | undefined;
+  private persistedLength = 0;
+  /** Settles when the provider's stream has been left, whichever way. */
+  readonly finished: Promise<void>;
+
+  constructor(
+    readonly nodeId: string,
+    provider: ModelProvider,
+    messages: ModelMessage[],
+    private readonly hooks: GenerationHooks,
+    private readonly persistIntervalMs: number,
+  ) {
+    this.finished = this.run(provider, messages);
+  }
+
+  /** The text sent to clients so far. */
+  get text(): string {
+    return this.content;
+  }
+
+  /**
+   * Aborts the model call and freezes what was sent. Idempotent. `undefined` when the stream had already ended by
+   * itself: then there is nothing to cut, and `outcome` says how it ended.
+   */
+  halt(): HaltPoint | undefined {
+    if (this.outcome) return undefined;
+    if (!this.halted) {
+      this.halted = true;
+      this.controller.abort();
+      this.cancelPersist();
+    }
+    return { content: this.content, chunkStarts: this.chunkStarts };
+  }
+
+  private async run(provider: ModelProvider, messages: ModelMessage[]): Promise<void> {
+    let finishReason: FinishReason = 'stop';
+    let usage: TokenUsage | undefined;
+    try {
+      for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
+        if (this.halted) return;
+        if (part.type === 'text-delta') this.send(part.text);
+        else {
+          finishReason = part.finishReason;
+          usage = part.usage;
+        }
+      }
+      if (!this.halted) this.end({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
+    } catch (error) {
+      if (!this.halted) this.end({ kind: 'failed', error });
+    }
+  }
+
+  private send(delta: string): void {
+    if (delta.length === 0) return;
+    const offset = this.content.length;
+    this.chunkStarts.push(offset);
+    this.content += delta;
+    this.hooks.onChunk(offset, delta);
+    this.schedulePersist();
+  }
+
+  private end(outcome: GenerationOutcome): void {
+    this.halted = true;
+    this.outcome = outcome;
+    this.cancelPersist();
+    this.hooks.onEnd(outcome);
+  }
+
+  private schedulePersist(): void {
+    if (this.persistTimer !== undefined) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = undefined;
+      if (this.halted || this.content.length === this.persistedLength) return;
+      this.persistedLength = this.content.length;
+      this.hooks.persist(this.content);
+    }, this.persistIntervalMs);
+  }
+
+  private cancelPersist(): void {
+    clearTimeout(this.persistTimer);
+    this.persistTimer = undefined;
+  }
+}

@@ -1,0 +1,53 @@
+import type { Identity } from './identity.js';
+
+/** What a pivot asks for: the fields of CPP_PIVOT_INIT. */
+export interface PivotRequest {
+  threadId: string;
+  interruptedNodeId: string;
+  userPrompt: string;
+  newBranchNodeId: string;
+  receivedContentLength: number | undefined;
+}
+
+/** The two steps a pivot is made of, carried out by the thread's engine. */
+export interface PivotSteps {
+  abortActiveStream(): Promise<void>;
+  spawnSiblingStream(): Promise<{ assistantNodeId: string }>;
+}
+
+/**
+ * Given to `server.on('pivot', async (context) => …)`. The default pivot is exactly
+ * `await context.abortActiveStream(); await context.spawnSiblingStream();`; a listener may do work between or
+ * around the steps. Whatever a listener leaves undone is completed after it returns: an aborted stream is always
+ * committed as `interrupted`.
+ */
+export class PivotContext implements PivotRequest {
+  readonly threadId: string;
+  readonly interruptedNodeId: string;
+  readonly userPrompt: string;
+  readonly newBranchNodeId: string;
+  readonly receivedContentLength: number | undefined;
+
+  constructor(
+    request: PivotRequest,
+    /** Who asked for the pivot. */
+    readonly identity: Identity,
+    private readonly steps: PivotSteps,
+  ) {
+    this.threadId = request.threadId;
+    this.interruptedNodeId = request.interruptedNodeId;
+    this.userPrompt = request.userPrompt;
+    this.newBranchNodeId = request.newBranchNodeId;
+    this.receivedContentLength = request.receivedContentLength;
+  }
+
+  /** Spec §4 step 1: abort the model call of the interrupted node, if it still runs, and freeze its text at the cut. */
+  abortActiveStream(): Promise<void> {
+    return this.steps.abortActiveStream();
+  }
+
+  /** Spec §4 steps 2–4, in one transaction: commit the cut, insert the user's branch, start the new answer. */
+  spawnSiblingStream(): Promise<{ assistantNodeId: string }> {
+    return this.steps.spawnSiblingStream();
+  }
+}

@@ -1,0 +1,75 @@
+import { CPPError, ErrorCode, newThreadId } from '@promethea/cpp-protocol';
+import type { ConversationStore } from '../store/conversation-store.js';
+import { StoreConflictError } from '../store/store-conflict-error.js';
+import type { Identity } from './identity.js';
+import { ThreadEngine, type ThreadEngineDependencies } from './thread-engine.js';
+
+/**
+ * The threads held in memory: loaded from the store on first use (one load per thread, however many frames ask at
+ * once), unloaded when nobody subscribes and nothing streams.
+ */
+export class ThreadRegistry {
+  private readonly engines = new Map<string, ThreadEngine>();
+  private readonly loading = new Map<string, Promise<ThreadEngine | undefined>>();
+
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle'>,
+  ) {}
+
+  get size(): number {
+    return this.engines.size;
+  }
+
+  all(): ThreadEngine[] {
+    return [...this.engines.values()];
+  }
+
+  /** The thread, or NOT_FOUND. */
+  async require(threadId: string): Promise<ThreadEngine> {
+    const engine = await this.find(threadId);
+    if (!engine) throw new CPPError(ErrorCode.NOT_FOUND, `thread ${threadId} does not exist`);
+    return engine;
+  }
+
+  /** Opens a thread, creating it (owned by `identity`) when it does not exist yet. */
+  async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
+    const id = threadId ?? newThreadId();
+    const existing = threadId === undefined ? undefined : await this.find(id);
+    if (existing) return existing;
+    const now = Date.now();
+    try {
+      await this.store.createThread({ threadId: id, ownerDid: identity.did, title: '', createdAt: now, updatedAt: now });
+    } catch (error) {
+      // Another connection created it between our look-up and our insert: open theirs.
+      if (!StoreConflictError.isInstance(error)) throw error;
+    }
+    return this.require(id);
+  }
+
+  private find(threadId: string): Promise<ThreadEngine | undefined> {
+    const engine = this.engines.get(threadId);
+    if (engine) return Promise.resolve(engine);
+    let load = this.loading.get(threadId);
+    if (!load) {
+      load = this.load(threadId).finally(() => this.loading.delete(threadId));
+      this.loading.set(threadId, load);
+    }
+    return load;
+  }
+
+  private async load(threadId: string): Promise<ThreadEngine | undefined> {
+    const stored = await this.store.loadThread(threadId);
+    if (!stored) return undefined;
+    const { graph, ...record } = stored;
+    const engine = new ThreadEngine(record, graph, {
+      ...this.dependencies,
+      store: this.store,
+      onIdle: (idle) => {
+        if (this.engines.get(idle.threadId) === idle) this.engines.delete(idle.threadId);
+      },
+    });
+    this.engines.set(threadId, engine);
+    return engine;
+  }
+}

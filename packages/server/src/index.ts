@@ -1,0 +1,10 @@
+export { CPPServer, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
+export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
+export type { Identity } from './engine/identity.js';
+export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta } from './store/conversation-store.js';
+export { StoreConflictError } from './store/store-conflict-error.js';
+export { MemoryStore } from './store/memory-store.js';
+export { SqliteStore } from './store/sqlite-store.js';
+export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
+export { ProviderError } from './model/provider-error.js';
+export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';

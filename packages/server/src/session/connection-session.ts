@@ -1,0 +1,140 @@
+import {
+  CPPError,
+  ErrorCode,
+  decodeClientFrame,
+  encodeServerFrame,
+  type ClientFrame,
+  type ErrorCode as ErrorCodeType,
+} from '@promethea/cpp-protocol';
+import type { ConversationStore } from '../store/conversation-store.js';
+import type { Identity } from '../engine/identity.js';
+import type { Subscriber } from '../engine/subscriber.js';
+import type { ThreadEngine } from '../engine/thread-engine.js';
+import type { ThreadRegistry } from '../engine/thread-registry.js';
+import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
+
+export interface SessionDependencies {
+  registry: ThreadRegistry;
+  store: ConversationStore;
+  maxFrameBytes: number;
+  /** A frame was handled; for the server's notification events. */
+  onFrameHandled(session: ConnectionSession, frame: ClientFrame): void;
+  /** A failure the client only sees as INTERNAL. */
+  onInternalError(error: unknown, session: ConnectionSession): void;
+}
+
+type ErrorReference = { refId?: string; refType?: string };
+
+let sessionCount = 0;
+
+/**
+ * One client connection: decodes its frames at the edge, routes them to the threads they name, subscribes it to
+ * those threads, and answers every failure with a CPP_ERROR naming the frame it answers.
+ */
+export class ConnectionSession implements Subscriber, SocketHandlers {
+  readonly id = `conn_${++sessionCount}`;
+  private readonly threads = new Set<ThreadEngine>();
+  private closed = false;
+
+  constructor(
+    private readonly socket: CPPSocket,
+    readonly identity: Identity,
+    private readonly dependencies: SessionDependencies,
+  ) {}
+
+  send(text: string): void {
+    if (!this.closed) this.socket.send(text);
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  terminate(): void {
+    this.socket.terminate();
+  }
+
+  onMessage(data: string | Uint8Array, byteLength: number): void {
+    if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
+    if (byteLength > this.dependencies.maxFrameBytes) {
+      return this.sendError(ErrorCode.FRAME_TOO_LARGE, `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`, {});
+    }
+    const decoded = decodeClientFrame(data);
+    if (!decoded.ok) {
+      const { code, message, ...reference } = decoded;
+      return this.sendError(code, message, reference);
+    }
+    const frame = decoded.frame;
+    this.handle(frame).then(
+      () => this.dependencies.onFrameHandled(this, frame),
+      (error: unknown) => this.fail(error, frame),
+    );
+  }
+
+  onClose(): void {
+    this.closed = true;
+    for (const engine of this.threads) engine.unsubscribe(this);
+    this.threads.clear();
+  }
+
+  private async handle(frame: ClientFrame): Promise<void> {
+    const { registry } = this.dependencies;
+    switch (frame.type) {
+      case 'CPP_THREAD_OPEN': {
+        const engine = this.subscribe(await registry.open(frame.payload.threadId, this.identity), frame.payload.patches);
+        return engine.sync(this);
+      }
+      case 'CPP_THREAD_CLOSE': {
+        const engine = await registry.require(frame.payload.threadId);
+        engine.unsubscribe(this);
+        this.threads.delete(engine);
+        return;
+      }
+      case 'CPP_THREAD_LIST': {
+        const threads = await this.dependencies.store.listThreads(this.identity.did);
+        return this.send(encodeServerFrame('CPP_THREADS', { threads }));
+      }
+      case 'CPP_SYNC_REQUEST':
+        return (await this.thread(frame.payload.threadId)).sync(this);
+      case 'CPP_PROMPT': {
+        const { activeThreadId, ...request } = frame.payload;
+        return (await this.thread(activeThreadId)).prompt(request, this);
+      }
+      case 'CPP_PIVOT_INIT': {
+        const { activeThreadId, receivedContentLength, ...request } = frame.payload;
+        const engine = await this.thread(activeThreadId);
+        return engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this);
+      }
+      case 'CPP_STREAM_STOP': {
+        const { activeThreadId, ...request } = frame.payload;
+        return (await this.thread(activeThreadId)).stop(request);
+      }
+      case 'CPP_ANCHOR_HEAD':
+        return (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion);
+    }
+  }
+
+  /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
+  private async thread(threadId: string): Promise<ThreadEngine> {
+    return this.subscribe(await this.dependencies.registry.require(threadId));
+  }
+
+  private subscribe(engine: ThreadEngine, patches?: boolean): ThreadEngine {
+    if (this.closed) throw new Error('connection closed');
+    engine.subscribe(this, patches);
+    this.threads.add(engine);
+    return engine;
+  }
+
+  private fail(error: unknown, frame: ClientFrame): void {
+    const reference: ErrorReference = { refType: frame.type, ...(frame.id === undefined ? {} : { refId: frame.id }) };
+    if (CPPError.isInstance(error)) return this.sendError(error.code, error.message, reference);
+    if (this.closed) return;
+    this.dependencies.onInternalError(error, this);
+    this.sendError(ErrorCode.INTERNAL, 'the server failed to handle this frame; nothing was changed', reference);
+  }
+
+  private sendError(code: ErrorCodeType, message: string, reference: ErrorReference): void {
+    this.send(encodeServerFrame('CPP_ERROR', { code, message, ...reference }));
+  }
+}

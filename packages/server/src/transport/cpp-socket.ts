@@ -1,0 +1,19 @@
+/**
+ * The little the server needs of a WebSocket. The session is written against this, so that a transport other than
+ * `ws` (or a test double) can carry CPP.
+ */
+export interface CPPSocket {
+  send(text: string): void;
+  /** Starts the closing handshake. */
+  close(code: number, reason: string): void;
+  /** Drops the connection at once, for a peer that does not finish the closing handshake. */
+  terminate(): void;
+  /** Bytes queued but not yet written to the network. */
+  readonly bufferedAmount: number;
+}
+
+/** What a connection does with what arrives on its socket. */
+export interface SocketHandlers {
+  onMessage(data: string | Uint8Array, byteLength: number): void;
+  onClose(): void;
+}

@@ -1,0 +1,97 @@
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
+
+/** An HTTP refusal of the upgrade, with a plain-text body saying why. */
+export class UpgradeRefusal {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {}
+}
+
+export interface WsTransportOptions<Identity> {
+  /** The transport's hard limit: a larger frame closes the connection with 1009 before it is read. */
+  maxPayload: number;
+  /**
+   * Whether to answer upgrades on other paths with 404. Off when attached to someone else's HTTP server, whose
+   * other WebSocket endpoints must keep working.
+   */
+  refuseOtherPaths: boolean;
+  /** Decides, before the upgrade completes, who connects, or refuses. */
+  identify(request: IncomingMessage): Identity | UpgradeRefusal;
+  /** A connection is open. */
+  connect(socket: CPPSocket, identity: Identity, request: IncomingMessage): SocketHandlers;
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests' };
+
+/** The only module that knows `ws`: it turns upgrades on the CPP path into sessions over `CPPSocket`. */
+export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsTransportOptions<Identity>): { close(): void } {
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayload,
+    handleProtocols: () => CPP_SUBPROTOCOL,
+  });
+
+  const onUpgrade = (request: IncomingMessage, stream: Duplex, head: Buffer) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path !== CPP_SESSION_PATH) {
+      if (options.refuseOtherPaths) refuse(stream, new UpgradeRefusal(404, `no CPP endpoint here; connect to ${CPP_SESSION_PATH}`));
+      return;
+    }
+    const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+    if (!offered.includes(CPP_SUBPROTOCOL)) {
+      return refuse(stream, new UpgradeRefusal(400, `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`));
+    }
+    const identity = options.identify(request);
+    if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
+    sockets.handleUpgrade(request, stream, head, (webSocket) => {
+      const handlers = options.connect(wrap(webSocket), identity, request);
+      webSocket.on('message', (data: RawData, isBinary: boolean) => {
+        const bytes = toBuffer(data);
+        handlers.onMessage(isBinary ? bytes : bytes.toString('utf8'), bytes.byteLength);
+      });
+      webSocket.on('close', () => handlers.onClose());
+      webSocket.on('error', () => webSocket.terminate());
+    });
+  };
+  httpServer.on('upgrade', onUpgrade);
+
+  return {
+    close() {
+      httpServer.off('upgrade', onUpgrade);
+      sockets.close();
+    },
+  };
+}
+
+function wrap(webSocket: WebSocket): CPPSocket {
+  return {
+    send: (text) => {
+      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text);
+    },
+    close: (code, reason) => webSocket.close(code, reason),
+    terminate: () => webSocket.terminate(),
+    get bufferedAmount() {
+      return webSocket.bufferedAmount;
+    },
+  };
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+function refuse(stream: Duplex, refusal: UpgradeRefusal): void {
+  const body = `${refusal.body}\n`;
+  stream.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_TEXT[refusal.status] ?? 'Error'}\r\n` +
+      'Connection: close\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
