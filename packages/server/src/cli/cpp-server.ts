@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { CPPServer } from '../cpp-server.js';
+import { type ProviderConfig } from '../model/provider-config.js';
+import { createModelProvider, describeProvider } from '../model/provider-factory.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+
+interface CliOptions {
+  port: number;
+  host?: string;
+  db: string;
+  model: ProviderConfig['provider'];
+  modelBaseUrl?: string;
+  modelName?: string;
+  modelApiKey?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  demoDelayMs?: number;
+  maxFrameBytes?: number;
+  ui: boolean;
+  staticDir?: string;
+}
+
+/** The web UI built by apps/web, when this server runs from the repository. */
+const BUNDLED_UI = fileURLToPath(new URL('../../../../apps/web/dist', import.meta.url));
+
+const program = new Command('cpp-server')
+  .description('Serve the Conversational Pivot Protocol (CPP v1.0.0) over WebSocket, with its web UI, on one port.')
+  .addOption(new Option('-p, --port <port>', 'port to listen on').env('PORT').default(8080).argParser(integer))
+  .addOption(new Option('--host <host>', 'interface to listen on (default: all)').env('HOST'))
+  .addOption(new Option('--db <path>', 'SQLite database file').env('CPP_DB').default('./data/cpp.sqlite'))
+  .addOption(new Option('--model <provider>', 'model provider').env('CPP_MODEL').default('demo').choices(['demo', 'openai-compatible', 'anthropic', 'ollama']))
+  .addOption(new Option('--model-base-url <url>', 'base URL of the model API').env('CPP_MODEL_BASE_URL'))
+  .addOption(new Option('--model-name <name>', 'model name').env('CPP_MODEL_NAME'))
+  .addOption(new Option('--model-api-key <key>', 'API key (prefer the environment variable: flags show in ps)').env('CPP_MODEL_API_KEY'))
+  .addOption(new Option('--system-prompt <text>', 'system prompt given to the model').env('CPP_SYSTEM_PROMPT'))
+  .addOption(new Option('--temperature <number>', 'sampling temperature').env('CPP_TEMPERATURE').argParser(decimal))
+  .addOption(new Option('--max-tokens <count>', 'largest answer, in tokens').env('CPP_MAX_TOKENS').argParser(integer))
+  .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
+  .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
+  .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
+  .option('--no-ui', 'do not serve the web UI');
+
+async function main(options: CliOptions): Promise<void> {
+  const modelConfig: ProviderConfig = {
+    provider: options.model,
+    baseUrl: options.modelBaseUrl,
+    model: options.modelName,
+    apiKey: options.modelApiKey,
+    systemPrompt: options.systemPrompt,
+    temperature: options.temperature,
+    maxTokens: options.maxTokens,
+    demoDelayMs: options.demoDelayMs,
+  };
+  const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
+  const store = await SqliteStore.open(options.db);
+  const server = new CPPServer({
+    port: options.port,
+    host: options.host,
+    store,
+    model: createModelProvider(modelConfig),
+    maxFrameBytes: options.maxFrameBytes,
+    staticDir,
+  });
+  await server.ready;
+
+  const httpUrl = server.url.replace(/^ws/, 'http').replace(/\/v1\/cpp\/session$/, '/');
+  console.log(`cpp-server listening on ${server.url}`);
+  console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
+  console.log(`  model:   ${describeProvider(modelConfig)}`);
+  console.log(`  store:   SQLite at ${options.db}`);
+  if (options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: shutting down (interrupting running answers, closing connections)`);
+    server
+      .close()
+      .then(() => store.close())
+      .then(() => process.exit(0), (error: unknown) => {
+        console.error('shutdown failed:', error);
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+function integer(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number');
+  return parsed;
+}
+
+function decimal(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed)) throw new InvalidArgumentError('expected a number');
+  return parsed;
+}
+
+program.parse();
+main(program.opts<CliOptions>()).catch((error: unknown) => {
+  console.error(`cpp-server: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
