@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CPPClient } from '@promethea/cpp-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The spec's Quick Start code, run as written: both blocks are kept verbatim in examples/quick-start, and only the
+// port and the endpoint are pointed at this machine. Runs the built packages (`npm test` builds first).
+const root = fileURLToPath(new URL('..', import.meta.url));
+const example = (name: string) => join(root, 'examples/quick-start', name);
+const spec = join(root, '../shared/spec/CPP-v1.0.0.md');
+
+const children: ChildProcess[] = [];
+let workDir: string;
+let port: number;
+let serverOutput: Output;
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(root, 'examples/quick-start/.run-'));
+  port = await freePort();
+  const serverCode = (await readFile(example('server.mjs'), 'utf8')).replace('port: 8080', `port: ${port}`);
+  await writeFile(join(workDir, 'server.mjs'), serverCode);
+  serverOutput = run(join(workDir, 'server.mjs'));
+  await serverOutput.until(() => canConnect(port));
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await rm(workDir, { recursive: true, force: true });
+});
+
+describe('the spec Quick Start', () => {
+  it.runIf(existsSync(spec))('is kept verbatim from the spec', async () => {
+    const text = await readFile(spec, 'utf8');
+    const blocks = [...text.matchAll(/```javascript\n([\s\S]*?)```/g)].map((match) => match[1]);
+    expect(blocks).toContain(await readFile(example('client.mjs'), 'utf8'));
+    expect(blocks).toContain(await readFile(example('server.mjs'), 'utf8'));
+  });
+
+  it('client: client.pivot with nothing streaming starts a thread and streams the answer to onStream', async () => {
+    const clientCode = (await readFile(example('client.mjs'), 'utf8')).replace('wss://lvhllc.org', `ws://127.0.0.1:${port}`);
+    await writeFile(join(workDir, 'client.mjs'), clientCode);
+    const output = run(join(workDir, 'client.mjs'));
+    await output.until(() => (output.stdout.match(/Streaming new branch:/g)?.length ?? 0) >= 3);
+    expect(output.stderr).toBe('');
+  });
+
+  it("server: the 'pivot' listener halts the running answer and spawns the sibling branch", async () => {
+    const client = new CPPClient({ endpoint: `ws://127.0.0.1:${port}/v1/cpp/session`, did: 'did:key:z6MkQuickStart' });
+    const threadId = (await client.openThread()).threadId;
+    const first = client.prompt({ userPrompt: 'Compare Clojure and Rust.' });
+    await new Promise<void>((resolve) => client.on('chunk', () => resolve()));
+    const pivoted = await client.pivot({ userPrompt: 'Let us pivot to Rust implementation instead.' });
+
+    expect((await first).status).toBe('interrupted');
+    expect(pivoted.status).toBe('completed');
+    expect(serverOutput.stdout).toContain(`Halting active stream for thread: ${threadId}`);
+    expect(serverOutput.stdout).toContain('Splicing thread tree and spawning sibling...');
+    const graph = client.graph(threadId)!;
+    const interrupted = graph.nodes[(await first).assistantNodeId]!;
+    expect(interrupted.status).toBe('interrupted');
+    expect(interrupted.childrenIds).toContain(pivoted.userNodeId);
+    await client.close();
+  });
+});
+
+interface Output {
+  stdout: string;
+  stderr: string;
+  until(condition: () => boolean | Promise<boolean>): Promise<void>;
+}
+
+function run(file: string): Output {
+  const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const output: Output = {
+    stdout: '',
+    stderr: '',
+    async until(condition) {
+      while (!(await condition())) {
+        if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}): ${output.stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
+  child.stdout.on('data', (data: Buffer) => (output.stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (output.stderr += data.toString()));
+  return output;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function canConnect(target: number): Promise<boolean> {
+  const response = await fetch(`http://127.0.0.1:${target}/healthz`).catch(() => undefined);
+  return response?.ok ?? false;
+}
