@@ -31,10 +31,13 @@ export interface ConversationStore {
   /** Creates an empty thread (version 0). Throws `StoreConflictError` when the id is taken. */
   createThread(record: ThreadRecord): Promise<void>;
 
-  /** The thread with its whole graph (children in insertion order), or `undefined`. */
+  /**
+   * The thread with its whole graph, or `undefined`. Each `childrenIds` lists the children in the order they were
+   * first committed: stores derive it from the children's `parentId`, so it cannot disagree with them.
+   */
   loadThread(threadId: string): Promise<StoredThread | undefined>;
 
-  /** The owner's threads, most recently updated first. */
+  /** The owner's threads, most recently updated first (ties: greater thread id first, i.e. newer ULID). */
   listThreads(ownerDid: string): Promise<ThreadSummary[]>;
 
   /** The thread holding a node: node ids are unique across all threads. */
@@ -42,22 +45,25 @@ export interface ConversationStore {
 
   /**
    * Writes every node of the change (insert or replace), the root, the head and the version, in one transaction.
-   * Throws `StoreConflictError`, writing nothing, when the stored version is not `change.baseVersion` or a new
-   * node's id is already used in another thread.
+   * Throws `StoreConflictError`, writing nothing, when the thread does not exist, its stored version is not
+   * `change.baseVersion`, or a node's id is already used in another thread. `meta.title` replaces the title only
+   * when given.
    */
   commit(change: TreeChange, meta: CommitMeta): Promise<void>;
 
   /**
-   * Persists the text streamed so far into a `streaming` node. Not a structural change: the version stays. A node
-   * that is no longer streaming is left untouched, so a late batch cannot undo a commit.
+   * Persists the text streamed so far into a `streaming` node. Not a structural change: neither the version nor
+   * `updatedAt` moves. A node that is no longer streaming, or is not in that thread, is left untouched, so a late
+   * batch cannot undo a commit.
    */
   saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void>;
 
   /**
    * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last persisted, and
-   * each thread concerned gets a new version. Returns the ids of those threads.
+   * each thread concerned gets one new version and `updatedAt = now`. Returns the ids of those threads, sorted.
    */
   interruptStreamingNodes(now: number): Promise<string[]>;
 
+  /** Idempotent. Every other method rejects once the store is closed. */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { emptyGraph, newMessageId, newThreadId, planAnchor, planPrompt } from '@promethea/cpp-protocol';
+import { applyChange, emptyGraph, newMessageId, newThreadId, planFinish, planPrompt } from '@promethea/cpp-protocol';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import type { ConversationStore } from '../../src/store/conversation-store.js';
@@ -192,20 +192,29 @@ export function describeConversationStoreContract(name: string, open: () => Prom
       });
 
       it('keeps its state out of the callers\' reach', async () => {
-        const driver = await startThread();
-        const { userNodeId } = await driver.prompt('Hello');
-        const change = planAnchor(driver.graph, userNodeId);
-        await store.commit(change, { updatedAt: clock.now() });
-        const expected = await loadSound(store, driver.threadId);
+        const record = { threadId: newThreadId(), ownerDid: ALICE, title: '', createdAt: 1, updatedAt: 1 };
+        await store.createThread(record);
+        record.title = 'changed';
+        const graph = emptyGraph(record.threadId);
+        const ids = { userNodeId: newMessageId(), assistantNodeId: newMessageId() };
+        const prompt = planPrompt(graph, { ...ids, userPrompt: 'Hello', createdAt: 2 });
+        await store.commit(prompt, { updatedAt: 2 });
+        applyChange(graph, structuredClone(prompt));
+        const finish = planFinish(graph, { nodeId: ids.assistantNodeId, status: 'completed', content: 'Hi', usage: { outputTokens: 1 } });
+        await store.commit(finish, { updatedAt: 3 });
+        const expected = structuredClone(await loadSound(store, record.threadId));
 
-        change.nodes.push({ ...expected.graph.nodes[userNodeId]!, id: 'msg_smuggled' });
-        change.activeHeadMessageId = 'msg_smuggled';
-        const loaded = await loadSound(store, driver.threadId);
-        loaded.graph.nodes[userNodeId]!.content = 'changed';
-        loaded.graph.nodes[userNodeId]!.childrenIds.push('msg_smuggled');
+        const committedNode = finish.nodes[0]!;
+        committedNode.content = 'changed';
+        committedNode.usage!.outputTokens = 99;
+        const loaded = await loadSound(store, record.threadId);
+        const loadedNode = loaded.graph.nodes[ids.assistantNodeId]!;
+        loadedNode.usage!.outputTokens = 99;
+        loadedNode.childrenIds.push('msg_smuggled');
         loaded.title = 'changed';
 
-        expect(await loadSound(store, driver.threadId)).toStrictEqual(expected);
+        expect(expected.title).toBe('');
+        expect(await loadSound(store, record.threadId)).toStrictEqual(expected);
       });
     });
 
