@@ -1,0 +1,84 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { GenerationPolicy } from './generation-policy.js';
+import type { ModelStreamPart } from './model-provider.js';
+import { ProviderError } from './provider-error.js';
+import { retryDelayMs } from './retry-policy.js';
+import { connectionFailure, firstTokenTimeout } from './upstream-failures.js';
+
+/** Opens one attempt at the upstream stream; aborting `signal` must end its HTTP request. */
+export type OpenAttempt = (signal: AbortSignal) => AsyncIterable<ModelStreamPart>;
+
+export interface GenerationOptions {
+  /** Names the upstream in error messages, e.g. `Anthropic`. */
+  vendor: string;
+  policy: GenerationPolicy;
+  open: OpenAttempt;
+  /** Turns a vendor-specific error into a ProviderError; unknown errors are treated as network failures. */
+  describeFailure?: (error: unknown) => ProviderError | undefined;
+}
+
+type AttemptOutcome = { kind: 'done' } | { kind: 'failed'; failure: ProviderError; delivered: boolean };
+
+/**
+ * Runs one generation for a provider: one AbortController that the caller's signal aborts (its listener removed at
+ * the end, so a long-lived signal gathers none), a first-token timeout, and retries with backoff for retryable
+ * failures before anything was streamed. A cancelled generation ends quietly, without yielding more.
+ */
+export async function* runGeneration(callerSignal: AbortSignal, options: GenerationOptions): AsyncGenerator<ModelStreamPart> {
+  if (callerSignal.aborted) return;
+  const controller = new AbortController();
+  const abort = (): void => controller.abort(callerSignal.reason);
+  callerSignal.addEventListener('abort', abort, { once: true });
+  try {
+    for (let attempt = 0; ; attempt += 1) {
+      const outcome = yield* runAttempt(controller, options);
+      if (outcome.kind === 'done' || callerSignal.aborted) return;
+      const { failure, delivered } = outcome;
+      if (delivered || !failure.retryable || attempt >= options.policy.maxRetries) throw failure;
+      if (!(await pause(retryDelayMs(attempt, options.policy.retryBaseDelayMs), controller.signal))) return;
+    }
+  } finally {
+    callerSignal.removeEventListener('abort', abort);
+    // Ends the upstream request when the consumer stopped iterating early; harmless after a finished stream.
+    controller.abort();
+  }
+}
+
+async function* runAttempt(controller: AbortController, options: GenerationOptions): AsyncGenerator<ModelStreamPart, AttemptOutcome> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, options.policy.firstTokenTimeoutMs);
+  let delivered = false;
+  try {
+    for await (const part of options.open(controller.signal)) {
+      clearTimeout(timer);
+      delivered = true;
+      yield part;
+    }
+    // An SDK may end quietly when its request is aborted; a timeout must still surface as a failure.
+    if (!timedOut) return { kind: 'done' };
+    return { kind: 'failed', failure: firstTokenTimeout(options.vendor, options.policy.firstTokenTimeoutMs), delivered };
+  } catch (error) {
+    const failure = timedOut ? firstTokenTimeout(options.vendor, options.policy.firstTokenTimeoutMs) : describe(error, options);
+    return { kind: 'failed', failure, delivered };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(error: unknown, options: GenerationOptions): ProviderError {
+  if (ProviderError.isInstance(error)) return error;
+  return options.describeFailure?.(error) ?? connectionFailure(options.vendor, error);
+}
+
+/** Waits before the next attempt; false when the generation was cancelled meanwhile. */
+async function pause(delayMs: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(delayMs, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,43 @@
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
+
+export const PROVIDER_KINDS = ['demo', 'openai-compatible', 'anthropic', 'ollama'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/** Which model to use, as the CLI, the environment or code give it; unset fields take the provider's defaults. */
+export interface ProviderConfig {
+  provider: ProviderKind;
+  baseUrl?: string;
+  /** The model name sent upstream and recorded on each assistant node. */
+  model?: string;
+  /** Never logged, never shown to clients. */
+  apiKey?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  firstTokenTimeoutMs?: number;
+  maxRetries?: number;
+  /** The first retry's delay; later ones double it. */
+  retryBaseDelayMs?: number;
+  /** The demo model's pause before each word. */
+  demoDelayMs?: number;
+}
+
+export function isProviderKind(value: string): value is ProviderKind {
+  return (PROVIDER_KINDS as readonly string[]).includes(value);
+}
+
+export interface ProviderDefaults {
+  baseUrl: string;
+  model: string;
+  /** Only Anthropic requires a limit; the others stop when the model does. */
+  maxTokens?: number;
+  policy: GenerationPolicy;
+}
+
+/** Documented in docs/providers.md; keep the two in step. */
+export const PROVIDER_DEFAULTS: Record<Exclude<ProviderKind, 'demo'>, ProviderDefaults> = {
+  'openai-compatible': { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', policy: DEFAULT_GENERATION_POLICY },
+  anthropic: { baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', maxTokens: 4096, policy: DEFAULT_GENERATION_POLICY },
+  // A local model may first have to be loaded from disk, which can take minutes for a large one.
+  ollama: { baseUrl: 'http://127.0.0.1:11434', model: 'llama3.2', policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 } },
+};

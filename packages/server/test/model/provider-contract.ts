@@ -1,0 +1,199 @@
+import { getEventListeners } from 'node:events';
+import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ModelMessage, ModelProvider, ModelStreamPart } from '../../src/model/model-provider.js';
+import type { ProviderConfig } from '../../src/model/provider-config.js';
+import { ProviderError } from '../../src/model/provider-error.js';
+import { type Reply, type ReplayServer, silence, startReplayServer, status } from './replay-server.js';
+
+export const API_KEY = 'sk-test-0123456789abcdefghijklmnop';
+
+export interface Drained {
+  parts: ModelStreamPart[];
+  text: string;
+  error?: ProviderError;
+}
+
+/** Runs a stream to its end, collecting its parts and the ProviderError it ended with, if any. */
+export async function drain(stream: AsyncIterable<ModelStreamPart>): Promise<Drained> {
+  const parts: ModelStreamPart[] = [];
+  let error: ProviderError | undefined;
+  try {
+    for await (const part of stream) parts.push(part);
+  } catch (thrown) {
+    if (!ProviderError.isInstance(thrown)) throw thrown;
+    error = thrown;
+  }
+  const text = parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
+  return { parts, text, ...(error ? { error } : {}) };
+}
+
+export function streamOf(provider: ModelProvider, messages: ModelMessage[] = [{ role: 'user', content: 'Hi' }], signal = new AbortController().signal) {
+  return provider.stream({ messages, signal });
+}
+
+/** What a provider test tells the shared contract about its vendor's wire format. */
+export interface ProviderUnderTest {
+  name: string;
+  /** The provider built by the factory against the replay server's URL. */
+  create(baseUrl: string, config?: Partial<ProviderConfig>): ModelProvider;
+  /** Replays the vendor's documented stream, which says "Hello" then " there!"; `frames` cuts it short. */
+  reply(options?: { frames?: number; then?: 'end' | 'reset' | 'hold' }): Reply;
+  /** Frames of that stream up to and including the one that carries "Hello". */
+  framesToFirstText: number;
+  /** Frames of that stream before its terminator. */
+  framesBeforeTerminator: number;
+  /** A stream that breaks the vendor's format after "Hello". */
+  malformed: Reply;
+  /** The vendor's JSON body for an error status. */
+  errorBody(message: string): unknown;
+  finish: { finishReason: FinishReason; usage: TokenUsage };
+}
+
+/** The behaviour every HTTP provider owes the engine, run against each vendor's replayed wire format. */
+export function providerContract(vendor: ProviderUnderTest): void {
+  describe(`${vendor.name}: the provider contract`, () => {
+    let server: ReplayServer | undefined;
+    afterEach(async () => {
+      await server?.close();
+      server = undefined;
+    });
+
+    async function serve(...replies: Reply[]): Promise<ReplayServer> {
+      server = await startReplayServer(...replies);
+      return server;
+    }
+
+    const create = (url: string, config: Partial<ProviderConfig> = {}) =>
+      vendor.create(url, { apiKey: API_KEY, retryBaseDelayMs: 1, ...config });
+
+    it('streams the text deltas, skipping empty ones, then the finish reason and token usage', async () => {
+      const { url } = await serve(vendor.reply());
+      const { parts, error } = await drain(streamOf(create(url)));
+      expect(error).toBeUndefined();
+      expect(parts).toEqual([
+        { type: 'text-delta', text: 'Hello' },
+        { type: 'text-delta', text: ' there!' },
+        { type: 'finish', ...vendor.finish },
+      ]);
+    });
+
+    it.each([
+      [401, 'Incorrect API key provided', false],
+      [404, 'The model does not exist', false],
+      [429, 'Rate limit reached', true],
+      [500, 'The server had an error', true],
+      [503, 'The engine is overloaded', true],
+    ])('turns HTTP %i into a ProviderError with the vendor message and no key', async (code, message, retryable) => {
+      const { url } = await serve(status(code, vendor.errorBody(`${message} (key ${API_KEY})`)));
+      const { error } = await drain(streamOf(create(url, { maxRetries: 0 })));
+      expect(error).toMatchObject({ status: code, retryable });
+      expect(error?.message).toContain(`HTTP ${code}`);
+      expect(error?.message).toContain(message);
+      expect(error?.message).not.toContain(API_KEY);
+    });
+
+    it('fails on a malformed stream, after the text that came before', async () => {
+      const { url } = await serve(vendor.malformed);
+      const { text, error } = await drain(streamOf(create(url)));
+      expect(text).toBe('Hello');
+      expect(error?.message).toMatch(/malformed/);
+    });
+
+    it('fails when the connection is reset mid-stream, keeping the text that came before', async () => {
+      const { url } = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'reset' }));
+      const { text, error } = await drain(streamOf(create(url)));
+      expect(text).toBe('Hello');
+      expect(error?.message).toMatch(/^Connection to .* failed/);
+    });
+
+    it('fails when the stream ends without its terminator', async () => {
+      const { url } = await serve(vendor.reply({ frames: vendor.framesBeforeTerminator }));
+      const { text, parts, error } = await drain(streamOf(create(url)));
+      expect(text).toBe('Hello there!');
+      expect(parts.some((part) => part.type === 'finish')).toBe(false);
+      expect(error?.message).toMatch(/without .*: the answer may be incomplete/);
+    });
+
+    it('fails when no text comes within the first-token timeout, and ends the request', async () => {
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText - 1, then: 'hold' }));
+      const { parts, error } = await drain(streamOf(create(replay.url, { firstTokenTimeoutMs: 300 })));
+      expect(parts).toEqual([]);
+      expect(error?.message).toMatch(/sent no text within 300 ms/);
+      await replay.requests[0]?.closed;
+    });
+
+    it('times out a server that never answers at all', async () => {
+      const replay = await serve(silence);
+      const { error } = await drain(streamOf(create(replay.url, { firstTokenTimeoutMs: 300 })));
+      expect(error?.message).toMatch(/sent no text within 300 ms/);
+      await replay.requests[0]?.closed;
+    });
+
+    it('fails with a connection error when nothing listens', async () => {
+      const replay = await serve(silence);
+      await replay.close();
+      server = undefined;
+      const { error } = await drain(streamOf(create(replay.url)));
+      expect(error?.message).toMatch(/^Connection to .* failed: .*ECONNREFUSED/);
+    });
+
+    it('ends the upstream request at once when the signal aborts, and yields nothing more', async () => {
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      const controller = new AbortController();
+      const { parts, error } = await drain(
+        (async function* () {
+          for await (const part of streamOf(create(replay.url), undefined, controller.signal)) {
+            yield part;
+            controller.abort();
+          }
+        })(),
+      );
+      expect(parts).toEqual([{ type: 'text-delta', text: 'Hello' }]);
+      expect(error).toBeUndefined();
+      await replay.requests[0]?.closed;
+    });
+
+    it('closes the upstream request when the consumer stops iterating early', async () => {
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      for await (const part of streamOf(create(replay.url))) {
+        expect(part).toEqual({ type: 'text-delta', text: 'Hello' });
+        break;
+      }
+      await replay.requests[0]?.closed;
+    });
+
+    it('retries a 503 that comes before the first token, then streams', async () => {
+      const replay = await serve(status(503, vendor.errorBody('busy')), vendor.reply());
+      const { text, error } = await drain(streamOf(create(replay.url, { maxRetries: 1 })));
+      expect(error).toBeUndefined();
+      expect(text).toBe('Hello there!');
+      expect(replay.requests).toHaveLength(2);
+    });
+
+    it('gives up after maxRetries retries of a 429', async () => {
+      const replay = await serve(status(429, vendor.errorBody('slow down')));
+      const { error } = await drain(streamOf(create(replay.url, { maxRetries: 2 })));
+      expect(error).toMatchObject({ status: 429 });
+      expect(replay.requests).toHaveLength(3);
+    });
+
+    it('does not retry a 401', async () => {
+      const replay = await serve(status(401, vendor.errorBody('bad key')), vendor.reply());
+      const { error } = await drain(streamOf(create(replay.url, { maxRetries: 2 })));
+      expect(error).toMatchObject({ status: 401 });
+      expect(replay.requests).toHaveLength(1);
+    });
+
+    it('leaves no listener on the caller signal after many generations', async () => {
+      const replay = await serve(vendor.reply());
+      const provider = create(replay.url);
+      const signal = new AbortController().signal;
+      for (let generation = 0; generation < 25; generation += 1) {
+        const { error } = await drain(streamOf(provider, undefined, signal));
+        expect(error).toBeUndefined();
+      }
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    });
+  });
+}
