@@ -20,7 +20,7 @@ export class SqliteStore implements ConversationStore {
 
   /** Opens (or creates, with its parent folders) the database file and brings its schema up to date. */
   static open(filename: string): SqliteStore {
-    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true });
+    mkdirSync(dirname(filename), { recursive: true });
     const db = new Database(filename, { timeout: BUSY_TIMEOUT_MS });
     try {
       db.pragma('journal_mode = WAL');
