@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  getNode,
   newMessageId,
   newThreadId,
   type ClientFrame,
@@ -136,7 +137,10 @@ export class CPPClient {
     );
   }
 
-  /** Halts the streaming node of the thread, keeping its partial text; resolves at once when nothing streams. */
+  /**
+   * Halts the streaming node of the thread, keeping its partial text. Resolves once the mirror shows the node
+   * stopped (however it ended), or at once when nothing streams.
+   */
   async stop(options: StopOptions = {}): Promise<void> {
     const threadId = options.threadId ?? this.currentThreadId;
     const node = threadId === undefined ? undefined : this.streamingNode(threadId);
@@ -146,7 +150,10 @@ export class CPPClient {
       nodeId: node.id,
       receivedContentLength: options.receivedContentLength ?? node.content.length,
     });
-    await this.request(frame, new FrameWaiter(frame.id, (reply) => stopAnswer(reply, frame.id, node.id)));
+    await this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) => (notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id) ? { value: undefined } : undefined)),
+    );
   }
 
   listThreads(): Promise<ThreadSummary[]> {
@@ -233,6 +240,11 @@ export class CPPClient {
     this.events.emit('status', status);
   }
 
+  private isStreaming(threadId: string, nodeId: string): boolean {
+    const graph = this.mirrors.get(threadId);
+    return graph !== undefined && getNode(graph, nodeId)?.status === 'streaming';
+  }
+
   private syncOf(threadId: string, frame: ServerFrame): Answer<ThreadGraph> {
     const graph = frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId ? this.mirrors.get(threadId) : undefined;
     return graph && { value: graph };
@@ -245,11 +257,7 @@ export class CPPClient {
   }
 }
 
-/** A stop is answered by the node's end, whichever came first, and a node that had already ended needs no stop. */
-function stopAnswer(frame: ServerFrame, frameId: string, nodeId: string): Answer<void> {
-  const ended =
-    (frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId) ||
-    (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId) ||
-    (frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING);
-  return ended ? { value: undefined } : undefined;
+/** The server's answer to a stop of a node that ended by itself before the stop arrived. */
+function notStreaming(frame: ServerFrame, frameId: string): boolean {
+  return frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING;
 }

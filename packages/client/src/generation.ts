@@ -24,22 +24,17 @@ export interface GenerationRequest {
   onStream?: (delta: string) => void;
 }
 
-/** How the server said the stream ended, before the patch with the node's final status arrives. */
-interface StreamEnd {
-  status: Exclude<GenerationStatus, 'failed'>;
-  finalContentLength: number;
-  finishReason?: FinishReason;
-}
-
 /**
  * One prompt or pivot, from the frame that asked for it until its assistant node stops streaming. Everything it
  * reports is read from the thread's mirror, which is exact, so `onStream` never sees text twice or out of order.
+ * It settles when the mirror shows the node finished (the patch right after CPP_STREAM_COMPLETED or
+ * CPP_STREAM_HALTED), so that the mirror is final by then: its content is the whole answer, or the cut.
  */
 export class Generation implements PendingRequest {
   private readonly settlement = deferred<GenerationResult>();
   private assistantNodeId: string | undefined;
   private delivered = 0;
-  private end: StreamEnd | undefined;
+  private finishReason: FinishReason | undefined;
 
   constructor(
     private readonly request: GenerationRequest,
@@ -54,9 +49,9 @@ export class Generation implements PendingRequest {
     if (frame.type === 'CPP_ERROR') return this.observeError(frame.payload);
     const node = this.assistantNode();
     if (!node) return false;
-    this.recordEnd(frame, node.id);
+    if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === node.id) this.finishReason = frame.payload.finishReason;
     this.deliver(node);
-    return this.settleIfEnded(node);
+    return this.settleIfFinished(node);
   }
 
   fail(error: Error): void {
@@ -78,15 +73,6 @@ export class Generation implements PendingRequest {
     return refused || failed;
   }
 
-  private recordEnd(frame: ServerFrame, nodeId: string): void {
-    if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId) {
-      const { finalContentLength, finishReason } = frame.payload;
-      this.end = { status: 'completed', finalContentLength, finishReason };
-    } else if (frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId) {
-      this.end = { status: 'interrupted', finalContentLength: frame.payload.finalContentLength };
-    }
-  }
-
   private deliver(node: MessageNode): void {
     if (node.content.length <= this.delivered) return;
     const delta = node.content.slice(this.delivered);
@@ -94,28 +80,12 @@ export class Generation implements PendingRequest {
     this.request.onStream?.(delta);
   }
 
-  private settleIfEnded(node: MessageNode): boolean {
-    const status = this.finalStatus(node);
-    if (status === undefined) return false;
-    const result: GenerationResult = {
-      threadId: this.request.threadId,
-      userNodeId: this.request.userNodeId,
-      assistantNodeId: node.id,
-      content: node.content,
-      status,
-    };
-    if (this.end?.finishReason !== undefined) result.finishReason = this.end.finishReason;
+  private settleIfFinished(node: MessageNode): boolean {
+    if (node.status === 'streaming') return false;
+    const { threadId, userNodeId } = this.request;
+    const result: GenerationResult = { threadId, userNodeId, assistantNodeId: node.id, content: node.content, status: node.status };
+    if (this.finishReason !== undefined) result.finishReason = this.finishReason;
     this.settlement.resolve(result);
     return true;
-  }
-
-  /**
-   * Known once the end frame has come and the mirror holds exactly the final text (after a resync, if a chunk was
-   * missed), or once the mirror shows the node finished, however that came about.
-   */
-  private finalStatus(node: MessageNode): GenerationStatus | undefined {
-    if (node.status !== 'streaming') return node.status;
-    if (this.end && node.content.length === this.end.finalContentLength) return this.end.status;
-    return undefined;
   }
 }

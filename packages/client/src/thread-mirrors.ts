@@ -2,11 +2,9 @@ import {
   applyChunk,
   applyHalted,
   applyPatch,
-  getNode,
   graphFromSync,
   type MirrorOutcome,
   type ServerFrame,
-  type StreamCompletedFrame,
   type SyncGraphFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -38,8 +36,6 @@ export class ThreadMirrors {
         return this.update(frame.payload.threadId, (graph) => applyChunk(graph, frame.payload));
       case 'CPP_STREAM_HALTED':
         return this.update(frame.payload.threadId, (graph) => applyHalted(graph, frame.payload));
-      case 'CPP_STREAM_COMPLETED':
-        return this.update(frame.payload.threadId, (graph) => checkCompleted(graph, frame.payload));
       default:
         return undefined;
     }
@@ -57,12 +53,4 @@ export class ThreadMirrors {
     const graph = this.graphs.get(threadId);
     return graph && { threadId, outcome: apply(graph) };
   }
-}
-
-/**
- * A completion changes no node by itself (the status comes in the patch after it), but it states the final
- * length: a mirror that holds less text missed a chunk.
- */
-function checkCompleted(graph: ThreadGraph, payload: StreamCompletedFrame['payload']): MirrorOutcome {
-  return getNode(graph, payload.nodeId)?.content.length === payload.finalContentLength ? 'stale' : 'gap';
 }
