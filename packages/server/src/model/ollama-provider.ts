@@ -1,0 +1,73 @@
+import { chatMessages } from './chat-messages.js';
+import { toFinishReason } from './finish-reason.js';
+import { runGeneration } from './generation.js';
+import { postJson } from './http-post.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { ndjsonLines } from './ndjson-lines.js';
+import { OllamaChatLineSchema } from './ollama-chunk.js';
+import { endpoint, type ProviderSettings } from './provider-settings.js';
+import { parseStreamPayload } from './stream-payload.js';
+import { tokenUsage } from './token-usage.js';
+import { missingTerminator, streamedFailure } from './upstream-failures.js';
+
+const VENDOR = 'Ollama';
+
+/**
+ * Ollama's native `/api/chat` (NDJSON). Written on fetch rather than the `ollama` package: that package skips
+ * malformed lines with a console warning instead of failing, and cannot abort a request before its response
+ * headers arrive (the first-token timeout needs to).
+ */
+export class OllamaProvider implements ModelProvider {
+  readonly provider = 'ollama';
+  readonly model: string;
+
+  constructor(private readonly settings: ProviderSettings) {
+    this.model = settings.model;
+  }
+
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    return runGeneration(request.signal, {
+      vendor: VENDOR,
+      policy: this.settings.policy,
+      open: (signal) => this.attempt(request.messages, signal),
+    });
+  }
+
+  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+    const { apiKey } = this.settings;
+    const body = await postJson({
+      url: endpoint(this.settings.baseUrl, '/api/chat'),
+      // A plain local Ollama needs no key; one behind an authenticating proxy (or Ollama's cloud) takes a bearer token.
+      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+      body: this.requestBody(messages),
+      signal,
+      vendor: VENDOR,
+      apiKey,
+    });
+    for await (const line of ndjsonLines(body)) {
+      const chunk = parseStreamPayload(line, OllamaChatLineSchema, VENDOR, 'a chat response line');
+      if (chunk.error) throw streamedFailure(VENDOR, chunk.error, apiKey);
+      if (chunk.message?.content) yield { type: 'text-delta', text: chunk.message.content };
+      if (chunk.done) {
+        const usage = tokenUsage(chunk.prompt_eval_count, chunk.eval_count);
+        yield { type: 'finish', finishReason: toFinishReason(chunk.done_reason), ...(usage ? { usage } : {}) };
+        return;
+      }
+    }
+    throw missingTerminator(VENDOR, 'a line with "done": true');
+  }
+
+  private requestBody(messages: readonly ModelMessage[]): Record<string, unknown> {
+    const { model, systemPrompt, temperature, maxTokens } = this.settings;
+    const options = {
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(maxTokens !== undefined ? { num_predict: maxTokens } : {}),
+    };
+    return {
+      model,
+      messages: chatMessages(messages, systemPrompt),
+      stream: true,
+      ...(Object.keys(options).length > 0 ? { options } : {}),
+    };
+  }
+}

@@ -1,0 +1,77 @@
+import { AnthropicProvider } from './anthropic-provider.js';
+import { DemoProvider } from './demo-provider.js';
+import type { ModelProvider } from './model-provider.js';
+import { OllamaProvider } from './ollama-provider.js';
+import { OpenAICompatibleProvider } from './openai-compatible-provider.js';
+import { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './provider-config.js';
+import type { ProviderSettings } from './provider-settings.js';
+
+/** Builds the configured model provider; throws an Error naming the problem when the configuration cannot work. */
+export function createModelProvider(config: ProviderConfig): ModelProvider {
+  switch (config.provider) {
+    case 'demo':
+      return new DemoProvider({ delayMs: config.demoDelayMs });
+    case 'openai-compatible':
+      return new OpenAICompatibleProvider(providerSettings(config, 'openai-compatible'));
+    case 'ollama':
+      return new OllamaProvider(providerSettings(config, 'ollama'));
+    case 'anthropic': {
+      const settings = providerSettings(config, 'anthropic');
+      if (!settings.apiKey) throw new Error('The anthropic provider needs an API key');
+      return new AnthropicProvider({ ...settings, apiKey: settings.apiKey, maxTokens: settings.maxTokens ?? 4096 });
+    }
+    default:
+      throw new Error(`Unknown model provider "${String(config.provider)}"; expected one of ${PROVIDER_KINDS.join(', ')}`);
+  }
+}
+
+/** One line for the CLI banner: provider, model and endpoint, and whether a key is set (never the key). */
+export function describeProvider(config: ProviderConfig): string {
+  if (config.provider === 'demo') {
+    return 'demo model (built in, no real model configured: answers are generated text)';
+  }
+  const settings = providerSettings(config, config.provider);
+  const key = settings.apiKey ? 'API key set' : 'no API key';
+  return `${config.provider} · model ${settings.model} · ${displayUrl(settings.baseUrl)} · ${key}`;
+}
+
+function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'demo'>): ProviderSettings {
+  checkNumbers(config);
+  const defaults = PROVIDER_DEFAULTS[kind];
+  if (config.baseUrl !== undefined && !URL.canParse(config.baseUrl)) throw new Error('The model base URL is not a valid URL');
+  return {
+    baseUrl: config.baseUrl ?? defaults.baseUrl,
+    model: config.model ?? defaults.model,
+    apiKey: config.apiKey || undefined,
+    systemPrompt: config.systemPrompt || undefined,
+    temperature: config.temperature,
+    maxTokens: config.maxTokens ?? defaults.maxTokens,
+    policy: {
+      firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? defaults.policy.firstTokenTimeoutMs,
+      maxRetries: config.maxRetries ?? defaults.policy.maxRetries,
+      retryBaseDelayMs: config.retryBaseDelayMs ?? defaults.policy.retryBaseDelayMs,
+    },
+  };
+}
+
+/** Numbers from flags or the environment may be NaN or out of range; better to refuse at start than upstream. */
+function checkNumbers(config: ProviderConfig): void {
+  const rules: Array<[keyof ProviderConfig, number | undefined, (value: number) => boolean, string]> = [
+    ['temperature', config.temperature, (value) => value >= 0, 'a number of at least 0'],
+    ['maxTokens', config.maxTokens, (value) => Number.isInteger(value) && value > 0, 'a positive integer'],
+    ['firstTokenTimeoutMs', config.firstTokenTimeoutMs, (value) => value > 0, 'a positive number'],
+    ['maxRetries', config.maxRetries, (value) => Number.isInteger(value) && value >= 0, 'an integer of at least 0'],
+    ['retryBaseDelayMs', config.retryBaseDelayMs, (value) => value >= 0, 'a number of at least 0'],
+  ];
+  for (const [name, value, isValid, expected] of rules) {
+    if (value !== undefined && !(Number.isFinite(value) && isValid(value))) throw new Error(`Model option ${name} must be ${expected}`);
+  }
+}
+
+/** The base URL without any user:password part, which some proxies put there. */
+function displayUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href.replace(/\/$/, '');
+}

@@ -1,0 +1,97 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createModelProvider } from '../../src/model/provider-factory.js';
+import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
+import { fixture, type ReplayServer, sse, startReplayServer } from './replay-server.js';
+
+const STREAM = fixture('anthropic-messages-stream.sse');
+
+const anthropic = (baseUrl: string, retries = 0) =>
+  createModelProvider({ provider: 'anthropic', baseUrl, apiKey: API_KEY, maxRetries: retries, retryBaseDelayMs: 1 });
+
+providerContract({
+  name: 'anthropic',
+  create: (baseUrl, config) => createModelProvider({ provider: 'anthropic', baseUrl, ...config }),
+  reply: (options) => sse(STREAM, options),
+  // message_start, content_block_start and a ping come before "Hello".
+  framesToFirstText: 4,
+  framesBeforeTerminator: 7,
+  malformed: sse(fixture('anthropic-malformed.sse')),
+  errorBody: (message) => ({ type: 'error', error: { type: 'api_error', message } }),
+  finish: { finishReason: 'stop', usage: { inputTokens: 25, outputTokens: 15 } },
+});
+
+describe('anthropic: the request and vendor specifics', () => {
+  let server: ReplayServer;
+  afterEach(() => server.close());
+
+  it('posts the system prompt in its own field, with the key and the API version', async () => {
+    server = await startReplayServer(sse(STREAM));
+    const provider = createModelProvider({
+      provider: 'anthropic',
+      baseUrl: server.url,
+      apiKey: API_KEY,
+      model: 'claude-haiku-4-5',
+      systemPrompt: 'Be brief.',
+      temperature: 0.5,
+      maxTokens: 300,
+    });
+    await drain(streamOf(provider, [{ role: 'user', content: 'Hi' }]));
+    const [request] = server.requests;
+    expect(request).toMatchObject({ method: 'POST', path: '/v1/messages' });
+    // The SDK (1.14) sends the key as a bearer token and pins the API version it was built for.
+    expect(request?.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, 'anthropic-version': expect.any(String) });
+    expect(request?.body).toEqual({
+      model: 'claude-haiku-4-5',
+      max_tokens: 300,
+      system: 'Be brief.',
+      temperature: 0.5,
+      stream: true,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    expect(provider).toMatchObject({ provider: 'anthropic', model: 'claude-haiku-4-5' });
+  });
+
+  it('sends strictly alternating turns that start with the user, and 4096 max tokens by default', async () => {
+    server = await startReplayServer(sse(STREAM));
+    await drain(
+      streamOf(anthropic(server.url), [
+        { role: 'assistant', content: 'Welcome back.' },
+        { role: 'user', content: 'Plan a trip' },
+        { role: 'assistant', content: '   ' },
+        { role: 'user', content: 'to Japan' },
+        { role: 'assistant', content: 'Sure, Japan in' },
+        { role: 'user', content: 'Make it Korea' },
+      ]),
+    );
+    expect(server.requests[0]?.body).toMatchObject({
+      max_tokens: 4096,
+      messages: [
+        { role: 'user', content: '(The conversation so far follows.)' },
+        { role: 'assistant', content: 'Welcome back.' },
+        { role: 'user', content: 'Plan a trip\n\nto Japan' },
+        { role: 'assistant', content: 'Sure, Japan in' },
+        { role: 'user', content: 'Make it Korea' },
+      ],
+    });
+  });
+
+  it('retries an overloaded error event that comes before any text', async () => {
+    server = await startReplayServer(sse(fixture('anthropic-overloaded.sse')), sse(STREAM));
+    const { text, error } = await drain(streamOf(anthropic(server.url, 1)));
+    expect(error).toBeUndefined();
+    expect(text).toBe('Hello there!');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('does not retry an error event after the first token, and keeps the text', async () => {
+    server = await startReplayServer(sse(fixture('anthropic-error-event.sse')), sse(STREAM));
+    const { text, error } = await drain(streamOf(anthropic(server.url, 2)));
+    expect(text).toBe('Hello');
+    expect(error).toMatchObject({ message: 'Anthropic reported an error: Overloaded', status: 529, retryable: true });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('refuses to start without an API key', () => {
+    expect(() => createModelProvider({ provider: 'anthropic' })).toThrow('The anthropic provider needs an API key');
+  });
+});
