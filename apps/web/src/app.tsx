@@ -1,0 +1,106 @@
+import { newThreadId } from '@promethea/cpp-protocol';
+import { useBranch, useCPP, useThreads } from '@promethea/cpp-react';
+import { useCallback, useEffect, useMemo, useState, type KeyboardEvent } from 'react';
+import { ConnectionBadge } from './components/connection-badge.js';
+import { Conversation } from './components/conversation.js';
+import { ErrorList } from './components/error-list.js';
+import { ThreadList } from './components/thread-list.js';
+import { TreeMinimap } from './components/tree-minimap.js';
+import { useErrorFeed } from './hooks/use-error-feed.js';
+import { useThreadLocation } from './hooks/use-thread-location.js';
+import { browserDid } from './lib/browser-did.js';
+import { sessionEndpoint } from './lib/session-endpoint.js';
+
+type Panel = 'threads' | 'tree';
+
+export function App() {
+  const did = useMemo(() => browserDid(window.localStorage), []);
+  const endpoint = useMemo(() => sessionEndpoint(window.location), []);
+  const cpp = useCPP({ endpoint, did });
+  const { client } = cpp;
+  const feed = useErrorFeed(client);
+  const { threads, error: threadsError } = useThreads(client);
+  const [threadId, showThread] = useThreadLocation();
+  const graph = cpp.graph?.threadId === threadId ? cpp.graph : undefined;
+  const branch = useBranch(client, graph);
+  const [panel, setPanel] = useState<Panel | undefined>();
+  const [revealId, setRevealId] = useState<string>();
+  const { report } = feed;
+
+  useEffect(() => {
+    if (client && threadId !== undefined) client.openThread(threadId).catch(report);
+  }, [client, threadId, report]);
+
+  // Without a thread in the URL, continue the most recent one, or start the first.
+  useEffect(() => {
+    if (threadId === undefined && threads !== undefined) showThread(threads[0]?.threadId ?? newThreadId());
+  }, [threadId, threads, showThread]);
+
+  useEffect(() => {
+    if (threadsError) report(threadsError);
+  }, [threadsError, report]);
+
+  const selectThread = (id: string) => {
+    showThread(id);
+    setPanel(undefined);
+  };
+
+  const startThread = () => {
+    setPanel(undefined);
+    // An empty thread is already a new one.
+    if (graph?.rootNodeId === null) document.querySelector<HTMLTextAreaElement>('.composer textarea')?.focus();
+    else showThread(newThreadId());
+  };
+
+  const branchIds = useMemo(() => new Set(branch.entries.map((entry) => entry.node.id)), [branch.entries]);
+  const { showBranchOf } = branch;
+  const jumpTo = useCallback(
+    (nodeId: string) => {
+      setPanel(undefined);
+      setRevealId(nodeId);
+      if (!branchIds.has(nodeId)) showBranchOf(nodeId).catch(report);
+    },
+    [branchIds, showBranchOf, report],
+  );
+  const onRevealed = useCallback(() => setRevealId(undefined), []);
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === 'Escape' && panel) {
+      event.preventDefault();
+      setPanel(undefined);
+    }
+  };
+
+  const togglePanel = (which: Panel) => setPanel((open) => (open === which ? undefined : which));
+
+  return (
+    <div className={`app${panel ? ` panel-open panel-${panel}` : ''}`} onKeyDown={onKeyDown}>
+      <header className="top-bar">
+        <button type="button" className="quiet panel-toggle threads-toggle" aria-expanded={panel === 'threads'} aria-controls="threads-panel" onClick={() => togglePanel('threads')}>
+          ☰ Threads
+        </button>
+        <h1>CPP chat</h1>
+        <ConnectionBadge connection={cpp.connection} />
+        <button type="button" className="quiet panel-toggle tree-toggle" aria-expanded={panel === 'tree'} aria-controls="tree-panel" onClick={() => togglePanel('tree')}>
+          Tree
+        </button>
+      </header>
+      <aside id="threads-panel" className="side threads-panel">
+        <ThreadList threads={threads} activeThreadId={threadId} onSelect={selectThread} onNew={startThread} />
+      </aside>
+      <main className="main">
+        <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
+        {graph ? (
+          <Conversation client={client} graph={graph} branch={branch} live={cpp.connection === 'live'} revealId={revealId} onRevealed={onRevealed} report={report} />
+        ) : (
+          <p className="loading muted" role="status">
+            Opening the conversation…
+          </p>
+        )}
+      </main>
+      <aside id="tree-panel" className="side tree-panel">
+        {graph && <TreeMinimap graph={graph} branchIds={branchIds} onJump={jumpTo} />}
+      </aside>
+    </div>
+  );
+}

@@ -1,0 +1,110 @@
+import type { MessageNode } from '@promethea/cpp-protocol';
+import { useEffect, useId, useState, type FormEvent, type KeyboardEvent } from 'react';
+
+/** What sending does now: a plain prompt, a pivot of the answer on screen, or a stop of an answer elsewhere first. */
+export type SendMode = 'prompt' | 'pivot' | 'stop-then-prompt';
+
+interface ComposerProps {
+  mode: SendMode;
+  /** Why sending is not possible right now (no connection yet), if it is not. */
+  blockedBy: string | undefined;
+  /** Set when the head was anchored on a message that already has replies: the next prompt opens a new branch. */
+  branchFrom: MessageNode | undefined;
+  /** An answer is streaming somewhere in the thread: Stop (and Esc) can end it. */
+  streaming: boolean;
+  /** Characters of the streaming answer on screen, which a pivot keeps. */
+  shownLength: number;
+  /** Sends the prompt; resolves `false` if it was refused, so the text comes back to the box. */
+  onSend(text: string): Promise<boolean>;
+  onStop(): void;
+  onReturnToLatest(): void;
+}
+
+const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
+
+export function Composer(props: ComposerProps) {
+  const { mode, blockedBy, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest } = props;
+  const [text, setText] = useState('');
+  const inputId = useId();
+  const hintId = useId();
+  const canSend = blockedBy === undefined && text.trim() !== '';
+
+  // Esc stops the answer from anywhere on the page, unless something closer to the focus used the key already.
+  useEffect(() => {
+    if (!streaming) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key === 'Escape' && !event.defaultPrevented) onStop();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [streaming, onStop]);
+
+  const send = async (event?: FormEvent) => {
+    event?.preventDefault();
+    if (!canSend) return;
+    const prompt = text;
+    setText('');
+    const accepted = await onSend(prompt.trim());
+    if (!accepted) setText((current) => (current === '' ? prompt : current));
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) void send(event);
+  };
+
+  return (
+    <form className={`composer composer-${mode}`} onSubmit={send} aria-label="Message composer">
+      {branchFrom && (
+        <p className="composer-note branch-note">
+          <span>
+            ⚓ Your next message branches from{' '}
+            <q className="excerpt">{excerpt(branchFrom.content)}</q>
+          </span>
+          <button type="button" className="quiet" onClick={onReturnToLatest}>
+            Back to latest
+          </button>
+        </p>
+      )}
+      {mode === 'pivot' && (
+        <p className="composer-note pivot-note">
+          Sending now pivots: the answer stops here, at the {shownLength} characters on screen, and your message branches from it.
+        </p>
+      )}
+      {mode === 'stop-then-prompt' && (
+        <p className="composer-note pivot-note">An answer is streaming on another branch: sending stops it first.</p>
+      )}
+      <label htmlFor={inputId} className="visually-hidden">
+        Message
+      </label>
+      <div className="composer-row">
+        <textarea
+          id={inputId}
+          value={text}
+          rows={2}
+          placeholder={mode === 'pivot' ? 'Change direction…' : 'Message…'}
+          aria-describedby={hintId}
+          onChange={(event) => setText(event.target.value)}
+          onKeyDown={onKeyDown}
+        />
+        <div className="composer-actions">
+          {streaming && (
+            <button type="button" className="stop" onClick={onStop} aria-keyshortcuts="Escape">
+              ■ Stop
+            </button>
+          )}
+          <button type="submit" className="primary send" disabled={!canSend}>
+            {SEND_LABEL[mode]}
+          </button>
+        </div>
+      </div>
+      <p id={hintId} className="composer-hint muted">
+        {blockedBy ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}.`}
+      </p>
+    </form>
+  );
+}
+
+function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}

@@ -1,0 +1,81 @@
+import type { CPPClient } from '@promethea/cpp-client';
+import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import type { Branch } from '@promethea/cpp-react';
+import { useCallback } from 'react';
+import { Composer, type SendMode } from './composer.js';
+import { MessageList } from './message-list.js';
+
+interface ConversationProps {
+  client: CPPClient | null;
+  graph: ThreadGraph;
+  branch: Branch;
+  live: boolean;
+  revealId: string | undefined;
+  onRevealed(): void;
+  report(error: unknown): void;
+}
+
+/** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
+export function Conversation({ client, graph, branch, live, revealId, onRevealed, report }: ConversationProps) {
+  const { entries, headId, streaming } = branch;
+  const threadId = graph.threadId;
+  const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
+  // What this render shows of the streaming answer is what a pivot or stop keeps: the person saw exactly that.
+  const shownLength = streamingOnScreen ? streaming.content.length : 0;
+  const mode: SendMode = streaming === undefined ? 'prompt' : streamingOnScreen ? 'pivot' : 'stop-then-prompt';
+  const head = headId === null ? undefined : getNode(graph, headId);
+  const branchFrom = head && head.childrenIds.length > 0 && entries.at(-1)?.node.id === head.id ? head : undefined;
+
+  const onSend = async (userPrompt: string): Promise<boolean> => {
+    if (!client) return false;
+    const generation =
+      mode === 'pivot'
+        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength })
+        : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(() =>
+            client.prompt({ userPrompt, threadId }),
+          );
+    return generation.then(
+      () => true,
+      (error: unknown) => {
+        report(error);
+        // A provider failure happened after the prompt was taken; anything else refused it, so give the text back.
+        return CPPError.isInstance(error) && error.code === ErrorCode.PROVIDER_ERROR;
+      },
+    );
+  };
+
+  const onStop = useCallback(() => {
+    client?.stop({ threadId, receivedContentLength: streamingOnScreen ? shownLength : undefined }).catch(report);
+  }, [client, threadId, streamingOnScreen, shownLength, report]);
+
+  const onAnchor = useCallback(
+    (nodeId: string) => {
+      client?.anchor(nodeId, { threadId }).catch(report);
+    },
+    [client, threadId, report],
+  );
+
+  const { showBranchOf } = branch;
+  const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
+
+  return (
+    <section className="conversation" aria-label="Chat">
+      <MessageList entries={entries} headId={headId} onAnchor={onAnchor} onShowBranch={onShowBranch} revealId={revealId} onRevealed={onRevealed} />
+      <Composer
+        mode={mode}
+        blockedBy={live ? undefined : 'Waiting for the connection…'}
+        branchFrom={branchFrom}
+        streaming={streaming !== undefined}
+        shownLength={shownLength}
+        onSend={onSend}
+        onStop={onStop}
+        onReturnToLatest={() => head && onShowBranch(head.id)}
+      />
+    </section>
+  );
+}
+
+/** The other answer may have ended on its own between the click and the stop: then there is nothing to stop. */
+function ignoreNotStreaming(error: unknown): void {
+  if (!CPPError.isInstance(error) || error.code !== ErrorCode.NOT_STREAMING) throw error;
+}

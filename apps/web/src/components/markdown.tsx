@@ -1,0 +1,8 @@
+import { memo, useMemo } from 'react';
+import { renderMarkdown } from '../lib/safe-markdown.js';
+
+/** Model output as sanitised Markdown; re-rendered only when the text changes. */
+export const Markdown = memo(function Markdown({ text }: { text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+});

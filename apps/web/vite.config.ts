@@ -1,0 +1,13 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// Relative asset URLs, so that the built UI works wherever cpp-server mounts it.
+export default defineConfig({
+  base: './',
+  plugins: [react()],
+  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
+  server: {
+    // `npm run dev -w @promethea/cpp-web` next to a running cpp-server: the session socket goes to it.
+    proxy: { '/v1/cpp/session': { target: 'ws://127.0.0.1:8080', ws: true } },
+  },
+});

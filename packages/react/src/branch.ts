@@ -1,0 +1,43 @@
+import { getNode, pathToRoot, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+
+/** One message of the branch on screen, with the sibling group it belongs to (for ‹ 2/3 › at a fork). */
+export interface BranchEntry {
+  node: MessageNode;
+  /** The ids of the node and its siblings in creation order; only the node itself when there is no fork. */
+  siblingIds: readonly string[];
+  /** Where the node stands among `siblingIds`. */
+  siblingIndex: number;
+}
+
+/** The node a generation is writing, if any: the server runs at most one per thread. */
+export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
+  return Object.values(graph.nodes).find((node) => node.status === 'streaming');
+}
+
+/** The leaf reached from `nodeId` by always taking the most recent child: where that branch ends today. */
+export function branchTip(graph: ThreadGraph, nodeId: string): string {
+  let current = getNode(graph, nodeId);
+  let tipId = nodeId;
+  while (current && current.childrenIds.length > 0) {
+    tipId = current.childrenIds.at(-1)!;
+    current = getNode(graph, tipId);
+  }
+  return tipId;
+}
+
+/**
+ * The branch a person is looking at: from the root to the head. When a generation is streaming below the head
+ * (the head was anchored on its prompt, say), the branch runs on down to the streaming answer so it stays in view.
+ */
+export function currentBranch(graph: ThreadGraph): BranchEntry[] {
+  const headId = graph.activeHeadMessageId;
+  if (headId === null) return [];
+  const streaming = streamingNode(graph);
+  const streamingPath = streaming ? pathToRoot(graph, streaming.id) : [];
+  const path = streamingPath.some((node) => node.id === headId) ? streamingPath : pathToRoot(graph, headId);
+  return path.map((node) => {
+    const parent = node.parentId === null ? undefined : getNode(graph, node.parentId);
+    const siblingIds = parent ? parent.childrenIds : [node.id];
+    return { node, siblingIds, siblingIndex: siblingIds.indexOf(node.id) };
+  });
+}
