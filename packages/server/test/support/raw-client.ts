@@ -1,7 +1,21 @@
 import { CPP_SUBPROTOCOL, decodeServerFrame, type ServerFrame, type ServerFrameType } from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
 
-type FrameOf<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>;
+export type FrameOf<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>;
+
+export interface ConnectOptions {
+  /** Sent as the X-Client-Sovereign-DID header. */
+  did?: string;
+  /** Subprotocols offered; `cpp-v1.0.0` by default. */
+  protocols?: string[];
+}
+
+/** How the server answered an upgrade it refused. */
+export interface UpgradeRefusal {
+  status: number;
+  contentType: string | undefined;
+  body: string;
+}
 
 /**
  * A bare WebSocket client speaking CPP by hand, as a client written from docs/PROTOCOL.md would. Every frame it
@@ -13,26 +27,53 @@ export class RawClient {
   private waiters: { predicate: (frame: ServerFrame) => boolean; resolve: (frame: ServerFrame) => void }[] = [];
   private cursor = 0;
   closeCode: number | undefined;
+  closeReason: string | undefined;
   readonly closed: Promise<number>;
 
   private constructor(readonly socket: WebSocket) {
     socket.on('message', (data) => this.receive(String(data)));
     this.closed = new Promise((resolve) =>
-      socket.on('close', (code) => {
+      socket.on('close', (code, reason) => {
         this.closeCode = code;
+        this.closeReason = reason.toString();
         resolve(code);
       }),
     );
   }
 
-  static async connect(url: string, options: { did?: string; protocols?: string[] } = {}): Promise<RawClient> {
-    const headers = options.did ? { 'X-Client-Sovereign-DID': options.did } : undefined;
-    const socket = new WebSocket(url, options.protocols ?? [CPP_SUBPROTOCOL], headers ? { headers } : {});
+  static async connect(url: string, options: ConnectOptions = {}): Promise<RawClient> {
+    const socket = open(url, options);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
     });
     return new RawClient(socket);
+  }
+
+  /** Attempts an upgrade that the server is expected to refuse, and reports the HTTP answer. */
+  static refusal(url: string, options: ConnectOptions = {}): Promise<UpgradeRefusal> {
+    const socket = open(url, options);
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => {
+        socket.close();
+        reject(new Error('the server accepted the upgrade'));
+      });
+      socket.once('error', reject);
+      socket.once('unexpected-response', (request, response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => {
+          resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'], body });
+          request.destroy();
+        });
+      });
+    });
+  }
+
+  /** The subprotocol the server selected. */
+  get protocol(): string {
+    return this.socket.protocol;
   }
 
   send(type: string, payload: unknown, extra: Record<string, unknown> = {}): void {
@@ -46,6 +87,11 @@ export class RawClient {
   /** The next frame of `type` (after those already taken), optionally also matching `predicate`. */
   next<Type extends ServerFrameType>(type: Type, predicate: (frame: FrameOf<Type>) => boolean = () => true, timeoutMs = 10_000): Promise<FrameOf<Type>> {
     const matches = (frame: ServerFrame): frame is FrameOf<Type> => frame.type === type && predicate(frame as FrameOf<Type>);
+    return this.nextMatching(matches, type, timeoutMs);
+  }
+
+  /** The next frame (after those already taken) that `matches`; `description` names it in the timeout error. */
+  nextMatching<Frame extends ServerFrame>(matches: (frame: ServerFrame) => frame is Frame, description: string, timeoutMs = 10_000): Promise<Frame> {
     for (let index = this.cursor; index < this.frames.length; index += 1) {
       const frame = this.frames[index]!;
       if (matches(frame)) {
@@ -54,15 +100,19 @@ export class RawClient {
       }
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${type} within ${timeoutMs} ms; got ${this.frames.slice(this.cursor).map((f) => f.type).join(', ')}`)), timeoutMs);
-      this.waiters.push({
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((candidate) => candidate !== waiter);
+        reject(new Error(`no ${description} within ${timeoutMs} ms; got ${this.frames.slice(this.cursor).map(describeFrame).join(', ')}`));
+      }, timeoutMs);
+      const waiter = {
         predicate: matches,
-        resolve: (frame) => {
+        resolve: (frame: ServerFrame) => {
           clearTimeout(timer);
           this.cursor = this.frames.indexOf(frame) + 1;
-          resolve(frame as FrameOf<Type>);
+          resolve(frame as Frame);
         },
-      });
+      };
+      this.waiters.push(waiter);
     });
   }
 
@@ -71,8 +121,18 @@ export class RawClient {
     return this.frames.filter((frame): frame is FrameOf<Type> => frame.type === type);
   }
 
+  /** A position in the frames received, for `since`. */
+  mark(): number {
+    return this.frames.length;
+  }
+
+  /** The frames received after `mark`. */
+  since(mark: number): ServerFrame[] {
+    return this.frames.slice(mark);
+  }
+
   close(): Promise<number> {
-    this.socket.close();
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close();
     return this.closed;
   }
 
@@ -89,4 +149,13 @@ export class RawClient {
       waiter.resolve(decoded.frame);
     }
   }
+}
+
+function open(url: string, options: ConnectOptions): WebSocket {
+  const headers = options.did ? { 'X-Client-Sovereign-DID': options.did } : undefined;
+  return new WebSocket(url, options.protocols ?? [CPP_SUBPROTOCOL], headers ? { headers } : {});
+}
+
+function describeFrame(frame: ServerFrame): string {
+  return frame.type === 'CPP_ERROR' ? `CPP_ERROR ${frame.payload.code}` : frame.type;
 }

@@ -1,0 +1,116 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '@promethea/cpp-server';
+
+/** How an answer ends after its last chunk: a finish part, or a thrown error (a failing provider). */
+export type ScriptedEnding = { finishReason: FinishReason; usage?: TokenUsage } | Error;
+
+export interface ScriptedAnswer {
+  /** The chunks in order, or chunk `index` for an answer that never ends by itself (it runs until aborted). */
+  chunks: readonly string[] | ((index: number) => string);
+  /** Default: finish with reason `stop`. */
+  ending?: ScriptedEnding;
+}
+
+export interface ScriptedModelOptions {
+  /** When true (the default), every part waits for `call.release()`: the test decides exactly what is streamed when. */
+  gated?: boolean;
+}
+
+/**
+ * One call of the model: the context it was given, its abort signal, and (when gated) the tap that lets its parts
+ * through one at a time.
+ */
+export class ModelCall {
+  private allowance: number;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    readonly messages: ModelMessage[],
+    readonly signal: AbortSignal,
+    gated: boolean,
+  ) {
+    this.allowance = gated ? 0 : Number.POSITIVE_INFINITY;
+    signal.addEventListener('abort', () => this.wake?.(), { once: true });
+  }
+
+  /** Lets `count` more parts (chunks, then the ending) through. */
+  release(count = 1): void {
+    this.allowance += count;
+    this.wake?.();
+  }
+
+  /** Lets the rest of the answer through. */
+  releaseAll(): void {
+    this.release(Number.POSITIVE_INFINITY);
+  }
+
+  /** Waits until the next part may go; false once the call is aborted. */
+  async turn(): Promise<boolean> {
+    while (this.allowance === 0 && !this.signal.aborted) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+    this.wake = undefined;
+    if (this.signal.aborted) return false;
+    this.allowance -= 1;
+    return true;
+  }
+}
+
+/**
+ * A model provider double that streams a scripted answer and records every call: what context it was given, and
+ * whether it was aborted. Answers may contain any text (emoji, to cut between surrogate pairs) and may end by
+ * throwing (a provider failure).
+ */
+export class ScriptedModel implements ModelProvider {
+  readonly provider = 'scripted';
+  readonly model = 'scripted-model';
+  readonly calls: ModelCall[] = [];
+  private readonly gated: boolean;
+  private waiters: Array<{ index: number; resolve: (call: ModelCall) => void }> = [];
+
+  /** `answer` may depend on the call's index (0 for the first call). */
+  constructor(
+    private readonly answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer),
+    options: ScriptedModelOptions = {},
+  ) {
+    this.gated = options.gated ?? true;
+  }
+
+  /** The `index`-th call (0 for the first), once the server has made it. */
+  call(index: number): Promise<ModelCall> {
+    const made = this.calls[index];
+    if (made) return Promise.resolve(made);
+    return new Promise((resolve) => this.waiters.push({ index, resolve }));
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
+    const index = this.calls.length;
+    const call = new ModelCall(request.messages, request.signal, this.gated);
+    this.record(index, call);
+    const answer = typeof this.answer === 'function' ? this.answer(index) : this.answer;
+    for (let chunkIndex = 0; ; chunkIndex += 1) {
+      const text = chunkAt(answer.chunks, chunkIndex);
+      if (text === undefined) break;
+      if (!(await call.turn())) return;
+      yield { type: 'text-delta', text };
+      // Lets the server's I/O run between parts, as a network stream would.
+      if (!this.gated) await nextTurn();
+    }
+    if (!(await call.turn())) return;
+    const ending = answer.ending ?? { finishReason: 'stop' };
+    if (ending instanceof Error) throw ending;
+    yield { type: 'finish', ...ending };
+  }
+
+  private record(index: number, call: ModelCall): void {
+    this.calls.push(call);
+    const ready = this.waiters.filter((waiter) => waiter.index === index);
+    this.waiters = this.waiters.filter((waiter) => waiter.index !== index);
+    for (const waiter of ready) waiter.resolve(call);
+  }
+}
+
+function chunkAt(chunks: ScriptedAnswer['chunks'], index: number): string | undefined {
+  return typeof chunks === 'function' ? chunks(index) : chunks[index];
+}
