@@ -38,7 +38,7 @@ export function describeProvider(config: ProviderConfig): string {
 function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'demo'>): ProviderSettings {
   checkNumbers(config);
   const defaults = PROVIDER_DEFAULTS[kind];
-  if (config.baseUrl !== undefined && !URL.canParse(config.baseUrl)) throw new Error('The model base URL is not a valid URL');
+  if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) throw new Error('The model base URL must be an http:// or https:// URL');
   return {
     baseUrl: config.baseUrl ?? defaults.baseUrl,
     model: config.model ?? defaults.model,
@@ -66,6 +66,11 @@ function checkNumbers(config: ProviderConfig): void {
   for (const [name, value, isValid, expected] of rules) {
     if (value !== undefined && !(Number.isFinite(value) && isValid(value))) throw new Error(`Model option ${name} must be ${expected}`);
   }
+}
+
+/** `localhost:11434` parses as a URL of scheme `localhost:`; only http(s) reaches a model server. */
+function isHttpUrl(text: string): boolean {
+  return URL.canParse(text) && ['http:', 'https:'].includes(new URL(text).protocol);
 }
 
 /** The base URL without any user:password part, which some proxies put there. */

@@ -1,0 +1,100 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { runGeneration, type OpenAttempt } from '../../src/model/generation.js';
+import type { GenerationPolicy } from '../../src/model/generation-policy.js';
+import type { ModelStreamPart } from '../../src/model/model-provider.js';
+import { ProviderError } from '../../src/model/provider-error.js';
+import { drain } from './provider-contract.js';
+
+const POLICY: GenerationPolicy = { firstTokenTimeoutMs: 10_000, maxRetries: 3, retryBaseDelayMs: 1 };
+const overloaded = () => new ProviderError('overloaded', { status: 503, retryable: true });
+
+/** An upstream that plays one script per attempt and counts the attempts. */
+function scriptedUpstream(...scripts: Array<(signal: AbortSignal) => AsyncGenerator<ModelStreamPart>>) {
+  const upstream = {
+    attempts: 0,
+    open: ((signal) => scripts[Math.min(upstream.attempts++, scripts.length - 1)]!(signal)) as OpenAttempt,
+  };
+  return upstream;
+}
+
+async function* answer(): AsyncGenerator<ModelStreamPart> {
+  yield { type: 'text-delta', text: 'Hello' };
+  yield { type: 'finish', finishReason: 'stop' };
+}
+
+const generate = (open: OpenAttempt, signal = new AbortController().signal, policy = POLICY) =>
+  runGeneration(signal, { vendor: 'Test vendor', policy, open });
+
+describe('runGeneration', () => {
+  it('retries a retryable failure that comes before anything was streamed', async () => {
+    const upstream = scriptedUpstream(async function* () {
+      throw overloaded();
+    }, answer);
+    const { text, error } = await drain(generate(upstream.open));
+    expect(error).toBeUndefined();
+    expect(text).toBe('Hello');
+    expect(upstream.attempts).toBe(2);
+  });
+
+  it('does not retry a retryable failure that comes after the first token', async () => {
+    const upstream = scriptedUpstream(async function* () {
+      yield { type: 'text-delta', text: 'Hel' };
+      throw overloaded();
+    }, answer);
+    const { text, error } = await drain(generate(upstream.open));
+    expect(text).toBe('Hel');
+    expect(error?.message).toBe('overloaded');
+    expect(upstream.attempts).toBe(1);
+  });
+
+  it('turns an unknown error into a connection failure', async () => {
+    const upstream = scriptedUpstream(async function* () {
+      throw new TypeError('terminated', { cause: new Error('other side closed') });
+    });
+    const { error } = await drain(generate(upstream.open));
+    expect(error).toMatchObject({ message: 'Connection to Test vendor failed: other side closed', retryable: false });
+  });
+
+  it('stops quietly when cancelled during the backoff, without another attempt', async () => {
+    const controller = new AbortController();
+    const upstream = scriptedUpstream(async function* () {
+      controller.abort();
+      throw overloaded();
+    }, answer);
+    const { parts, error } = await drain(generate(upstream.open, controller.signal, { ...POLICY, retryBaseDelayMs: 60_000 }));
+    expect(parts).toEqual([]);
+    expect(error).toBeUndefined();
+    expect(upstream.attempts).toBe(1);
+  });
+
+  it('does not start when the signal is already aborted', async () => {
+    const upstream = scriptedUpstream(answer);
+    const controller = new AbortController();
+    controller.abort();
+    const { parts } = await drain(generate(upstream.open, controller.signal));
+    expect(parts).toEqual([]);
+    expect(upstream.attempts).toBe(0);
+  });
+
+  it('aborts the attempt signal when the consumer stops early', async () => {
+    let attemptSignal: AbortSignal | undefined;
+    const upstream = scriptedUpstream(async function* (signal) {
+      attemptSignal = signal;
+      yield* answer();
+    });
+    for await (const part of generate(upstream.open)) {
+      expect(part.type).toBe('text-delta');
+      break;
+    }
+    expect(attemptSignal?.aborted).toBe(true);
+  });
+
+  it('leaves no listener on a caller signal shared by thousands of generations', async () => {
+    const signal = new AbortController().signal;
+    const upstream = scriptedUpstream(answer);
+    for (let generation = 0; generation < 5000; generation += 1) await drain(generate(upstream.open, signal));
+    expect(upstream.attempts).toBe(5000);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+});
