@@ -77,7 +77,7 @@ export class FakeServer {
 
   /** Replaces the default answer to one frame type. */
   handle<Type extends ClientFrameType>(type: Type, handler: Handler<Type>): void {
-    this.handlers.set(type, handler as Handler<ClientFrameType>);
+    this.handlers.set(type, handler as unknown as Handler<ClientFrameType>);
   }
 
   /** The `count`-th frame of `type` this server has received, once it has arrived and been answered. */

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { CPPClient } from '../node.js';
+import { ChatSession, type ChatOutput } from './chat-session.js';
+
+const USAGE = 'usage: cpp-chat URL [--did DID] [--thread ID]';
+
+const output: ChatOutput = {
+  write: (text) => process.stdout.write(text),
+  error: (text) => process.stderr.write(text),
+};
+
+/** A terminal client: each line is a prompt, or a pivot while an answer streams; commands start with '/'. */
+async function main(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { did: { type: 'string' }, thread: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [endpoint] = positionals;
+  if (values.help || endpoint === undefined || positionals.length > 1) {
+    output.error(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+
+  const client = new CPPClient({ endpoint, ...(values.did === undefined ? {} : { did: values.did }) });
+  const session = new ChatSession(client, output);
+  client.on('error', (error) => session.report(error));
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let leaving = false;
+  client.on('status', (status) => {
+    if (status !== 'closed' || leaving) return;
+    output.error('connection closed\n');
+    lines.close();
+  });
+
+  try {
+    await session.open(values.thread);
+    let quit = false;
+    for await (const line of lines) {
+      quit = !(await session.handle(line));
+      if (quit) break;
+    }
+    if (client.status === 'closed') return 1;
+    // Input ended (a pipe, or Ctrl-D): let the answers finish. /quit leaves at once.
+    if (!quit) await session.settle();
+    return 0;
+  } catch (error) {
+    session.report(error);
+    return 1;
+  } finally {
+    leaving = true;
+    lines.close();
+    await client.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
