@@ -1,38 +1,77 @@
 // @vitest-environment happy-dom
-import { CPPServer, DemoProvider } from '@promethea/cpp-server';
-import { renderHook, waitFor, act } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStore } from '@promethea/cpp-server';
+import type { ThreadGraph } from '@promethea/cpp-protocol';
+import { act, renderHook, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
 import { useCPP } from '../src/index.js';
+import { endpointOf, startDemoServer } from './support/demo-server.js';
 
-const servers: CPPServer[] = [];
-
-async function startServer(port = 0): Promise<CPPServer> {
-  const server = new CPPServer({ port, host: '127.0.0.1', model: new DemoProvider({ delayMs: 5, words: 12 }) });
-  await server.ready;
-  servers.push(server);
-  return server;
-}
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+const did = 'did:key:z6MkHookTests';
 
 describe('useCPP', () => {
-  it('connects, and keeps the active thread graph in React state while an answer streams', async () => {
-    const server = await startServer();
-    const { result, unmount } = renderHook(() => useCPP({ endpoint: `ws://127.0.0.1:${server.port}`, did: 'did:key:z6MkTest' }));
+  it('connects, and renders every change of the active thread while the answer streams', async () => {
+    const server = await startDemoServer();
+    const rendered: Array<ThreadGraph | undefined> = [];
+    const endpoint = endpointOf(server);
+    const { result } = renderHook(() => {
+      const cpp = useCPP({ endpoint, did });
+      rendered.push(cpp.graph);
+      return cpp;
+    });
+    expect(result.current.connection).toBe('connecting');
     await waitFor(() => expect(result.current.connection).toBe('live'));
     const client = result.current.client!;
 
-    await act(() => client.openThread('thread_hooks1'));
-    expect(result.current.threadId).toBe('thread_hooks1');
-    expect(result.current.graph?.version).toBe(0);
+    await act(() => client.openThread('thread_hooks_stream'));
+    expect(result.current).toMatchObject({ threadId: 'thread_hooks_stream', status: 'open', graph: { version: 0, rootNodeId: null } });
 
-    const seen: string[] = [];
-    const answer = await act(() => client.prompt({ userPrompt: 'hello', onStream: () => seen.push(result.current.graph!.activeHeadMessageId!) }));
-    const graph = result.current.graph!;
-    expect(graph.activeHeadMessageId).toBe(answer.assistantNodeId);
-    expect(graph.nodes[answer.assistantNodeId]).toMatchObject({ status: 'completed', content: answer.content });
+    const answer = await act(() => client.prompt({ userPrompt: 'hello' }));
+    expect(result.current.graph).toEqual(client.graph());
+    expect(result.current.graph!.nodes[answer.assistantNodeId]).toMatchObject({ status: 'completed', content: answer.content });
+    const partial = rendered.map((graph) => graph?.nodes[answer.assistantNodeId]).filter((node) => node?.status === 'streaming' && node.content !== '');
+    expect(partial.length).toBeGreaterThan(0);
+    expect(answer.content.startsWith(partial[0]!.content)).toBe(true);
+  });
+
+  it('closes its client on unmount', async () => {
+    const server = await startDemoServer();
+    const endpoint = endpointOf(server);
+    const { result, unmount } = renderHook(() => useCPP({ endpoint, did }));
+    await waitFor(() => expect(result.current.connection).toBe('live'));
+    await waitFor(() => expect(server.connectionCount).toBe(1));
     unmount();
+    await waitFor(() => expect(server.connectionCount).toBe(0));
+    expect(result.current.client!.status).toBe('closed');
+  });
+
+  it('shows a lost connection as reconnecting, then connects a new client that can reopen the thread', async () => {
+    const store = new MemoryStore();
+    const first = await startDemoServer({ store });
+    const port = first.port;
+    const endpoint = endpointOf(first);
+    const { result } = renderHook(() => useCPP({ endpoint, did }));
+    await waitFor(() => expect(result.current.connection).toBe('live'));
+    const lostClient = result.current.client!;
+    await act(() => lostClient.openThread('thread_hooks_reconnect'));
+
+    await act(() => first.close());
+    await waitFor(() => expect(result.current.connection).toBe('reconnecting'));
+
+    await startDemoServer({ port, store });
+    await waitFor(() => expect(result.current.connection).toBe('live'), { timeout: 15_000 });
+    const client = result.current.client!;
+    expect(client).not.toBe(lostClient);
+    expect(result.current.threadId).toBeUndefined();
+    await act(() => client.openThread('thread_hooks_reconnect'));
+    expect(result.current.graph?.threadId).toBe('thread_hooks_reconnect');
+  });
+
+  it('stays closed after a lost connection when reconnect is off', async () => {
+    const server = await startDemoServer();
+    const endpoint = endpointOf(server);
+    const { result } = renderHook(() => useCPP({ endpoint, did, reconnect: false }));
+    await waitFor(() => expect(result.current.connection).toBe('live'));
+    await act(() => server.close());
+    await waitFor(() => expect(result.current.connection).toBe('closed'));
   });
 });

@@ -1,0 +1,32 @@
+import { CPPServer, DemoProvider, MemoryStore } from '@promethea/cpp-server';
+import { afterEach } from 'vitest';
+
+const running: CPPServer[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.close()));
+});
+
+export interface DemoServerOptions {
+  port?: number;
+  store?: MemoryStore;
+  /** A slow model keeps an answer streaming for as long as a test needs to act on it. */
+  slow?: boolean;
+}
+
+/** A real CPP server on 127.0.0.1 with the demo model (short, quick answers unless slow), closed after each test. */
+export async function startDemoServer(options: DemoServerOptions = {}): Promise<CPPServer> {
+  const server = new CPPServer({
+    port: options.port ?? 0,
+    host: '127.0.0.1',
+    model: new DemoProvider(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }),
+    ...(options.store && { store: options.store }),
+  });
+  running.push(server);
+  await server.ready;
+  return server;
+}
+
+export function endpointOf(server: CPPServer): string {
+  return `ws://127.0.0.1:${server.port}`;
+}

@@ -1,0 +1,23 @@
+import { applyChange, emptyGraph, planAnchor, planFinish, planPrompt, type ThreadGraph } from '@promethea/cpp-protocol';
+
+/** Builds thread graphs with the protocol's own tree operations, so test trees obey every invariant. */
+export class TestGraph {
+  readonly graph: ThreadGraph = emptyGraph('thread_test');
+
+  /** A prompt `msg_u<n>` and its streaming answer `msg_a<n>`, under `parentId` or the head. */
+  prompt(n: number, parentId?: string): this {
+    const input = { userNodeId: `msg_u${n}`, userPrompt: `prompt ${n}`, assistantNodeId: `msg_a${n}`, createdAt: n };
+    applyChange(this.graph, planPrompt(this.graph, parentId === undefined ? input : { ...input, parentNodeId: parentId }));
+    return this;
+  }
+
+  finish(n: number, content = `answer ${n}`): this {
+    applyChange(this.graph, planFinish(this.graph, { nodeId: `msg_a${n}`, status: 'completed', content }));
+    return this;
+  }
+
+  anchor(nodeId: string): this {
+    applyChange(this.graph, planAnchor(this.graph, nodeId));
+    return this;
+  }
+}

@@ -1,0 +1,53 @@
+// @vitest-environment happy-dom
+import { act, renderHook, waitFor } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { useBranch, useCPP } from '../src/index.js';
+import { endpointOf, startDemoServer } from './support/demo-server.js';
+
+async function renderBranch(slow = false) {
+  const server = await startDemoServer({ slow });
+  const endpoint = endpointOf(server);
+  const hook = renderHook(() => {
+    const cpp = useCPP({ endpoint, did: 'did:key:z6MkBranchTest' });
+    return { cpp, branch: useBranch(cpp.client, cpp.graph) };
+  });
+  await waitFor(() => expect(hook.result.current.cpp.connection).toBe('live'));
+  const client = hook.result.current.cpp.client!;
+  await act(() => client.openThread());
+  return { ...hook, client };
+}
+
+describe('useBranch', () => {
+  it('shows the branch from the root to the head, and switches between siblings at a fork', async () => {
+    const { result, client } = await renderBranch();
+    const first = await act(() => client.prompt({ userPrompt: 'one' }));
+    const second = await act(() => client.prompt({ userPrompt: 'two' }));
+    await act(() => client.anchor(first.assistantNodeId));
+    const third = await act(() => client.prompt({ userPrompt: 'three' }));
+
+    const ids = () => result.current.branch.entries.map((entry) => entry.node.id);
+    expect(ids()).toEqual([first.userNodeId, first.assistantNodeId, third.userNodeId, third.assistantNodeId]);
+    const fork = result.current.branch.entries[2]!;
+    expect(fork).toMatchObject({ siblingIds: [second.userNodeId, third.userNodeId], siblingIndex: 1 });
+
+    await act(() => result.current.branch.showSibling(fork, -1));
+    expect(ids()).toEqual([first.userNodeId, first.assistantNodeId, second.userNodeId, second.assistantNodeId]);
+    expect(result.current.branch.headId).toBe(second.assistantNodeId);
+
+    await act(() => result.current.branch.showBranchOf(third.userNodeId));
+    expect(result.current.branch.headId).toBe(third.assistantNodeId);
+  });
+
+  it('names the streaming answer and keeps it on the branch while the head sits on its prompt', async () => {
+    const { result, client } = await renderBranch(true);
+    const generation = client.prompt({ userPrompt: 'a long one' });
+    await waitFor(() => expect(result.current.branch.streaming).toBeDefined());
+    const streaming = result.current.branch.streaming!;
+    await act(() => client.anchor(streaming.parentId!));
+    expect(result.current.branch.entries.map((entry) => entry.node.id)).toEqual([streaming.parentId, streaming.id]);
+    await act(() => client.stop());
+    await expect(generation).resolves.toMatchObject({ status: 'interrupted' });
+    expect(result.current.branch.streaming).toBeUndefined();
+    expect(result.current.branch.entries.map((entry) => entry.node.id)).toEqual([streaming.parentId]);
+  });
+});
