@@ -1,0 +1,91 @@
+import { APICallError, type LanguageModel, streamText } from 'ai';
+import { toFinishReason } from './finish-reason.js';
+import { runGeneration } from './generation.js';
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import type { ProviderError } from './provider-error.js';
+import { streamChunks } from './stream-chunks.js';
+import { tokenUsage } from './token-usage.js';
+import { missingTerminator, statusFailure, streamedFailure } from './upstream-failures.js';
+
+export interface AiSdkProviderOptions {
+  /** A model from any AI SDK provider package, e.g. `openai('gpt-4o-mini')` or `google('gemini-2.5-flash')`. */
+  model: Exclude<LanguageModel, string>;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  policy?: Partial<GenerationPolicy>;
+}
+
+/**
+ * Serves CPP from any Vercel AI SDK language model (AI SDK 6, the last major that runs on Node 20), so every AI SDK
+ * provider plugs in. Imported from `@promethea/cpp-server/ai-sdk`, since `ai` is an optional peer dependency.
+ * The AI SDK's own retries are off: the generation retries, as for every provider.
+ */
+export class AiSdkProvider implements ModelProvider {
+  readonly provider: string;
+  readonly model: string;
+  private readonly vendor: string;
+  private readonly policy: GenerationPolicy;
+
+  constructor(private readonly options: AiSdkProviderOptions) {
+    this.provider = `ai-sdk:${options.model.provider}`;
+    this.model = options.model.modelId;
+    this.vendor = `AI SDK provider ${options.model.provider}`;
+    this.policy = { ...DEFAULT_GENERATION_POLICY, ...options.policy };
+  }
+
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    return runGeneration(request.signal, {
+      vendor: this.vendor,
+      policy: this.policy,
+      open: (signal) => this.attempt(request.messages, signal),
+      describeFailure: (error) => this.describeFailure(error),
+    });
+  }
+
+  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+    const { model, systemPrompt, temperature, maxTokens } = this.options;
+    const result = streamText({
+      model,
+      messages: messages.map(({ role, content }) => ({ role, content })),
+      abortSignal: signal,
+      maxRetries: 0,
+      // Errors arrive as `error` parts below; without a handler the AI SDK also prints them.
+      onError: () => undefined,
+      ...(systemPrompt ? { system: systemPrompt } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
+    });
+    // An AI SDK stream ends on abort only if the model's own stream does; cancelling it ends it in any case.
+    for await (const part of streamChunks(result.fullStream, signal)) {
+      switch (part.type) {
+        case 'text-delta':
+          if (part.text) yield { type: 'text-delta', text: part.text };
+          break;
+        case 'finish': {
+          const usage = tokenUsage(part.totalUsage.inputTokens, part.totalUsage.outputTokens);
+          yield { type: 'finish', finishReason: toFinishReason(part.finishReason), ...(usage ? { usage } : {}) };
+          return;
+        }
+        case 'error':
+          throw part.error;
+        case 'abort':
+          // Cancelled or timed out: the generation knows which.
+          return;
+        default:
+          break;
+      }
+    }
+    // Reached when cancelled (the generation then reports the abort or the timeout): streamText itself always ends
+    // with a finish part, so a model's stream cut short is caught only if its provider package notices.
+    throw missingTerminator(this.vendor, 'a finish part');
+  }
+
+  private describeFailure(error: unknown): ProviderError {
+    if (APICallError.isInstance(error) && error.statusCode !== undefined) {
+      return statusFailure(this.vendor, error.statusCode, error.message);
+    }
+    return streamedFailure(this.vendor, error instanceof Error ? error.message : String(error));
+  }
+}
