@@ -1,5 +1,6 @@
-import type { NodeStatus, Role, ThreadSummary } from '@promethea/cpp-protocol';
+import type { ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
+import type { NodeRow } from './node-rows.js';
 
 export interface ThreadRow {
   threadId: string;
@@ -10,20 +11,6 @@ export interface ThreadRow {
   version: number;
   rootNodeId: string | null;
   headNodeId: string | null;
-}
-
-/** The CHECK constraints of the schema keep `role` and `status` within their unions. */
-export interface NodeRow {
-  nodeId: string;
-  threadId: string;
-  parentId: string | null;
-  role: Role;
-  content: string;
-  status: NodeStatus;
-  createdAt: number;
-  model: string | null;
-  /** JSON of a `TokenUsage`. */
-  usage: string | null;
 }
 
 export interface CommittedHeader {

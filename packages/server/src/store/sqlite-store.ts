@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { TokenUsageSchema, type MessageNode, type ThreadSummary, type TreeChange } from '@promethea/cpp-protocol';
+import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
-import { assembleGraph, type NodeRecord } from './graph-records.js';
+import { assembleGraph } from './graph-records.js';
+import { fromNodeRow, toNodeRow } from './node-rows.js';
 import { migrate } from './sqlite-migrations.js';
-import { prepareStatements, type NodeRow, type SqliteStatements } from './sqlite-statements.js';
+import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
 import { StoreConflictError } from './store-conflict-error.js';
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
@@ -51,7 +52,7 @@ export class SqliteStore implements ConversationStore {
       const row = this.statements.selectThread.get(threadId);
       if (!row) return undefined;
       const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-      const records = this.statements.selectNodes.all(threadId).map(toNodeRecord);
+      const records = this.statements.selectNodes.all(threadId).map(fromNodeRow);
       const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
       return { threadId, ownerDid, title, createdAt, updatedAt, graph };
     })();
@@ -107,33 +108,4 @@ export class SqliteStore implements ConversationStore {
       title: meta.title ?? null,
     });
   }
-}
-
-function toNodeRow(threadId: string, node: MessageNode): NodeRow {
-  return {
-    nodeId: node.id,
-    threadId,
-    parentId: node.parentId,
-    role: node.role,
-    content: node.content,
-    status: node.status,
-    createdAt: node.createdAt,
-    model: node.model ?? null,
-    usage: node.usage === undefined ? null : JSON.stringify(node.usage),
-  };
-}
-
-/** Optional fields stay absent rather than `undefined`, so a loaded node equals the one that was committed. */
-function toNodeRecord(row: NodeRow): NodeRecord {
-  const record: NodeRecord = {
-    id: row.nodeId,
-    parentId: row.parentId,
-    role: row.role,
-    content: row.content,
-    status: row.status,
-    createdAt: row.createdAt,
-  };
-  if (row.model !== null) record.model = row.model;
-  if (row.usage !== null) record.usage = TokenUsageSchema.parse(JSON.parse(row.usage));
-  return record;
 }

@@ -1,0 +1,48 @@
+import { TokenUsageSchema, type MessageNode, type NodeStatus, type Role } from '@promethea/cpp-protocol';
+import type { NodeRecord } from './graph-records.js';
+
+/**
+ * A node as the SQL stores write and read it: one column per field. The schemas' CHECK constraints keep `role` and
+ * `status` within their unions.
+ */
+export interface NodeRow {
+  nodeId: string;
+  threadId: string;
+  parentId: string | null;
+  role: Role;
+  content: string;
+  status: NodeStatus;
+  createdAt: number;
+  model: string | null;
+  /** JSON of a `TokenUsage`. */
+  usage: string | null;
+}
+
+export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
+  return {
+    nodeId: node.id,
+    threadId,
+    parentId: node.parentId,
+    role: node.role,
+    content: node.content,
+    status: node.status,
+    createdAt: node.createdAt,
+    model: node.model ?? null,
+    usage: node.usage === undefined ? null : JSON.stringify(node.usage),
+  };
+}
+
+/** Optional fields stay absent rather than `undefined`, so a loaded node equals the one that was committed. */
+export function fromNodeRow(row: NodeRow): NodeRecord {
+  const record: NodeRecord = {
+    id: row.nodeId,
+    parentId: row.parentId,
+    role: row.role,
+    content: row.content,
+    status: row.status,
+    createdAt: row.createdAt,
+  };
+  if (row.model !== null) record.model = row.model;
+  if (row.usage !== null) record.usage = TokenUsageSchema.parse(JSON.parse(row.usage));
+  return record;
+}
