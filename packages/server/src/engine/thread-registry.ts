@@ -35,27 +35,37 @@ export class ThreadRegistry {
   /** Opens a thread, creating it (owned by `identity`) when it does not exist yet. */
   async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
     const id = threadId ?? newThreadId();
-    const existing = threadId === undefined ? undefined : await this.find(id);
-    if (existing) return existing;
+    // The pending look-up of the thread until it exists, so that a frame right behind this one finds it created.
+    const existing = threadId === undefined ? Promise.resolve(undefined) : this.find(id);
+    const engine = await this.track(id, existing.then((found) => found ?? this.create(id, identity)));
+    if (!engine) throw new CPPError(ErrorCode.NOT_FOUND, `thread ${id} does not exist`);
+    return engine;
+  }
+
+  private async create(threadId: string, identity: Identity): Promise<ThreadEngine | undefined> {
     const now = Date.now();
     try {
-      await this.store.createThread({ threadId: id, ownerDid: identity.did, title: '', createdAt: now, updatedAt: now });
+      await this.store.createThread({ threadId, ownerDid: identity.did, title: '', createdAt: now, updatedAt: now });
     } catch (error) {
-      // Another connection created it between our look-up and our insert: open theirs.
+      // Another server created it between our look-up and our insert: open theirs.
       if (!StoreConflictError.isInstance(error)) throw error;
     }
-    return this.require(id);
+    return this.load(threadId);
   }
 
   private find(threadId: string): Promise<ThreadEngine | undefined> {
     const engine = this.engines.get(threadId);
     if (engine) return Promise.resolve(engine);
-    let load = this.loading.get(threadId);
-    if (!load) {
-      load = this.load(threadId).finally(() => this.loading.delete(threadId));
-      this.loading.set(threadId, load);
-    }
-    return load;
+    return this.loading.get(threadId) ?? this.track(threadId, this.load(threadId));
+  }
+
+  /** Makes `lookUp` the thread's pending look-up until it settles: `find` shares it instead of loading again. */
+  private track(threadId: string, lookUp: Promise<ThreadEngine | undefined>): Promise<ThreadEngine | undefined> {
+    const tracked = lookUp.finally(() => {
+      if (this.loading.get(threadId) === tracked) this.loading.delete(threadId);
+    });
+    this.loading.set(threadId, tracked);
+    return tracked;
   }
 
   private async load(threadId: string): Promise<ThreadEngine | undefined> {
