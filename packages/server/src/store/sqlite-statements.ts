@@ -1,17 +1,6 @@
 import type { ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { NodeRow } from './node-rows.js';
-
-export interface ThreadRow {
-  threadId: string;
-  ownerDid: string;
-  title: string;
-  createdAt: number;
-  updatedAt: number;
-  version: number;
-  rootNodeId: string | null;
-  headNodeId: string | null;
-}
+import type { NodeRow, ThreadRow } from './sql-rows.js';
 
 export interface CommittedHeader {
   threadId: string;

@@ -4,9 +4,9 @@ import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
-import { fromNodeRow, toNodeRow } from './node-rows.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
+import { fromNodeRow, toNodeRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */

@@ -1,10 +1,20 @@
 import { TokenUsageSchema, type MessageNode, type NodeStatus, type Role } from '@promethea/cpp-protocol';
 import type { NodeRecord } from './graph-records.js';
 
-/**
- * A node as the SQL stores write and read it: one column per field. The schemas' CHECK constraints keep `role` and
- * `status` within their unions.
- */
+/** The rows the SQL stores (SQLite, PostgreSQL) read and write, with column names as aliases of the fields. */
+
+export interface ThreadRow {
+  threadId: string;
+  ownerDid: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  version: number;
+  rootNodeId: string | null;
+  headNodeId: string | null;
+}
+
+/** The schemas' CHECK constraints keep `role` and `status` within their unions. */
 export interface NodeRow {
   nodeId: string;
   threadId: string;
