@@ -110,13 +110,15 @@ export class CPPClient {
     const interrupted = this.streamingNode(threadId);
     if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, onStream: options.onStream });
     const newBranchNodeId = newMessageId();
+    const receivedContentLength = options.receivedContentLength ?? interrupted.content.length;
     const frame = this.frames.create('CPP_PIVOT_INIT', {
       interruptedNodeId: interrupted.id,
       activeThreadId: threadId,
       userPrompt: options.userPrompt,
       newBranchNodeId,
-      receivedContentLength: options.receivedContentLength ?? interrupted.content.length,
+      receivedContentLength,
     });
+    this.requests.interrupting(interrupted.id, receivedContentLength);
     return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
   }
 
@@ -145,11 +147,9 @@ export class CPPClient {
     const threadId = options.threadId ?? this.currentThreadId;
     const node = threadId === undefined ? undefined : this.streamingNode(threadId);
     if (threadId === undefined || !node) return;
-    const frame = this.frames.create('CPP_STREAM_STOP', {
-      activeThreadId: threadId,
-      nodeId: node.id,
-      receivedContentLength: options.receivedContentLength ?? node.content.length,
-    });
+    const receivedContentLength = options.receivedContentLength ?? node.content.length;
+    const frame = this.frames.create('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: node.id, receivedContentLength });
+    this.requests.interrupting(node.id, receivedContentLength);
     await this.request(
       frame,
       new FrameWaiter(frame.id, (reply) => (notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id) ? { value: undefined } : undefined)),

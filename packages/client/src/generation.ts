@@ -1,4 +1,4 @@
-import { ErrorCode, getNode, type FinishReason, type MessageNode, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import { ErrorCode, getNode, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
 import type { PendingRequest } from './pending-requests.js';
@@ -34,6 +34,8 @@ export class Generation implements PendingRequest {
   private readonly settlement = deferred<GenerationResult>();
   private assistantNodeId: string | undefined;
   private delivered = 0;
+  /** Set when the client halts this answer: text past what the user had seen is about to be cut, so never shown. */
+  private visibleLength = Infinity;
   private finishReason: FinishReason | undefined;
 
   constructor(
@@ -58,6 +60,10 @@ export class Generation implements PendingRequest {
     this.settlement.reject(error);
   }
 
+  interrupting(nodeId: string, receivedContentLength: number): void {
+    if (nodeId === this.assistantNodeId) this.visibleLength = Math.min(this.visibleLength, receivedContentLength);
+  }
+
   /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */
   private assistantNode(): MessageNode | undefined {
     const graph = this.graphOf(this.request.threadId);
@@ -74,9 +80,10 @@ export class Generation implements PendingRequest {
   }
 
   private deliver(node: MessageNode): void {
-    if (node.content.length <= this.delivered) return;
-    const delta = node.content.slice(this.delivered);
-    this.delivered = node.content.length;
+    const visible = safeCutLength(node.content, this.visibleLength);
+    if (visible <= this.delivered) return;
+    const delta = node.content.slice(this.delivered, visible);
+    this.delivered = visible;
     this.request.onStream?.(delta);
   }
 

@@ -5,6 +5,8 @@ export interface PendingRequest {
   /** Sees every valid server frame, after the mirrors have applied it; returns true once the request has settled. */
   observe(frame: ServerFrame): boolean;
   fail(error: Error): void;
+  /** The client is halting `nodeId` where the user has seen `receivedContentLength` of it (a pivot or a stop). */
+  interrupting?(nodeId: string, receivedContentLength: number): void;
 }
 
 export class PendingRequests {
@@ -23,6 +25,10 @@ export class PendingRequests {
       settledAny = true;
     }
     return settledAny;
+  }
+
+  interrupting(nodeId: string, receivedContentLength: number): void {
+    for (const request of this.requests) request.interrupting?.(nodeId, receivedContentLength);
   }
 
   failAll(error: Error): void {

@@ -60,9 +60,10 @@ describe('CPPClient mirror', () => {
     const graph = await client.openThread();
     const peer = session.server.peers[0]!;
     session.server.send(peer, 'CPP_GRAPH_PATCH', { threadId: graph.threadId, version: 0, rootNodeId: 'msg_stale', activeHeadMessageId: null, nodes: {} });
-    await client.requestSync();
+    // A round trip that leaves the mirror alone: the patch has been handled once it returns.
+    await client.listThreads();
     expect(client.graph()).toEqual(session.server.graph(graph.threadId));
-    expect(session.server.framesOf('CPP_SYNC_REQUEST')).toHaveLength(1);
+    expect(session.server.framesOf('CPP_SYNC_REQUEST')).toEqual([]);
   });
 
   it('cuts a halted node to the length the server kept', async () => {

@@ -49,6 +49,23 @@ describe('CPPClient.pivot', () => {
     pivot.catch(() => undefined);
   });
 
+  it('never shows the interrupted answer past the point where the user pivoted', async () => {
+    const client = session.connect();
+    const deltas: string[] = [];
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    session.server.chunk(threadId, assistantNodeId, 'Seen');
+    await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Seen');
+
+    const pivot = client.pivot({ userPrompt: 'Change of plan' });
+    pivot.catch(() => undefined);
+    // Already on the wire when the user pivoted: it arrives after the decision.
+    session.server.chunk(threadId, assistantNodeId, ' unseen');
+
+    expect((await session.server.frame('CPP_PIVOT_INIT')).payload.receivedContentLength).toBe(4);
+    expect(await result).toMatchObject({ status: 'interrupted', content: 'Seen' });
+    expect(deltas).toEqual(['Seen']);
+  });
+
   it('branches from the head with a plain prompt when nothing streams', async () => {
     const client = session.connect();
     const first = await session.startPrompt(client);

@@ -17,6 +17,20 @@ describe('CPPClient.stop', () => {
     expect(await result).toMatchObject({ status: 'interrupted', content: 'Half an answer' });
   });
 
+  it('never shows the stopped answer past the point where the user stopped it', async () => {
+    const client = session.connect();
+    const deltas: string[] = [];
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    session.server.chunk(threadId, assistantNodeId, 'Seen');
+    await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Seen');
+    const stopped = client.stop();
+    session.server.chunk(threadId, assistantNodeId, ' unseen');
+    await stopped;
+
+    expect(await result).toMatchObject({ status: 'interrupted', content: 'Seen' });
+    expect(deltas).toEqual(['Seen']);
+  });
+
   it('resolves at once, sending nothing, when nothing streams', async () => {
     const client = session.connect();
     await client.stop();

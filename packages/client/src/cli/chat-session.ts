@@ -50,9 +50,8 @@ export class ChatSession {
     while (this.running.size > 0) await Promise.all(this.running);
   }
 
+  /** A pivot: it interrupts the answer streaming, if any, whose ending then reports the cut. */
   private send(userPrompt: string): void {
-    const interrupted = this.client.streamingNode();
-    if (interrupted) this.output.write(`\n[pivot: interrupting ${interrupted.id}]\n`);
     const answer = this.client
       .pivot({ userPrompt, onStream: (delta) => this.output.write(delta) })
       .then((result) => this.output.write(ending(result)), (error: unknown) => this.report(error))

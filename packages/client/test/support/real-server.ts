@@ -1,0 +1,32 @@
+import { CPPClient } from '@promethea/cpp-client';
+import { CPPServer, DemoProvider, type DemoProviderOptions } from '@promethea/cpp-server';
+import { afterEach } from 'vitest';
+import { DID } from './session.js';
+
+/** The real CPPServer with the demo model, in memory on port 0, and clients that are closed after each test. */
+export function useRealServer() {
+  const servers: CPPServer[] = [];
+  const clients: CPPClient[] = [];
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return {
+    async start(demo: DemoProviderOptions): Promise<CPPServer> {
+      const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider(demo) });
+      servers.push(server);
+      await server.ready;
+      return server;
+    },
+    connect(server: CPPServer, did = DID): CPPClient {
+      const client = new CPPClient({ endpoint: server.url, did });
+      clients.push(client);
+      return client;
+    },
+  };
+}
+
+/** A demo answer that ends at once. */
+export const SHORT_ANSWERS: DemoProviderOptions = { delayMs: 0, words: 12 };
+/** A demo answer far longer than any test: it is still streaming whenever the test acts on it. */
+export const ENDLESS_ANSWERS: DemoProviderOptions = { delayMs: 5, words: 100_000 };
