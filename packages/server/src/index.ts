@@ -8,3 +8,8 @@ export { SqliteStore } from './store/sqlite-store.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
+export { createModelProvider, describeProvider } from './model/provider-factory.js';
+export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';
+export { OpenAICompatibleProvider } from './model/openai-compatible-provider.js';
+export { AnthropicProvider } from './model/anthropic-provider.js';
+export { OllamaProvider } from './model/ollama-provider.js';
