@@ -104,7 +104,7 @@ export class ThreadEngine {
 
   prompt(request: PromptRequest, requester: Subscriber): Promise<void> {
     return this.queue.run(async () => {
-      if (this.isRetry(request.newNodeId, request.userPrompt, request.parentNodeId)) return requester.send(this.syncFrame());
+      if (await this.isRetry(request.newNodeId, request.userPrompt, request.parentNodeId)) return requester.send(this.syncFrame());
       this.checkVersion(request.expectedVersion);
       await this.commitEndedGeneration();
       this.checkIdle();
@@ -126,7 +126,7 @@ export class ThreadEngine {
   /** CPP_PIVOT_INIT: checks, then the 'pivot' listeners (or the default), then whatever they left undone. */
   pivot(request: PivotRequest & { expectedVersion?: number }, identity: Identity, requester: Subscriber): Promise<void> {
     return this.queue.run(async () => {
-      if (this.isRetry(request.newBranchNodeId, request.userPrompt, request.interruptedNodeId)) return requester.send(this.syncFrame());
+      if (await this.isRetry(request.newBranchNodeId, request.userPrompt, request.interruptedNodeId)) return requester.send(this.syncFrame());
       this.checkVersion(request.expectedVersion);
       this.requireNode(request.interruptedNodeId);
       await this.commitEndedGeneration();
@@ -300,10 +300,17 @@ export class ThreadEngine {
     if (this.idle) this.dependencies.onIdle(this);
   }
 
-  /** An exact retry of a frame that already created `nodeId` changes nothing; any other reuse of the id conflicts. */
-  private isRetry(nodeId: string, prompt: string, parentId: string | undefined): boolean {
+  /**
+   * An exact retry of a frame that already created `nodeId` changes nothing; any other reuse of the id conflicts,
+   * also in another thread, and before anything else is checked or done (a pivot must not halt a stream first).
+   */
+  private async isRetry(nodeId: string, prompt: string, parentId: string | undefined): Promise<boolean> {
     const existing = getNode(this.graph, nodeId);
-    if (!existing) return false;
+    if (!existing) {
+      const owner = await this.dependencies.store.findNodeThread(nodeId);
+      if (owner === undefined) return false;
+      throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
+    }
     const same = existing.role === 'user' && existing.content === prompt && (parentId === undefined || existing.parentId === parentId);
     if (!same) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
     return true;
