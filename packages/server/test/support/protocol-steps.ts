@@ -79,6 +79,7 @@ export async function completion(client: RawClient, threadId: string, nodeId: st
 
 /** Waits until the client has received `count` chunks of the node in all. */
 export async function chunksReceived(client: RawClient, nodeId: string, count: number): Promise<void> {
+  if (chunksOf(client, nodeId).length >= count) return;
   await client.next('CPP_STREAM_CHUNK', () => chunksOf(client, nodeId).length >= count);
 }
 

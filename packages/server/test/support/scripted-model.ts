@@ -10,6 +10,8 @@ export interface ScriptedAnswer {
   chunks: readonly string[] | ((index: number) => string);
   /** Default: finish with reason `stop`. */
   ending?: ScriptedEnding;
+  /** Overrides the model's `gated` option for this answer. */
+  gated?: boolean;
 }
 
 export interface ScriptedModelOptions {
@@ -86,16 +88,17 @@ export class ScriptedModel implements ModelProvider {
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
     const index = this.calls.length;
-    const call = new ModelCall(request.messages, request.signal, this.gated);
-    this.record(index, call);
     const answer = typeof this.answer === 'function' ? this.answer(index) : this.answer;
+    const gated = answer.gated ?? this.gated;
+    const call = new ModelCall(request.messages, request.signal, gated);
+    this.record(index, call);
     for (let chunkIndex = 0; ; chunkIndex += 1) {
       const text = chunkAt(answer.chunks, chunkIndex);
       if (text === undefined) break;
       if (!(await call.turn())) return;
       yield { type: 'text-delta', text };
       // Lets the server's I/O run between parts, as a network stream would.
-      if (!this.gated) await nextTurn();
+      if (!gated) await nextTurn();
     }
     if (!(await call.turn())) return;
     const ending = answer.ending ?? { finishReason: 'stop' };
