@@ -1,0 +1,91 @@
+import type { Locator, Page } from 'playwright-core';
+import { FrameRecorder } from './frame-recorder.js';
+
+export interface ShownMessage {
+  id: string;
+  role: string;
+  status: string;
+  /** The node's content length as the bubble states it. */
+  length: number;
+  /** The text a person reads in the bubble's body. */
+  text: string;
+}
+
+/** The chat UI as a person uses it: what it shows, and the few things they do with it. */
+export class ChatPage {
+  readonly frames: FrameRecorder;
+  /** Uncaught exceptions and console errors of the page: a working UI has none. */
+  readonly problems: string[] = [];
+
+  constructor(readonly page: Page) {
+    this.frames = new FrameRecorder(page);
+    page.on('pageerror', (error) => this.problems.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') this.problems.push(message.text());
+    });
+  }
+
+  get composer(): Locator {
+    return this.page.getByRole('textbox', { name: 'Message' });
+  }
+
+  get messageList(): Locator {
+    return this.page.getByRole('log', { name: 'Conversation' });
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await this.page.getByRole('status', { name: 'Connection: Live' }).waitFor();
+    await this.composer.waitFor();
+  }
+
+  /** Types into the composer and presses Enter, as a person sends. */
+  async send(text: string): Promise<void> {
+    await this.composer.fill(text);
+    await this.composer.press('Enter');
+  }
+
+  message(id: string): Locator {
+    return this.messageList.locator(`article[data-node-id="${id}"]`);
+  }
+
+  async messages(): Promise<ShownMessage[]> {
+    return this.messageList.locator('article.message').evaluateAll((articles) =>
+      articles.map((article) => {
+        const element = article as HTMLElement;
+        return {
+          id: element.dataset.nodeId ?? '',
+          role: element.classList.contains('message-user') ? 'user' : 'assistant',
+          status: element.dataset.status ?? '',
+          length: Number(element.dataset.length),
+          text: element.querySelector('.message-body')?.textContent?.trim() ?? '',
+        };
+      }),
+    );
+  }
+
+  async lastMessage(): Promise<ShownMessage> {
+    const shown = await this.messages();
+    const last = shown.at(-1);
+    if (!last) throw new Error('the chat shows no message');
+    return last;
+  }
+
+  /** Waits until the last message of the branch is an answer in `status`, at least `minLength` long, not `otherThan`. */
+  async waitForAnswer(status: string, { minLength = 0, otherThan = '' }: { minLength?: number; otherThan?: string } = {}): Promise<ShownMessage> {
+    await this.page.waitForFunction(
+      ([wanted, least, excluded]) => {
+        const articles = document.querySelectorAll<HTMLElement>('[role="log"] article.message');
+        const last = articles[articles.length - 1];
+        if (!last?.classList.contains('message-assistant') || last.dataset.nodeId === excluded) return false;
+        return last.dataset.status === wanted && Number(last.dataset.length) >= least;
+      },
+      [status, minLength, otherThan] as const,
+    );
+    return this.lastMessage();
+  }
+
+  /** The thread id in the URL. */
+  threadId(): string {
+    return decodeURIComponent(new URL(this.page.url()).hash.slice(1));
+  }
+}

@@ -1,0 +1,27 @@
+import type { Page } from 'playwright-core';
+
+export interface RecordedFrame {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/** The CPP frames a page sends and receives on its session socket, parsed, in order. */
+export class FrameRecorder {
+  readonly sent: RecordedFrame[] = [];
+  readonly received: RecordedFrame[] = [];
+
+  constructor(page: Page) {
+    page.on('websocket', (socket) => {
+      socket.on('framesent', (frame) => this.sent.push(JSON.parse(String(frame.payload)) as RecordedFrame));
+      socket.on('framereceived', (frame) => this.received.push(JSON.parse(String(frame.payload)) as RecordedFrame));
+    });
+  }
+
+  lastSent(type: string): RecordedFrame | undefined {
+    return this.sent.findLast((frame) => frame.type === type);
+  }
+
+  lastReceived(type: string): RecordedFrame | undefined {
+    return this.received.findLast((frame) => frame.type === type);
+  }
+}

@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { CPPServer, DemoProvider, MemoryStore } from '@promethea/cpp-server';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach } from 'vitest';
+import { ChatPage } from './chat-page.js';
+
+const STATIC_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
+const SCREENSHOT_DIR = fileURLToPath(new URL('../../../../test-output/web', import.meta.url));
+
+/** Debian's Chromium: Playwright cannot download its own browser here. */
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 375, height: 740 };
+
+export interface HarnessOptions {
+  /** A slow demo model, so that an answer is still streaming when the test pivots or stops it. */
+  slow?: boolean;
+}
+
+const opened: WebHarness[] = [];
+/** One browser per test file (launching one takes a while); each test gets fresh profiles in it. */
+let sharedBrowser: Promise<Browser> | undefined;
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((harness) => harness.close()));
+});
+
+afterAll(async () => {
+  await (await sharedBrowser)?.close();
+});
+
+/**
+ * The real cpp-server with the demo model, serving the built UI, and a real Chromium to use it: what a person
+ * gets from `npm start`. The server and the browser profiles are closed after each test.
+ */
+export class WebHarness {
+  private server: CPPServer;
+  private readonly store = new MemoryStore();
+  private readonly contexts: BrowserContext[] = [];
+
+  private constructor(
+    private readonly browser: Browser,
+    private readonly options: HarnessOptions,
+  ) {
+    this.server = this.createServer(0);
+  }
+
+  static async start(options: HarnessOptions = {}): Promise<WebHarness> {
+    if (!existsSync(`${STATIC_DIR}/index.html`)) throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
+    sharedBrowser ??= chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    const harness = new WebHarness(await sharedBrowser, options);
+    opened.push(harness);
+    await harness.server.ready;
+    return harness;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.server.port}/`;
+  }
+
+  /** A new browser profile (its own localStorage, so its own DID). */
+  async newContext(viewport = DESKTOP): Promise<BrowserContext> {
+    const context = await this.browser.newContext({ viewport });
+    this.contexts.push(context);
+    return context;
+  }
+
+  /** A page of `context` (default: a new profile) with the chat loaded, connected and showing a thread. */
+  async openChat(context?: BrowserContext, url = this.url): Promise<ChatPage> {
+    const chat = new ChatPage(await (context ?? (await this.newContext())).newPage());
+    await chat.page.goto(url);
+    await chat.waitUntilReady();
+    return chat;
+  }
+
+  /** Stops the server as a deploy would (connections close with 1001); `restart` brings it back on the same port. */
+  async stopServer(): Promise<number> {
+    const port = this.server.port;
+    await this.server.close();
+    return port;
+  }
+
+  async restartServer(port: number): Promise<void> {
+    this.server = this.createServer(port);
+    await this.server.ready;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.contexts.map((context) => context.close()));
+    await this.server.close();
+  }
+
+  private createServer(port: number): CPPServer {
+    const model = new DemoProvider(this.options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
+    return new CPPServer({ port, host: '127.0.0.1', model, store: this.store, staticDir: STATIC_DIR });
+  }
+}
+
+/** Saves what the page looks like now as test-output/web/<name>.png, for a person to look at. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png` });
+}
