@@ -1,0 +1,149 @@
+import type { ClientFrame, ClientFrameType, MessageNode, ServerFrame, ServerFrameType } from '@promethea/cpp-protocol';
+
+export const TIMESTAMP = 1781100000000;
+export const THREAD_ID = 'thread_abc123';
+
+const rootNode: MessageNode = {
+  id: 'msg_01h8v0',
+  parentId: null,
+  childrenIds: ['msg_01h8v1'],
+  role: 'user',
+  content: 'Explain spiking neural networks.',
+  status: 'completed',
+  createdAt: TIMESTAMP,
+};
+
+const answerNode: MessageNode = {
+  id: 'msg_01h8v1',
+  parentId: 'msg_01h8v0',
+  childrenIds: [],
+  role: 'assistant',
+  content: 'Spiking Neural Networks are…',
+  status: 'streaming',
+  createdAt: TIMESTAMP,
+  model: 'demo',
+  usage: { inputTokens: 12, outputTokens: 7 },
+};
+
+/** One valid frame of every client type, with every optional field set. */
+export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { type: Type }> } = {
+  CPP_PIVOT_INIT: {
+    type: 'CPP_PIVOT_INIT',
+    timestamp: TIMESTAMP,
+    id: 'request-1',
+    payload: {
+      interruptedNodeId: 'msg_01h8v1',
+      activeThreadId: THREAD_ID,
+      userPrompt: "Wait, let's pivot and focus on the Rust implementation instead of Clojure.",
+      newBranchNodeId: 'msg_01h8w',
+      receivedContentLength: 12,
+      expectedVersion: 3,
+    },
+  },
+  CPP_ANCHOR_HEAD: {
+    type: 'CPP_ANCHOR_HEAD',
+    timestamp: TIMESTAMP,
+    id: 'request-2',
+    payload: { activeThreadId: THREAD_ID, targetNodeId: 'msg_01h8v0', expectedVersion: 0 },
+  },
+  CPP_THREAD_OPEN: { type: 'CPP_THREAD_OPEN', timestamp: TIMESTAMP, id: 'request-3', payload: { threadId: THREAD_ID, patches: true } },
+  CPP_THREAD_CLOSE: { type: 'CPP_THREAD_CLOSE', timestamp: TIMESTAMP, id: 'request-4', payload: { threadId: THREAD_ID } },
+  CPP_PROMPT: {
+    type: 'CPP_PROMPT',
+    timestamp: TIMESTAMP,
+    id: 'request-5',
+    payload: {
+      activeThreadId: THREAD_ID,
+      userPrompt: 'Explain spiking neural networks.',
+      newNodeId: 'msg_01h8v0',
+      parentNodeId: 'msg_01h8v1',
+      expectedVersion: 2,
+    },
+  },
+  CPP_STREAM_STOP: {
+    type: 'CPP_STREAM_STOP',
+    timestamp: TIMESTAMP,
+    id: 'request-6',
+    payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', receivedContentLength: 0 },
+  },
+  CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
+  CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
+};
+
+/** The seed spec's two client frames (§3.1), with its elided ids completed: they must decode unchanged. */
+export const seedClientFrames = [
+  {
+    type: 'CPP_PIVOT_INIT',
+    timestamp: 1781100000000,
+    payload: {
+      interruptedNodeId: 'msg_01h8v',
+      activeThreadId: 'thread_abc123',
+      userPrompt: "Wait, let's pivot and focus on the Rust implementation instead of Clojure.",
+      newBranchNodeId: 'msg_01h8w',
+    },
+  },
+  {
+    type: 'CPP_ANCHOR_HEAD',
+    timestamp: 1781100010000,
+    payload: { activeThreadId: 'thread_abc123', targetNodeId: 'msg_01h8v1' },
+  },
+] as const;
+
+/** One valid frame of every server type, with every optional field set. */
+export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { type: Type }> } = {
+  CPP_STREAM_HALTED: {
+    type: 'CPP_STREAM_HALTED',
+    timestamp: TIMESTAMP,
+    payload: { interruptedNodeId: 'msg_01h8v1', finalContentLength: 324, lastChunkReceived: 'We can see that the SNN LIF...', threadId: THREAD_ID, reason: 'pivot' },
+  },
+  CPP_SYNC_GRAPH: {
+    type: 'CPP_SYNC_GRAPH',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      rootNodeId: rootNode.id,
+      activeHeadMessageId: answerNode.id,
+      nodes: { [rootNode.id]: rootNode, [answerNode.id]: answerNode },
+      version: 1,
+      title: 'Explain spiking neural networks.',
+    },
+  },
+  CPP_GRAPH_PATCH: {
+    type: 'CPP_GRAPH_PATCH',
+    timestamp: TIMESTAMP,
+    payload: { threadId: THREAD_ID, version: 2, rootNodeId: rootNode.id, activeHeadMessageId: answerNode.id, nodes: { [answerNode.id]: answerNode } },
+  },
+  CPP_STREAM_CHUNK: { type: 'CPP_STREAM_CHUNK', timestamp: TIMESTAMP, payload: { threadId: THREAD_ID, nodeId: answerNode.id, offset: 0, delta: 'Spiking' } },
+  CPP_STREAM_COMPLETED: {
+    type: 'CPP_STREAM_COMPLETED',
+    timestamp: TIMESTAMP,
+    payload: { threadId: THREAD_ID, nodeId: answerNode.id, finalContentLength: 28, finishReason: 'stop' },
+  },
+  CPP_THREADS: {
+    type: 'CPP_THREADS',
+    timestamp: TIMESTAMP,
+    payload: { threads: [{ threadId: THREAD_ID, title: 'Explain spiking neural networks.', createdAt: TIMESTAMP, updatedAt: TIMESTAMP + 5, version: 1, nodeCount: 2 }] },
+  },
+  CPP_ERROR: {
+    type: 'CPP_ERROR',
+    timestamp: TIMESTAMP,
+    payload: { code: 'PROVIDER_ERROR', message: 'the model provider failed', refId: 'request-5', refType: 'CPP_PROMPT', threadId: THREAD_ID, nodeId: answerNode.id },
+  },
+};
+
+/** The empty thread as a CPP_SYNC_GRAPH describes it before the first prompt. */
+export const emptySyncSample: ServerFrame = {
+  type: 'CPP_SYNC_GRAPH',
+  timestamp: TIMESTAMP,
+  payload: { threadId: THREAD_ID, rootNodeId: null, activeHeadMessageId: null, nodes: {}, version: 0, title: '' },
+};
+
+/**
+ * A deep copy of a sample with one change applied, for building invalid variants. The copy is typed loosely on
+ * purpose: the edits write values the frame types forbid.
+ */
+export function variant<Frame>(frame: Frame, edit: (copy: Record<string, any>) => void): Record<string, unknown> {
+  const copy = structuredClone(frame) as Record<string, any>;
+  edit(copy);
+  return copy;
+}
