@@ -1,35 +1,14 @@
 import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { chunksOf, chunksReceived, completion, expectError, listThreads, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
-import type { RawClient } from '../support/raw-client.js';
-import { ScriptedModel, type ModelCall } from '../support/scripted-model.js';
+import { chunksOf, completion, expectError, listThreads, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
+import { startStreamingThread, type StreamingThread } from '../support/streaming-thread.js';
 
 const fixture = useServer();
 
-interface Streaming {
-  model: ScriptedModel;
-  client: RawClient;
-  threadId: string;
-  userNodeId: string;
-  assistantNodeId: string;
-  call: ModelCall;
-}
+const streaming = (chunks: readonly string[], sent: number) => startStreamingThread(fixture, chunks, sent);
 
-/** A thread whose first answer has streamed `sent` chunks of `chunks` and waits for more; later answers stream freely. */
-async function streaming(chunks: readonly string[], sent: number): Promise<Streaming> {
-  const model = new ScriptedModel((callIndex) => (callIndex === 0 ? { chunks } : { chunks: ['New ', 'answer'], gated: false }));
-  await fixture.start({ model });
-  const client = await fixture.connect();
-  const { threadId } = await openThread(client, { patches: true });
-  const { userNodeId, assistantNodeId } = await prompt(client, threadId, 'Tell me about Clojure');
-  const call = await model.call(0);
-  call.release(sent);
-  await chunksReceived(client, assistantNodeId, sent);
-  return { model, client, threadId, userNodeId, assistantNodeId, call };
-}
-
-function sendPivot(setup: Streaming, fields: Record<string, unknown>, id = 'pivot-frame'): void {
+function sendPivot(setup: StreamingThread, fields: Record<string, unknown>, id = 'pivot-frame'): void {
   setup.client.send(
     'CPP_PIVOT_INIT',
     { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId: newMessageId(), ...fields },
@@ -38,7 +17,7 @@ function sendPivot(setup: Streaming, fields: Record<string, unknown>, id = 'pivo
 }
 
 /** The stream was left alone: it still streams, and runs to its end when released. */
-async function expectStillStreaming(setup: Streaming): Promise<void> {
+async function expectStillStreaming(setup: StreamingThread): Promise<void> {
   expect(setup.call.signal.aborted).toBe(false);
   expect((await requestSync(setup.client, setup.threadId)).nodes[setup.assistantNodeId]?.status).toBe('streaming');
   setup.call.releaseAll();
