@@ -23,6 +23,9 @@ import { PendingRequests, type PendingRequest } from './pending-requests.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import type { SocketOpener } from './web-socket-like.js';
 
+type EventNames = EventEmitter.EventNames<CPPClientEvents>;
+type Listener<Event extends EventNames> = EventEmitter.EventListener<CPPClientEvents, Event>;
+
 /**
  * A CPP session: sends the client frames, keeps an exact mirror of every thread it opened, and settles each
  * request from the frames that answer it. Platform-neutral; the `browser` and `node` entry points supply the
@@ -172,18 +175,18 @@ export class CPPClient {
     await this.connection.close();
   }
 
-  on<Event extends keyof CPPClientEvents>(event: Event, listener: CPPClientEvents[Event]): this {
-    this.events.on(event, listener as never);
+  on<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
+    this.events.on(event, listener);
     return this;
   }
 
-  once<Event extends keyof CPPClientEvents>(event: Event, listener: CPPClientEvents[Event]): this {
-    this.events.once(event, listener as never);
+  once<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
+    this.events.once(event, listener);
     return this;
   }
 
-  off<Event extends keyof CPPClientEvents>(event: Event, listener?: CPPClientEvents[Event]): this {
-    this.events.off(event, listener as never);
+  off<Event extends EventNames>(event: Event, listener?: Listener<Event>): this {
+    this.events.off(event, listener);
     return this;
   }
 
