@@ -51,7 +51,7 @@ function frame(type: string, payload: unknown, extra: Record<string, unknown> = 
 interface BadInput {
   name: string;
   send(world: World): string | Buffer;
-  error: Partial<ErrorFrame['payload']> & { code: ErrorFrame['payload']['code'] };
+  error: Partial<ErrorFrame['payload']> & { code: ErrorCode };
   /** Part of the error message: the path of the offending field. */
   mentions?: string;
 }
