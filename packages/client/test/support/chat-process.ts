@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/cpp-chat.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/cpp-chat.js', import.meta.url));
 
 /** Collected text of one output stream, with a way to wait for something to appear in it. */
 class OutputBuffer {
