@@ -11,8 +11,9 @@ interface TreeMinimapProps {
 }
 
 /** Grid step in px: one row per turn, one column per branch. */
-const CELL = 24;
-const DOT = 14;
+const CELL = 28;
+/** Each node is a 24 px target (the smallest comfortable touch target), drawn as a smaller dot inside. */
+const TARGET = 24;
 
 /** The whole conversation as a tree: the branch on screen, the head and the live stream stand out. */
 export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
@@ -78,7 +79,7 @@ function TreeNode({ placed, node, isHead, onBranch, onJump }: TreeNodeProps) {
     <button
       type="button"
       className={classes.join(' ')}
-      style={{ left: placed.column * CELL + (CELL - DOT) / 2, top: placed.depth * CELL + (CELL - DOT) / 2 }}
+      style={{ left: placed.column * CELL + (CELL - TARGET) / 2, top: placed.depth * CELL + (CELL - TARGET) / 2 }}
       aria-label={label}
       aria-current={isHead ? 'true' : undefined}
       title={label}

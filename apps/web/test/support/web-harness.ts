@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CPPServer, DemoProvider, MemoryStore } from '@promethea/cpp-server';
+import { CPPServer, DemoProvider, MemoryStore, type ModelProvider } from '@promethea/cpp-server';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
 import { ChatPage } from './chat-page.js';
@@ -27,6 +27,8 @@ export const PHONE = { width: 375, height: 740 };
 export interface HarnessOptions {
   /** A slow demo model, so that an answer is still streaming when the test pivots or stops it. */
   slow?: boolean;
+  /** Another model instead of the demo one. */
+  model?: ModelProvider;
 }
 
 const opened: WebHarness[] = [];
@@ -103,7 +105,7 @@ export class WebHarness {
   }
 
   private createServer(port: number): CPPServer {
-    const model = new DemoProvider(this.options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
+    const model = this.options.model ?? new DemoProvider(this.options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
     return new CPPServer({ port, host: '127.0.0.1', model, store: this.store, staticDir: STATIC_DIR });
   }
 }
