@@ -1,0 +1,119 @@
+import { once } from 'node:events';
+import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
+import type { ConnectionEvent, OperationEvent, PivotContext } from '@promethea/cpp-server';
+import { describe, expect, it } from 'vitest';
+import { completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import { useServer } from '../support/start-server.js';
+import { startStreamingThread, type StreamingThread } from '../support/streaming-thread.js';
+
+const fixture = useServer();
+
+function sendPivot(setup: StreamingThread, newBranchNodeId: string, fields: Record<string, unknown> = {}): void {
+  setup.client.send('CPP_PIVOT_INIT', {
+    interruptedNodeId: setup.assistantNodeId,
+    activeThreadId: setup.threadId,
+    userPrompt: 'Rust instead',
+    newBranchNodeId,
+    ...fields,
+  });
+}
+
+describe("server.on('pivot')", () => {
+  it('runs the listener instead of the default pivot, with the pivot in its context', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world', '!'], 2);
+    const contexts: PivotContext[] = [];
+    const abortedBetweenSteps: boolean[] = [];
+    let spawned: { assistantNodeId: string } | undefined;
+    fixture.server.on('pivot', async (context) => {
+      contexts.push(context);
+      await context.abortActiveStream();
+      abortedBetweenSteps.push(setup.call.signal.aborted);
+      spawned = await context.spawnSiblingStream();
+    });
+
+    const newBranchNodeId = newMessageId();
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', { newBranchNodeId, receivedContentLength: 8 });
+    expect(contexts).toHaveLength(1);
+    expect(contexts[0]).toMatchObject({
+      threadId: setup.threadId,
+      interruptedNodeId: setup.assistantNodeId,
+      userPrompt: 'Rust instead',
+      newBranchNodeId,
+      receivedContentLength: 8,
+      identity: { did: 'anonymous', verified: false },
+    });
+    expect(abortedBetweenSteps).toEqual([true]);
+    expect(spawned).toEqual({ assistantNodeId: branch.assistantNodeId });
+    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([{ finalContentLength: 8, reason: 'pivot' }]);
+    expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello wo' });
+  });
+
+  it('does nothing that a listener leaves out: one that neither aborts nor spawns leaves the stream running', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    let asked = 0;
+    fixture.server.on('pivot', async () => {
+      asked += 1;
+    });
+    const before = await requestSync(setup.client, setup.threadId);
+    sendPivot(setup, newMessageId());
+    expect(await requestSync(setup.client, setup.threadId)).toEqual(before);
+    expect(asked).toBe(1);
+    setup.call.releaseAll();
+    await completion(setup.client, setup.threadId, setup.assistantNodeId);
+    expect(setup.client.all('CPP_STREAM_HALTED')).toEqual([]);
+  });
+
+  it('commits an aborted stream as interrupted, with no branch, when the listener only aborts', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    fixture.server.on('pivot', async (context) => {
+      await context.abortActiveStream();
+    });
+    const newBranchNodeId = newMessageId();
+    sendPivot(setup, newBranchNodeId);
+    const halted = await setup.client.next('CPP_STREAM_HALTED');
+    expect(halted.payload).toMatchObject({ interruptedNodeId: setup.assistantNodeId, finalContentLength: 5, lastChunkReceived: 'Hello', reason: 'pivot' });
+    const update = await nextUpdate(setup.client, setup.threadId);
+    expect(update).toMatchObject({ version: 2, activeHeadMessageId: setup.assistantNodeId });
+    expect(Object.keys(update.nodes)).toEqual([setup.assistantNodeId]);
+    expect(update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello', childrenIds: [] });
+    expect((await requestSync(setup.client, setup.threadId)).nodes[newBranchNodeId]).toBeUndefined();
+    expect(setup.call.signal.aborted).toBe(true);
+  });
+});
+
+describe('notification events', () => {
+  it("emits 'connection' and 'disconnect' with the connection's identity", async () => {
+    const server = await fixture.start();
+    const connections: ConnectionEvent[] = [];
+    server.on('connection', (event) => connections.push(event));
+    const client = await fixture.connect({ did: 'did:key:zEvents' });
+    await openThread(client);
+    expect(connections).toEqual([{ connectionId: expect.any(String), identity: { did: 'did:key:zEvents', verified: false } }]);
+    const disconnected = once(server, 'disconnect');
+    await client.close();
+    expect(await disconnected).toEqual(connections);
+  });
+
+  it("emits 'prompt', 'stop' and 'anchor' for frames carried out, and not for refused ones", async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    const events: Array<[string, OperationEvent]> = [];
+    for (const name of ['prompt', 'stop', 'anchor'] as const) fixture.server.on(name, (event) => events.push([name, event]));
+
+    setup.client.send('CPP_PROMPT', { activeThreadId: setup.threadId, userPrompt: 'Busy?', newNodeId: newMessageId() });
+    await expectError(setup.client, ErrorCode.THREAD_BUSY);
+    setup.client.send('CPP_STREAM_STOP', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId });
+    await nextUpdate(setup.client, setup.threadId);
+    setup.client.send('CPP_ANCHOR_HEAD', { activeThreadId: setup.threadId, targetNodeId: setup.userNodeId });
+    await nextUpdate(setup.client, setup.threadId);
+    const next = await prompt(setup.client, setup.threadId, 'Now');
+    await completion(setup.client, setup.threadId, next.assistantNodeId);
+
+    expect(events.map(([name, event]) => [name, event.frame.type, event.identity.did])).toEqual([
+      ['stop', 'CPP_STREAM_STOP', 'anonymous'],
+      ['anchor', 'CPP_ANCHOR_HEAD', 'anonymous'],
+      ['prompt', 'CPP_PROMPT', 'anonymous'],
+    ]);
+    expect(events.at(-1)?.[1].frame.payload).toMatchObject({ userPrompt: 'Now', newNodeId: next.userNodeId });
+    expect(new Set(events.map(([, event]) => event.connectionId)).size).toBe(1);
+  });
+});
