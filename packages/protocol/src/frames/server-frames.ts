@@ -54,7 +54,7 @@ export const GraphPatchFrameSchema = serverFrame(
 /** Text appended to a streaming node: `offset` is the node's content length before `delta`. */
 export const StreamChunkFrameSchema = serverFrame(
   'CPP_STREAM_CHUNK',
-  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, offset: LengthSchema, delta: z.string() }),
+  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, offset: LengthSchema, delta: z.string().min(1) }),
 );
 
 export const FinishReasonSchema = z.enum(['stop', 'length', 'content-filter', 'other']);

@@ -6,6 +6,7 @@ import {
   getNode,
   newMessageId,
   pathToRoot,
+  safeCutLength,
   planAnchor,
   planFinish,
   planPivotSplice,
@@ -381,7 +382,8 @@ export class ThreadEngine {
 }
 
 function titleOf(prompt: string): string {
-  return prompt.replace(/\s+/g, ' ').trim().slice(0, TITLE_LENGTH);
+  const title = prompt.replace(/\s+/g, ' ').trim();
+  return title.slice(0, safeCutLength(title, TITLE_LENGTH));
 }
 
 function providerMessage(outcome: Extract<GenerationOutcome, { kind: 'failed' }>): string {
