@@ -1,0 +1,127 @@
+import type { Pool, PoolClient } from 'pg';
+import { checkSchemaName, DEFAULT_SCHEMA } from './postgres-connection.js';
+import { inTransaction } from './postgres-transaction.js';
+
+export interface Migration {
+  /** Shown in progress messages and kept in the migrations table. */
+  name: string;
+  sql: string;
+}
+
+/**
+ * The schema's history, oldest first; a migration's version is its position (1-based), recorded in the table
+ * `schema_migrations`. Append only: a released migration never changes, since databases in the field already ran it.
+ * Tables and semantics are those of SQLite's (sqlite-migrations.ts). Ids are `COLLATE "C"` so that ordering by
+ * them is by code point, as in SQLite and in JavaScript, whatever the database's locale.
+ */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    name: 'threads and nodes',
+    sql: `
+    CREATE TABLE threads (
+      thread_id text COLLATE "C" PRIMARY KEY,
+      owner_did text NOT NULL,
+      title text NOT NULL,
+      created_at bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      version integer NOT NULL,
+      root_node_id text COLLATE "C",
+      head_node_id text COLLATE "C"
+    );
+    CREATE INDEX threads_by_owner ON threads (owner_did, updated_at DESC, thread_id DESC);
+
+    -- node_id is the primary key on its own: node ids are unique across all threads.
+    CREATE TABLE nodes (
+      node_id text COLLATE "C" PRIMARY KEY,
+      thread_id text COLLATE "C" NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+      parent_id text COLLATE "C",
+      seq integer NOT NULL,
+      role text NOT NULL CHECK (role IN ('user', 'assistant')),
+      content text NOT NULL,
+      status text NOT NULL CHECK (status IN ('streaming', 'completed', 'interrupted', 'failed')),
+      created_at bigint NOT NULL,
+      model text,
+      usage jsonb
+    );
+    CREATE UNIQUE INDEX nodes_by_thread ON nodes (thread_id, seq);
+    -- Recovery at start looks for these; the partial index stays as small as the number of live generations.
+    CREATE INDEX nodes_streaming ON nodes (thread_id) WHERE status = 'streaming';
+    `,
+  },
+];
+
+export interface MigrateOptions {
+  /** Default `public`. */
+  schema?: string;
+  /** Told what is being done, one line per step, e.g. for a progress log at start. */
+  onProgress?: (message: string) => void;
+}
+
+export interface MigrationResult {
+  /** The version the schema is at now. */
+  version: number;
+  /** How many migrations this call applied: 0 when another server had done them. */
+  applied: number;
+}
+
+/**
+ * Brings the schema up to date, each migration in its own transaction. Every transaction first takes an advisory
+ * lock for the schema, so that several servers starting at once wait for each other and each migration runs
+ * exactly once; a server that waited finds the work done. Refuses a schema written by a newer server. Works on any
+ * pool, as it sets the schema itself: for the `cpp-server migrate` command as for `PostgresStore.open`.
+ */
+export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise<MigrationResult> {
+  const schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  const report = options.onProgress ?? (() => {});
+  let version = await inTransaction(pool, (client) => lockSchema(client, schema));
+  let applied = 0;
+  while (version < POSTGRES_MIGRATIONS.length) {
+    const reached = await inTransaction(pool, (client) => applyNext(client, schema, report));
+    if (reached.applied) applied += 1;
+    version = reached.version;
+  }
+  report(`PostgreSQL schema ${schema}: up to date at version ${version}`);
+  return { version, applied };
+}
+
+/** Applies the migration that follows the version reached, unless another server just did. */
+async function applyNext(client: PoolClient, schema: string, report: (message: string) => void): Promise<{ version: number; applied: boolean }> {
+  const version = await lockSchema(client, schema);
+  const next = POSTGRES_MIGRATIONS[version];
+  if (!next) return { version, applied: false };
+  report(`PostgreSQL schema ${schema}: applying migration ${version + 1} of ${POSTGRES_MIGRATIONS.length} (${next.name})`);
+  await client.query(next.sql);
+  await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version + 1, next.name]);
+  return { version: version + 1, applied: true };
+}
+
+/**
+ * Takes the schema's migration lock for the rest of the transaction, creates the schema and its migrations table
+ * if missing, and returns the version reached. Existence is checked before creating, so that a server without the
+ * right to create anything can still open a schema that is up to date.
+ */
+async function lockSchema(client: PoolClient, schema: string): Promise<number> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`cpp-server migrations ${schema}`]);
+  await client.query(`SET LOCAL search_path TO ${schema}`);
+  const { rows } = await client.query<{ schemaExists: boolean; tableExists: boolean }>(
+    `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1) AS "schemaExists",
+            to_regclass('schema_migrations') IS NOT NULL AS "tableExists"`,
+    [schema],
+  );
+  const { schemaExists, tableExists } = rows[0]!;
+  if (!schemaExists) await client.query(`CREATE SCHEMA ${schema}`);
+  if (!tableExists) {
+    await client.query(`
+      CREATE TABLE schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+  }
+  const current = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
+  const version = current.rows[0]!.version;
+  if (version > POSTGRES_MIGRATIONS.length) {
+    throw new Error(`PostgreSQL schema ${schema} is at version ${version}, newer than this server supports (${POSTGRES_MIGRATIONS.length})`);
+  }
+  return version;
+}

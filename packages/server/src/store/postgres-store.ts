@@ -1,0 +1,131 @@
+import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { Pool, PoolClient } from 'pg';
+import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import { assembleGraph } from './graph-records.js';
+import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
+import { migrate } from './postgres-migrations.js';
+import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
+import { inTransaction } from './postgres-transaction.js';
+import { fromNodeRow, toNodeRow, type NodeRow, type ThreadRow } from './sql-rows.js';
+import { StoreConflictError } from './store-conflict-error.js';
+
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** Told about the schema migrations run at open. */
+  onProgress?: (message: string) => void;
+}
+
+/**
+ * SQLSTATEs of a lost race: serialization failure, deadlock, unique violation. The row lock on the thread makes
+ * them unlikely, but a database that still reports one has refused the change as a whole, which is a conflict.
+ */
+const LOST_RACE_CODES = new Set(['40001', '40P01', '23505']);
+
+/**
+ * Writes wait for the thread's row lock, then read the latest committed version: READ COMMITTED semantics, asked
+ * for explicitly so that a database configured with another default isolation does not change them.
+ */
+const BEGIN_READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
+
+/** One snapshot for a thread's header and its nodes, even while other connections commit. */
+const BEGIN_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/**
+ * Conversations in PostgreSQL, for several server processes sharing one database. A commit locks its thread's row,
+ * so concurrent writers to one thread queue up and all but the first find the version moved on.
+ */
+export class PostgresStore implements ConversationStore {
+  private closing: Promise<void> | undefined;
+
+  /** Connects a pool and brings the schema up to date (see `migrate`). */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const pool = createPool(options);
+    try {
+      await migrate(pool, options);
+      return new PostgresStore(pool);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+  }
+
+  private constructor(private readonly pool: Pool) {}
+
+  async createThread(record: ThreadRecord): Promise<void> {
+    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
+    const { rowCount } = await this.pool.query(SQL.insertThread, [threadId, ownerDid, title, createdAt, updatedAt]);
+    if (rowCount === 0) throw StoreConflictError.threadExists(threadId);
+  }
+
+  async loadThread(threadId: string): Promise<StoredThread | undefined> {
+    return inTransaction(this.pool, (client) => loadInTransaction(client, threadId), BEGIN_SNAPSHOT);
+  }
+
+  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
+    return (await this.pool.query<ThreadSummary>(SQL.selectThreadSummaries, [ownerDid])).rows;
+  }
+
+  async findNodeThread(nodeId: string): Promise<string | undefined> {
+    return (await this.pool.query<{ threadId: string }>(SQL.selectNodeThread, [nodeId])).rows[0]?.threadId;
+  }
+
+  async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+    try {
+      await inTransaction(this.pool, (client) => commitInTransaction(client, change, meta), BEGIN_READ_COMMITTED);
+    } catch (error) {
+      if (isLostRace(error)) throw new StoreConflictError(`commit to thread ${change.threadId} lost a race: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
+  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
+    await this.pool.query(SQL.updateStreamingContent, [threadId, nodeId, content]);
+  }
+
+  async interruptStreamingNodes(now: number): Promise<string[]> {
+    return inTransaction(this.pool, (client) => interruptInTransaction(client, now), BEGIN_READ_COMMITTED);
+  }
+
+  async close(): Promise<void> {
+    this.closing ??= this.pool.end();
+    await this.closing;
+  }
+}
+
+async function loadInTransaction(client: PoolClient, threadId: string): Promise<StoredThread | undefined> {
+  const [row] = (await client.query<ThreadRow>(SQL.selectThread, [threadId])).rows;
+  if (!row) return undefined;
+  const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
+  const records = (await client.query<NodeRow>(SQL.selectNodes, [threadId])).rows.map(fromNodeRow);
+  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
+  return { threadId, ownerDid, title, createdAt, updatedAt, graph };
+}
+
+/** Throwing rolls the whole transaction back: a refused change writes nothing. */
+async function commitInTransaction(client: PoolClient, change: TreeChange, meta: CommitMeta): Promise<void> {
+  const { threadId } = change;
+  const [locked] = (await client.query<{ version: number }>(SQL.lockThreadVersion, [threadId])).rows;
+  if (locked?.version !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, locked?.version, change.baseVersion);
+  for (const node of change.nodes) {
+    const row = toNodeRow(threadId, node);
+    const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage];
+    const { rowCount } = await client.query(SQL.upsertNode, values);
+    if (rowCount === 0) {
+      const [owner] = (await client.query<{ threadId: string }>(SQL.selectNodeThread, [node.id])).rows;
+      throw StoreConflictError.nodeInOtherThread(node.id, owner?.threadId ?? 'another thread');
+    }
+  }
+  const header = [threadId, change.rootNodeId, change.activeHeadMessageId, change.version, meta.updatedAt, meta.title ?? null];
+  await client.query(SQL.updateThreadHeader, header);
+}
+
+async function interruptInTransaction(client: PoolClient, now: number): Promise<string[]> {
+  const locked = (await client.query<{ threadId: string }>(SQL.lockStreamingThreads)).rows.map((row) => row.threadId);
+  const interrupted = await client.query<{ threadId: string }>(SQL.interruptStreamingNodes, [locked]);
+  const threadIds = [...new Set(interrupted.rows.map((row) => row.threadId))].sort();
+  await client.query(SQL.bumpThreadVersions, [threadIds, now]);
+  return threadIds;
+}
+
+function isLostRace(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' && LOST_RACE_CODES.has(error.code);
+}
