@@ -12,9 +12,15 @@ const unreachable = await findWhyUnreachable();
  * where the missing database is an error: a broken machine must fail the run, not pass it with tests left out.
  */
 export function describeWithPostgres(name: string, body: () => void): void {
-  if (unreachable === undefined) return describe(name, body);
-  if (process.env.CI) throw new Error(`PostgreSQL is needed in CI and is not reachable at ${TEST_DATABASE_URL}: ${unreachable}`);
-  describe.skip(`${name} (skipped: PostgreSQL is not reachable at ${TEST_DATABASE_URL}: ${unreachable})`, body);
+  if (unreachable === undefined) {
+    describe(name, body);
+  } else if (process.env.CI) {
+    throw new Error(`PostgreSQL is needed in CI and is not reachable at ${TEST_DATABASE_URL}: ${unreachable}`);
+  } else {
+    const reason = `PostgreSQL is not reachable at ${TEST_DATABASE_URL}: ${unreachable}`;
+    console.warn(`Skipping "${name}": ${reason}. Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`);
+    describe.skip(`${name} (skipped: ${reason})`, body);
+  }
 }
 
 export interface TestSchemas {

@@ -1,0 +1,254 @@
+import { emptyGraph, planFinish, planPrompt, type TreeChange } from '@promethea/cpp-protocol';
+import type { PoolClient } from 'pg';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPool } from '../../src/store/postgres-connection.js';
+import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
+import { PostgresStore } from '../../src/store/postgres-store.js';
+import { StoreConflictError } from '../../src/store/store-conflict-error.js';
+import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
+import { describeConversationStoreContract } from './conversation-store-contract.js';
+import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
+
+// A PostgreSQL commit waits for its WAL flush (a few ms here), and the contract's property test makes thousands.
+vi.setConfig({ testTimeout: 60_000 });
+
+describeWithPostgres('PostgresStore', () => {
+  const schemas = useTestSchemas();
+
+  describeConversationStoreContract('PostgresStore', async () => {
+    const schema = schemas.create();
+    const open = () => PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema });
+    return { store: await open(), reopen: open };
+  });
+
+  describe('on its database', () => {
+    let schema: string;
+    let clock: TestClock;
+    const opened: PostgresStore[] = [];
+    const open = async (onProgress?: (message: string) => void) => {
+      const store = await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema, onProgress });
+      opened.push(store);
+      return store;
+    };
+    const recorder = () => {
+      const messages: string[] = [];
+      return { messages, onProgress: (message: string) => void messages.push(message) };
+    };
+    const applying = (messages: string[]) => messages.filter((message) => message.includes('applying migration'));
+    const migrationsTable = () => schemas.query(`SELECT version, name FROM ${schema}.schema_migrations ORDER BY version`);
+    const expectedMigrations = POSTGRES_MIGRATIONS.map(({ name }, index) => ({ version: index + 1, name }));
+
+    beforeEach(() => {
+      schema = schemas.create();
+      clock = new TestClock();
+    });
+
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+
+    describe('migrations', () => {
+      it('migrates a new schema to the latest version, reporting each step, and a reopen migrates nothing again', async () => {
+        const first = recorder();
+        const store = await open(first.onProgress);
+        const driver = await ThreadDriver.create(store, clock);
+        await driver.prompt('Hello');
+        const catalog = () =>
+          schemas.query(
+            `SELECT c.relname, c.relkind, pg_get_indexdef(c.oid) AS definition FROM pg_class c
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY c.relname`,
+            [schema],
+          );
+        const catalogBefore = await catalog();
+        await store.close();
+        const second = recorder();
+
+        const reopened = await open(second.onProgress);
+
+        expect(applying(first.messages)).toHaveLength(POSTGRES_MIGRATIONS.length);
+        expect(first.messages.at(-1)).toMatch(new RegExp(`${schema}: up to date at version ${POSTGRES_MIGRATIONS.length}`));
+        expect(applying(second.messages)).toEqual([]);
+        expect(await migrationsTable()).toStrictEqual(expectedMigrations);
+        expect(await catalog()).toStrictEqual(catalogBefore);
+        expect(catalogBefore.map((relation) => relation.relname)).toEqual(expect.arrayContaining(['nodes', 'nodes_streaming', 'threads']));
+        await driver.expectStoreToMatch(reopened);
+      });
+
+      it('migrates exactly once when several servers open a new schema at the same time', async () => {
+        const recorders = [recorder(), recorder(), recorder()];
+
+        const stores = await Promise.all(recorders.map(({ onProgress }) => open(onProgress)));
+
+        expect(recorders.flatMap(({ messages }) => applying(messages))).toHaveLength(POSTGRES_MIGRATIONS.length);
+        expect(await migrationsTable()).toStrictEqual(expectedMigrations);
+        for (const store of stores) expect(await store.listThreads('did:example:alice')).toEqual([]);
+      });
+
+      it('migrates through the migrate function on any pool, counting only what this call applied', async () => {
+        const pools = [createPool({ connectionString: TEST_DATABASE_URL }), createPool({ connectionString: TEST_DATABASE_URL })];
+        try {
+          const results = await Promise.all(pools.map((pool) => migrate(pool, { schema })));
+
+          expect(results.map((result) => result.version)).toEqual([POSTGRES_MIGRATIONS.length, POSTGRES_MIGRATIONS.length]);
+          expect(results.map((result) => result.applied).sort()).toEqual([0, POSTGRES_MIGRATIONS.length]);
+          expect(await migrationsTable()).toStrictEqual(expectedMigrations);
+        } finally {
+          await Promise.all(pools.map((pool) => pool.end()));
+        }
+      });
+
+      it('refuses a schema whose version is newer than it knows', async () => {
+        await (await open()).close();
+        await schemas.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, 'from the future')`, [POSTGRES_MIGRATIONS.length + 1]);
+
+        await expect(open()).rejects.toThrow(/newer/);
+      });
+
+      it('refuses a schema name that is not a plain lowercase identifier', async () => {
+        schema = 'cpp; DROP TABLE threads';
+
+        await expect(open()).rejects.toThrow(/lowercase identifier/);
+      });
+    });
+
+    describe('concurrent writers', () => {
+      /** Holds the rows in a transaction of its own until `release`, so that commits queue up behind it. */
+      async function holdRowLocks(sql: string, values: unknown[]) {
+        const holder = await schemas.pool.connect();
+        await holder.query('BEGIN');
+        await holder.query(sql, values);
+        const pid = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        const release = async () => {
+          await holder.query('ROLLBACK');
+          holder.release();
+        };
+        return { holder, pid, release };
+      }
+
+      /** The connections waiting, directly or in a queue, for a lock that the connection `pid` holds. */
+      async function waitingBehind(pid: number): Promise<number[]> {
+        const rows = await schemas.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
+        const behind = await Promise.all(rows.map((row) => waitingBehind(row.pid)));
+        return [...rows.map((row) => row.pid), ...behind.flat()];
+      }
+
+      /** Resolves with their pids once `count` connections wait for a lock that the connection `pid` holds. */
+      async function waitForWaiting(pid: number, count: number): Promise<number[]> {
+        await expect.poll(async () => (await waitingBehind(pid)).length, { timeout: 10_000 }).toBe(count);
+        return waitingBehind(pid);
+      }
+
+      let held: { holder: PoolClient; release: () => Promise<void> } | undefined;
+      afterEach(async () => {
+        await held?.release();
+        held = undefined;
+      });
+
+      function planExchange(threadId: string, prefix: string): TreeChange {
+        return planPrompt(emptyGraph(threadId), {
+          userNodeId: `msg_${prefix}_user`,
+          userPrompt: prefix,
+          assistantNodeId: `msg_${prefix}_answer`,
+          createdAt: clock.now(),
+        });
+      }
+
+      it('lets exactly one of two stores win when both commit a change to one thread at once', async () => {
+        const [one, two] = [await open(), await open()];
+        const driver = await ThreadDriver.create(one, clock);
+        const { assistantNodeId } = await driver.prompt('Hello');
+        // Both rewrite the same node and neither adds one: only the thread's row lock can tell them apart.
+        const finish = (content: string) => planFinish(driver.graph, { nodeId: assistantNodeId, status: 'completed', content });
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = $1 FOR UPDATE`, [driver.threadId]);
+        held = lock;
+
+        const outcomes = Promise.allSettled([one.commit(finish('one'), { updatedAt: clock.now() }), two.commit(finish('two'), { updatedAt: clock.now() })]);
+        await waitForWaiting(lock.pid, 2);
+        held = undefined;
+        await lock.release();
+        const results = await outcomes;
+
+        expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const lost = results.find((result) => result.status === 'rejected');
+        expect(lost?.reason).toSatisfy(StoreConflictError.isInstance);
+        const stored = await loadSound(two, driver.threadId);
+        expect(stored.graph.nodes[assistantNodeId]?.content).toBe(results[0]!.status === 'fulfilled' ? 'one' : 'two');
+        expect(stored.graph.version).toBe(driver.graph.version + 1);
+      });
+
+      it('lets exactly one of two threads take a new node id that both commit at once', async () => {
+        const [one, two] = [await open(), await open()];
+        const drivers = [await ThreadDriver.create(one, clock), await ThreadDriver.create(two, clock)];
+        const threadIds = drivers.map((driver) => driver.threadId);
+        const changes = threadIds.map((threadId) => planExchange(threadId, 'shared'));
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = ANY ($1) FOR UPDATE`, [threadIds]);
+        held = lock;
+
+        const outcomes = Promise.allSettled([one.commit(changes[0]!, { updatedAt: clock.now() }), two.commit(changes[1]!, { updatedAt: clock.now() })]);
+        await waitForWaiting(lock.pid, 2);
+        held = undefined;
+        await lock.release();
+        const results = await outcomes;
+
+        expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const winnerIndex = results.findIndex((result) => result.status === 'fulfilled');
+        const owner = threadIds[winnerIndex]!;
+        expect(await one.findNodeThread('msg_shared_user')).toBe(owner);
+        const stored = await Promise.all(threadIds.map((threadId) => loadSound(one, threadId)));
+        expect(stored.map((thread) => Object.keys(thread.graph.nodes).length)).toEqual(threadIds.map((threadId) => (threadId === owner ? 2 : 0)));
+        expect(stored.map((thread) => thread.graph.version)).toEqual(threadIds.map((threadId) => (threadId === owner ? 1 : 0)));
+      });
+
+      it('refuses as conflicts two commits that deadlock over each other\'s node ids, and writes neither', async () => {
+        const [one, two] = [await open(), await open()];
+        const [a, b] = [await ThreadDriver.create(one, clock), await ThreadDriver.create(two, clock)];
+        const aNodes = await a.prompt('A');
+        const bNodes = await b.prompt('B');
+        const rewrite = (driver: ThreadDriver, nodeIds: string[]): TreeChange => ({
+          threadId: driver.threadId,
+          baseVersion: driver.graph.version,
+          version: driver.graph.version + 1,
+          rootNodeId: driver.graph.rootNodeId,
+          activeHeadMessageId: driver.graph.activeHeadMessageId,
+          nodes: nodeIds.map((id) => ({ ...(a.graph.nodes[id] ?? b.graph.nodes[id])!, content: 'overwritten' })),
+        });
+        // A rewrites its user node, then its answer, which the test holds, so A stops there holding its user node.
+        // B rewrites its user node, then A's, and waits for A. Once A goes on to B's user node, each waits for the
+        // other: PostgreSQL breaks the deadlock by failing one, and the other finds a node of another thread.
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [aNodes.assistantNodeId]);
+        held = lock;
+        const settle = (commit: Promise<void>) => commit.then(() => undefined, (error: unknown) => error);
+
+        const outcomeOfA = settle(one.commit(rewrite(a, [aNodes.userNodeId, aNodes.assistantNodeId, bNodes.userNodeId]), { updatedAt: clock.now() }));
+        await waitForWaiting(lock.pid, 1);
+        const outcomeOfB = settle(two.commit(rewrite(b, [bNodes.userNodeId, aNodes.userNodeId]), { updatedAt: clock.now() }));
+        await waitForWaiting(lock.pid, 2);
+        held = undefined;
+        await lock.release();
+
+        for (const outcome of [await outcomeOfA, await outcomeOfB]) expect(outcome).toSatisfy(StoreConflictError.isInstance);
+        await a.expectStoreToMatch(one);
+        await b.expectStoreToMatch(one);
+      });
+    });
+
+    it('recovers, after a crash in the middle of a stream, the text persisted before it', async () => {
+      // The crashed process: its pool is never closed (until the test ends), its stream never finished.
+      const crashed = await open();
+      const driver = await ThreadDriver.create(crashed, clock);
+      const { assistantNodeId } = await driver.prompt('Tell me a story');
+      await driver.stream(assistantNodeId, 'Once upon');
+      await driver.stream(assistantNodeId, 'Once upon a time');
+
+      const restarted = await open();
+      const now = clock.now();
+
+      expect(await restarted.interruptStreamingNodes(now)).toEqual([driver.threadId]);
+      const stored = await loadSound(restarted, driver.threadId);
+      expect(stored.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Once upon a time' });
+      expect(stored.graph.version).toBe(driver.graph.version + 1);
+      expect(stored.updatedAt).toBe(now);
+      expect(await crashed.interruptStreamingNodes(clock.now())).toEqual([]);
+    });
+  });
+});
