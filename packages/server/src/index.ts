@@ -5,6 +5,7 @@ export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta } from '
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
 export { SqliteStore } from './store/sqlite-store.js';
+export { PostgresStore, type PostgresStoreOptions } from './store/postgres-store.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
