@@ -89,11 +89,11 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
     }
   });
 
-  it('creates nothing on an exact retry, answering the sender with CPP_SYNC_GRAPH', async () => {
+  it('creates nothing on an exact retry, even with its now stale expectedVersion, answering the sender with CPP_SYNC_GRAPH', async () => {
     const setup = await streaming(['Hello', ' world'], 1);
-    const newBranchNodeId = newMessageId();
-    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', { newBranchNodeId });
-    sendPivot(setup, { newBranchNodeId });
+    const retried = { newBranchNodeId: newMessageId(), expectedVersion: 1 };
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', retried);
+    sendPivot(setup, retried);
     const sync = (await setup.client.next('CPP_SYNC_GRAPH')).payload;
     expect(sync.nodes[setup.assistantNodeId]?.childrenIds).toEqual([branch.userNodeId]);
     expect(Object.keys(sync.nodes)).toHaveLength(4);

@@ -6,6 +6,8 @@ import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 
 const fixture = useServer();
+/** Server-generated ids are a ULID behind the prefix. */
+const GENERATED_MESSAGE_ID = /^msg_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 interface Setup {
   model: ScriptedModel;
@@ -43,6 +45,7 @@ describe('CPP_PROMPT', () => {
   it('adds the first exchange as the root and completes it with the finish reason, usage and model', async () => {
     const setup = await setUp();
     const { userNodeId, assistantNodeId, update } = await prompt(setup.client, setup.threadId, 'How are you?');
+    expect(assistantNodeId).toMatch(GENERATED_MESSAGE_ID);
     expect(update.rootNodeId).toBe(userNodeId);
     expect(update.nodes[userNodeId]).toMatchObject({ parentId: null, role: 'user', status: 'completed', content: 'How are you?' });
     (await setup.model.call(0)).releaseAll();
@@ -136,13 +139,15 @@ describe('an already used newNodeId', () => {
     expect(bystander.since(bystanderMark).map((frame) => frame.type)).toEqual(['CPP_THREADS']);
   });
 
-  it('in an exact retry naming the same parent creates nothing', async () => {
+  it('in an exact retry, with the same parent and the expectedVersion that is now stale, creates nothing', async () => {
     const setup = await setUp();
     const first = await exchange(setup, 'One');
     const newNodeId = newMessageId();
-    await exchange(setup, 'Two', { newNodeId, parentNodeId: first.assistantNodeId });
+    const retried = { newNodeId, userPrompt: 'Two', parentNodeId: first.assistantNodeId, expectedVersion: 2 };
+    await exchange(setup, 'Two', retried);
     const before = await requestSync(setup.client, setup.threadId);
-    sendPrompt(setup, { newNodeId, userPrompt: 'Two', parentNodeId: first.assistantNodeId });
+    expect(before.version).toBe(4);
+    sendPrompt(setup, retried);
     expect((await setup.client.next('CPP_SYNC_GRAPH')).payload).toEqual(before);
   });
 
