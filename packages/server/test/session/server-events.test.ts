@@ -79,6 +79,27 @@ describe("server.on('pivot')", () => {
     expect((await requestSync(setup.client, setup.threadId)).nodes[newBranchNodeId]).toBeUndefined();
     expect(setup.call.signal.aborted).toBe(true);
   });
+
+  it('answers INTERNAL when the listener throws, still committing the stream it aborted', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    const errors: unknown[] = [];
+    fixture.server.on('error', (error) => errors.push(error));
+    fixture.server.on('pivot', async (context) => {
+      await context.abortActiveStream();
+      throw new Error('listener bug');
+    });
+    setup.client.send(
+      'CPP_PIVOT_INIT',
+      { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId: newMessageId() },
+      { id: 'pivot-frame' },
+    );
+    const update = await nextUpdate(setup.client, setup.threadId);
+    expect(update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello' });
+    await expectError(setup.client, ErrorCode.INTERNAL, { refId: 'pivot-frame', refType: 'CPP_PIVOT_INIT' });
+    expect(errors).toEqual([new Error('listener bug')]);
+    const next = await prompt(setup.client, setup.threadId, 'Still usable');
+    await completion(setup.client, setup.threadId, next.assistantNodeId);
+  });
 });
 
 describe('notification events', () => {

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { newMessageId, newThreadId } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { chunksReceived, completion, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
@@ -66,6 +67,28 @@ describe('CPP_THREAD_CLOSE', () => {
 
     await listThreads(leaving);
     expect(leaving.since(afterClose).map((frame) => frame.type)).toEqual(['CPP_THREADS']);
+  });
+});
+
+describe('a thread nobody watches', () => {
+  it('keeps its answer streaming after its only subscriber disconnects, for whoever opens it next', async () => {
+    const model = new ScriptedModel({ chunks: ['still', ' here'] });
+    const server = await fixture.start({ model });
+    const leaving = await fixture.connect();
+    const { threadId } = await openThread(leaving, { patches: true });
+    const { assistantNodeId } = await prompt(leaving, threadId, 'Keep going');
+    const call = await model.call(0);
+    call.release();
+    await chunksReceived(leaving, assistantNodeId, 1);
+    const gone = once(server, 'disconnect');
+    await leaving.close();
+    await gone;
+
+    const later = await fixture.connect();
+    expect((await openThread(later, { threadId, patches: true })).nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'still' });
+    call.releaseAll();
+    const { update } = await completion(later, threadId, assistantNodeId);
+    expect(update.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'still here' });
   });
 });
 
