@@ -1,0 +1,70 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { encodeServerFrame } from '@promethea/cpp-protocol';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { pacedTokens } from './paced-tokens.js';
+
+/** What a baseline client asks for; JSON text frames like CPP's. */
+export type BaselineRequest =
+  | { type: 'echo'; payload: unknown }
+  | { type: 'stream'; payload: { threadId: string; nodeId: string } }
+  | { type: 'blob'; payload: { bytes: number } };
+
+export interface BaselineServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The raw baseline: a bare `ws` server doing the least that CPP's work can be compared with. It echoes a frame
+ * back (the round trip a pivot is compared with), pushes the very frames a CPP stream sends on the same schedule,
+ * and sends a text of a given size (the transfer a full sync is compared with).
+ */
+export async function startBaselineServer(intervalMs: number, tokens: number): Promise<BaselineServer> {
+  const http = createServer();
+  const sockets = new WebSocketServer({ server: http });
+  const blobs = new Map<number, string>();
+  sockets.on('connection', (socket) => {
+    const controller = new AbortController();
+    socket.on('close', () => controller.abort());
+    socket.on('message', (data) => {
+      const text = data.toString();
+      // An echo is sent back as it came, unread: the bare round trip.
+      if (text.startsWith('{"type":"echo"')) return socket.send(text);
+      const request = JSON.parse(text) as BaselineRequest;
+      if (request.type === 'stream') void stream(socket, request.payload, controller.signal);
+      else if (request.type === 'blob') socket.send(blobOf(blobs, request.payload.bytes));
+    });
+  });
+
+  async function stream(socket: WebSocket, target: { threadId: string; nodeId: string }, signal: AbortSignal): Promise<void> {
+    let offset = 0;
+    try {
+      for await (const delta of pacedTokens(intervalMs, tokens, signal)) {
+        socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta }));
+        offset += delta.length;
+      }
+    } catch {
+      // Aborted: the client went away.
+    }
+  }
+
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (http.address() as AddressInfo).port,
+    close: async () => {
+      for (const client of sockets.clients) client.terminate();
+      sockets.close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+function blobOf(cache: Map<number, string>, bytes: number): string {
+  let blob = cache.get(bytes);
+  if (blob === undefined) {
+    blob = 'x'.repeat(bytes);
+    cache.set(bytes, blob);
+  }
+  return blob;
+}

@@ -1,0 +1,49 @@
+import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
+import { BenchProcess } from './bench-process.js';
+import type { ServerKind } from './load-process.js';
+import type { BenchOptions } from './options.js';
+import type { ServerConfig, ServerReady } from './server-process.js';
+
+export interface RunningServer {
+  kind: ServerKind;
+  process: BenchProcess<ServerReady>;
+  /** The WebSocket URL clients connect to. */
+  url: string;
+}
+
+/** Where `--profile` writes CPU profiles and heap snapshots (relative to the repository root, where npm runs). */
+export const PROFILE_DIRECTORY = 'bench/profiles';
+
+/** Answers of one token: long enough that no stream ends while it is measured. */
+const STREAM_TOKENS = 100_000;
+
+/** What every measure is given: the options, the load generator, and a way to start a server. */
+export class BenchContext {
+  constructor(
+    readonly options: BenchOptions,
+    readonly load: BenchProcess,
+  ) {}
+
+  /** A fresh server process: nothing of an earlier measure (streams left running, heap) carries over. */
+  async startServer(kind: ServerKind, model?: ServerConfig['model']): Promise<RunningServer> {
+    const config: ServerConfig = {
+      kind,
+      store: this.options.store,
+      model: model ?? { kind: 'paced', intervalMs: this.options.intervalMs, tokens: STREAM_TOKENS },
+    };
+    const profile = this.options.profile && kind === 'cpp' ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY] : [];
+    const process = await BenchProcess.start<ServerReady>('./server-process.js', [JSON.stringify(config)], profile);
+    const path = kind === 'cpp' ? CPP_SESSION_PATH : '/';
+    return { kind, process, url: `ws://127.0.0.1:${process.info.port}${path}` };
+  }
+
+  /** Ends a measure's run: the load's connections first, so that the server does not work for clients gone. */
+  async finish(server: RunningServer): Promise<void> {
+    await this.load.request('closeAll');
+    await server.process.stop();
+  }
+
+  log(message: string): void {
+    console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+  }
+}

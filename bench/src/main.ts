@@ -1,0 +1,59 @@
+import { mkdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { BenchContext, PROFILE_DIRECTORY } from './bench-context.js';
+import { BenchProcess } from './bench-process.js';
+import type { Figure } from './figure.js';
+import { openFileLimit } from './file-limit.js';
+import { measureCapacity } from './measure-capacity.js';
+import { measureGateway } from './measure-gateway.js';
+import { measureMemory } from './measure-memory.js';
+import { measurePivot } from './measure-pivot.js';
+import { measureSync } from './measure-sync.js';
+import { parseOptions } from './options.js';
+import { benchResult, formatTable, writeResult } from './report.js';
+
+/** File descriptors beyond the connections: the runtime's own, SQLite's, IPC. */
+const SPARE_FILES = 200;
+
+const options = parseOptions(process.argv.slice(2), process.env);
+const connectionsNeeded = Math.max(options.idleConnections, options.capacityMax, ...options.loads) + SPARE_FILES;
+const limit = openFileLimit();
+if (limit !== undefined && limit < connectionsNeeded) {
+  console.error(`The open-file limit is ${limit}; this run needs ${connectionsNeeded}. Raise it first: ulimit -n ${connectionsNeeded}`);
+  process.exit(1);
+}
+
+if (options.profile) mkdirSync(PROFILE_DIRECTORY, { recursive: true });
+const startedAt = Date.now();
+const startLoad = loadavg()[0]!;
+if (startLoad > cpus().length) console.error(`Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; other work will make the figures noisy.`);
+const load = await BenchProcess.start('./load-process.js', []);
+const context = new BenchContext(options, load);
+const figures: Figure[] = [];
+const details: Record<string, unknown> = {};
+try {
+  if (options.only.includes('pivot')) {
+    const largest = Math.max(...options.loads);
+    for (const streams of options.loads) {
+      const pivot = await measurePivot(context, streams, streams === largest);
+      figures.push(...pivot.figures);
+      details[`pivot.${streams}`] = pivot.details;
+    }
+  }
+  if (options.only.includes('gateway')) await collect('gateway', measureGateway(context));
+  if (options.only.includes('capacity')) await collect('capacity', measureCapacity(context));
+  if (options.only.includes('memory')) await collect('memory', measureMemory(context));
+  if (options.only.includes('sync')) await collect('sync', measureSync(context));
+} finally {
+  await load.stop();
+}
+
+writeResult(options.out, benchResult(options, figures, details, startLoad));
+console.log(formatTable(figures));
+console.log(`\n${figures.filter((line) => line.target?.met).length} of ${figures.filter((line) => line.target).length} targets met · ${options.runs} run(s), medians · ${Math.round((Date.now() - startedAt) / 1000)} s · figures in ${options.out}`);
+
+async function collect(name: string, measure: Promise<{ figures: Figure[]; details: unknown }>): Promise<void> {
+  const result = await measure;
+  figures.push(...result.figures);
+  details[name] = result.details;
+}

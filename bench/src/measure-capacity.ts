@@ -1,0 +1,91 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchContext } from './bench-context.js';
+import { figure, type Figure } from './figure.js';
+import type { ChunkDelays, ServerKind } from './load-process.js';
+
+const DELAY_LIMIT_MS = 50;
+/** A server that sends fewer chunks than the pace promises is falling behind, whatever the delays of those it sent. */
+const MIN_DELIVERED = 0.95;
+const CAPACITY_TARGET = 2000;
+const SETTLE_MS = 1500;
+/** Steps of the search are rounded to this many streams. */
+const GRAIN = 50;
+
+interface Step extends ChunkDelays {
+  streams: number;
+  held: boolean;
+}
+
+interface Capacity {
+  streams: number;
+  /** The search reached its maximum without a failure. */
+  atLeast: boolean;
+  steps: Step[];
+}
+
+/**
+ * Measure 3: the most concurrent paced streams (50 tokens/s by default) one server process holds with p99 chunk
+ * delay ≤ 50 ms. Doubles the load from the start until a step fails, then bisects. The baseline is the raw ws
+ * server pushing the same frames on the same schedule.
+ */
+export async function measureCapacity(context: BenchContext): Promise<{ figures: Figure[]; details: Record<ServerKind, Capacity> }> {
+  const cpp = await searchCapacity(context, 'cpp');
+  const raw = await searchCapacity(context, 'raw');
+  const tokensPerSecond = Math.round(1000 / context.options.intervalMs);
+  return {
+    figures: [
+      figure({
+        id: 'capacity.streams',
+        label: `Concurrent ${tokensPerSecond} tok/s streams at p99 chunk delay ≤ ${DELAY_LIMIT_MS} ms`,
+        unit: 'streams',
+        value: cpp.streams,
+        atLeast: cpp.atLeast,
+        baseline: { label: 'raw ws', value: raw.streams },
+        baselineAtLeast: raw.atLeast,
+        target: { text: `≥ ${CAPACITY_TARGET.toLocaleString('en-US')}`, met: cpp.streams >= CAPACITY_TARGET },
+      }),
+    ],
+    details: { cpp, raw },
+  };
+}
+
+async function searchCapacity(context: BenchContext, kind: ServerKind): Promise<Capacity> {
+  const { capacityStart, capacityMax, capacityRefine } = context.options;
+  const steps: Step[] = [];
+  const tryLoad = async (streams: number) => {
+    const step = await holdStreams(context, kind, streams);
+    steps.push(step);
+    return step.held;
+  };
+  let held = 0;
+  let failed: number | undefined;
+  let streams = Math.min(capacityStart, capacityMax);
+  while (failed === undefined) {
+    if (await tryLoad(streams)) held = streams;
+    else failed = streams;
+    if (streams >= capacityMax) break;
+    streams = Math.min(streams * 2, capacityMax);
+  }
+  for (let refine = 0; failed !== undefined && refine < capacityRefine; refine += 1) {
+    const middle = Math.round((held + failed) / 2 / GRAIN) * GRAIN;
+    if (middle <= held || middle >= failed) break;
+    if (await tryLoad(middle)) held = middle;
+    else failed = middle;
+  }
+  return { streams: held, atLeast: failed === undefined, steps };
+}
+
+async function holdStreams(context: BenchContext, kind: ServerKind, streams: number): Promise<Step> {
+  context.log(`capacity: ${kind}, ${streams} streams`);
+  const server = await context.startServer(kind);
+  try {
+    await context.load.request('streams', { url: server.url, kind, count: streams });
+    await sleep(SETTLE_MS);
+    const delays = await context.load.request<ChunkDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
+    const held = delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
+    context.log(`capacity: ${kind}, ${streams} streams: p99 ${delays.p99.toFixed(1)} ms, ${delays.received}/${delays.expected} chunks → ${held ? 'held' : 'not held'}`);
+    return { streams, held, ...delays };
+  } finally {
+    await context.finish(server);
+  }
+}

@@ -1,0 +1,134 @@
+import { CPP_SUBPROTOCOL, newMessageId } from '@promethea/cpp-protocol';
+import type { BenchContext } from './bench-context.js';
+import { BenchSocket, type Received } from './bench-socket.js';
+import { clientFrame } from './cpp-frames.js';
+import { figure, type Figure } from './figure.js';
+import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
+import type { LargeThreadShape } from './large-thread.js';
+
+const PIVOT_BYTES_TARGET = 2048;
+/** Chunks the answer streams before it is pivoted: a pivot a moment into an answer, as a reader reacts. */
+const CHUNKS_BEFORE_PIVOT = 10;
+const PIVOTS = 5;
+
+interface SyncDetails {
+  nodes: number;
+  syncBytes: number;
+  /** UTF-8 bytes of the nodes' text alone: what any encoding of the thread must carry. */
+  contentBytes: number;
+  /** CPP_THREAD_OPEN of the thread not yet in memory → its CPP_SYNC_GRAPH: load from the store, encode, send. */
+  coldOpenMs: number;
+  /** CPP_SYNC_REQUEST → CPP_SYNC_GRAPH of the loaded thread. */
+  warm: LatencySummary;
+  /** The bare ws server sending a text of the same size on request. */
+  raw: LatencySummary;
+  /** Per pivot: bytes of graph frames in patch mode and in full-sync mode, and the cut's length. */
+  pivots: Array<{ patchBytes: number; fullSyncBytes: number; cutLength: number }>;
+}
+
+/**
+ * Measure 5: the cost of a full CPP_SYNC_GRAPH of a large thread (bytes, and time against a bare ws transfer of as
+ * many bytes), and the bytes of graph frames one pivot in that thread sends: a patch-mode subscriber's
+ * CPP_GRAPH_PATCH against a full-sync subscriber's CPP_SYNC_GRAPH (the seed spec's behaviour).
+ */
+export async function measureSync(context: BenchContext): Promise<{ figures: Figure[]; details: SyncDetails }> {
+  const shape: LargeThreadShape = { nodes: context.options.syncNodes, answerChars: context.options.syncAnswerChars };
+  context.log(`sync: a ${shape.nodes}-node thread`);
+  const server = await context.startServer('cpp');
+  const patchSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL);
+  const fullSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL);
+  let details: SyncDetails;
+  try {
+    const seed = await server.process.request<{ threadId: string; nodes: number; contentBytes: number }>('seedThread', shape);
+    const opened = patchSocket.next('CPP_SYNC_GRAPH');
+    const openedAt = performance.now();
+    patchSocket.send(clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId, patches: true }));
+    const cold = await opened;
+    const warm = new LatencyRecorder();
+    for (let sample = 0; sample < context.options.syncSamples; sample += 1) {
+      const synced = patchSocket.next('CPP_SYNC_GRAPH');
+      const sentAt = performance.now();
+      patchSocket.send(clientFrame('CPP_SYNC_REQUEST', { threadId: seed.threadId }));
+      warm.record((await synced).receivedAt - sentAt);
+    }
+    const fullOpened = fullSocket.next('CPP_SYNC_GRAPH');
+    fullSocket.send(clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId }));
+    await fullOpened;
+    const pivots = [];
+    for (let pivot = 0; pivot < PIVOTS; pivot += 1) pivots.push(await pivotBytes(patchSocket, fullSocket, seed.threadId));
+    details = { nodes: seed.nodes, contentBytes: seed.contentBytes, syncBytes: cold.bytes, coldOpenMs: cold.receivedAt - openedAt, warm: warm.summary(), raw: await rawTransfer(context, cold.bytes), pivots };
+  } finally {
+    patchSocket.close();
+    fullSocket.close();
+    await server.process.stop();
+  }
+  return { figures: syncFigures(details), details };
+}
+
+/** Prompts at the head, lets the answer stream a little, pivots it, and counts each subscriber's graph-frame bytes. */
+async function pivotBytes(patchSocket: BenchSocket, fullSocket: BenchSocket, threadId: string): Promise<SyncDetails['pivots'][number]> {
+  const firstChunk = patchSocket.next('CPP_STREAM_CHUNK');
+  patchSocket.send(clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'go on', newNodeId: newMessageId() }));
+  const nodeId = (await firstChunk).frame.payload.nodeId;
+  for (let chunk = 1; chunk < CHUNKS_BEFORE_PIVOT; chunk += 1) await patchSocket.next('CPP_STREAM_CHUNK');
+  const patchBytes = graphBytesUntilNewBranch(patchSocket, nodeId);
+  const fullSyncBytes = graphBytesUntilNewBranch(fullSocket, nodeId);
+  const halted = patchSocket.next('CPP_STREAM_HALTED');
+  patchSocket.send(clientFrame('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: nodeId, userPrompt: 'no, the other way', newBranchNodeId: newMessageId() }));
+  const cutLength = (await halted).frame.payload.finalContentLength;
+  const result = { patchBytes: await patchBytes, fullSyncBytes: await fullSyncBytes, cutLength };
+  // The new branch streams on; stop it so that the next prompt is not refused as THREAD_BUSY.
+  const stopped = patchSocket.next('CPP_GRAPH_PATCH', (frame) => Object.values(frame.payload.nodes).some((node) => node.status === 'interrupted' && node.id !== nodeId));
+  const newNodeId = (await patchSocket.next('CPP_STREAM_CHUNK')).frame.payload.nodeId;
+  patchSocket.send(clientFrame('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: newNodeId }));
+  await stopped;
+  return result;
+}
+
+/** Bytes of CPP_GRAPH_PATCH and CPP_SYNC_GRAPH frames from now until the first chunk of a node other than `nodeId`. */
+function graphBytesUntilNewBranch(socket: BenchSocket, nodeId: string): Promise<number> {
+  let bytes = 0;
+  socket.onFrame = ({ frame, bytes: size }: Received) => {
+    if (frame.type === 'CPP_GRAPH_PATCH' || frame.type === 'CPP_SYNC_GRAPH') bytes += size;
+  };
+  return socket.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== nodeId).then(() => {
+    socket.onFrame = undefined;
+    return bytes;
+  });
+}
+
+async function rawTransfer(context: BenchContext, bytes: number): Promise<LatencySummary> {
+  const server = await context.startServer('raw');
+  const socket = await BenchSocket.connect(server.url);
+  try {
+    const transfer = new LatencyRecorder();
+    for (let sample = 0; sample < context.options.syncSamples; sample += 1) {
+      const blob = socket.next('blob');
+      const sentAt = performance.now();
+      socket.send({ type: 'blob', payload: { bytes } });
+      transfer.record((await blob).receivedAt - sentAt);
+    }
+    return transfer.summary();
+  } finally {
+    socket.close();
+    await server.process.stop();
+  }
+}
+
+function syncFigures(details: SyncDetails): Figure[] {
+  const nodes = details.nodes.toLocaleString('en-US');
+  const patchBytes = median(details.pivots.map((pivot) => pivot.patchBytes));
+  return [
+    figure({ id: 'sync.time.p50', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50`, unit: 'ms', value: details.warm.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
+    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync`, unit: 'ms', value: details.coldOpenMs, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
+    figure({ id: 'sync.bytes', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, size`, unit: 'bytes', value: details.syncBytes, baseline: { label: 'text of the nodes', value: details.contentBytes } }),
+    figure({
+      id: 'sync.pivot-graph-bytes',
+      label: `Graph frames per pivot in it (patch mode)`,
+      unit: 'bytes',
+      value: patchBytes,
+      baseline: { label: 'full-sync mode', value: median(details.pivots.map((pivot) => pivot.fullSyncBytes)) },
+      target: { text: '≤ 2 KB', met: patchBytes <= PIVOT_BYTES_TARGET },
+    }),
+  ];
+}

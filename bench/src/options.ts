@@ -1,0 +1,135 @@
+import { parseArgs } from 'node:util';
+
+export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync'] as const;
+export type Measure = (typeof MEASURES)[number];
+
+export interface BenchOptions {
+  quick: boolean;
+  /** Repetitions of each latency and memory measure; the report shows the median of the runs. */
+  runs: number;
+  /** Concurrent streaming sessions under which pivots are timed (the probe's own stream included). */
+  loads: number[];
+  /** Timed pivots (and echoes) per run and load, after a warm-up of a tenth as many. */
+  pivots: number;
+  gatewaySamples: number;
+  capacityStart: number;
+  capacityMax: number;
+  capacityWindowMs: number;
+  /** Bisection steps between the last load that held and the first that did not. */
+  capacityRefine: number;
+  idleConnections: number;
+  syncNodes: number;
+  syncAnswerChars: number;
+  syncSamples: number;
+  /** Milliseconds between tokens: 20 is 50 tokens/s. */
+  intervalMs: number;
+  store: 'sqlite' | 'memory';
+  only: Measure[];
+  /** Write CPU profiles of every CPP server process to bench/profiles/. */
+  profile: boolean;
+  out: string;
+}
+
+type Sized = Omit<BenchOptions, 'quick' | 'store' | 'only' | 'profile' | 'out'>;
+
+const FULL: Sized = {
+  runs: 3,
+  loads: [1, 100, 1000],
+  pivots: 150,
+  gatewaySamples: 200,
+  capacityStart: 500,
+  capacityMax: 8000,
+  capacityWindowMs: 4000,
+  capacityRefine: 2,
+  idleConnections: 5000,
+  syncNodes: 10_000,
+  syncAnswerChars: 500,
+  syncSamples: 20,
+  intervalMs: 20,
+};
+
+/** About a minute: the same measures, smaller. */
+const QUICK: Sized = {
+  runs: 1,
+  loads: [1, 100, 500],
+  pivots: 60,
+  gatewaySamples: 60,
+  capacityStart: 500,
+  capacityMax: 2000,
+  capacityWindowMs: 2000,
+  capacityRefine: 0,
+  idleConnections: 1000,
+  syncNodes: 2000,
+  syncAnswerChars: 500,
+  syncSamples: 5,
+  intervalMs: 20,
+};
+
+const HELP = `npm run bench -- [options]     (each option may also be set as BENCH_<NAME>, e.g. BENCH_RUNS=5)
+  --quick                   small sizes, one run: about a minute
+  --only pivot,gateway,...  measures to run: ${MEASURES.join(', ')}
+  --runs N  --loads 1,100,1000  --pivots N  --gateway-samples N
+  --capacity-start N  --capacity-max N  --capacity-window-ms N  --capacity-refine N
+  --idle-connections N  --sync-nodes N  --sync-answer-chars N  --sync-samples N
+  --interval-ms N           pause between tokens (20 = 50 tokens/s)
+  --store sqlite|memory     the CPP server's store (default sqlite, as the CLI)
+  --profile                 CPU profiles of the CPP server processes in bench/profiles/
+  --out FILE                where the JSON goes (default bench/results/latest.json)`;
+
+const NUMBER_OPTIONS = [
+  'runs', 'pivots', 'gateway-samples', 'capacity-start', 'capacity-max', 'capacity-window-ms', 'capacity-refine',
+  'idle-connections', 'sync-nodes', 'sync-answer-chars', 'sync-samples', 'interval-ms',
+] as const;
+
+/** Flags win over BENCH_* environment variables, which win over the full (or --quick) defaults. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      profile: { type: 'boolean' },
+      help: { type: 'boolean' },
+      only: { type: 'string' },
+      loads: { type: 'string' },
+      store: { type: 'string' },
+      out: { type: 'string' },
+      ...Object.fromEntries(NUMBER_OPTIONS.map((name) => [name, { type: 'string' as const }])),
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    process.exit(0);
+  }
+  const read = (name: string): string | undefined => (values as Record<string, string | boolean | undefined>)[name]?.toString() ?? env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
+  const quick = read('quick') === 'true' || read('quick') === '1';
+  const sized: Sized = { ...(quick ? QUICK : FULL) };
+  for (const name of NUMBER_OPTIONS) {
+    const text = read(name);
+    if (text === undefined) continue;
+    (sized as unknown as Record<string, number>)[camel(name)] = wholeNumber(name, text);
+  }
+  const loads = read('loads');
+  if (loads !== undefined) sized.loads = loads.split(',').map((load) => wholeNumber('loads', load));
+  const store = read('store') ?? 'sqlite';
+  if (store !== 'sqlite' && store !== 'memory') throw new Error('--store must be sqlite or memory');
+  const only = read('only')?.split(',') ?? [...MEASURES];
+  for (const measure of only) if (!(MEASURES as readonly string[]).includes(measure)) throw new Error(`unknown measure ${measure}; expected ${MEASURES.join(', ')}`);
+  return {
+    ...sized,
+    quick,
+    store,
+    only: only as Measure[],
+    profile: read('profile') === 'true' || read('profile') === '1',
+    out: read('out') ?? 'bench/results/latest.json',
+  };
+}
+
+function wholeNumber(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number, not ${text}`);
+  return value;
+}
+
+function camel(name: string): string {
+  return name.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+}

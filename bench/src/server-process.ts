@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { writeHeapSnapshot } from 'node:v8';
+import { newThreadId } from '@promethea/cpp-protocol';
+import { CPPServer, MemoryStore, SqliteStore, type ConversationStore, type ModelProvider } from '@promethea/cpp-server';
+// The factory the CLI uses; the package's entry point does not export it.
+import { createModelProvider } from '../../packages/server/dist/model/provider-factory.js';
+import { startBaselineServer } from './baseline-server.js';
+import { serveRequests } from './bench-process.js';
+import { buildLargeThread, seedChange, type LargeThreadShape } from './large-thread.js';
+import { PacedProvider } from './paced-provider.js';
+
+/** How a server process is started: which server, which store, which model. */
+export interface ServerConfig {
+  kind: 'cpp' | 'raw';
+  store: 'memory' | 'sqlite';
+  model: { kind: 'paced'; intervalMs: number; tokens: number } | { kind: 'openai-compatible'; baseUrl: string };
+}
+
+export interface ServerReady {
+  port: number;
+}
+
+export interface MemoryFigures {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+export interface LoopDelayFigures {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+const NS_PER_MS = 1e6;
+/** Sampling period of the event-loop delay monitor; finer than the 20 ms target it checks. */
+const LOOP_DELAY_RESOLUTION_MS = 5;
+
+const config = JSON.parse(process.argv[2]!) as ServerConfig;
+const directory = mkdtempSync(join(tmpdir(), 'cpp-bench-'));
+const store: ConversationStore = config.store === 'sqlite' ? SqliteStore.open(join(directory, 'bench.sqlite')) : new MemoryStore();
+const server = config.kind === 'cpp' ? await startCpp() : await startBaseline();
+let loopDelay: IntervalHistogram | undefined;
+
+serveRequests({ port: server.port } satisfies ServerReady, {
+  memory: measureMemory,
+  loopDelayStart: () => {
+    loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+    loopDelay.enable();
+  },
+  loopDelayStop: (): LoopDelayFigures => {
+    if (!loopDelay) throw new Error('loopDelayStart was not called');
+    loopDelay.disable();
+    return { p50: loopDelay.percentile(50) / NS_PER_MS, p99: loopDelay.percentile(99) / NS_PER_MS, max: loopDelay.max / NS_PER_MS };
+  },
+  /** CPU time this process has used so far, in milliseconds (user + system). */
+  cpuMs: () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  },
+  /** Writes a heap snapshot (open it in Chrome DevTools → Memory) and returns its path. */
+  heapSnapshot: ({ directory: folder }: { directory: string }) => writeHeapSnapshot(join(folder, `${config.kind}-${Date.now()}.heapsnapshot`)),
+  seedThread,
+  stop: async () => {
+    await server.close();
+    await store.close();
+    rmSync(directory, { recursive: true, force: true });
+  },
+});
+
+async function startCpp(): Promise<{ port: number; close(): Promise<void> }> {
+  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model) });
+  await cpp.ready;
+  return { port: cpp.port, close: () => cpp.close() };
+}
+
+async function startBaseline(): Promise<{ port: number; close(): Promise<void> }> {
+  if (config.model.kind !== 'paced') throw new Error('the raw baseline streams paced tokens only');
+  return startBaselineServer(config.model.intervalMs, config.model.tokens);
+}
+
+function modelOf(model: ServerConfig['model']): ModelProvider {
+  if (model.kind === 'paced') return new PacedProvider(model.intervalMs, model.tokens);
+  return createModelProvider({ provider: 'openai-compatible', baseUrl: model.baseUrl, model: 'bench-model', maxRetries: 0 });
+}
+
+/** Collects garbage until the heap settles, so that the figures show what is retained, not what awaits collection. */
+async function measureMemory(): Promise<MemoryFigures> {
+  for (let round = 0; round < 4; round += 1) {
+    globalThis.gc?.();
+    await nextTurn();
+  }
+  const { rss, heapUsed, external } = process.memoryUsage();
+  return { rss, heapUsed, external };
+}
+
+/** Puts a large thread straight into the store, as a server restarted on a long-lived database would find it. */
+async function seedThread(shape: LargeThreadShape): Promise<{ threadId: string; nodes: number; contentBytes: number }> {
+  const threadId = newThreadId();
+  const graph = buildLargeThread(threadId, shape);
+  const now = Date.now();
+  await store.createThread({ threadId, ownerDid: 'anonymous', title: 'a long conversation', createdAt: now, updatedAt: now });
+  await store.commit(seedChange(graph), { updatedAt: now });
+  const nodes = Object.values(graph.nodes);
+  return { threadId, nodes: nodes.length, contentBytes: nodes.reduce((sum, node) => sum + Buffer.byteLength(node.content), 0) };
+}
