@@ -1,0 +1,51 @@
+import { performance } from 'node:perf_hooks';
+import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
+import type { Observers } from './observers.js';
+import { runObserved } from './run-observed.js';
+import type { StoreOperation } from './server-observer.js';
+
+/** A store that times every operation of the store it wraps and reports it to the observers; nothing else changes. */
+export class ObservedStore implements ConversationStore {
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly observers: Observers,
+  ) {}
+
+  createThread(record: ThreadRecord): Promise<void> {
+    return this.timed('createThread', () => this.store.createThread(record));
+  }
+
+  loadThread(threadId: string): Promise<StoredThread | undefined> {
+    return this.timed('loadThread', () => this.store.loadThread(threadId));
+  }
+
+  listThreads(ownerDid: string): Promise<ThreadSummary[]> {
+    return this.timed('listThreads', () => this.store.listThreads(ownerDid));
+  }
+
+  findNodeThread(nodeId: string): Promise<string | undefined> {
+    return this.timed('findNodeThread', () => this.store.findNodeThread(nodeId));
+  }
+
+  commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+    return this.timed('commit', () => this.store.commit(change, meta));
+  }
+
+  saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
+    return this.timed('saveStreamingContent', () => this.store.saveStreamingContent(threadId, nodeId, content));
+  }
+
+  interruptStreamingNodes(now: number): Promise<string[]> {
+    return this.timed('interruptStreamingNodes', () => this.store.interruptStreamingNodes(now));
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private timed<Result>(operation: StoreOperation, work: () => Promise<Result>): Promise<Result> {
+    const start = performance.now();
+    return runObserved(work, (failure) => this.observers.storeOperation({ operation, durationMs: performance.now() - start, failed: failure !== undefined }));
+  }
+}

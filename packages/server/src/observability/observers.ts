@@ -1,0 +1,86 @@
+import type { ClientFrame } from '@promethea/cpp-protocol';
+import type { PivotRequest } from '../engine/pivot-context.js';
+import { inConnectionScope } from './connection-scope.js';
+import type {
+  GenerationObservation,
+  GenerationStart,
+  ObservedConnection,
+  PivotObservation,
+  SentError,
+  ServerObserver,
+  StoreOperationTiming,
+} from './server-observer.js';
+
+type Notification = 'connectionOpened' | 'connectionClosed' | 'frameSent' | 'errorSent' | 'storeOperation' | 'readinessFailed' | 'serverError';
+type Arguments<Method extends Notification> = Parameters<NonNullable<ServerObserver[Method]>>;
+
+/**
+ * All of a server's observers as one. The engine, the sessions and the store call this at the few points that
+ * matter; it passes each call on to every observer that implements it, and costs nothing without observers.
+ */
+export class Observers {
+  private readonly observers: readonly ServerObserver[];
+
+  constructor(observers: readonly ServerObserver[] = []) {
+    this.observers = observers;
+  }
+
+  connectionOpened(connection: ObservedConnection): void {
+    this.notify('connectionOpened', connection);
+  }
+
+  connectionClosed(connection: ObservedConnection): void {
+    this.notify('connectionClosed', connection);
+  }
+
+  /** Reports the frame, then handles it on behalf of the connection (see `inConnectionScope`). */
+  handleFrame<Result>(connection: ObservedConnection, frame: ClientFrame, handle: () => Result): Result {
+    for (const observer of this.observers) observer.frameReceived?.(connection, frame);
+    return inConnectionScope(connection.id, handle);
+  }
+
+  frameSent(connection: ObservedConnection, frame: string): void {
+    this.notify('frameSent', connection, frame);
+  }
+
+  errorSent(connection: ObservedConnection, error: SentError): void {
+    this.notify('errorSent', connection, error);
+  }
+
+  storeOperation(timing: StoreOperationTiming): void {
+    this.notify('storeOperation', timing);
+  }
+
+  readinessFailed(check: string, error: unknown): void {
+    this.notify('readinessFailed', check, error);
+  }
+
+  serverError(error: unknown): void {
+    this.notify('serverError', error);
+  }
+
+  pivotStarted(pivot: PivotRequest): PivotObservation {
+    const observations = this.observers.flatMap((observer) => (observer.pivotStarted ? [observer.pivotStarted(pivot)] : []));
+    return {
+      // Each observer's step wraps the next one's, so that every observer sees the step's whole duration.
+      step: (name, work) => observations.reduceRight((inner, observation) => () => observation.step(name, inner), work)(),
+      halted: () => observations.forEach((observation) => observation.halted()),
+      end: (error) => observations.forEach((observation) => observation.end(error)),
+    };
+  }
+
+  generationStarted(generation: GenerationStart): GenerationObservation {
+    const observations = this.observers.flatMap((observer) => (observer.generationStarted ? [observer.generationStarted(generation)] : []));
+    return {
+      firstChunk: () => observations.forEach((observation) => observation.firstChunk()),
+      ended: (result) => observations.forEach((observation) => observation.ended(result)),
+    };
+  }
+
+  private notify<Method extends Notification>(method: Method, ...args: Arguments<Method>): void {
+    for (const observer of this.observers) {
+      const callback = observer[method] as ((...values: Arguments<Method>) => void) | undefined;
+      callback?.apply(observer, args);
+    }
+  }
+}
