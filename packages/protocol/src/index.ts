@@ -10,6 +10,7 @@ export * from './frames/client-frames.js';
 export * from './frames/server-frames.js';
 export * from './frames/frame-codec.js';
 export * from './frames/json-schema.js';
+export * from './frames/json-schema-files.js';
 export * from './tree/thread-graph.js';
 export * from './tree/tree-change.js';
 export * from './tree/graph-draft.js';
