@@ -5,8 +5,14 @@ import { MessageIdSchema } from '../node.js';
 
 export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
 
-/** A prompt must say something: at least one character that is not white space. */
-export const UserPromptSchema = z.string().regex(/\S/, 'expected a prompt with at least one non-space character');
+/**
+ * A prompt must say something: at least one character that is not white space. U+0000 is refused because some
+ * stores (PostgreSQL text) cannot hold it.
+ */
+export const UserPromptSchema = z
+  .string()
+  .regex(/\S/, 'expected a prompt with at least one non-space character')
+  .refine((prompt) => !prompt.includes('\u0000'), 'a prompt may not contain the NUL character (U+0000)');
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();

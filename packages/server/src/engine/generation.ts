@@ -1,5 +1,6 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
+import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
 
 export type GenerationOutcome =
   | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
@@ -43,6 +44,7 @@ export class Generation {
     messages: ModelMessage[],
     private readonly hooks: GenerationHooks,
     private readonly persistIntervalMs: number,
+    private readonly observation: GenerationObservation,
   ) {
     this.finished = this.run(provider, messages);
   }
@@ -62,6 +64,7 @@ export class Generation {
       this.halted = true;
       this.controller.abort();
       this.cancelPersist();
+      this.observation.ended(this.result({ kind: 'halted' }));
     }
     return { content: this.content, chunkStarts: this.chunkStarts };
   }
@@ -84,12 +87,15 @@ export class Generation {
     }
   }
 
-  private send(delta: string): void {
-    if (delta.length === 0) return;
+  private send(modelText: string): void {
+    if (modelText.length === 0) return;
+    // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
+    const delta = modelText.replaceAll('\u0000', '\uFFFD');
     const offset = this.content.length;
     this.chunkStarts.push(offset);
     this.content += delta;
     this.hooks.onChunk(offset, delta);
+    if (offset === 0) this.observation.firstChunk();
     this.schedulePersist();
   }
 
@@ -97,7 +103,12 @@ export class Generation {
     this.halted = true;
     this.outcome = outcome;
     this.cancelPersist();
+    this.observation.ended(this.result(outcome));
     this.hooks.onEnd(outcome);
+  }
+
+  private result(outcome: GenerationResult['outcome']): GenerationResult {
+    return { outcome, text: this.content, chunkCount: this.chunkStarts.length };
   }
 
   private schedulePersist(): void {
