@@ -3,6 +3,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
+import type { Registry } from 'prom-client';
 import { claimedIdentity } from './engine/identify.js';
 import type { Identity } from './engine/identity.js';
 import { PivotContext } from './engine/pivot-context.js';
@@ -10,12 +11,17 @@ import { ThreadRegistry } from './engine/thread-registry.js';
 import { createHttpHandler } from './http-handler.js';
 import { DemoProvider } from './model/demo-provider.js';
 import type { ModelProvider } from './model/model-provider.js';
+import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
+import { ObservedStore } from './observability/observed-store.js';
+import type { Observers } from './observability/observers.js';
+import { checkReadiness, type ReadinessCheck, type ReadinessReport } from './observability/readiness.js';
+import { storeReachable } from './observability/store-check.js';
 import { ConnectionSession } from './session/connection-session.js';
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
 import { attachWsTransport } from './transport/ws-transport.js';
 
-export interface CPPServerOptions {
+export interface CPPServerOptions extends ObservabilityOptions {
   /** Listen on this port (0 picks a free one). Omit when attaching to `server`. */
   port?: number;
   /** Interface to listen on; all interfaces by default. */
@@ -78,22 +84,37 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly ownsStore: boolean;
   private readonly store: ConversationStore;
   private readonly registry: ThreadRegistry;
+  private readonly observers: Observers;
+  /** What GET /metrics serves (undefined when metrics are off): serve it yourself when attached to your server. */
+  readonly metricsRegistry: Registry | undefined;
+  private readonly storeReachable: ReadinessCheck;
+  private started = false;
   private readonly sessions = new Set<ConnectionSession>();
   private transport: { close(): void } | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: CPPServerOptions = {}) {
     super();
+    ({ observers: this.observers, metricsRegistry: this.metricsRegistry } = createObservability(options, {
+      connections: () => this.sessions.size,
+      threads: () => this.registry.size,
+      bufferedBytes: () => [...this.sessions].reduce((sum, session) => sum + session.bufferedBytes, 0),
+    }));
     this.ownsStore = options.store === undefined;
-    this.store = options.store ?? new MemoryStore();
+    const store = options.store ?? new MemoryStore();
+    this.store = new ObservedStore(store, this.observers);
+    // Probes go to the store itself: they are not store operations to time.
+    this.storeReachable = storeReachable(store);
     this.registry = new ThreadRegistry(this.store, {
       model: options.model ?? new DemoProvider(),
       persistIntervalMs: options.persistIntervalMs ?? 200,
+      observers: this.observers,
       runPivot: (context) => this.runPivot(context),
       onBackgroundError: (error) => this.reportError(error),
     });
     this.ownsHttpServer = options.server === undefined;
-    this.httpServer = options.server ?? createServer(createHttpHandler(options.staticDir));
+    const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
+    this.httpServer = options.server ?? createServer(createHttpHandler(routes));
     this.ready = this.start();
     this.ready.catch(() => undefined);
   }
@@ -115,6 +136,15 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return this.sessions.size;
   }
 
+  /** Whether the server can serve now (GET /readyz): started, not shutting down, and its store answering. */
+  readiness(): Promise<ReadinessReport> {
+    const serving: ReadinessCheck = async () => {
+      if (!this.started) throw new Error('starting: recovering answers a crash interrupted');
+      if (this.closing) throw new Error('shutting down');
+    };
+    return checkReadiness({ server: serving, store: this.storeReachable }, (check, error) => this.observers.readinessFailed(check, error));
+  }
+
   /** Halts every running answer (kept as `interrupted`), closes every connection with 1001, then stops. */
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -132,6 +162,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         registry: this.registry,
         store: this.store,
         maxFrameBytes,
+        observers: this.observers,
         onFrameHandled: (session, frame) => this.notify(session, frame),
         onInternalError: (error) => this.reportError(error),
       })),
@@ -145,16 +176,19 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         });
       });
     }
+    this.started = true;
   }
 
   private openSession(session: ConnectionSession): ConnectionSession {
     const event = { connectionId: session.id, identity: session.identity };
     this.sessions.add(session);
+    this.observers.connectionOpened(session);
     this.emit('connection', event);
     const onClose = session.onClose.bind(session);
     session.onClose = () => {
       onClose();
       this.sessions.delete(session);
+      this.observers.connectionClosed(session);
       this.emit('disconnect', event);
     };
     return session;
@@ -176,6 +210,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   }
 
   private reportError(error: unknown): void {
+    this.observers.serverError(error);
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 

@@ -21,6 +21,8 @@ import {
 } from '@promethea/cpp-protocol';
 import type { ModelProvider } from '../model/model-provider.js';
 import { ProviderError } from '../model/provider-error.js';
+import type { Observers } from '../observability/observers.js';
+import type { PivotObservation } from '../observability/server-observer.js';
 import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import { cutAt, type Cut } from './cut.js';
@@ -35,6 +37,7 @@ export interface ThreadEngineDependencies {
   store: ConversationStore;
   model: ModelProvider;
   persistIntervalMs: number;
+  observers: Observers;
   /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
   runPivot(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
@@ -58,6 +61,7 @@ export interface StopRequest {
 /** A pivot in progress: what its steps have done so far. */
 interface PivotRun {
   request: PivotRequest;
+  observation: PivotObservation;
   cut?: Cut;
   aborted: boolean;
   spawned?: { assistantNodeId: string };
@@ -126,7 +130,9 @@ export class ThreadEngine {
 
   /** CPP_PIVOT_INIT: checks, then the 'pivot' listeners (or the default), then whatever they left undone. */
   pivot(request: PivotRequest & { expectedVersion?: number }, identity: Identity, requester: Subscriber): Promise<void> {
-    return this.queue.run(async () => {
+    // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
+    const observation = this.dependencies.observers.pivotStarted(request);
+    const pivoted = this.queue.run(async () => {
       if (await this.isRetry(request.newBranchNodeId, request.userPrompt, request.interruptedNodeId)) return requester.send(this.syncFrame());
       this.checkVersion(request.expectedVersion);
       this.requireNode(request.interruptedNodeId);
@@ -134,7 +140,7 @@ export class ThreadEngine {
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
       }
-      const run: PivotRun = { request, aborted: false };
+      const run: PivotRun = { request, observation, aborted: false };
       const context = new PivotContext(request, identity, {
         abortActiveStream: () => this.abortForPivot(run),
         spawnSiblingStream: () => this.spawnSibling(run),
@@ -142,9 +148,14 @@ export class ThreadEngine {
       try {
         await this.dependencies.runPivot(context);
       } finally {
-        if (run.cut && !run.spawned) await this.commitHalt(request.interruptedNodeId, run.cut, 'pivot');
+        if (run.cut && !run.spawned) {
+          await this.commitHalt(request.interruptedNodeId, run.cut, 'pivot');
+          observation.halted();
+        }
       }
     });
+    pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
+    return pivoted;
   }
 
   stop(request: StopRequest): Promise<void> {
@@ -178,7 +189,7 @@ export class ThreadEngine {
     if (run.aborted) return;
     run.aborted = true;
     if (this.generation?.nodeId !== run.request.interruptedNodeId) return;
-    const cut = await this.haltGeneration(run.request.receivedContentLength);
+    const cut = await run.observation.step('abort', () => this.haltGeneration(run.request.receivedContentLength));
     if (cut) run.cut = cut;
   }
 
@@ -195,11 +206,16 @@ export class ThreadEngine {
       createdAt: Date.now(),
       ...(run.cut ? { cutContent: run.cut.content } : {}),
     });
-    await this.commit(change, run.request.userPrompt);
+    await run.observation.step('commit', () => this.commit(change, run.request.userPrompt));
     run.spawned = { assistantNodeId };
-    if (run.cut) this.publishHalted(run.request.interruptedNodeId, run.cut, 'pivot');
-    this.publishChange(change);
-    this.startGeneration(assistantNodeId);
+    run.observation.step('insert', () => {
+      if (run.cut) {
+        this.publishHalted(run.request.interruptedNodeId, run.cut, 'pivot');
+        run.observation.halted();
+      }
+      this.publishChange(change);
+    });
+    run.observation.step('spawn', () => this.startGeneration(assistantNodeId));
     return run.spawned;
   }
 
@@ -225,6 +241,14 @@ export class ThreadEngine {
 
   private startGeneration(assistantNodeId: string): void {
     const messages = modelMessages(pathToRoot(this.graph, assistantNodeId).slice(0, -1));
+    const { provider, model } = this.dependencies.model;
+    const observation = this.dependencies.observers.generationStarted({
+      threadId: this.threadId,
+      nodeId: assistantNodeId,
+      provider,
+      model,
+      contextMessages: messages.length,
+    });
     const generation = new Generation(
       assistantNodeId,
       this.dependencies.model,
@@ -245,6 +269,7 @@ export class ThreadEngine {
         },
       },
       this.dependencies.persistIntervalMs,
+      observation,
     );
     this.generation = generation;
   }

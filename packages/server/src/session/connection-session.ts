@@ -11,12 +11,14 @@ import type { Identity } from '../engine/identity.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
+import type { Observers } from '../observability/observers.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
 
 export interface SessionDependencies {
   registry: ThreadRegistry;
   store: ConversationStore;
   maxFrameBytes: number;
+  observers: Observers;
   /** A frame was handled; for the server's notification events. */
   onFrameHandled(session: ConnectionSession, frame: ClientFrame): void;
   /** A failure the client only sees as INTERNAL. */
@@ -43,7 +45,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   ) {}
 
   send(text: string): void {
-    if (!this.closed) this.socket.send(text);
+    if (this.closed) return;
+    this.socket.send(text);
+    this.dependencies.observers.frameSent(this, text);
+  }
+
+  /** Bytes on their way to this client: in the socket's buffer. */
+  get bufferedBytes(): number {
+    return this.socket.bufferedAmount;
   }
 
   close(code: number, reason: string): void {
@@ -65,9 +74,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       return this.sendError(code, message, reference);
     }
     const frame = decoded.frame;
-    this.handle(frame).then(
-      () => this.dependencies.onFrameHandled(this, frame),
-      (error: unknown) => this.fail(error, frame),
+    this.dependencies.observers.handleFrame(this, frame, () =>
+      this.handle(frame).then(
+        () => this.dependencies.onFrameHandled(this, frame),
+        (error: unknown) => this.fail(error, frame),
+      ),
     );
   }
 
@@ -135,6 +146,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   private sendError(code: ErrorCodeType, message: string, reference: ErrorReference): void {
+    this.dependencies.observers.errorSent(this, { code, message, ...reference });
     this.send(encodeServerFrame('CPP_ERROR', { code, message, ...reference }));
   }
 }
