@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -10,9 +10,6 @@ const CLI = fileURLToPath(new URL('../../dist/cli/cpp-server.js', import.meta.ur
 export interface CliServer {
   /** The WebSocket URL the CLI printed. */
   url: string;
-  child: ChildProcess;
-  /** Everything the CLI wrote to stdout and stderr. */
-  output(): string;
   /** Ends the process with `signal` and waits for it to exit; resolves with its exit code or signal. */
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
@@ -35,8 +32,6 @@ export async function startCliServer(args: readonly string[]): Promise<CliServer
   });
   return {
     url,
-    child,
-    output: () => output,
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const [code, exitSignal] = await exited;

@@ -27,13 +27,19 @@ export interface Exchange {
 
 export async function openThread(client: RawClient, fields: { threadId?: string; patches?: boolean } = {}): Promise<SyncPayload> {
   client.send('CPP_THREAD_OPEN', fields);
-  const sync = await client.next('CPP_SYNC_GRAPH', (frame) => fields.threadId === undefined || frame.payload.threadId === fields.threadId);
-  return sync.payload;
+  return nextSyncAnswer(client, fields.threadId);
 }
 
 export async function requestSync(client: RawClient, threadId: string): Promise<SyncPayload> {
   client.send('CPP_SYNC_REQUEST', { threadId });
-  return (await client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.threadId === threadId)).payload;
+  return nextSyncAnswer(client, threadId);
+}
+
+/** The first CPP_SYNC_GRAPH (of the thread, if known) received after the request just sent. */
+async function nextSyncAnswer(client: RawClient, threadId: string | undefined): Promise<SyncPayload> {
+  const mark = client.mark();
+  const sync = await client.next('CPP_SYNC_GRAPH', (frame) => client.frames.indexOf(frame) >= mark && (threadId === undefined || frame.payload.threadId === threadId));
+  return sync.payload;
 }
 
 /** The next structural update of the thread (patch or sync) that `matches`. */
