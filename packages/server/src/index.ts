@@ -14,3 +14,18 @@ export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKi
 export { OpenAICompatibleProvider } from './model/openai-compatible-provider.js';
 export { AnthropicProvider } from './model/anthropic-provider.js';
 export { OllamaProvider } from './model/ollama-provider.js';
+export type { ObservabilityOptions } from './observability/observability-options.js';
+export type {
+  ServerObserver,
+  ObservedConnection,
+  SentError,
+  PivotStep,
+  PivotObservation,
+  GenerationStart,
+  GenerationResult,
+  GenerationObservation,
+  StoreOperation,
+  StoreOperationTiming,
+} from './observability/server-observer.js';
+export type { ReadinessReport, CheckStatus } from './observability/readiness.js';
+export { createLogger, LOG_LEVELS, type LogLevel } from './observability/logger.js';
