@@ -6,8 +6,11 @@ import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from 
 export type ScriptedEnding = { finishReason: FinishReason; usage?: TokenUsage } | Error;
 
 export interface ScriptedAnswer {
-  /** The chunks in order, or chunk `index` for an answer that never ends by itself (it runs until aborted). */
-  chunks: readonly string[] | ((index: number) => string);
+  /**
+   * The chunks in order, or a function giving chunk `index` and `undefined` where the answer ends (one that never
+   * does streams until aborted).
+   */
+  chunks: readonly string[] | ((index: number) => string | undefined);
   /** Default: finish with reason `stop`. */
   ending?: ScriptedEnding;
   /** Overrides the model's `gated` option for this answer. */
