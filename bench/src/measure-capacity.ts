@@ -14,6 +14,8 @@ const GRAIN = 50;
 interface Step extends ChunkDelays {
   streams: number;
   held: boolean;
+  /** The server process's CPU use during the window, in percent of one core. */
+  serverCpuPercent: number;
 }
 
 interface Capacity {
@@ -81,10 +83,12 @@ async function holdStreams(context: BenchContext, kind: ServerKind, streams: num
   try {
     await context.load.request('streams', { url: server.url, kind, count: streams });
     await sleep(SETTLE_MS);
+    const cpuBefore = await server.process.request<number>('cpuMs');
     const delays = await context.load.request<ChunkDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
+    const serverCpuPercent = Math.round(((await server.process.request<number>('cpuMs')) - cpuBefore) / context.options.capacityWindowMs * 100);
     const held = delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
-    context.log(`capacity: ${kind}, ${streams} streams: p99 ${delays.p99.toFixed(1)} ms, ${delays.received}/${delays.expected} chunks → ${held ? 'held' : 'not held'}`);
-    return { streams, held, ...delays };
+    context.log(`capacity: ${kind}, ${streams} streams: p99 ${delays.p99.toFixed(1)} ms, ${delays.received}/${delays.expected} chunks, server CPU ${serverCpuPercent}% → ${held ? 'held' : 'not held'}`);
+    return { streams, held, serverCpuPercent, ...delays };
   } finally {
     await context.finish(server);
   }
