@@ -5,6 +5,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
 import { type ProviderConfig } from '../model/provider-config.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
+import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
+import { startTracing } from '../observability/tracing-sdk.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 
 interface CliOptions {
@@ -20,6 +22,9 @@ interface CliOptions {
   maxTokens?: number;
   demoDelayMs?: number;
   maxFrameBytes?: number;
+  logLevel: LogLevel;
+  logPrompts: boolean;
+  metrics: boolean;
   ui: boolean;
   staticDir?: string;
 }
@@ -42,6 +47,11 @@ const program = new Command('cpp-server')
   .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
   .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
   .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
+  .addOption(new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)').env('LOG_LEVEL').default('info').choices(LOG_LEVELS))
+  .addOption(
+    new Option('--log-prompts [enabled]', 'also log prompt and answer text: user data, for debugging only').env('CPP_LOG_PROMPTS').preset('true').default(false).argParser(onOff),
+  )
+  .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
 
 async function main(options: CliOptions): Promise<void> {
@@ -56,6 +66,8 @@ async function main(options: CliOptions): Promise<void> {
     demoDelayMs: options.demoDelayMs,
   };
   const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
+  const logger = createLogger(options.logLevel);
+  const tracing = await startTracing();
   const store = await SqliteStore.open(options.db);
   const server = new CPPServer({
     port: options.port,
@@ -64,6 +76,9 @@ async function main(options: CliOptions): Promise<void> {
     model: createModelProvider(modelConfig),
     maxFrameBytes: options.maxFrameBytes,
     staticDir,
+    logger,
+    logPrompts: options.logPrompts,
+    metrics: options.metrics ? undefined : false,
   });
   await server.ready;
 
@@ -72,18 +87,21 @@ async function main(options: CliOptions): Promise<void> {
   console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
   console.log(`  model:   ${describeProvider(modelConfig)}`);
   console.log(`  store:   SQLite at ${options.db}`);
+  console.log(`  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`);
   if (options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
+  logger.info({ url: server.url, model: describeProvider(modelConfig), store: options.db, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: shutting down (interrupting running answers, closing connections)`);
+    logger.info({ signal }, 'shutting down: interrupting running answers, closing connections');
     server
       .close()
       .then(() => store.close())
+      .then(() => tracing?.shutdown())
       .then(() => process.exit(0), (error: unknown) => {
-        console.error('shutdown failed:', error);
+        logger.fatal({ err: error }, 'shutdown failed');
         process.exit(1);
       });
   };
@@ -95,6 +113,14 @@ function integer(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number');
   return parsed;
+}
+
+/** An on/off setting: `--log-prompts` alone, `--log-prompts=false`, or `CPP_LOG_PROMPTS=1`. */
+function onOff(value: string): boolean {
+  const normalized = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(normalized)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(normalized)) return false;
+  throw new InvalidArgumentError('expected true or false');
 }
 
 function decimal(value: string): number {
