@@ -1,0 +1,73 @@
+import type { Json, JsonObject } from './json.js';
+
+/** How the runner makes a fresh value for a scenario variable before the scenario starts. */
+export type Generator = 'messageId' | 'threadId' | 'did';
+
+/** One scenario file of conformance/scenarios; scenario.schema.json is the normative description. */
+export interface Scenario {
+  /** The file name without `.json`. */
+  name: string;
+  title: string;
+  /** Sections of docs/PROTOCOL.md it checks, e.g. `§11.2`. */
+  spec: string[];
+  /** Run by the second, independent client too (conformance/python). */
+  core?: boolean;
+  generate?: Record<string, Generator>;
+  steps: Step[];
+}
+
+export interface HandshakeOptions {
+  /** Subprotocols offered; `["cpp-v1.0.0"]` when absent. */
+  protocols?: string[];
+  headers?: Record<string, Json>;
+  query?: Record<string, Json>;
+  /** A path on the server's origin; the session endpoint when absent. */
+  path?: string;
+}
+
+export interface RefuseOptions extends HandshakeOptions {
+  status: number;
+  body?: Json;
+}
+
+/** Every step names the connection it acts on with `on` ("client" when absent). */
+interface StepBase {
+  on?: string;
+  note?: string;
+}
+
+export type Step = StepBase &
+  (
+    | { connect: HandshakeOptions }
+    | { refuse: RefuseOptions }
+    | { send: JsonObject }
+    | { sendText: Json }
+    | { sendBinary: string }
+    | { expect: Json }
+    | { expectNext: Json }
+    | { expectAll: Json[] }
+    | { waitStreamed: { node: string; atLeast: number } }
+    | { close: JsonObject }
+    | { expectClose: { code: number } }
+  );
+
+export const STEP_KINDS = [
+  'connect',
+  'refuse',
+  'send',
+  'sendText',
+  'sendBinary',
+  'expect',
+  'expectNext',
+  'expectAll',
+  'waitStreamed',
+  'close',
+  'expectClose',
+] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+export function stepKind(step: Step): StepKind {
+  const kind = STEP_KINDS.find((candidate) => Object.hasOwn(step, candidate));
+  if (!kind) throw new Error(`step has no action: ${JSON.stringify(step)}`);
+  return kind;
+}
