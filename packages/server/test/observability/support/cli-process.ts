@@ -16,7 +16,10 @@ export interface CliProcess {
   httpUrl: string;
   /** Every line the process wrote so far, stdout and stderr. */
   lines: string[];
-  /** SIGTERM, then waits for the exit; resolves with the exit code. */
+  /**
+   * SIGTERM, then waits for the exit and the end of its output; resolves with the exit code. Call it after a round
+   * trip with the server: until then the CLI may not handle SIGTERM yet, and would die mid-banner.
+   */
   stop(): Promise<number | null>;
 }
 
