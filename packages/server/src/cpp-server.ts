@@ -16,6 +16,7 @@ import { ObservedStore } from './observability/observed-store.js';
 import type { Observers } from './observability/observers.js';
 import { checkReadiness, type ReadinessCheck, type ReadinessReport } from './observability/readiness.js';
 import { storeReachable } from './observability/store-check.js';
+import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 import { ConnectionSession } from './session/connection-session.js';
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
@@ -38,6 +39,10 @@ export interface CPPServerOptions extends ObservabilityOptions {
   persistIntervalMs?: number;
   /** A directory of static files (the web UI) served at `/` on the same port. */
   staticDir?: string;
+  /** How often each connection is pinged, in milliseconds (default 30 000; 0: never); one that misses a pong is dropped. */
+  heartbeatIntervalMs?: number;
+  /** When a slow reader's chunks are merged (soft) and when it is closed with 4429 (hard); see docs/PROTOCOL.md. */
+  backpressure?: Partial<BackpressureLimits>;
 }
 
 /** Facts about an operation a connection carried out, for the notification events. */
@@ -65,6 +70,7 @@ export interface CPPServerEvents {
 }
 
 const CLOSE_HANDSHAKE_MS = 1000;
+const HEARTBEAT_INTERVAL_MS = 30_000;
 
 const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop'>> = {
   CPP_PROMPT: 'prompt',
@@ -157,12 +163,14 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.transport = attachWsTransport<Identity>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
       refuseOtherPaths: this.ownsHttpServer,
+      heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       identify: claimedIdentity,
       connect: (socket, identity) => this.openSession(new ConnectionSession(socket, identity, {
         registry: this.registry,
         store: this.store,
         maxFrameBytes,
         observers: this.observers,
+        backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
         onFrameHandled: (session, frame) => this.notify(session, frame),
         onInternalError: (error) => this.reportError(error),
       })),
@@ -225,11 +233,13 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private async shutdown(): Promise<void> {
     await this.ready.catch(() => undefined);
     this.transport?.close();
+    // Stop accepting connections at once; the promise settles once the open ones are gone.
+    const stoppedListening = this.ownsHttpServer ? new Promise<void>((resolve) => this.httpServer.close(() => resolve())) : undefined;
     await Promise.all(this.registry.all().map((engine) => engine.shutdown().catch((error: unknown) => this.reportError(error))));
     await this.closeSessions();
-    if (this.ownsHttpServer) {
+    if (stoppedListening) {
       this.httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => this.httpServer.close(() => resolve()));
+      await stoppedListening;
     }
     if (this.ownsStore) await this.store.close();
   }

@@ -1,5 +1,6 @@
 export { CPPServer, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
+export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
 export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';

@@ -22,6 +22,8 @@ interface CliOptions {
   maxTokens?: number;
   demoDelayMs?: number;
   maxFrameBytes?: number;
+  persistIntervalMs?: number;
+  heartbeatIntervalMs?: number;
   logLevel: LogLevel;
   logPrompts: boolean;
   metrics: boolean;
@@ -46,6 +48,8 @@ const program = new Command('cpp-server')
   .addOption(new Option('--max-tokens <count>', 'largest answer, in tokens').env('CPP_MAX_TOKENS').argParser(integer))
   .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
   .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
+  .addOption(new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)').env('CPP_PERSIST_INTERVAL_MS').argParser(integer))
+  .addOption(new Option('--heartbeat-interval-ms <ms>', 'how often connections are pinged (default 30000; 0: never)').env('CPP_HEARTBEAT_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
   .addOption(new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)').env('LOG_LEVEL').default('info').choices(LOG_LEVELS))
   .addOption(
@@ -75,6 +79,8 @@ async function main(options: CliOptions): Promise<void> {
     store,
     model: createModelProvider(modelConfig),
     maxFrameBytes: options.maxFrameBytes,
+    persistIntervalMs: options.persistIntervalMs,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
     staticDir,
     logger,
     logPrompts: options.logPrompts,

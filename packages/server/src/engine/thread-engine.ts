@@ -257,7 +257,8 @@ export class ThreadEngine {
         onChunk: (offset, delta) => {
           const node = getNode(this.graph, assistantNodeId);
           if (node) node.content += delta;
-          this.publish('CPP_STREAM_CHUNK', { threadId: this.threadId, nodeId: assistantNodeId, offset, delta });
+          const chunk = { threadId: this.threadId, nodeId: assistantNodeId, offset, delta };
+          this.publish('CPP_STREAM_CHUNK', chunk, chunk);
         },
         onEnd: () => {
           this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, this.threadId));
@@ -388,10 +389,11 @@ export class ThreadEngine {
     }
   }
 
-  private publish<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>): void {
+  /** `chunk` goes beside the text of a CPP_STREAM_CHUNK: a subscriber whose socket is behind merges chunks. */
+  private publish<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
     if (this.subscribers.size === 0) return;
     const text = encodeServerFrame(type, payload);
-    for (const subscriber of this.subscribers.keys()) subscriber.send(text);
+    for (const subscriber of this.subscribers.keys()) subscriber.send(text, chunk);
   }
 
   private syncFrame(): string {

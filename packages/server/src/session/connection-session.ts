@@ -1,5 +1,6 @@
 import {
   CPPError,
+  CloseCode,
   ErrorCode,
   decodeClientFrame,
   encodeServerFrame,
@@ -13,11 +14,13 @@ import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { Observers } from '../observability/observers.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
+import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from './backpressure.js';
 
 export interface SessionDependencies {
   registry: ThreadRegistry;
   store: ConversationStore;
   maxFrameBytes: number;
+  backpressure: BackpressureLimits;
   observers: Observers;
   /** A frame was handled; for the server's notification events. */
   onFrameHandled(session: ConnectionSession, frame: ClientFrame): void;
@@ -37,22 +40,25 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   readonly id = `conn_${++sessionCount}`;
   private readonly threads = new Set<ThreadEngine>();
   private closed = false;
+  private readonly outbound: BackpressureQueue;
 
   constructor(
     private readonly socket: CPPSocket,
     readonly identity: Identity,
     private readonly dependencies: SessionDependencies,
-  ) {}
+  ) {
+    this.outbound = new BackpressureQueue(socket, dependencies.backpressure, () => this.close(CloseCode.TOO_MANY_REQUESTS, 'the client reads too slowly'));
+  }
 
-  send(text: string): void {
+  send(text: string, chunk?: ChunkPayload): void {
     if (this.closed) return;
-    this.socket.send(text);
+    this.outbound.send(text, chunk);
     this.dependencies.observers.frameSent(this, text);
   }
 
-  /** Bytes on their way to this client: in the socket's buffer. */
+  /** Bytes on their way to this client: in the socket's buffer, and waiting behind it. */
   get bufferedBytes(): number {
-    return this.socket.bufferedAmount;
+    return this.socket.bufferedAmount + this.outbound.queuedBytes;
   }
 
   close(code: number, reason: string): void {

@@ -3,7 +3,8 @@
  * `ws` (or a test double) can carry CPP.
  */
 export interface CPPSocket {
-  send(text: string): void;
+  /** `written` is called once the frame has left the socket's buffer (so `bufferedAmount` has dropped). */
+  send(text: string, written?: () => void): void;
   /** Starts the closing handshake. */
   close(code: number, reason: string): void;
   /** Drops the connection at once, for a peer that does not finish the closing handshake. */

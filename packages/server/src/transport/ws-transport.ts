@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
+import { Heartbeat } from './heartbeat.js';
 
 /** An HTTP refusal of the upgrade, with a plain-text body saying why. */
 export class UpgradeRefusal {
@@ -20,6 +21,8 @@ export interface WsTransportOptions<Identity> {
    * other WebSocket endpoints must keep working.
    */
   refuseOtherPaths: boolean;
+  /** How often each connection is pinged; one that has not answered the previous ping is dropped. 0: never. */
+  heartbeatIntervalMs: number;
   /** Decides, before the upgrade completes, who connects, or refuses. */
   identify(request: IncomingMessage): Identity | UpgradeRefusal;
   /** A connection is open. */
@@ -35,6 +38,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     maxPayload: options.maxPayload,
     handleProtocols: () => CPP_SUBPROTOCOL,
   });
+  const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
 
   const onUpgrade = (request: IncomingMessage, stream: Duplex, head: Buffer) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -49,6 +53,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     const identity = options.identify(request);
     if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
     sockets.handleUpgrade(request, stream, head, (webSocket) => {
+      heartbeat?.watch(webSocket);
       const handlers = options.connect(wrap(webSocket), identity, request);
       webSocket.on('message', (data: RawData, isBinary: boolean) => {
         const bytes = toBuffer(data);
@@ -63,6 +68,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
   return {
     close() {
       httpServer.off('upgrade', onUpgrade);
+      heartbeat?.stop();
       sockets.close();
     },
   };
@@ -70,8 +76,8 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
 
 function wrap(webSocket: WebSocket): CPPSocket {
   return {
-    send: (text) => {
-      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text);
+    send: (text, written) => {
+      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written && (() => written()));
     },
     close: (code, reason) => webSocket.close(code, reason),
     terminate: () => webSocket.terminate(),
