@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from '@promethea/cpp-protocol';
 import { MemoryStore } from '@promethea/cpp-server';
 import { Registry } from 'prom-client';
@@ -89,6 +90,25 @@ describe('GET /metrics', () => {
     const server = await fixture.start({ metrics: false });
     expect(server.metricsRegistry).toBeUndefined();
     expect((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status).toBe(404);
+  });
+
+  it('shows the bytes waiting for a client that does not read', async () => {
+    const chunk = 'x'.repeat(100_000);
+    const model = new ScriptedModel({ chunks: Array.from({ length: 200 }, () => chunk) });
+    await fixture.start({ model });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    await prompt(client, threadId, 'Write a lot');
+    client.socket.pause();
+    (await model.call(0)).releaseAll();
+    // 20 MB is more than the kernel's socket buffers hold: the rest waits in the server.
+    let buffered = 0;
+    for (let attempt = 0; attempt < 100 && buffered === 0; attempt += 1) {
+      buffered = (await scrape(fixture.server.port)).value('cpp_websocket_buffered_bytes');
+      if (buffered === 0) await sleep(100);
+    }
+    client.socket.resume();
+    expect(buffered).toBeGreaterThan(0);
   });
 
   it('keeps two servers in one process apart', async () => {
