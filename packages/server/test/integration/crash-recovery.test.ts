@@ -15,8 +15,8 @@ afterEach(async () => {
 });
 
 async function cli(databasePath: string): Promise<CliServer> {
-  // The demo model at 25 ms a word takes about 3 s for an answer: ample time to crash the server in the middle.
-  const server = await startCliServer(['--db', databasePath, '--demo-delay-ms', '25']);
+  // The demo model at 50 ms a word takes about 6 s for an answer: ample time to crash the server in the middle.
+  const server = await startCliServer(['--db', databasePath, '--demo-delay-ms', '50']);
   cleanups.push(() => server.kill('SIGKILL'));
   return server;
 }
