@@ -75,6 +75,8 @@ export class Connection {
     for (;;) {
       const frame = this.inbox.shift();
       if (frame) return frame;
+      // A frame that broke a rule was not queued: report it instead of waiting in vain.
+      if (this.violations[0]) throw new WaitError(this.violations[0]);
       if (this.closeEvent) throw new WaitError(`the server closed the connection (${this.closeEvent.code} ${this.closeEvent.reason})`);
       if (Date.now() >= deadline) throw new WaitError(`no frame within ${timeoutMs} ms`);
       await this.until(deadline);

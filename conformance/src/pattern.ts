@@ -154,7 +154,7 @@ function matchValues(patterns: Json[], actual: unknown, path: string, state: Sta
 function firstMismatch(patterns: Json[], entries: [string, Json][], path: string, state: State): Mismatch {
   for (const pattern of patterns) {
     const mismatches = entries.map(([key, value]) => match(pattern, value, entryPath(path, key), { ...state, bindings: new Map(state.bindings) }));
-    if (mismatches.every((mismatch) => mismatch !== undefined)) return `no entry of ${path} matches ${preview(pattern, 120)}: ${mismatches.join('; ')}`;
+    if (mismatches.every((mismatch) => mismatch !== undefined)) return `no entry of ${path || '(frame)'} matches ${preview(pattern, 120)}: ${mismatches.join('; ')}`;
   }
   return undefined;
 }
