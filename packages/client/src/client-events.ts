@@ -1,5 +1,5 @@
 import type { StreamChunkFrame, StreamCompletedFrame, StreamHaltedFrame, ThreadGraph, ThreadSummary } from '@promethea/cpp-protocol';
-import type { ConnectionStatus } from './connection.js';
+import type { ConnectionStatus } from './reconnect.js';
 import type { CPPServerError } from './cpp-server-error.js';
 
 export interface GraphEvent {
@@ -10,6 +10,7 @@ export interface GraphEvent {
 
 /** The events a CPPClient emits, with their listeners' signatures. */
 export interface CPPClientEvents {
+  /** `connecting` → `open`; after a loss `reconnecting` → `open` again (threads re-synced); finally `closed`. */
   status: (status: ConnectionStatus) => void;
   /** After any change of a mirror: a sync, a patch, a chunk or a halt. */
   graph: (event: GraphEvent) => void;

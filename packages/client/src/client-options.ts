@@ -1,3 +1,4 @@
+import type { ReconnectOptions } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './web-socket-like.js';
 
 export interface CPPClientOptions {
@@ -9,6 +10,13 @@ export interface CPPClientOptions {
   WebSocket?: WebSocketConstructor;
   /** Receive CPP_GRAPH_PATCH (only what changed) instead of a full CPP_SYNC_GRAPH after each change. Default true. */
   patches?: boolean;
+  /**
+   * Reconnect after an established connection is lost, re-open the threads and resume (default `true`, with the
+   * defaults of `ReconnectOptions`); `false` turns it off: the first loss closes the client.
+   */
+  reconnect?: boolean | ReconnectOptions;
+  /** How many frames may wait while the client is not connected; past it a request fails with SendQueueFullError. Default 100. */
+  maxQueuedFrames?: number;
 }
 
 export interface PromptOptions {

@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  encodeClientFrame,
   getNode,
   newMessageId,
   newThreadId,
@@ -14,25 +15,30 @@ import { EventEmitter } from 'eventemitter3';
 import type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
 import type { CPPClientEvents } from './client-events.js';
 import { ClientFrameFactory } from './client-frame.js';
-import { Connection, type ConnectionStatus } from './connection.js';
 import type { ConnectionClosedError } from './connection-closed-error.js';
 import { CPPServerError } from './cpp-server-error.js';
 import { FrameWaiter, type Answer } from './frame-waiter.js';
 import { Generation, type GenerationRequest, type GenerationResult } from './generation.js';
 import { PendingRequests, type PendingRequest } from './pending-requests.js';
+import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
+import { reconnectPolicy } from './reconnect-policy.js';
+import { SendQueueFullError } from './send-queue-full-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import type { SocketOpener } from './web-socket-like.js';
 
 type EventNames = EventEmitter.EventNames<CPPClientEvents>;
 type Listener<Event extends EventNames> = EventEmitter.EventListener<CPPClientEvents, Event>;
 
+const MAX_QUEUED_FRAMES = 100;
+
 /**
  * A CPP session: sends the client frames, keeps an exact mirror of every thread it opened, and settles each
  * request from the frames that answer it. Platform-neutral; the `browser` and `node` entry points supply the
- * socket. It connects at construction, and frames sent before the socket opens go out in order once it does.
+ * socket. It connects at construction, and frames sent while it is not connected go out in order once it is.
+ * After losing an established connection it reconnects, opens its threads again and resumes: see README.md.
  */
 export class CPPClient {
-  private readonly connection: Connection;
+  private readonly connection: ReconnectingConnection;
   private readonly events = new EventEmitter<CPPClientEvents>();
   private readonly frames = new ClientFrameFactory();
   private readonly mirrors = new ThreadMirrors();
@@ -40,13 +46,17 @@ export class CPPClient {
   private readonly openings = new Map<string, Promise<ThreadGraph>>();
   private readonly resyncs = new Set<string>();
   private readonly patches: boolean;
+  private readonly maxQueuedFrames: number;
   private currentThreadId: string | undefined;
 
   constructor(options: CPPClientOptions, openSocket: SocketOpener) {
     this.patches = options.patches ?? true;
-    this.connection = new Connection(openSocket(options.endpoint, options.did), {
+    this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
+    this.connection = new ReconnectingConnection(() => openSocket(options.endpoint, options.did), reconnectPolicy(options.reconnect), {
       frame: (frame) => this.receive(frame),
       invalidFrame: (failure) => this.rejectFrame(failure),
+      lost: (error) => this.requests.connectionLost(error),
+      resume: () => this.resume(),
       statusChanged: (status, closedError) => this.statusChanged(status, closedError),
     });
   }
@@ -60,6 +70,7 @@ export class CPPClient {
     return this.currentThreadId;
   }
 
+  /** Resolves once the session is open (at once when it is); rejects if it closes for good first. */
   ready(): Promise<void> {
     return this.connection.ready();
   }
@@ -203,9 +214,37 @@ export class CPPClient {
   private request<Value>(frame: ClientFrame, pending: PendingRequest & { promise: Promise<Value> }): Promise<Value> {
     const closed = this.connection.closeReason;
     if (closed) return Promise.reject(closed);
-    this.requests.add(pending);
-    this.connection.send(frame);
+    if (this.connection.status !== 'open' && this.requests.unsentCount >= this.maxQueuedFrames) {
+      return Promise.reject(new SendQueueFullError(this.maxQueuedFrames));
+    }
+    this.requests.add(pending, frame);
+    this.flush();
     return pending.promise;
+  }
+
+  /** Sends the frames waiting for the connection, in order, each stamped with the time it actually leaves. */
+  private flush(): void {
+    if (this.connection.status !== 'open') return;
+    for (const frame of this.requests.takeUnsent()) this.connection.send(encodeClientFrame({ ...frame, timestamp: Date.now() }));
+  }
+
+  /**
+   * After a reconnect, before anything else goes out: every thread with a mirror is opened again, and its sync
+   * brings the mirror up to date (a stream continues from the text the sync carries). Then the frames of requests
+   * still waiting go again, except those the syncs show carried out.
+   */
+  private async resume(): Promise<void> {
+    const reopened = await Promise.allSettled(this.mirrors.threadIds().map((threadId) => this.reopen(threadId)));
+    for (const outcome of reopened) if (outcome.status === 'rejected' && outcome.reason instanceof CPPServerError) this.events.emit('error', outcome.reason);
+    this.requests.skipCarriedOut();
+  }
+
+  private reopen(threadId: string): Promise<ThreadGraph> {
+    const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
+    const waiter = new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply));
+    this.requests.add(waiter);
+    this.connection.send(encodeClientFrame(frame));
+    return waiter.promise;
   }
 
   private receive(frame: ServerFrame): void {
@@ -240,6 +279,7 @@ export class CPPClient {
 
   private statusChanged(status: ConnectionStatus, closedError: ConnectionClosedError | undefined): void {
     if (closedError) this.requests.failAll(closedError);
+    this.flush();
     this.events.emit('status', status);
   }
 

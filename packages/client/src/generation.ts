@@ -64,6 +64,12 @@ export class Generation implements PendingRequest {
     if (nodeId === this.assistantNodeId) this.visibleLength = Math.min(this.visibleLength, receivedContentLength);
   }
 
+  /** The server created our user node: sending the frame again would only be an exact retry. */
+  carriedOut(): boolean {
+    const graph = this.graphOf(this.request.threadId);
+    return graph !== undefined && getNode(graph, this.request.userNodeId) !== undefined;
+  }
+
   /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */
   private assistantNode(): MessageNode | undefined {
     const graph = this.graphOf(this.request.threadId);

@@ -1,8 +1,10 @@
 // What both entry points export besides their CPPClient.
 export type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
-export type { ConnectionStatus } from './connection.js';
+export type { ConnectionStatus } from './reconnect.js';
+export type { ReconnectOptions } from './reconnect-policy.js';
 export { ConnectionClosedError } from './connection-closed-error.js';
+export { SendQueueFullError } from './send-queue-full-error.js';
 export { CPPServerError } from './cpp-server-error.js';
 export type { GenerationResult, GenerationStatus } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';

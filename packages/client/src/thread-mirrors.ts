@@ -25,6 +25,10 @@ export class ThreadMirrors {
     return this.graphs.get(threadId);
   }
 
+  threadIds(): string[] {
+    return [...this.graphs.keys()];
+  }
+
   /** Applies a frame to the mirror it concerns; `undefined` when it concerns no open thread. */
   apply(frame: ServerFrame): MirrorChange | undefined {
     switch (frame.type) {

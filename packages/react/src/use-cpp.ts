@@ -33,7 +33,8 @@ export function useCPP(options: UseCPPOptions): CPP {
   const lost = useRef(0);
 
   useEffect(() => {
-    const created = new CPPClient({ endpoint, did, patches, WebSocket });
+    // The hook replaces a lost client itself (see above), so the client's own reconnecting stays off.
+    const created = new CPPClient({ endpoint, did, patches, WebSocket, reconnect: false });
     let retry: ReturnType<typeof setTimeout> | undefined;
     const onStatus = (status: CPPClient['status']) => {
       if (status === 'open') lost.current = 0;

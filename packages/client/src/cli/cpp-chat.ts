@@ -24,7 +24,8 @@ async function main(args: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
 
-  const client = new CPPClient({ endpoint, ...(values.did === undefined ? {} : { did: values.did }) });
+  // A dropped connection ends the chat (and says so) rather than reconnecting behind the person's back.
+  const client = new CPPClient({ endpoint, reconnect: false, ...(values.did === undefined ? {} : { did: values.did }) });
   const session = new ChatSession(client, output);
   client.on('error', (error) => session.report(error));
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });

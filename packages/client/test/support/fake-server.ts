@@ -47,6 +47,7 @@ export class FakeServer {
   private readonly threads = new Map<string, ThreadGraph>();
   private readonly subscribers = new Map<string, Map<WebSocket, { patches: boolean }>>();
   private readonly handlers = new Map<ClientFrameType, Handler<ClientFrameType>>();
+  private readonly onceHandlers = new Map<ClientFrameType, Handler<ClientFrameType>>();
   private readonly frameWaiters: Array<() => void> = [];
 
   private constructor(private readonly server: WebSocketServer) {
@@ -78,6 +79,11 @@ export class FakeServer {
   /** Replaces the default answer to one frame type. */
   handle<Type extends ClientFrameType>(type: Type, handler: Handler<Type>): void {
     this.handlers.set(type, handler as unknown as Handler<ClientFrameType>);
+  }
+
+  /** Replaces the answer to the next frame of one type only; later ones get the usual answer again. */
+  handleOnce<Type extends ClientFrameType>(type: Type, handler: Handler<Type>): void {
+    this.onceHandlers.set(type, handler as unknown as Handler<ClientFrameType>);
   }
 
   /** The `count`-th frame of `type` this server has received, once it has arrived and been answered. */
@@ -160,8 +166,10 @@ export class FakeServer {
     if (!decoded.ok) throw new Error(`client sent an invalid frame: ${decoded.message}`);
     const frame = decoded.frame;
     this.received.push(frame);
+    const once = this.onceHandlers.get(frame.type);
+    this.onceHandlers.delete(frame.type);
     try {
-      (this.handlers.get(frame.type) ?? this.answer)(frame, peer);
+      (once ?? this.handlers.get(frame.type) ?? this.answer)(frame, peer);
     } catch (error) {
       if (!CPPError.isInstance(error)) throw error;
       this.send(peer, 'CPP_ERROR', { code: error.code, message: error.message, refType: frame.type, ...(frame.id ? { refId: frame.id } : {}) });
@@ -169,7 +177,8 @@ export class FakeServer {
     for (const wake of this.frameWaiters.splice(0)) wake();
   }
 
-  private readonly answer = (frame: ClientFrame, peer: WebSocket): void => {
+  /** The usual answer to a frame; a handler that holds a frame back gives it later with this. */
+  readonly answer = (frame: ClientFrame, peer: WebSocket): void => {
     switch (frame.type) {
       case 'CPP_THREAD_OPEN':
         return this.open(peer, frame.payload.threadId ?? `thread_${Date.now()}`, frame.payload.patches ?? false);
