@@ -1,5 +1,6 @@
 import { CPP_SUBPROTOCOL, decodeServerFrame, type ServerFrame, type ServerFrameType } from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
+import { FrameValidator } from '../../../../conformance/src/frame-validator.js';
 
 export type FrameOf<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>;
 
@@ -19,7 +20,8 @@ export interface UpgradeRefusal {
 
 /**
  * A bare WebSocket client speaking CPP by hand, as a client written from docs/PROTOCOL.md would. Every frame it
- * receives is validated against the protocol's schemas: a server frame that does not match fails the test.
+ * receives is validated against the protocol's schemas and against the published JSON Schema files, as another
+ * implementation would check it: a server frame that does not match fails the test.
  */
 export class RawClient {
   readonly frames: ServerFrame[] = [];
@@ -137,6 +139,8 @@ export class RawClient {
   }
 
   private receive(text: string): void {
+    const published = publishedSchemas.validate(text);
+    if (published.kind === 'invalid') this.invalid.push(published.message);
     const decoded = decodeServerFrame(text);
     if (!decoded.ok) {
       this.invalid.push(`${decoded.message}: ${text.slice(0, 200)}`);
@@ -150,6 +154,8 @@ export class RawClient {
     }
   }
 }
+
+const publishedSchemas = new FrameValidator();
 
 function open(url: string, options: ConnectOptions): WebSocket {
   const headers = options.did ? { 'X-Client-Sovereign-DID': options.did } : undefined;
