@@ -40,5 +40,10 @@ export class FrameValidator {
 }
 
 function publishedSchema(type: string): object {
-  return JSON.parse(readFileSync(require.resolve(`@promethea/cpp-protocol/schemas/server/${type}.json`), 'utf8')) as object;
+  const file = `@promethea/cpp-protocol/schemas/server/${type}.json`;
+  try {
+    return JSON.parse(readFileSync(require.resolve(file), 'utf8')) as object;
+  } catch (error) {
+    throw new Error(`no published JSON Schema ${file}: after changing frames, run npm run schemas -w @promethea/cpp-protocol`, { cause: error });
+  }
 }

@@ -35,7 +35,7 @@ describe('docs/asyncapi.yaml', () => {
 
   it('describes every frame as a message whose payload is the published JSON Schema of that frame', () => {
     const messages = document.messages().all();
-    expect(messages.map((message) => message.name()).sort()).toEqual([...CLIENT_FRAME_TYPES, ...SERVER_FRAME_TYPES].sort());
+    expect(messages.map((message) => message.name()).sort(), 'each frame type needs a message in docs/asyncapi.yaml').toEqual([...CLIENT_FRAME_TYPES, ...SERVER_FRAME_TYPES].sort());
     for (const [side, types] of [['client', CLIENT_FRAME_TYPES], ['server', SERVER_FRAME_TYPES]] as const) {
       for (const type of types) {
         const payload = messages.find((message) => message.name() === type)?.payload()?.json();
@@ -50,8 +50,8 @@ describe('docs/asyncapi.yaml', () => {
   it('has the server receive each client frame and send each server frame, with the direct answers as replies', () => {
     const operations = document.operations().all();
     const names = (action: string) => operations.filter((operation) => operation.action() === action).flatMap((operation) => operation.messages().all().map((message) => message.name()));
-    expect(names('receive').sort()).toEqual([...CLIENT_FRAME_TYPES].sort());
-    expect(names('send').sort()).toEqual([...SERVER_FRAME_TYPES].sort());
+    expect(names('receive').sort(), 'each client frame needs a receive operation in docs/asyncapi.yaml').toEqual([...CLIENT_FRAME_TYPES].sort());
+    expect(names('send').sort(), 'each server frame needs a send operation in docs/asyncapi.yaml').toEqual([...SERVER_FRAME_TYPES].sort());
     const reply = (type: string) => operations.find((operation) => operation.messages().all()[0]?.name() === type)?.reply()?.messages().all().map((message) => message.name());
     expect(reply('CPP_THREAD_OPEN')).toEqual(['CPP_SYNC_GRAPH']);
     expect(reply('CPP_THREAD_LIST')).toEqual(['CPP_THREADS']);

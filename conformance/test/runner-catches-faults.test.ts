@@ -1,33 +1,21 @@
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
 import { loadScenarios, runConformance, type Scenario } from '../src/index.js';
+import { startFaultyServer, type Answer } from './support/faulty-server.js';
 
 const BIN = fileURLToPath(new URL('../bin/cpp-conformance.js', import.meta.url));
-type Answer = (frame: { type: string; id?: string; payload: Record<string, unknown> }) => object | undefined;
-
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await close?.();
   close = undefined;
 });
 
-/** A WebSocket server that accepts any upgrade and answers each frame as `answer` says: a server with a fault. */
 async function faultyServer(answer: Answer): Promise<string> {
-  const server = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: (protocols) => [...protocols][0] ?? false });
-  server.on('connection', (socket) =>
-    socket.on('message', (data) => {
-      const reply = answer(JSON.parse(String(data)));
-      if (reply) socket.send(JSON.stringify({ timestamp: Date.now(), ...reply }));
-    }),
-  );
-  await once(server, 'listening');
-  close = () => new Promise((resolve) => server.close(() => resolve()));
-  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await startFaultyServer(answer);
+  close = server.close;
+  return server.url;
 }
 
 function scenario(name: string): Scenario {
