@@ -56,7 +56,10 @@ class Connection:
             await self.inbox.put(None)
 
     async def send(self, data):
-        await self.socket.send(data)
+        try:
+            await self.socket.send(data)
+        except websockets.ConnectionClosed:
+            pass  # the server closed while the frame was on its way: a later step says whether it should have
 
     async def take(self, timeout: float):
         try:

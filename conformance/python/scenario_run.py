@@ -1,5 +1,6 @@
 """Runs one scenario file's steps against a server (the step kinds of conformance/README.md)."""
 
+import asyncio
 import json
 import secrets
 import time
@@ -101,6 +102,10 @@ class ScenarioRun:
                 await self.expect(on, pattern, skip_chunks=True)
         elif "waitStreamed" in step:
             await self.wait_streamed(on, step["waitStreamed"])
+        elif "expectClose" in step:
+            await self.expect_close(on, step["expectClose"]["code"])
+        elif "close" in step:
+            await self.connections.pop(on).close()
         else:
             raise ScenarioError(f"this runner does not run the step {preview(step)}")
 
@@ -148,6 +153,17 @@ class ScenarioRun:
             connection.observe(frame)
             if frame["type"] != "CPP_STREAM_CHUNK":
                 raise StepFailure(f"expected node {options['node']} to stream at least {options['atLeast']} code units, but {describe(frame)} came after {held}")
+
+    async def expect_close(self, on, code):
+        connection = self.connections.pop(on)
+        try:
+            await asyncio.wait_for(asyncio.shield(connection.reader), self.timeout)
+        except asyncio.TimeoutError:
+            raise StepFailure(f"the connection was not closed within {self.timeout} s") from None
+        finally:
+            await connection.close()
+        if connection.socket.close_code != code:
+            raise StepFailure(f"expected the server to close with {code}, it closed with {connection.socket.close_code}")
 
     def check_violations(self):
         for name, connection in self.connections.items():
