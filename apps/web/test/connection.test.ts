@@ -16,24 +16,26 @@ class FailingModel implements ModelProvider {
 }
 
 describe('connection and errors in the browser', () => {
-  it('shows a lost connection, reconnects by itself and reopens the thread', async () => {
+  it('shows a lost connection, takes a prompt while away, and sends it once reconnected', async () => {
     const harness = await WebHarness.start();
     const chat = await harness.openChat();
     await chat.send('Before the restart');
-    await chat.waitForAnswer('completed');
-    const before = await chat.messages();
+    const before = await chat.waitForAnswer('completed');
+    const shownBefore = await chat.messages();
 
     const port = await harness.stopServer();
     await chat.page.getByRole('status', { name: 'Connection: Reconnecting…' }).waitFor();
-    expect(await chat.page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
-    await chat.page.getByText('Waiting for the connection…').waitFor();
+    await chat.page.getByText('Not connected yet: what you send goes out as soon as the connection is back.').waitFor();
+    await chat.composer.fill('Sent while away');
     await screenshot(chat.page, 'connection-reconnecting');
+    await chat.composer.press('Enter');
 
     await harness.restartServer(port);
     await chat.page.getByRole('status', { name: 'Connection: Live' }).waitFor({ timeout: 20_000 });
-    await chat.send('After the restart');
-    await chat.waitForAnswer('completed', { otherThan: before[1]!.id });
-    expect((await chat.messages()).slice(0, 2)).toEqual(before);
+    const after = await chat.waitForAnswer('completed', { otherThan: before.id });
+    const shown = await chat.messages();
+    expect(shown.slice(0, 2)).toEqual(shownBefore);
+    expect(shown.map((message) => message.text.slice(0, 15))).toEqual(['Before the rest', before.text.slice(0, 15), 'Sent while away', after.text.slice(0, 15)]);
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

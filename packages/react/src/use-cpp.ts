@@ -3,12 +3,15 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { CPPState } from './cpp-state.js';
 import { useCPPState } from './use-cpp-state.js';
 
-export interface UseCPPOptions extends CPPClientOptions {
-  /** Open a new connection after the server closes this one. Default true. */
+export interface UseCPPOptions extends Omit<CPPClientOptions, 'reconnect'> {
+  /**
+   * Keep trying (default true): the client reconnects a session it lost, re-opening its threads and resuming its
+   * requests, and the hook retries a first connection that failed. With false, the first loss is final.
+   */
   reconnect?: boolean;
 }
 
-/** `live` once open; `reconnecting` after a connection was lost (or never opened) and another is on its way. */
+/** `live` while open; `reconnecting` while a lost session or a failed first connection is being retried. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
 export interface CPP extends CPPState {
@@ -21,28 +24,32 @@ const FIRST_RETRY_MS = 500;
 const LONGEST_RETRY_MS = 10_000;
 
 /**
- * A CPP client owned by the component: connected on mount, closed on unmount or when the endpoint or DID
- * changes, and replaced by a new one (after a growing pause) whenever its connection closes. A new client has no
- * thread open: open yours again when `client` changes.
+ * A CPP client owned by the component: connected on mount, closed on unmount or when an option changes. A page
+ * served by cpp-server may load while that server restarts, so a first connection that fails is retried here (the
+ * client itself retries only sessions it had): the replacement is a new client, with no thread open yet, so
+ * open yours again when `client` changes.
  */
 export function useCPP(options: UseCPPOptions): CPP {
-  const { endpoint, did, patches, WebSocket, reconnect = true } = options;
+  const { endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect = true } = options;
   const [client, setClient] = useState<CPPClient | null>(null);
   const [attempt, setAttempt] = useState(0);
-  const [lostConnections, setLostConnections] = useState(0);
-  const lost = useRef(0);
+  const [retrying, setRetrying] = useState(false);
+  const failedStarts = useRef(0);
 
   useEffect(() => {
-    // The hook replaces a lost client itself (see above), so the client's own reconnecting stays off.
-    const created = new CPPClient({ endpoint, did, patches, WebSocket, reconnect: false });
+    const created = new CPPClient({ endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect });
+    let opened = false;
     let retry: ReturnType<typeof setTimeout> | undefined;
     const onStatus = (status: CPPClient['status']) => {
-      if (status === 'open') lost.current = 0;
-      if (status === 'closed') {
-        lost.current += 1;
-        if (reconnect) retry = setTimeout(() => setAttempt((value) => value + 1), retryDelay(lost.current));
+      if (status === 'open') {
+        opened = true;
+        failedStarts.current = 0;
+        setRetrying(false);
+      } else if (status === 'closed' && !opened && reconnect) {
+        failedStarts.current += 1;
+        setRetrying(true);
+        retry = setTimeout(() => setAttempt((value) => value + 1), retryDelay(failedStarts.current));
       }
-      setLostConnections(lost.current);
     };
     created.on('status', onStatus);
     setClient(created);
@@ -51,21 +58,18 @@ export function useCPP(options: UseCPPOptions): CPP {
       created.off('status', onStatus);
       void created.close();
     };
-  }, [endpoint, did, patches, WebSocket, reconnect, attempt]);
+  }, [endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect, attempt]);
 
   const state = useCPPState(client);
-  return useMemo(
-    () => ({ ...state, client, connection: connectionState(state.status, lostConnections, reconnect) }),
-    [state, client, lostConnections, reconnect],
-  );
+  return useMemo(() => ({ ...state, client, connection: connectionState(state.status, retrying) }), [state, client, retrying]);
 }
 
-function retryDelay(consecutiveLosses: number): number {
-  return Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** (consecutiveLosses - 1));
+function retryDelay(failures: number): number {
+  return Math.min(LONGEST_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1));
 }
 
-function connectionState(status: CPPClient['status'], lostConnections: number, reconnect: boolean): ConnectionState {
+function connectionState(status: CPPClient['status'], retrying: boolean): ConnectionState {
   if (status === 'open') return 'live';
-  if (lostConnections === 0) return 'connecting';
-  return reconnect ? 'reconnecting' : 'closed';
+  if (status === 'reconnecting' || retrying) return 'reconnecting';
+  return status;
 }

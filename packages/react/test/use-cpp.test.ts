@@ -44,26 +44,39 @@ describe('useCPP', () => {
     expect(result.current.client!.status).toBe('closed');
   });
 
-  it('shows a lost connection as reconnecting, then connects a new client that can reopen the thread', async () => {
+  it('shows a lost session as reconnecting while the client gets it back, thread and all', async () => {
     const store = new MemoryStore();
     const first = await startDemoServer({ store });
     const port = first.port;
     const endpoint = endpointOf(first);
     const { result } = renderHook(() => useCPP({ endpoint, did }));
     await waitFor(() => expect(result.current.connection).toBe('live'));
-    const lostClient = result.current.client!;
-    await act(() => lostClient.openThread('thread_hooks_reconnect'));
+    const client = result.current.client!;
+    await act(() => client.openThread('thread_hooks_reconnect'));
 
     await act(() => first.close());
     await waitFor(() => expect(result.current.connection).toBe('reconnecting'));
 
     await startDemoServer({ port, store });
     await waitFor(() => expect(result.current.connection).toBe('live'), { timeout: 15_000 });
-    const client = result.current.client!;
-    expect(client).not.toBe(lostClient);
-    expect(result.current.threadId).toBeUndefined();
-    await act(() => client.openThread('thread_hooks_reconnect'));
+    expect(result.current.client).toBe(client);
     expect(result.current.graph?.threadId).toBe('thread_hooks_reconnect');
+    await act(() => client.prompt({ userPrompt: 'after the loss' }));
+    expect(result.current.graph?.rootNodeId).not.toBeNull();
+  });
+
+  it('retries a first connection that fails, with a new client', async () => {
+    const gone = await startDemoServer();
+    const port = gone.port;
+    const endpoint = endpointOf(gone);
+    await gone.close();
+    const { result } = renderHook(() => useCPP({ endpoint, did }));
+    await waitFor(() => expect(result.current.connection).toBe('reconnecting'));
+    const failed = result.current.client;
+
+    await startDemoServer({ port });
+    await waitFor(() => expect(result.current.connection).toBe('live'), { timeout: 15_000 });
+    expect(result.current.client).not.toBe(failed);
   });
 
   it('stays closed after a lost connection when reconnect is off', async () => {

@@ -6,8 +6,10 @@ export type SendMode = 'prompt' | 'pivot' | 'stop-then-prompt';
 
 interface ComposerProps {
   mode: SendMode;
-  /** Why sending is not possible right now (no connection yet), if it is not. */
+  /** Why sending is not possible (the connection is closed for good), if it is not. */
   blockedBy: string | undefined;
+  /** What the person should know before sending (that it will wait for the connection). */
+  notice: string | undefined;
   /** Set when the head was anchored on a message that already has replies: the next prompt opens a new branch. */
   branchFrom: MessageNode | undefined;
   /** An answer is streaming somewhere in the thread: Stop (and Esc) can end it. */
@@ -23,7 +25,7 @@ interface ComposerProps {
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
-  const { mode, blockedBy, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest } = props;
+  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest } = props;
   const [text, setText] = useState('');
   const inputId = useId();
   const hintId = useId();
@@ -97,8 +99,8 @@ export function Composer(props: ComposerProps) {
           </button>
         </div>
       </div>
-      <p id={hintId} className="composer-hint muted">
-        {blockedBy ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}.`}
+      <p id={hintId} className={`composer-hint muted${blockedBy || notice ? ' composer-hint-important' : ''}`}>
+        {blockedBy ?? notice ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}.`}
       </p>
     </form>
   );

@@ -1,6 +1,6 @@
 import type { CPPClient } from '@promethea/cpp-client';
 import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
-import type { Branch } from '@promethea/cpp-react';
+import type { Branch, ConnectionState } from '@promethea/cpp-react';
 import { useCallback } from 'react';
 import { Composer, type SendMode } from './composer.js';
 import { MessageList } from './message-list.js';
@@ -9,14 +9,14 @@ interface ConversationProps {
   client: CPPClient | null;
   graph: ThreadGraph;
   branch: Branch;
-  live: boolean;
+  connection: ConnectionState;
   revealId: string | undefined;
   onRevealed(): void;
   report(error: unknown): void;
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
-export function Conversation({ client, graph, branch, live, revealId, onRevealed, report }: ConversationProps) {
+export function Conversation({ client, graph, branch, connection, revealId, onRevealed, report }: ConversationProps) {
   const { entries, headId, streaming } = branch;
   const threadId = graph.threadId;
   const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
@@ -63,7 +63,8 @@ export function Conversation({ client, graph, branch, live, revealId, onRevealed
       <MessageList entries={entries} headId={headId} onAnchor={onAnchor} onShowBranch={onShowBranch} revealId={revealId} onRevealed={onRevealed} />
       <Composer
         mode={mode}
-        blockedBy={live ? undefined : 'Waiting for the connection…'}
+        blockedBy={connection === 'closed' ? 'Offline: reload the page to connect again.' : undefined}
+        notice={connection === 'live' ? undefined : 'Not connected yet: what you send goes out as soon as the connection is back.'}
         branchFrom={branchFrom}
         streaming={streaming !== undefined}
         shownLength={shownLength}
