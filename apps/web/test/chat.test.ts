@@ -31,6 +31,19 @@ describe('chat in the browser', () => {
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 
+  it('claims one did:key-shaped identity per browser, kept across visits and sent with the session', async () => {
+    const harness = await WebHarness.start();
+    const context = await harness.newContext();
+    const chat = await harness.openChat(context);
+    const did = await chat.page.evaluate(() => localStorage.getItem('cpp.did'));
+    expect(did).toMatch(/^did:key:z6Mk[1-9A-HJ-NP-Za-km-z]{44}$/);
+    expect(chat.frames.socketUrls.map((url) => new URL(url).searchParams.get('did'))).toEqual([did]);
+    const second = await harness.openChat(context);
+    expect(await second.page.evaluate(() => localStorage.getItem('cpp.did'))).toBe(did);
+    const other = await harness.openChat();
+    expect(await other.page.evaluate(() => localStorage.getItem('cpp.did'))).not.toBe(did);
+  }, BROWSER_TEST_MS);
+
   it('renders Markdown from the model, and HTML in it only as text', async () => {
     const harness = await WebHarness.start();
     const chat = await harness.openChat();

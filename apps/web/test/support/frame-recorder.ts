@@ -5,13 +5,15 @@ export interface RecordedFrame {
   payload: Record<string, unknown>;
 }
 
-/** The CPP frames a page sends and receives on its session socket, parsed, in order. */
+/** The CPP frames a page sends and receives on its session sockets, parsed, in order, and the sockets' URLs. */
 export class FrameRecorder {
   readonly sent: RecordedFrame[] = [];
   readonly received: RecordedFrame[] = [];
+  readonly socketUrls: string[] = [];
 
   constructor(page: Page) {
     page.on('websocket', (socket) => {
+      this.socketUrls.push(socket.url());
       socket.on('framesent', (frame) => this.sent.push(JSON.parse(String(frame.payload)) as RecordedFrame));
       socket.on('framereceived', (frame) => this.received.push(JSON.parse(String(frame.payload)) as RecordedFrame));
     });
