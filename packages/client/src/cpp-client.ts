@@ -253,7 +253,7 @@ export class CPPClient {
     if (change?.outcome === 'applied' && graph) this.events.emit('graph', { threadId: change.threadId, graph });
     this.announce(frame, change?.outcome === 'applied');
     const settledRequest = this.requests.observe(frame);
-    if (frame.type === 'CPP_ERROR' && !settledRequest) this.events.emit('error', CPPServerError.fromFrame(frame.payload));
+    if (frame.type === 'CPP_ERROR' && !settledRequest && !lateStopAnswer(frame)) this.events.emit('error', CPPServerError.fromFrame(frame.payload));
     if (change?.outcome === 'gap') this.resync(change.threadId);
   }
 
@@ -298,6 +298,14 @@ export class CPPClient {
     const structural = (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
     return structural ? this.mirrors.get(threadId) : undefined;
   }
+}
+
+/**
+ * NOT_STREAMING about a stop that has already resolved: the node ended (by itself, or halted by someone else) and
+ * the mirror showed it before the server's answer to the stop came. The stop got what it asked for.
+ */
+function lateStopAnswer(frame: ServerFrame): boolean {
+  return frame.type === 'CPP_ERROR' && frame.payload.code === ErrorCode.NOT_STREAMING && frame.payload.refType === 'CPP_STREAM_STOP';
 }
 
 /** The server's answer to a stop of a node that ended by itself before the stop arrived. */

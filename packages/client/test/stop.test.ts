@@ -54,6 +54,22 @@ describe('CPPClient.stop', () => {
     expect(await result).toMatchObject({ status: 'completed' });
     expect(reported).toEqual([]);
   });
+
+  it('reports no error when the NOT_STREAMING answer comes after the stop already resolved', async () => {
+    const client = session.connect();
+    const reported: unknown[] = [];
+    client.on('error', (error) => reported.push(error));
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client);
+    session.server.handle('CPP_STREAM_STOP', (frame, peer) => {
+      session.server.complete(threadId, assistantNodeId);
+      session.server.send(peer, 'CPP_ERROR', { code: ErrorCode.NOT_STREAMING, message: 'already done', refId: frame.id!, refType: frame.type });
+    });
+    await client.stop();
+    expect(await result).toMatchObject({ status: 'completed' });
+    // A round trip: the NOT_STREAMING, sent before its answer, has been handled.
+    await client.listThreads();
+    expect(reported).toEqual([]);
+  });
 });
 
 describe('CPPClient.anchor', () => {
