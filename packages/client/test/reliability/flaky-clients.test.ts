@@ -1,7 +1,7 @@
 import { CPPClient, type GenerationResult } from '@promethea/cpp-client';
 import { CPPServer, DemoProvider } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streamedAtLeast } from '../support/stream-waits.js';
+import { streamedAtLeast } from '../../../../reliability/src/stream-waits.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 /**

@@ -2,7 +2,7 @@ import { CPPClient, type GenerationResult } from '@promethea/cpp-client';
 import { findInvariantViolations, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import { SqliteStore } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streamedAtLeast } from '../../../client/test/support/stream-waits.js';
+import { streamedAtLeast } from '../../../../reliability/src/stream-waits.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { temporaryDatabase } from '../support/temporary-database.js';
 
