@@ -8,12 +8,17 @@ export interface DemoProviderOptions {
   words?: number;
 }
 
-const VOCABULARY = (
-  'a conversation is a tree and every pivot is a new branch that keeps the words already said the head pointer ' +
-  'marks where the next prompt grows from while an answer streams you can change direction at once and the ' +
-  'server halts the model trims the partial answer to what you saw and starts again under your new prompt ' +
-  'anchoring an older message moves the head back so that the next question branches from there'
-).split(' ');
+const SENTENCES = [
+  'A conversation here is a tree, not a line.',
+  'Every pivot starts a new branch and keeps the words already said.',
+  'The head marks where the next prompt grows from.',
+  'While an answer streams, you can change direction at once.',
+  'The server halts the model, trims the partial answer to what you saw, and starts again under your new prompt.',
+  'Anchoring an older message moves the head back, so the next question branches from there.',
+  'Every client holds an exact copy of the tree, on connect and after every change.',
+  'The model only sees the branch it answers: the path from the root to your prompt.',
+  'This is the demo model: configure a real one to get real answers.',
+];
 
 /**
  * A deterministic stand-in for a language model, used when no model is configured: it streams readable text at a
@@ -44,14 +49,11 @@ export class DemoProvider implements ModelProvider {
 
 function composeAnswer(prompt: string, turn: number, length: number): string[] {
   const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
-  const opening = `(demo model, turn ${turn}) You said: "${quoted}".`.split(' ');
-  let seed = hash(prompt) + turn;
-  const body: string[] = [];
-  while (opening.length + body.length < length) {
-    seed = (seed * 1103515245 + 12345) >>> 0;
-    body.push(VOCABULARY[seed % VOCABULARY.length]!);
-  }
-  return [...opening, ...body].slice(0, Math.max(length, 1));
+  const words = `(demo model, turn ${turn}) You said: "${quoted}".`.split(' ');
+  // The same conversation always gets the same answer; different prompts start at different sentences.
+  let sentence = hash(prompt) + turn;
+  while (words.length < length) words.push(...SENTENCES[sentence++ % SENTENCES.length]!.split(' '));
+  return words.slice(0, Math.max(length, 1));
 }
 
 function hash(text: string): number {

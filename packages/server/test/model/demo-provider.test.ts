@@ -1,0 +1,36 @@
+import { DemoProvider, type ModelStreamPart } from '@promethea/cpp-server';
+import { describe, expect, it } from 'vitest';
+
+async function collect(provider: DemoProvider, prompt: string, signal = new AbortController().signal): Promise<ModelStreamPart[]> {
+  const parts: ModelStreamPart[] = [];
+  for await (const part of provider.stream({ messages: [{ role: 'user', content: prompt }], signal })) parts.push(part);
+  return parts;
+}
+
+const text = (parts: ModelStreamPart[]) => parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
+
+describe('the demo model', () => {
+  it('answers the same conversation with the same readable text, word by word, then finishes with usage', async () => {
+    const provider = new DemoProvider({ delayMs: 0, words: 40 });
+    const first = await collect(provider, 'Explain pivots');
+    expect(text(first)).toBe(text(await collect(provider, 'Explain pivots')));
+    expect(text(first)).toMatch(/^\(demo model, turn 1\) You said: "Explain pivots"\. [A-Z]/);
+    expect(text(first).split(' ')).toHaveLength(40);
+    expect(first.filter((part) => part.type === 'text-delta')).toHaveLength(40);
+    expect(first.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 40 } });
+    expect(text(await collect(provider, 'Something else'))).not.toBe(text(first));
+  });
+
+  it('stops as soon as its signal aborts, without another word', async () => {
+    const provider = new DemoProvider({ delayMs: 5, words: 1000 });
+    const controller = new AbortController();
+    const parts: ModelStreamPart[] = [];
+    await expect(async () => {
+      for await (const part of provider.stream({ messages: [{ role: 'user', content: 'Go' }], signal: controller.signal })) {
+        parts.push(part);
+        if (parts.length === 3) controller.abort();
+      }
+    }).rejects.toThrow();
+    expect(parts).toHaveLength(3);
+  });
+});
