@@ -8,7 +8,10 @@ import { RawClient } from '../support/raw-client.js';
 import { startServer } from '../support/start-server.js';
 import type { CPPServer } from '@promethea/cpp-server';
 
-const HEARTBEAT_MS = 20;
+/** Long enough for a pong to come back on a loaded machine; a slower one would have the client dropped. */
+const HEARTBEAT_MS = 500;
+/** A silent peer is dropped after two intervals however long they are: short ones keep the test quick. */
+const QUICK_HEARTBEAT_MS = 20;
 let server: CPPServer | undefined;
 
 afterEach(async () => {
@@ -29,7 +32,7 @@ describe('heartbeats', () => {
   });
 
   it('drops a peer that stops answering pings, without a closing handshake', async () => {
-    server = await startServer({ heartbeatIntervalMs: HEARTBEAT_MS });
+    server = await startServer({ heartbeatIntervalMs: QUICK_HEARTBEAT_MS });
     const silent = new WebSocket(server.url, CPP_SUBPROTOCOL, { autoPong: false });
     await once(silent, 'open');
     expect(server.connectionCount).toBe(1);
