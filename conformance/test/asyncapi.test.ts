@@ -23,7 +23,7 @@ describe('docs/asyncapi.yaml', () => {
     expect(diagnostics.map((diagnostic) => `${diagnostic.code} at ${diagnostic.path.join('.')}: ${diagnostic.message}`)).toEqual([]);
     if (!parsed) throw new Error('the AsyncAPI document did not parse');
     document = parsed;
-  });
+  }, 60_000);
 
   it('is AsyncAPI 3 with one channel, the session endpoint, bound to WebSocket with the subprotocol header', () => {
     expect(document.version()).toMatch(/^3\./);
