@@ -45,6 +45,8 @@ export class Connection {
       if (validation.kind === 'frame') this.inbox.push(validation.frame);
       this.wake?.();
     });
+    // A transport error (e.g. a reset while sending a frame the server refuses) is followed by 'close', which steps see.
+    socket.on('error', () => undefined);
     socket.on('close', (code, reason) => {
       this.closeEvent = { code, reason: reason.toString() };
       this.wake?.();
