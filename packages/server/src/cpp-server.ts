@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Registry } from 'prom-client';
+import { ClusterCoordinator, DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
+import type { ClusterTransport } from './cluster/cluster-transport.js';
+import { LocalClusterTransport } from './cluster/local-cluster.js';
 import { claimedIdentity } from './engine/identify.js';
 import type { Identity } from './engine/identity.js';
 import { PivotContext } from './engine/pivot-context.js';
@@ -43,6 +46,13 @@ export interface CPPServerOptions extends ObservabilityOptions {
   heartbeatIntervalMs?: number;
   /** When a slow reader's chunks are merged (soft) and when it is closed with 4429 (hard); see docs/PROTOCOL.md. */
   backpressure?: Partial<BackpressureLimits>;
+  /**
+   * The other servers sharing `store` (see docs/cluster.md), e.g. a `RedisClusterTransport`. Default: none, this
+   * server is alone. Closed by whoever created it, after the server.
+   */
+  cluster?: ClusterTransport;
+  /** Lock lifetime, recovery sweep and forwarding timeout of cluster mode. */
+  clusterTimings?: Partial<ClusterTimings>;
 }
 
 /** Facts about an operation a connection carried out, for the notification events. */
@@ -90,6 +100,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly ownsStore: boolean;
   private readonly store: ConversationStore;
   private readonly registry: ThreadRegistry;
+  private readonly cluster: ClusterCoordinator;
+  private readonly clusterTransport: ClusterTransport;
   private readonly observers: Observers;
   /** What GET /metrics serves (undefined when metrics are off): serve it yourself when attached to your server. */
   readonly metricsRegistry: Registry | undefined;
@@ -111,13 +123,16 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.store = new ObservedStore(store, this.observers);
     // Probes go to the store itself: they are not store operations to time.
     this.storeReachable = storeReachable(store);
+    this.clusterTransport = options.cluster ?? new LocalClusterTransport();
+    const timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.clusterTimings };
+    this.cluster = new ClusterCoordinator(this.clusterTransport, this.store, timings, (error) => this.reportError(error));
     this.registry = new ThreadRegistry(this.store, {
       model: options.model ?? new DemoProvider(),
       persistIntervalMs: options.persistIntervalMs ?? 200,
       observers: this.observers,
       runPivot: (context) => this.runPivot(context),
       onBackgroundError: (error) => this.reportError(error),
-    });
+    }, this.cluster);
     this.ownsHttpServer = options.server === undefined;
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
     this.httpServer = options.server ?? createServer(createHttpHandler(routes));
@@ -142,13 +157,15 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return this.sessions.size;
   }
 
-  /** Whether the server can serve now (GET /readyz): started, not shutting down, and its store answering. */
+  /** Whether the server can serve now (GET /readyz): started, not shutting down, its store and its cluster answering. */
   readiness(): Promise<ReadinessReport> {
     const serving: ReadinessCheck = async () => {
       if (!this.started) throw new Error('starting: recovering answers a crash interrupted');
       if (this.closing) throw new Error('shutting down');
     };
-    return checkReadiness({ server: serving, store: this.storeReachable }, (check, error) => this.observers.readinessFailed(check, error));
+    const checks: Record<string, ReadinessCheck> = { server: serving, store: this.storeReachable };
+    if (!this.cluster.solitary) checks.cluster = () => this.cluster.check();
+    return checkReadiness(checks, (check, error) => this.observers.readinessFailed(check, error));
   }
 
   /** Halts every running answer (kept as `interrupted`), closes every connection with 1001, then stops. */
@@ -158,7 +175,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   }
 
   private async start(): Promise<void> {
-    await this.store.interruptStreamingNodes(Date.now());
+    await this.cluster.start(this.registry);
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.transport = attachWsTransport<Identity>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
@@ -241,6 +258,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       this.httpServer.closeAllConnections();
       await stoppedListening;
     }
+    await this.cluster.close();
+    if (!this.options.cluster) await this.clusterTransport.close();
     if (this.ownsStore) await this.store.close();
   }
 }

@@ -14,16 +14,20 @@ import {
   type FinishInput,
   type HaltReason,
   type MessageNode,
+  type ServerFrame,
   type ServerFrameType,
   type ServerPayload,
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
+import { applyRemoteFrame } from '../cluster/remote-frame.js';
+import type { ThreadCommand } from '../cluster/thread-command.js';
+import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ModelProvider } from '../model/model-provider.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { Observers } from '../observability/observers.js';
 import type { PivotObservation } from '../observability/server-observer.js';
-import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
+import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import { cutAt, type Cut } from './cut.js';
 import { Generation, type GenerationOutcome } from './generation.js';
@@ -35,6 +39,8 @@ import type { Subscriber } from './subscriber.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
+  /** The other nodes of the cluster, if any: what they must hear, and where the thread's generation runs. */
+  link: ThreadLink;
   model: ModelProvider;
   persistIntervalMs: number;
   observers: Observers;
@@ -69,6 +75,9 @@ interface PivotRun {
 
 const TITLE_LENGTH = 80;
 
+/** A commit refused because another node had committed first is planned again on the thread reloaded, this often. */
+const COMMIT_ATTEMPTS = 3;
+
 /**
  * The live state of one thread: its graph, its subscribers and its one active generation. Every operation runs
  * in the thread's serial queue, plans a change with the pure tree operations, commits it to the store in one
@@ -87,6 +96,11 @@ export class ThreadEngine {
 
   get threadId(): string {
     return this.graph.threadId;
+  }
+
+  /** The DID that created the thread. */
+  get ownerDid(): string {
+    return this.record.ownerDid;
   }
 
   get idle(): boolean {
@@ -112,17 +126,23 @@ export class ThreadEngine {
       if (await this.isRetry(request.newNodeId, request.userPrompt, request.parentNodeId)) return requester.send(this.syncFrame());
       this.checkVersion(request.expectedVersion);
       await this.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
       this.checkIdle();
       const assistantNodeId = newMessageId();
-      const change = planPrompt(this.graph, {
-        userNodeId: request.newNodeId,
-        userPrompt: request.userPrompt,
-        assistantNodeId,
-        model: this.dependencies.model.model,
-        createdAt: Date.now(),
-        ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
-      });
-      await this.commit(change, request.userPrompt);
+      await this.claimGeneration();
+      const plan = () => {
+        this.checkVersion(request.expectedVersion);
+        this.checkNothingStreams(undefined);
+        return planPrompt(this.graph, {
+          userNodeId: request.newNodeId,
+          userPrompt: request.userPrompt,
+          assistantNodeId,
+          model: this.dependencies.model.model,
+          createdAt: Date.now(),
+          ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
+        });
+      };
+      const change = await this.commit(plan, request.userPrompt);
       this.publishChange(change);
       this.startGeneration(assistantNodeId);
     });
@@ -137,6 +157,7 @@ export class ThreadEngine {
       this.checkVersion(request.expectedVersion);
       this.requireNode(request.interruptedNodeId);
       await this.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_PIVOT_INIT', request, identity }, requester)) return;
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
       }
@@ -161,6 +182,7 @@ export class ThreadEngine {
   stop(request: StopRequest): Promise<void> {
     return this.queue.run(async () => {
       const node = this.requireNode(request.nodeId);
+      if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
       const cut = this.generation?.nodeId === node.id ? await this.haltGeneration(request.receivedContentLength) : undefined;
       if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
       await this.commitHalt(node.id, cut, 'stop');
@@ -169,9 +191,10 @@ export class ThreadEngine {
 
   anchor(targetNodeId: string, expectedVersion: number | undefined): Promise<void> {
     return this.queue.run(async () => {
-      this.checkVersion(expectedVersion);
-      const change = planAnchor(this.graph, targetNodeId);
-      await this.commit(change);
+      const change = await this.commit(() => {
+        this.checkVersion(expectedVersion);
+        return planAnchor(this.graph, targetNodeId);
+      });
       this.publishChange(change);
     });
   }
@@ -197,16 +220,20 @@ export class ThreadEngine {
     if (run.spawned) return run.spawned;
     await this.abortForPivot(run);
     const assistantNodeId = newMessageId();
-    const change = planPivotSplice(this.graph, {
-      interruptedNodeId: run.request.interruptedNodeId,
-      userNodeId: run.request.newBranchNodeId,
-      userPrompt: run.request.userPrompt,
-      assistantNodeId,
-      model: this.dependencies.model.model,
-      createdAt: Date.now(),
-      ...(run.cut ? { cutContent: run.cut.content } : {}),
-    });
-    await run.observation.step('commit', () => this.commit(change, run.request.userPrompt));
+    await this.claimGeneration();
+    const plan = () => {
+      this.checkNothingStreams(run.cut ? run.request.interruptedNodeId : undefined);
+      return planPivotSplice(this.graph, {
+        interruptedNodeId: run.request.interruptedNodeId,
+        userNodeId: run.request.newBranchNodeId,
+        userPrompt: run.request.userPrompt,
+        assistantNodeId,
+        model: this.dependencies.model.model,
+        createdAt: Date.now(),
+        ...(run.cut ? { cutContent: run.cut.content } : {}),
+      });
+    };
+    const change = await run.observation.step('commit', () => this.commit(plan, run.request.userPrompt));
     run.spawned = { assistantNodeId };
     run.observation.step('insert', () => {
       if (run.cut) {
@@ -233,8 +260,7 @@ export class ThreadEngine {
   }
 
   private async commitHalt(nodeId: string, cut: Cut, reason: HaltReason): Promise<void> {
-    const change = planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content });
-    await this.commit(change);
+    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
     this.publishHalted(nodeId, cut, reason);
     this.publishChange(change);
   }
@@ -287,8 +313,7 @@ export class ThreadEngine {
     const nodeId = generation.nodeId;
     const finish: FinishInput = { nodeId, status: outcome.kind === 'completed' ? 'completed' : 'failed', content: generation.text };
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
-    const change = planFinish(this.graph, finish);
-    await this.commit(change);
+    const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
       this.publish('CPP_STREAM_COMPLETED', {
         threadId: this.threadId,
@@ -303,24 +328,137 @@ export class ThreadEngine {
   }
 
   /**
-   * Persists a change, then applies it to the live graph. The generation is over once its node has left
-   * `streaming`, whatever the change was.
+   * Plans a change, persists it, then applies it to the live graph. The generation is over once its node has left
+   * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
+   * thread reloaded (the plan checks again what it must).
    */
-  private async commit(change: TreeChange, prompt?: string): Promise<void> {
-    const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
-    try {
-      await this.dependencies.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
-    } catch (error) {
-      if (StoreConflictError.isInstance(error)) throw new CPPError(ErrorCode.CONFLICT, error.message);
-      throw error;
+  private async commit(plan: () => TreeChange, prompt?: string): Promise<TreeChange> {
+    for (let attempt = 1; ; attempt += 1) {
+      const change = plan();
+      const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
+      try {
+        await this.dependencies.link.confirmGeneration();
+        await this.dependencies.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
+      } catch (error) {
+        if (StoreConflictError.isInstance(error) && attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
+        this.settleLock(undefined);
+        if (StoreConflictError.isInstance(error)) throw new CPPError(ErrorCode.CONFLICT, error.message);
+        throw error;
+      }
+      // A reload while the commit was on its way may have brought the change already.
+      if (change.version > this.graph.version) applyChange(this.graph, change);
+      if (title) this.record.title = title;
+      const generation = this.generation;
+      if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') {
+        this.generation = undefined;
+        this.releaseIfIdle();
+      }
+      this.settleLock(change);
+      return change;
     }
-    applyChange(this.graph, change);
-    if (title) this.record.title = title;
-    const generation = this.generation;
-    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') {
-      this.generation = undefined;
+  }
+
+  /** Reloads the thread after a refused commit; true when it had moved on, so that planning again may succeed. */
+  private async caughtUp(baseVersion: number): Promise<boolean> {
+    await this.dependencies.link.reload();
+    return this.graph.version !== baseVersion;
+  }
+
+  /** Without a generation here, and unless `committed` starts one, this node lets go of the thread's generation lock. */
+  private settleLock(committed: TreeChange | undefined): void {
+    const starts = committed?.nodes.some((node) => node.status === 'streaming') ?? false;
+    if (!this.generation && !starts) this.dependencies.link.releaseGeneration();
+  }
+
+  /** Takes the thread's generation lock before committing a generation's start; another node holding it is busy. */
+  private async claimGeneration(): Promise<void> {
+    if (!(await this.dependencies.link.claimGeneration())) {
+      throw new CPPError(ErrorCode.THREAD_BUSY, `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`);
+    }
+  }
+
+  /** True when a generation streams on another node, which then ran the command. */
+  private async ranElsewhere(command: ThreadCommand, requester?: Subscriber): Promise<boolean> {
+    if (!this.streamsElsewhere()) return false;
+    const reply = await this.dependencies.link.forward(command);
+    if (!reply) {
+      // No live node holds it: its node died. Keep what it streamed; the command then runs here.
+      await this.recoverLost();
+      if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
+      return false;
+    }
+    if (!reply.ok) throw new CPPError(reply.code, reply.message);
+    if (reply.retried) requester?.send(this.syncFrame());
+    return true;
+  }
+
+  /** Commits the streaming node of a dead node as `interrupted`, unless another node does it or its node lives. */
+  private async recoverLost(): Promise<void> {
+    if (this.generation || !(await this.dependencies.link.claimGeneration())) return;
+    await this.dependencies.link.reload();
+    const node = this.streamingNode();
+    if (!node || this.generation) return this.settleLock(undefined);
+    // Where the dead node's last chunk began is not known here: lastChunkReceived stays empty.
+    await this.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
+  }
+
+  private streamingNode(): MessageNode | undefined {
+    return Object.values(this.graph.nodes).find((node) => node.status === 'streaming');
+  }
+
+  /** A generation of another node streams in this thread. */
+  streamsElsewhere(): boolean {
+    return this.generation === undefined && this.streamingNode() !== undefined;
+  }
+
+  /** The node generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
+  recoverLostGeneration(): Promise<void> {
+    return this.queue.run(async () => {
+      await this.recoverLost();
       this.releaseIfIdle();
-    }
+    });
+  }
+
+  /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */
+  applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
+    const outcome = applyRemoteFrame(this.graph, frame, text);
+    if (outcome.kind === 'gap') return false;
+    if (outcome.kind === 'change') {
+      if (title !== undefined) this.record.title = title;
+      this.sendChange(text);
+      this.dropOverriddenGeneration();
+    } else if (outcome.kind === 'frame') this.send(outcome.text, outcome.chunk);
+    return true;
+  }
+
+  /** The thread reloaded after this copy missed a change; subscribers get the whole of it when it differs. */
+  resynchronise(stored: StoredThread): void {
+    const before = streamState(this.graph);
+    const { graph } = stored;
+    Object.assign(this.graph, { rootNodeId: graph.rootNodeId, activeHeadMessageId: graph.activeHeadMessageId, version: graph.version, nodes: graph.nodes });
+    this.record.title = stored.title;
+    const own = this.generation && getNode(this.graph, this.generation.nodeId);
+    // The store holds this node's own generation only as far as its last batch.
+    if (this.generation && own?.status === 'streaming') own.content = this.generation.text;
+    this.dropOverriddenGeneration();
+    if (streamState(this.graph) === before) return;
+    const sync = this.syncFrame();
+    for (const subscriber of this.subscribers.keys()) subscriber.send(sync);
+  }
+
+  /** Another node took this thread's generation over while this one stalled: stop writing, commit nothing. */
+  generationLost(): void {
+    const generation = this.generation;
+    if (!generation) return;
+    generation.halt();
+    this.generation = undefined;
+    this.dependencies.link.releaseGeneration();
+    this.releaseIfIdle();
+  }
+
+  /** Another node ended this node's generation (it took the generation over): it must not stream on. */
+  private dropOverriddenGeneration(): void {
+    if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.generationLost();
   }
 
   private releaseIfIdle(): void {
@@ -355,6 +493,17 @@ export class ThreadEngine {
     }
   }
 
+  /**
+   * Nothing streams but the node `halted` (this node's own generation, just halted): a node that streams while its
+   * generation's node died, until recovered, is as busy as a live one.
+   */
+  private checkNothingStreams(halted: string | undefined): void {
+    const streaming = this.streamingNode();
+    if (streaming && streaming.id !== halted) {
+      throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.id} is streaming in thread ${this.threadId}; pivot it or stop it first`);
+    }
+  }
+
   private requireNode(nodeId: string): MessageNode {
     const node = getNode(this.graph, nodeId);
     if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${this.threadId}`);
@@ -371,28 +520,34 @@ export class ThreadEngine {
     });
   }
 
-  /** Each subscriber gets the change as it asked: a patch of the changed nodes, or the whole graph. */
+  /** The change goes to the other nodes and to this node's subscribers. */
   private publishChange(change: TreeChange): void {
-    let patch: string | undefined;
+    const patch = encodeServerFrame('CPP_GRAPH_PATCH', {
+      threadId: this.threadId,
+      version: change.version,
+      rootNodeId: change.rootNodeId,
+      activeHeadMessageId: change.activeHeadMessageId,
+      nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+    });
+    this.dependencies.link.change(change, patch, this.record.title);
+    this.sendChange(patch);
+  }
+
+  /** Each subscriber gets the change as it asked: the patch of the changed nodes, or the whole graph. */
+  private sendChange(patch: string): void {
     let sync: string | undefined;
-    for (const [subscriber, { patches }] of this.subscribers) {
-      if (patches) {
-        patch ??= encodeServerFrame('CPP_GRAPH_PATCH', {
-          threadId: this.threadId,
-          version: change.version,
-          rootNodeId: change.rootNodeId,
-          activeHeadMessageId: change.activeHeadMessageId,
-          nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
-        });
-        subscriber.send(patch);
-      } else subscriber.send((sync ??= this.syncFrame()));
-    }
+    for (const [subscriber, { patches }] of this.subscribers) subscriber.send(patches ? patch : (sync ??= this.syncFrame()));
   }
 
   /** `chunk` goes beside the text of a CPP_STREAM_CHUNK: a subscriber whose socket is behind merges chunks. */
   private publish<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
-    if (this.subscribers.size === 0) return;
     const text = encodeServerFrame(type, payload);
+    if (chunk) this.dependencies.link.chunk(chunk, text);
+    else this.dependencies.link.frame(text);
+    this.send(text, chunk);
+  }
+
+  private send(text: string, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
     for (const subscriber of this.subscribers.keys()) subscriber.send(text, chunk);
   }
 
@@ -406,6 +561,12 @@ export class ThreadEngine {
       title: this.record.title,
     });
   }
+}
+
+/** What a reload may change without a new version: the streaming node's text. */
+function streamState(graph: ThreadGraph): string {
+  const streaming = Object.values(graph.nodes).find((node) => node.status === 'streaming');
+  return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
 }
 
 function titleOf(prompt: string): string {

@@ -1,4 +1,5 @@
 import { CPPError, ErrorCode, newThreadId } from '@promethea/cpp-protocol';
+import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import type { Identity } from './identity.js';
@@ -6,7 +7,8 @@ import { ThreadEngine, type ThreadEngineDependencies } from './thread-engine.js'
 
 /**
  * The threads held in memory: loaded from the store on first use (one load per thread, however many frames ask at
- * once), unloaded when nobody subscribes and nothing streams.
+ * once), unloaded when nobody subscribes and nothing streams. Each is held with its replica in the cluster, which
+ * keeps it in step with the other nodes holding it.
  */
 export class ThreadRegistry {
   private readonly engines = new Map<string, ThreadEngine>();
@@ -14,7 +16,8 @@ export class ThreadRegistry {
 
   constructor(
     private readonly store: ConversationStore,
-    private readonly dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle'>,
+    private readonly dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle' | 'link'>,
+    private readonly cluster: ClusterCoordinator,
   ) {}
 
   get size(): number {
@@ -69,16 +72,20 @@ export class ThreadRegistry {
   }
 
   private async load(threadId: string): Promise<ThreadEngine | undefined> {
-    const stored = await this.store.loadThread(threadId);
+    const { replica, stored } = await this.cluster.open(threadId);
     if (!stored) return undefined;
     const { graph, ...record } = stored;
     const engine = new ThreadEngine(record, graph, {
       ...this.dependencies,
       store: this.store,
+      link: replica,
       onIdle: (idle) => {
-        if (this.engines.get(idle.threadId) === idle) this.engines.delete(idle.threadId);
+        if (this.engines.get(idle.threadId) !== idle) return;
+        this.engines.delete(idle.threadId);
+        replica.close().catch((error: unknown) => this.dependencies.onBackgroundError(error, idle.threadId));
       },
     });
+    replica.attach(engine);
     this.engines.set(threadId, engine);
     return engine;
   }

@@ -1,0 +1,119 @@
+import { CPPError, ErrorCode, decodeClientFrame } from '@promethea/cpp-protocol';
+import { ANONYMOUS_DID } from '../engine/identity.js';
+import type { ThreadRegistry } from '../engine/thread-registry.js';
+import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
+import type { ClusterTransport, CommandReply, ForwardedCommand } from './cluster-transport.js';
+import { ForwardedRequester } from './forwarded-requester.js';
+import { runCommand } from './thread-command.js';
+import { ThreadReplica } from './thread-replica.js';
+
+export interface ClusterTimings {
+  /** How long a generation lock lasts unless renewed (renewed three times as often). Default 3000 ms. */
+  lockTtlMs: number;
+  /** How often a node looks for generations whose node died. Default 500 ms. */
+  sweepIntervalMs: number;
+  /** How long a forwarded command may wait for its answer. Default: the lock's lifetime and a half second. */
+  replyTimeoutMs: number;
+}
+
+export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { lockTtlMs: 3000, sweepIntervalMs: 500, replyTimeoutMs: 3500 };
+
+const INTERNAL_MESSAGE = 'the server failed to handle this frame; nothing was changed';
+
+/**
+ * A server's part in its cluster: opens each thread's replica, runs the commands other nodes forward to it, and
+ * takes over the generations of nodes that died. Alone in its cluster (the default), it only recovers, at start,
+ * what a crash left streaming, exactly as a single server does.
+ */
+export class ClusterCoordinator {
+  private registry: ThreadRegistry | undefined;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly transport: ClusterTransport,
+    private readonly store: ConversationStore,
+    private readonly timings: ClusterTimings,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  get solitary(): boolean {
+    return this.transport.solitary;
+  }
+
+  /** Subscribes to the thread's messages, then loads it. */
+  open(threadId: string): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
+    const { transport, store, onError } = this;
+    const { lockTtlMs, replyTimeoutMs } = this.timings;
+    return ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError });
+  }
+
+  /**
+   * Recovers what a crash left streaming, then serves forwarded commands. Alone, every streaming node is a crash's;
+   * in a cluster only those whose node's lock expired are, which the sweep finds (now, and from then on).
+   */
+  async start(registry: ThreadRegistry): Promise<void> {
+    this.registry = registry;
+    if (this.transport.solitary) await this.store.interruptStreamingNodes(Date.now());
+    await this.transport.start({ command: (command) => this.run(command), error: this.onError });
+    if (this.transport.solitary) return;
+    this.sweeper = setInterval(() => void this.sweep(), this.timings.sweepIntervalMs);
+    this.sweeper.unref();
+    await this.sweep();
+  }
+
+  /** Readiness: the cluster answers. */
+  check(): Promise<void> {
+    return this.transport.check();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    await this.sweeping;
+  }
+
+  private async run(command: ForwardedCommand): Promise<CommandReply> {
+    const decoded = decodeClientFrame(command.frame);
+    if (!decoded.ok) return { ok: false, code: decoded.code, message: decoded.message };
+    const requester = new ForwardedRequester();
+    try {
+      const engine = await this.requireRegistry().require(command.threadId);
+      await runCommand(engine, decoded.frame, command.identity ?? { did: ANONYMOUS_DID, verified: false }, requester);
+      return { ok: true, retried: requester.synced };
+    } catch (error) {
+      if (CPPError.isInstance(error)) return { ok: false, code: error.code, message: error.message };
+      this.onError(error);
+      return { ok: false, code: ErrorCode.INTERNAL, message: INTERNAL_MESSAGE };
+    }
+  }
+
+  /** One pass at a time: the generations whose node died, known to the cluster or streaming in a thread held here. */
+  private sweep(): Promise<void> {
+    this.sweeping ??= this.recoverOrphans()
+      .catch((error: unknown) => this.onError(error))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async recoverOrphans(): Promise<void> {
+    const registry = this.requireRegistry();
+    const orphans = new Set(await this.transport.orphanedGenerations());
+    const held = registry.all().filter((engine) => engine.streamsElsewhere());
+    const holders = await Promise.all(held.map((engine) => this.transport.lockHolder(engine.threadId)));
+    held.forEach((engine, index) => holders[index] === undefined && orphans.add(engine.threadId));
+    await Promise.all(
+      [...orphans].map(async (threadId) => {
+        const engine = await registry.require(threadId).catch((error: unknown) => {
+          if (!CPPError.isInstance(error)) this.onError(error);
+        });
+        await engine?.recoverLostGeneration();
+      }),
+    );
+  }
+
+  private requireRegistry(): ThreadRegistry {
+    if (!this.registry) throw new Error('the cluster coordinator has not started');
+    return this.registry;
+  }
+}

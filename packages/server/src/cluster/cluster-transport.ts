@@ -1,0 +1,89 @@
+import type { ErrorCode } from '@promethea/cpp-protocol';
+import type { Identity } from '../engine/identity.js';
+
+/** What one node tells the other nodes holding a thread: a frame exactly as its own subscribers received it. */
+export interface ThreadMessage {
+  /** An encoded server frame; a structural change travels as the CPP_GRAPH_PATCH of its changed nodes. */
+  frame: string;
+  /** The thread's title, on the change that set it (patches do not carry titles, syncs do). */
+  title?: string;
+}
+
+/** A client frame about a thread whose generation runs on another node, handed to that node to run. */
+export interface ForwardedCommand {
+  threadId: string;
+  /** The client frame, encoded: the node that runs it decodes and validates it again, as it would its own client's. */
+  frame: string;
+  /** Who sent a pivot, as the receiving node identified them: the owner's 'pivot' listeners are told. */
+  identity?: Identity;
+}
+
+/** How the node that ran a forwarded command answers: done (an exact retry changes nothing), or the CPP_ERROR to send. */
+export type CommandReply = { ok: true; retried: boolean } | { ok: false; code: ErrorCode; message: string };
+
+export interface Subscription {
+  unsubscribe(): Promise<void>;
+}
+
+/** What a node does with what the cluster brings it. */
+export interface ClusterHandlers {
+  /** A command another node forwarded to this one. */
+  command(command: ForwardedCommand): Promise<CommandReply>;
+  /** A failure in the background (a lost connection, a message that could not be read). */
+  error(error: unknown): void;
+}
+
+/**
+ * How the server processes sharing one store coordinate. The server talks only to this interface; one adapter
+ * keeps everything in memory (one process, the default), the other uses Redis (several processes). Both pass the
+ * contract suite in test/cluster.
+ */
+export interface ClusterTransport {
+  /** This node's id, unique in the cluster. */
+  readonly instanceId: string;
+  /** No other node shares the store: crash recovery at start may interrupt every streaming node. */
+  readonly solitary: boolean;
+
+  /** Starts delivering forwarded commands to `handlers`. Called once, before anything else. */
+  start(handlers: ClusterHandlers): Promise<void>;
+
+  /**
+   * Sends `message` to every other node subscribed to the thread, in the order this node published; a node never
+   * receives its own messages.
+   */
+  publish(threadId: string, message: ThreadMessage): void;
+  /** Resolves once subscribed: every message published after that reaches `listener`. */
+  subscribe(threadId: string, listener: (message: ThreadMessage) => void): Promise<Subscription>;
+
+  /** Appends to the text a node has streamed so far, before publishing the chunk (see `readText`). */
+  appendText(nodeId: string, delta: string): void;
+  /** The text appended for a node so far (`''` when none): what a node loading the thread adds to the store's batch. */
+  readText(nodeId: string): Promise<string>;
+  /** The node stopped streaming: its text may be forgotten soon. */
+  endText(nodeId: string): void;
+
+  /**
+   * Takes the thread's generation lock for `ttlMs` unless another node holds it. Resolves with the fencing token,
+   * greater than every earlier token of that thread, or `undefined` when the lock is held.
+   */
+  acquireLock(threadId: string, ttlMs: number): Promise<number | undefined>;
+  /**
+   * Extends the lock held with `token`; takes it back if it expired and nobody took it since. `false`: another
+   * node has taken it since, and this node must stop writing.
+   */
+  renewLock(threadId: string, token: number, ttlMs: number): Promise<boolean>;
+  /** Lets go of the lock if it is still held with `token`. */
+  releaseLock(threadId: string, token: number): Promise<void>;
+  /** The node holding the thread's lock, if any. */
+  lockHolder(threadId: string): Promise<string | undefined>;
+  /** Threads whose generation lock was taken and then expired instead of being released: their node died. */
+  orphanedGenerations(): Promise<string[]>;
+
+  /** Runs a command on another node; `undefined` when it did not answer within `timeoutMs`. */
+  send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined>;
+
+  /** Rejects when the cluster cannot be reached (readiness). */
+  check(): Promise<void>;
+  /** Idempotent. */
+  close(): Promise<void>;
+}

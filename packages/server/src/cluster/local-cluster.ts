@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  ClusterHandlers,
+  ClusterTransport,
+  CommandReply,
+  ForwardedCommand,
+  Subscription,
+  ThreadMessage,
+} from './cluster-transport.js';
+
+interface HeldLock {
+  holder: string;
+  token: number;
+  expiresAt: number;
+}
+
+interface Listener {
+  member: LocalClusterTransport;
+  deliver(message: ThreadMessage): void;
+}
+
+/**
+ * The shared state of nodes in one process: what Redis holds for nodes in several. `new LocalCluster()` and one
+ * `join()` per server give in-process servers that coordinate exactly as separate processes would.
+ */
+export class LocalCluster {
+  readonly members = new Map<string, LocalClusterTransport>();
+  readonly listeners = new Map<string, Set<Listener>>();
+  readonly texts = new Map<string, string>();
+  readonly locks = new Map<string, HeldLock>();
+  readonly fences = new Map<string, number>();
+  /** Threads whose lock was taken and not released, and by whom. */
+  readonly generations = new Map<string, string>();
+
+  join(): LocalClusterTransport {
+    return new LocalClusterTransport(this, false);
+  }
+
+  /** The lock, unless it has expired. */
+  liveLock(threadId: string): HeldLock | undefined {
+    const lock = this.locks.get(threadId);
+    return lock && lock.expiresAt > Date.now() ? lock : undefined;
+  }
+}
+
+/**
+ * A node of a `LocalCluster`. Without a cluster it is the only node there is (`solitary`): the default of a
+ * `CPPServer`, where it adds nothing to what a single process does.
+ */
+export class LocalClusterTransport implements ClusterTransport {
+  readonly instanceId = `node_${randomUUID()}`;
+  private handlers: ClusterHandlers | undefined;
+
+  constructor(
+    private readonly cluster = new LocalCluster(),
+    readonly solitary = true,
+  ) {}
+
+  async start(handlers: ClusterHandlers): Promise<void> {
+    this.handlers = handlers;
+    this.cluster.members.set(this.instanceId, this);
+  }
+
+  publish(threadId: string, message: ThreadMessage): void {
+    for (const listener of this.cluster.listeners.get(threadId) ?? []) {
+      // Later, as over a network: a publisher never runs its receivers' code inside its own.
+      if (listener.member !== this) queueMicrotask(() => listener.deliver(message));
+    }
+  }
+
+  async subscribe(threadId: string, deliver: (message: ThreadMessage) => void): Promise<Subscription> {
+    const listener: Listener = { member: this, deliver };
+    const listeners = this.cluster.listeners.get(threadId) ?? new Set<Listener>();
+    listeners.add(listener);
+    this.cluster.listeners.set(threadId, listeners);
+    return {
+      unsubscribe: async () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && this.cluster.listeners.get(threadId) === listeners) this.cluster.listeners.delete(threadId);
+      },
+    };
+  }
+
+  appendText(nodeId: string, delta: string): void {
+    this.cluster.texts.set(nodeId, (this.cluster.texts.get(nodeId) ?? '') + delta);
+  }
+
+  async readText(nodeId: string): Promise<string> {
+    return this.cluster.texts.get(nodeId) ?? '';
+  }
+
+  endText(nodeId: string): void {
+    this.cluster.texts.delete(nodeId);
+  }
+
+  async acquireLock(threadId: string, ttlMs: number): Promise<number | undefined> {
+    if (this.cluster.liveLock(threadId)) return undefined;
+    const token = (this.cluster.fences.get(threadId) ?? 0) + 1;
+    this.cluster.fences.set(threadId, token);
+    this.cluster.locks.set(threadId, { holder: this.instanceId, token, expiresAt: Date.now() + ttlMs });
+    this.cluster.generations.set(threadId, this.instanceId);
+    return token;
+  }
+
+  async renewLock(threadId: string, token: number, ttlMs: number): Promise<boolean> {
+    const lock = this.cluster.liveLock(threadId);
+    const ours = lock ? lock.holder === this.instanceId && lock.token === token : this.cluster.fences.get(threadId) === token;
+    if (ours) this.cluster.locks.set(threadId, { holder: this.instanceId, token, expiresAt: Date.now() + ttlMs });
+    return ours;
+  }
+
+  async releaseLock(threadId: string, token: number): Promise<void> {
+    const lock = this.cluster.locks.get(threadId);
+    if (lock?.holder !== this.instanceId || lock.token !== token) return;
+    this.cluster.locks.delete(threadId);
+    this.cluster.generations.delete(threadId);
+  }
+
+  async lockHolder(threadId: string): Promise<string | undefined> {
+    return this.cluster.liveLock(threadId)?.holder;
+  }
+
+  async orphanedGenerations(): Promise<string[]> {
+    return [...this.cluster.generations.keys()].filter((threadId) => !this.cluster.liveLock(threadId));
+  }
+
+  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
+    const handlers = this.cluster.members.get(instanceId)?.handlers;
+    if (!handlers) return undefined;
+    const timeout = new AbortController();
+    try {
+      return await Promise.race([handlers.command(structuredClone(command)), sleep(timeoutMs, undefined, { signal: timeout.signal })]);
+    } finally {
+      timeout.abort();
+    }
+  }
+
+  async check(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.cluster.members.get(this.instanceId) === this) this.cluster.members.delete(this.instanceId);
+    this.handlers = undefined;
+  }
+}

@@ -1,0 +1,198 @@
+import { decodeServerFrame, encodeClientFrame, type ServerFrame, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
+import type { ClusterTransport, CommandReply, Subscription, ThreadMessage } from './cluster-transport.js';
+import { commandFrame, type ThreadCommand } from './thread-command.js';
+import type { ThreadLink } from './thread-link.js';
+
+/** What a replica needs of its thread's engine. */
+export interface ReplicaEngine {
+  /** Applies a frame another node sent; false when this copy missed something and must be reloaded. */
+  applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean;
+  /** Takes the reloaded thread as its own and tells its subscribers. */
+  resynchronise(stored: StoredThread): void;
+  /** Another node took the generation lock over: stop generating, commit nothing. */
+  generationLost(): void;
+}
+
+export interface ReplicaContext {
+  transport: ClusterTransport;
+  store: ConversationStore;
+  /** How long a generation lock lasts without renewal; renewed three times as often. */
+  lockTtlMs: number;
+  /** How long a forwarded command may take before its node counts as dead. */
+  replyTimeoutMs: number;
+  onError(error: unknown): void;
+}
+
+interface HeldLock {
+  token: number;
+  renewal: ReturnType<typeof setInterval> | undefined;
+}
+
+/**
+ * This node's copy of one thread in the cluster, the `ThreadLink` of its engine. It subscribes to the thread's
+ * messages before it loads the thread, so that nothing committed or streamed between the two is missed: messages
+ * wait while the thread loads (or reloads) and then apply with the version and offset rules, which skip what the
+ * load already had.
+ */
+export class ThreadReplica implements ThreadLink {
+  private engine: ReplicaEngine | undefined;
+  private waiting: ThreadMessage[] | undefined = [];
+  private subscription: Subscription | undefined;
+  private reloading: Promise<void> | undefined;
+  private lock: HeldLock | undefined;
+
+  private constructor(
+    private readonly threadId: string,
+    private readonly context: ReplicaContext,
+  ) {}
+
+  /** Subscribes, then loads the thread; `stored` is undefined when it does not exist (then the replica is closed). */
+  static async open(threadId: string, context: ReplicaContext): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
+    const replica = new ThreadReplica(threadId, context);
+    replica.subscription = await context.transport.subscribe(threadId, (message) => replica.receive(message));
+    try {
+      const stored = await replica.load();
+      if (!stored) await replica.close();
+      return { replica, stored };
+    } catch (error) {
+      await replica.close();
+      throw error;
+    }
+  }
+
+  /** From now on the engine receives the other nodes' messages, first those that came while the thread loaded. */
+  attach(engine: ReplicaEngine): void {
+    this.engine = engine;
+    this.flush();
+  }
+
+  async close(): Promise<void> {
+    this.stopRenewal();
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.unsubscribe();
+  }
+
+  chunk(chunk: StreamChunkFrame['payload'], text: string): void {
+    // Appended before it is published: a node that reads the text after subscribing misses no chunk.
+    this.context.transport.appendText(chunk.nodeId, chunk.delta);
+    this.context.transport.publish(this.threadId, { frame: text });
+  }
+
+  frame(text: string): void {
+    this.context.transport.publish(this.threadId, { frame: text });
+  }
+
+  change(change: TreeChange, text: string, title: string | undefined): void {
+    this.context.transport.publish(this.threadId, title === undefined ? { frame: text } : { frame: text, title });
+    for (const node of change.nodes) if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
+  }
+
+  async claimGeneration(): Promise<boolean> {
+    if (this.lock) return true;
+    const { transport, lockTtlMs } = this.context;
+    const token = await transport.acquireLock(this.threadId, lockTtlMs);
+    if (token === undefined) return false;
+    // Alone in its cluster, nobody can take the lock over: no timer to keep it.
+    const renewal = transport.solitary ? undefined : setInterval(() => void this.renew(), lockTtlMs / 3);
+    renewal?.unref();
+    this.lock = { token, renewal };
+    return true;
+  }
+
+  async confirmGeneration(): Promise<void> {
+    if (!this.lock) return;
+    if (!(await this.renew())) throw new Error(`another node took over the generation of thread ${this.threadId}`);
+  }
+
+  releaseGeneration(): void {
+    const lock = this.lock;
+    if (!lock) return;
+    this.stopRenewal();
+    this.context.transport.releaseLock(this.threadId, lock.token).catch((error: unknown) => this.context.onError(error));
+  }
+
+  async forward(command: ThreadCommand): Promise<CommandReply | undefined> {
+    const { transport, replyTimeoutMs } = this.context;
+    const owner = await transport.lockHolder(this.threadId);
+    if (owner === undefined || owner === transport.instanceId) return undefined;
+    const frame = encodeClientFrame(commandFrame(this.threadId, command));
+    const forwarded = command.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame, identity: command.identity } : { threadId: this.threadId, frame };
+    const reply = await transport.send(owner, forwarded, replyTimeoutMs);
+    if (reply) return reply;
+    if ((await transport.lockHolder(this.threadId)) === owner) {
+      throw new Error(`node ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`);
+    }
+    return undefined;
+  }
+
+  reload(): Promise<void> {
+    this.reloading ??= this.reloadNow().finally(() => {
+      this.reloading = undefined;
+      this.flush();
+    });
+    return this.reloading;
+  }
+
+  private async reloadNow(): Promise<void> {
+    this.waiting ??= [];
+    const stored = await this.load();
+    if (stored) this.engine?.resynchronise(stored);
+  }
+
+  /** The thread as committed, with the text its streaming node has streamed beyond the store's last batch. */
+  private async load(): Promise<StoredThread | undefined> {
+    const stored = await this.context.store.loadThread(this.threadId);
+    if (!stored) return undefined;
+    for (const node of Object.values(stored.graph.nodes)) {
+      if (node.status !== 'streaming') continue;
+      const streamed = await this.context.transport.readText(node.id);
+      if (streamed.length > node.content.length && streamed.startsWith(node.content)) node.content = streamed;
+    }
+    return stored;
+  }
+
+  private receive(message: ThreadMessage): void {
+    if (this.waiting || !this.engine) {
+      (this.waiting ??= []).push(message);
+      return;
+    }
+    const decoded = decodeServerFrame(message.frame);
+    if (!decoded.ok) return this.context.onError(new Error(`a message of thread ${this.threadId} is not a server frame: ${decoded.message}`));
+    if (!this.engine.applyRemote(decoded.frame, message.frame, message.title)) {
+      this.reload().catch((error: unknown) => this.context.onError(error));
+    }
+  }
+
+  private flush(): void {
+    const waiting = this.waiting ?? [];
+    this.waiting = undefined;
+    // A message may start a reload: those after it wait again.
+    for (const message of waiting) this.receive(message);
+  }
+
+  /** Keeps the lock; when another node has taken it, this node stops its generation. */
+  private async renew(): Promise<boolean> {
+    const lock = this.lock;
+    if (!lock) return false;
+    let kept: boolean;
+    try {
+      kept = await this.context.transport.renewLock(this.threadId, lock.token, this.context.lockTtlMs);
+    } catch (error) {
+      // Unreachable for now: the lock may still be ours; the next renewal tells.
+      this.context.onError(error);
+      return true;
+    }
+    if (!kept && this.lock === lock) {
+      this.stopRenewal();
+      this.engine?.generationLost();
+    }
+    return kept;
+  }
+
+  private stopRenewal(): void {
+    clearInterval(this.lock?.renewal);
+    this.lock = undefined;
+  }
+}
