@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ClusterHandlers, CommandReply, ForwardedCommand } from './cluster-transport.js';
+import { decodeCommand, decodeReply } from './redis-messages.js';
+import type { RedisKeys } from './redis-keys.js';
+
+/** An inbox outlives its node by a day at most; entries beyond the newest thousand or so are trimmed. */
+const INBOX_TTL_MS = 24 * 60 * 60 * 1000;
+const INBOX_LENGTH = 1000;
+/** How long one blocking read waits before the loop looks whether it should stop. */
+const BLOCK_MS = 1000;
+const RETRY_AFTER_ERROR_MS = 200;
+
+/**
+ * Commands between nodes, over one Redis Stream per node: a command is an entry in its target's inbox and the reply
+ * an entry in the sender's. Unlike pub/sub, an entry waits in the stream until its node reads it, so a command sent
+ * while the target is busy (or reconnecting) is not lost; the reply is the acknowledgement that it ran.
+ */
+export class RedisInbox {
+  private readonly pending = new Map<string, (reply: CommandReply | undefined) => void>();
+  private stopped = false;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly commands: Redis,
+    /** A connection of its own: it blocks in XREAD. */
+    private readonly reader: Redis,
+    private readonly keys: RedisKeys,
+    private readonly instanceId: string,
+  ) {}
+
+  start(handlers: ClusterHandlers): void {
+    this.reading = this.read(handlers);
+  }
+
+  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
+    const id = randomUUID();
+    const replied = new Promise<CommandReply | undefined>((resolve) => {
+      const timer = setTimeout(() => settle(undefined), timeoutMs);
+      const settle = (reply: CommandReply | undefined) => {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        resolve(reply);
+      };
+      this.pending.set(id, settle);
+    });
+    await this.append(instanceId, ['kind', 'command', 'id', id, 'from', this.instanceId, 'body', JSON.stringify(command)]);
+    return replied;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.reader.disconnect();
+    await this.reading;
+    for (const settle of this.pending.values()) settle(undefined);
+  }
+
+  private async append(instanceId: string, fields: string[]): Promise<void> {
+    const inbox = this.keys.inbox(instanceId);
+    await this.commands.multi().xadd(inbox, 'MAXLEN', '~', INBOX_LENGTH, '*', ...fields).pexpire(inbox, INBOX_TTL_MS).exec();
+  }
+
+  private async read(handlers: ClusterHandlers): Promise<void> {
+    const inbox = this.keys.inbox(this.instanceId);
+    // A new node's inbox is new: everything in it is for this node.
+    let lastId = '0-0';
+    while (!this.stopped) {
+      try {
+        const streams = await this.reader.xread('BLOCK', BLOCK_MS, 'STREAMS', inbox, lastId);
+        for (const [, entries] of streams ?? []) {
+          for (const [entryId, fields] of entries) {
+            lastId = entryId;
+            this.dispatch(fieldsOf(fields), handlers);
+          }
+        }
+      } catch (error) {
+        if (this.stopped) return;
+        handlers.error(error);
+        await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_ERROR_MS));
+      }
+    }
+  }
+
+  private dispatch(fields: Map<string, string>, handlers: ClusterHandlers): void {
+    const id = fields.get('id') ?? '';
+    const body = fields.get('body') ?? '';
+    if (fields.get('kind') === 'reply') {
+      this.pending.get(id)?.(decodeReply(body));
+      return;
+    }
+    const from = fields.get('from') ?? '';
+    // Commands run side by side: one waiting for its thread must not hold up the others.
+    handlers
+      .command(decodeCommand(body))
+      .then((reply) => this.append(from, ['kind', 'reply', 'id', id, 'body', JSON.stringify(reply)]))
+      .catch((error: unknown) => handlers.error(error));
+  }
+}
+
+function fieldsOf(flat: string[]): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (let index = 0; index + 1 < flat.length; index += 2) fields.set(flat[index]!, flat[index + 1]!);
+  return fields;
+}

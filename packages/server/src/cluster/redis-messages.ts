@@ -1,0 +1,39 @@
+import { ERROR_CODES, type ErrorCode } from '@promethea/cpp-protocol';
+import { z } from 'zod';
+import type { CommandReply, ForwardedCommand, ThreadMessage } from './cluster-transport.js';
+
+/**
+ * What nodes write to each other through Redis, checked when read: another version of the server, or anything
+ * else writing under the prefix, must not be able to feed a node values of the wrong shape.
+ */
+const PublishedSchema = z.object({ origin: z.string(), frame: z.string(), title: z.string().optional() });
+
+const IdentitySchema = z.object({ did: z.string(), verified: z.boolean() });
+
+const CommandSchema = z.object({ threadId: z.string(), frame: z.string(), identity: IdentitySchema.optional() });
+
+const ReplySchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), retried: z.boolean() }),
+  z.object({ ok: z.literal(false), code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
+]);
+
+export interface Published extends ThreadMessage {
+  /** The node that published it, so that it can ignore its own. */
+  origin: string;
+}
+
+export function encodePublished(origin: string, message: ThreadMessage): string {
+  return JSON.stringify({ origin, ...message });
+}
+
+export function decodePublished(text: string): Published {
+  return PublishedSchema.parse(JSON.parse(text));
+}
+
+export function decodeCommand(text: string): ForwardedCommand {
+  return CommandSchema.parse(JSON.parse(text));
+}
+
+export function decodeReply(text: string): CommandReply {
+  return ReplySchema.parse(JSON.parse(text));
+}

@@ -1,0 +1,57 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The generation lock's steps, each one Lua script so that Redis runs it atomically. Lock value:
+ * `<instance id> <token>`; tokens come from the thread's fence counter, so a later holder always has a greater one.
+ */
+const SCRIPTS = {
+  /** KEYS lock, fence, generations; ARGV instance, ttl, thread. The token, or nil when the lock is held. */
+  cppAcquireLock: {
+    numberOfKeys: 3,
+    lua: `
+      if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+      local token = redis.call('INCR', KEYS[2])
+      redis.call('PEXPIRE', KEYS[2], 604800000)
+      redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. token, 'PX', ARGV[2])
+      redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+      return token`,
+  },
+  /** KEYS lock, fence; ARGV value, token, ttl. 1 when still (or again) held: expired, it is taken back if nobody took it since. */
+  cppRenewLock: {
+    numberOfKeys: 2,
+    lua: `
+      local held = redis.call('GET', KEYS[1])
+      if held == ARGV[1] then
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        return 1
+      end
+      if not held and redis.call('GET', KEYS[2]) == ARGV[2] then
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+        return 1
+      end
+      return 0`,
+  },
+  /** KEYS lock, fence, generations; ARGV value, token, thread. Forgets the generation unless another node took it since. */
+  cppReleaseLock: {
+    numberOfKeys: 3,
+    lua: `
+      local held = redis.call('GET', KEYS[1])
+      if held == ARGV[1] or (not held and redis.call('GET', KEYS[2]) == ARGV[2]) then
+        redis.call('DEL', KEYS[1])
+        redis.call('HDEL', KEYS[3], ARGV[3])
+      end
+      return 0`,
+  },
+} as const;
+
+/** A connection that knows the lock scripts (sent once, then run by their SHA). */
+export interface LockScripts {
+  cppAcquireLock(lock: string, fence: string, generations: string, instance: string, ttlMs: number, threadId: string): Promise<number | null>;
+  cppRenewLock(lock: string, fence: string, value: string, token: number, ttlMs: number): Promise<number>;
+  cppReleaseLock(lock: string, fence: string, generations: string, value: string, token: number, threadId: string): Promise<number>;
+}
+
+export function defineLockScripts(redis: Redis): Redis & LockScripts {
+  for (const [name, script] of Object.entries(SCRIPTS)) redis.defineCommand(name, script);
+  return redis as Redis & LockScripts;
+}

@@ -1,0 +1,184 @@
+import { newThreadId, type ErrorCode } from '@promethea/cpp-protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ClusterHandlers, ClusterTransport, CommandReply, ForwardedCommand, ThreadMessage } from '../../src/cluster/cluster-transport.js';
+import { eventually } from '../support/eventually.js';
+
+export interface ClusterUnderTest {
+  /** A new node of one cluster, not started yet. */
+  join(): Promise<ClusterTransport>;
+  /** After the test, once every node it joined is closed. */
+  cleanup(): Promise<void>;
+}
+
+const TTL_MS = 10_000;
+/** Short enough to wait out, long enough for a round trip on a busy machine. */
+const SHORT_TTL_MS = 300;
+
+/** What every ClusterTransport must do, run against each adapter (like the ConversationStore contract). */
+export function describeClusterTransportContract(name: string, createCluster: () => Promise<ClusterUnderTest>): void {
+  describe(`${name}: the ClusterTransport contract`, () => {
+    let cluster: ClusterUnderTest | undefined;
+    const nodes: ClusterTransport[] = [];
+    const errors: unknown[] = [];
+
+    const node = async (handlers: Partial<ClusterHandlers> = {}): Promise<ClusterTransport> => {
+      cluster ??= await createCluster();
+      const transport = await cluster.join();
+      nodes.push(transport);
+      await transport.start({ command: async () => ({ ok: true, retried: false }), error: (error) => errors.push(error), ...handlers });
+      return transport;
+    };
+
+    const collect = async (transport: ClusterTransport, threadId: string) => {
+      const received: ThreadMessage[] = [];
+      const subscription = await transport.subscribe(threadId, (message) => received.push(message));
+      return { received, subscription };
+    };
+
+    afterEach(async () => {
+      for (const transport of nodes.splice(0)) await transport.close();
+      await cluster?.cleanup();
+      cluster = undefined;
+      expect(errors.splice(0)).toEqual([]);
+    });
+
+    describe('messages of a thread', () => {
+      it('reach every other subscribed node in the order published, and never their publisher', async () => {
+        const [publisher, first, second] = [await node(), await node(), await node()];
+        const threadId = newThreadId();
+        const own = await collect(publisher, threadId);
+        const [one, two] = [await collect(first, threadId), await collect(second, threadId)];
+        const messages = Array.from({ length: 20 }, (_, index): ThreadMessage => (index === 3 ? { frame: `frame ${index}`, title: 'A title' } : { frame: `frame ${index}` }));
+
+        for (const message of messages) publisher.publish(threadId, message);
+
+        await eventually(() => (one.received.length === 20 && two.received.length === 20 ? true : undefined), 'every message at both nodes');
+        expect(one.received).toEqual(messages);
+        expect(two.received).toEqual(messages);
+        expect(own.received).toEqual([]);
+      });
+
+      it('stop reaching a node once it unsubscribes, and never reach nodes of other threads', async () => {
+        const [publisher, listener] = [await node(), await node()];
+        const [threadId, otherThreadId] = [newThreadId(), newThreadId()];
+        const kept = await collect(listener, threadId);
+        const dropped = await collect(listener, threadId);
+        const other = await collect(listener, otherThreadId);
+        await dropped.subscription.unsubscribe();
+
+        publisher.publish(threadId, { frame: 'after' });
+
+        await eventually(() => (kept.received.length === 1 ? true : undefined), 'the message at the node still subscribed');
+        expect(dropped.received).toEqual([]);
+        expect(other.received).toEqual([]);
+      });
+    });
+
+    describe('streamed text', () => {
+      it('is the deltas appended so far, in order, for any node', async () => {
+        const [writer, reader] = [await node(), await node()];
+        for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', delta);
+
+        await eventually(async () => ((await reader.readText('msg_streamed')) === 'Hello, wörld 🚀' ? true : undefined), 'the whole text');
+        expect(await reader.readText('msg_unknown')).toBe('');
+      });
+    });
+
+    describe('generation locks', () => {
+      it('admit one node at a time, with a greater fencing token for each new holder', async () => {
+        const [first, second] = [await node(), await node()];
+        const threadId = newThreadId();
+
+        const token = await first.acquireLock(threadId, TTL_MS);
+        expect(token).toBeTypeOf('number');
+        expect(await second.acquireLock(threadId, TTL_MS)).toBeUndefined();
+        expect(await second.lockHolder(threadId)).toBe(first.instanceId);
+        await second.releaseLock(threadId, token!);
+        expect(await second.lockHolder(threadId)).toBe(first.instanceId);
+
+        await first.releaseLock(threadId, token!);
+        expect(await first.lockHolder(threadId)).toBeUndefined();
+        const next = await second.acquireLock(threadId, TTL_MS);
+        expect(next).toBeGreaterThan(token!);
+        expect(await first.lockHolder(threadId)).toBe(second.instanceId);
+        expect(await first.orphanedGenerations()).toEqual([]);
+      });
+
+      it('expire unless renewed: the thread is orphaned, and a node that took it over makes the old holder lose it', async () => {
+        const [dying, survivor] = [await node(), await node()];
+        const threadId = newThreadId();
+        const token = (await dying.acquireLock(threadId, SHORT_TTL_MS))!;
+        expect(await dying.renewLock(threadId, token, SHORT_TTL_MS)).toBe(true);
+
+        await eventually(async () => ((await survivor.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+        expect(await survivor.orphanedGenerations()).toContain(threadId);
+        const takeover = await survivor.acquireLock(threadId, TTL_MS);
+
+        expect(takeover).toBeGreaterThan(token);
+        expect(await dying.renewLock(threadId, token, TTL_MS)).toBe(false);
+        await dying.releaseLock(threadId, token);
+        expect(await dying.lockHolder(threadId)).toBe(survivor.instanceId);
+        await survivor.releaseLock(threadId, takeover!);
+        expect(await survivor.orphanedGenerations()).not.toContain(threadId);
+      });
+
+      it('are taken back by their holder when they expired and nobody took them since', async () => {
+        const [stalled, other] = [await node(), await node()];
+        const threadId = newThreadId();
+        const token = (await stalled.acquireLock(threadId, SHORT_TTL_MS))!;
+        await eventually(async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+
+        expect(await stalled.renewLock(threadId, token, TTL_MS)).toBe(true);
+
+        expect(await other.lockHolder(threadId)).toBe(stalled.instanceId);
+        expect(await other.acquireLock(threadId, TTL_MS)).toBeUndefined();
+        await stalled.releaseLock(threadId, token);
+        expect(await other.orphanedGenerations()).not.toContain(threadId);
+      });
+    });
+
+    describe('forwarded commands', () => {
+      const command: ForwardedCommand = { threadId: 'thread_forwarded', frame: '{"type":"CPP_STREAM_STOP"}', identity: { did: 'did:key:z6Mk', verified: false } };
+
+      it('run on the node they are sent to, which answers with an acknowledgement or an error', async () => {
+        const received: ForwardedCommand[] = [];
+        const answers: CommandReply[] = [{ ok: true, retried: true }, { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' }];
+        const owner = await node({ command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!) });
+        const sender = await node();
+
+        expect(await sender.send(owner.instanceId, command, TTL_MS)).toEqual(answers[0]);
+        expect(await sender.send(owner.instanceId, { threadId: 'thread_forwarded', frame: '{}' }, TTL_MS)).toEqual(answers[1]);
+        expect(received).toEqual([command, { threadId: 'thread_forwarded', frame: '{}' }]);
+      });
+
+      it('run side by side: one that waits does not hold up the next', async () => {
+        let release: (() => void) | undefined;
+        const owner = await node({
+          command: async (forwarded) => {
+            if (forwarded.threadId === 'thread_slow') await new Promise<void>((resolve) => (release = resolve));
+            return { ok: true, retried: false };
+          },
+        });
+        const sender = await node();
+
+        const slow = sender.send(owner.instanceId, { ...command, threadId: 'thread_slow' }, TTL_MS);
+        expect(await sender.send(owner.instanceId, command, TTL_MS)).toEqual({ ok: true, retried: false });
+        await eventually(() => release, 'the slow command running');
+        release!();
+        expect(await slow).toEqual({ ok: true, retried: false });
+      });
+
+      it('resolve undefined when their node does not answer in time', async () => {
+        const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
+        const sender = await node();
+
+        expect(await sender.send(silent.instanceId, command, SHORT_TTL_MS)).toBeUndefined();
+        expect(await sender.send('node_gone', command, SHORT_TTL_MS)).toBeUndefined();
+      });
+    });
+
+    it('answers the readiness check', async () => {
+      await expect((await node()).check()).resolves.toBeUndefined();
+    });
+  });
+}
