@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema } from '../node.js';
+import { AuthProofFrameSchema } from './auth-frames.js';
 
 export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
 
@@ -93,6 +94,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  AuthProofFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;

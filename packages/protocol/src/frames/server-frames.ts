@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { serverFrame } from '../envelope.js';
 import { ERROR_CODES } from '../error-codes.js';
 import { MessageIdSchema, MessageNodeSchema } from '../node.js';
+import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
 import { ThreadIdSchema } from './client-frames.js';
 
 const LengthSchema = z.number().int().nonnegative();
@@ -107,6 +108,8 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamCompletedFrameSchema,
   ThreadsFrameSchema,
   ErrorFrameSchema,
+  AuthChallengeFrameSchema,
+  AuthAcceptedFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;

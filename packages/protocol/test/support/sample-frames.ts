@@ -2,6 +2,9 @@ import type { ClientFrame, ClientFrameType, MessageNode, ServerFrame, ServerFram
 
 export const TIMESTAMP = 1781100000000;
 export const THREAD_ID = 'thread_abc123';
+/** The did:key of the Ed25519 key whose seed is 32 zero bytes (a test vector of the did:key specification). */
+export const DID_KEY = 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp';
+export const NONCE = 'q0Wc6mIuD2q8R3lWhB7o2kEwXk3r9yZ1n5Q4aT6uPzM';
 
 const rootNode: MessageNode = {
   id: 'msg_01h8v0',
@@ -68,6 +71,12 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
   },
   CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
   CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
+  CPP_AUTH_PROOF: {
+    type: 'CPP_AUTH_PROOF',
+    timestamp: TIMESTAMP,
+    id: 'request-9',
+    payload: { did: DID_KEY, nonce: NONCE, signature: 'A'.repeat(86) },
+  },
 };
 
 /** The seed spec's two client frames (§3.1), with its elided ids completed: they must decode unchanged. */
@@ -129,6 +138,12 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
     timestamp: TIMESTAMP,
     payload: { code: 'PROVIDER_ERROR', message: 'the model provider failed', refId: 'request-5', refType: 'CPP_PROMPT', threadId: THREAD_ID, nodeId: answerNode.id },
   },
+  CPP_AUTH_CHALLENGE: {
+    type: 'CPP_AUTH_CHALLENGE',
+    timestamp: TIMESTAMP,
+    payload: { nonce: NONCE, audience: 'wss://chat.example/v1/cpp/session', issuedAt: TIMESTAMP, expiresAt: TIMESTAMP + 30_000 },
+  },
+  CPP_AUTH_ACCEPTED: { type: 'CPP_AUTH_ACCEPTED', timestamp: TIMESTAMP, payload: { did: DID_KEY } },
 };
 
 /** The empty thread as a CPP_SYNC_GRAPH describes it before the first prompt. */
