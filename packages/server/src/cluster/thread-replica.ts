@@ -68,7 +68,8 @@ export class ThreadReplica implements ThreadLink {
   }
 
   async close(): Promise<void> {
-    this.stopRenewal();
+    // Closed when its engine goes idle, which may come before the engine settles the lock: let go of it here.
+    this.releaseGeneration();
     const subscription = this.subscription;
     this.subscription = undefined;
     await subscription?.unsubscribe();
