@@ -7,13 +7,6 @@ import { startKitServer } from './support/kit-server.js';
 
 const BIN = fileURLToPath(new URL('../bin/cpp-conformance.js', import.meta.url));
 
-/**
- * Scenarios our server does not pass reliably: each is a disagreement with docs/PROTOCOL.md, reported, not hidden.
- * frames-over-the-hard-limit: the ws transport terminates the socket on the 'error' that reports the oversized
- * frame, so the 1009 close frame is usually lost behind a TCP reset and the client sees 1006.
- */
-const KNOWN_DEVIATIONS = new Set(['frames-over-the-hard-limit']);
-
 describe('cpp-server against the conformance kit', () => {
   let kit: Awaited<ReturnType<typeof startKitServer>>;
   beforeAll(async () => {
@@ -22,8 +15,7 @@ describe('cpp-server against the conformance kit', () => {
   afterAll(() => kit.stop());
 
   it('passes every scenario', async () => {
-    const scenarios = loadScenarios().filter((scenario) => !KNOWN_DEVIATIONS.has(scenario.name));
-    const results = await runConformance({ url: kit.server.url, scenarios });
+    const results = await runConformance({ url: kit.server.url, scenarios: loadScenarios() });
     expect(results.filter((result) => !result.passed), formatReport(results)).toEqual([]);
   }, 180_000);
 

@@ -13,7 +13,7 @@ export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a th
 export const UserPromptSchema = z
   .string()
   .regex(/\S/, 'expected a prompt with at least one non-space character')
-  .refine((prompt) => !prompt.includes('\u0000'), 'a prompt may not contain the NUL character (U+0000)');
+  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)');
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();

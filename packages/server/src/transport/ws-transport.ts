@@ -89,7 +89,9 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
     handlers.onMessage(isBinary ? bytes : bytes.toString('utf8'), bytes.byteLength);
   });
   webSocket.on('close', () => handlers.onClose());
-  webSocket.on('error', () => webSocket.terminate());
+  // ws closes the connection itself after an error (1009 for an oversized frame, 1002 for a protocol error) and
+  // keeps reading meanwhile; terminating here would reset the socket before that close frame reached the peer.
+  webSocket.on('error', () => undefined);
 }
 
 function wrap(webSocket: WebSocket): CPPSocket {

@@ -70,4 +70,10 @@ describe('CPP_ANCHOR_HEAD', () => {
     expect(after).toEqual(before);
     expect(after.activeHeadMessageId).toBe(second.assistantNodeId);
   });
+
+  it('names an unknown target NOT_FOUND before it looks at expectedVersion', async () => {
+    const { setup } = await twoExchanges();
+    sendAnchor(setup, newMessageId(), { expectedVersion: 3 });
+    await expectError(setup.client, ErrorCode.NOT_FOUND, { refId: 'anchor-frame', refType: 'CPP_ANCHOR_HEAD' });
+  });
 });
