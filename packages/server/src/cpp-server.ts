@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { createServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
@@ -7,7 +7,9 @@ import type { Registry } from 'prom-client';
 import { ClusterCoordinator, DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 import type { ClusterTransport } from './cluster/cluster-transport.js';
 import { LocalClusterTransport } from './cluster/local-cluster.js';
-import { claimedIdentity } from './engine/identify.js';
+import { AccessControl } from './auth/access-control.js';
+import type { AccessOptions } from './auth/access-options.js';
+import type { Admission } from './auth/upgrade-admission.js';
 import type { Identity } from './engine/identity.js';
 import { PivotContext } from './engine/pivot-context.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
@@ -23,9 +25,10 @@ import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/
 import { ConnectionSession } from './session/connection-session.js';
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
+import { createHttpServer } from './transport/http-server.js';
 import { attachWsTransport } from './transport/ws-transport.js';
 
-export interface CPPServerOptions extends ObservabilityOptions {
+export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   /** Listen on this port (0 picks a free one). Omit when attaching to `server`. */
   port?: number;
   /** Interface to listen on; all interfaces by default. */
@@ -74,6 +77,8 @@ export interface CPPServerEvents {
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
   connection: [event: ConnectionEvent];
+  /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
+  authenticated: [event: ConnectionEvent];
   disconnect: [event: ConnectionEvent];
   /** A failure no client frame could report (emitted only when someone listens). */
   error: [error: unknown];
@@ -100,6 +105,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly ownsStore: boolean;
   private readonly store: ConversationStore;
   private readonly registry: ThreadRegistry;
+  private readonly access: AccessControl;
   private readonly cluster: ClusterCoordinator;
   private readonly clusterTransport: ClusterTransport;
   private readonly observers: Observers;
@@ -133,9 +139,11 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       runPivot: (context) => this.runPivot(context),
       onBackgroundError: (error) => this.reportError(error),
     }, this.cluster);
+    this.access = new AccessControl(options, this.registry, this.store);
     this.ownsHttpServer = options.server === undefined;
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
-    this.httpServer = options.server ?? createServer(createHttpHandler(routes));
+    const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
+    this.httpServer = options.server ?? createHttpServer(httpOptions, createHttpHandler(routes));
     this.ready = this.start();
     this.ready.catch(() => undefined);
   }
@@ -150,7 +158,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** The WebSocket URL of the session endpoint, once `ready`. */
   get url(): string {
     const host = this.options.host && !['0.0.0.0', '::'].includes(this.options.host) ? this.options.host : 'localhost';
-    return `ws://${host.includes(':') ? `[${host}]` : host}:${this.port}${CPP_SESSION_PATH}`;
+    return `${this.options.tls ? 'wss' : 'ws'}://${host.includes(':') ? `[${host}]` : host}:${this.port}${CPP_SESSION_PATH}`;
   }
 
   get connectionCount(): number {
@@ -177,13 +185,14 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private async start(): Promise<void> {
     await this.cluster.start(this.registry);
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-    this.transport = attachWsTransport<Identity>(this.httpServer, {
+    this.transport = attachWsTransport<Admission>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
       refuseOtherPaths: this.ownsHttpServer,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
-      identify: claimedIdentity,
-      connect: (socket, identity) => this.openSession(new ConnectionSession(socket, identity, {
-        registry: this.registry,
+      identify: (request) => this.access.admit(request),
+      connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
+        guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),
+        access: this.access.threads,
         store: this.store,
         maxFrameBytes,
         observers: this.observers,

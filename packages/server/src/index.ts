@@ -2,6 +2,11 @@ export { CPPServer, type CPPServerOptions, type CPPServerEvents, type OperationE
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
 export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
+export type { AccessOptions } from './auth/access-options.js';
+export type { AuthOption, IdentityVerifier } from './auth/auth-mode.js';
+export { DEFAULT_LIMITS, type ServerLimits } from './auth/limits/server-limits.js';
+export { MemoryReplayCache, type ReplayCache } from './auth/replay-cache.js';
+export { UpgradeRefusal } from './transport/ws-transport.js';
 export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';

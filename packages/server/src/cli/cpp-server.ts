@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
 import { type ProviderConfig } from '../model/provider-config.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
+import { decimal, integer, onOff } from './argument-parsers.js';
 
-interface CliOptions {
+interface CliOptions extends AccessFlags {
   port: number;
   host?: string;
   db: string;
@@ -57,6 +59,7 @@ const program = new Command('cpp-server')
   )
   .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
+addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
   const modelConfig: ProviderConfig = {
@@ -70,6 +73,8 @@ async function main(options: CliOptions): Promise<void> {
     demoDelayMs: options.demoDelayMs,
   };
   const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
+  if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
+  const access = await accessOptionsOf(options);
   const logger = createLogger(options.logLevel);
   const tracing = await startTracing();
   const store = await SqliteStore.open(options.db);
@@ -85,6 +90,7 @@ async function main(options: CliOptions): Promise<void> {
     logger,
     logPrompts: options.logPrompts,
     metrics: options.metrics ? undefined : false,
+    ...access,
   });
   await server.ready;
 
@@ -92,6 +98,7 @@ async function main(options: CliOptions): Promise<void> {
   console.log(`cpp-server listening on ${server.url}`);
   console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
   console.log(`  model:   ${describeProvider(modelConfig)}`);
+  console.log(`  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`);
   console.log(`  store:   SQLite at ${options.db}`);
   console.log(`  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`);
   if (options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
@@ -113,26 +120,6 @@ async function main(options: CliOptions): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-function integer(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number');
-  return parsed;
-}
-
-/** An on/off setting: `--log-prompts` alone, `--log-prompts=false`, or `CPP_LOG_PROMPTS=1`. */
-function onOff(value: string): boolean {
-  const normalized = value.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(normalized)) return true;
-  if (['false', '0', 'no', 'off', ''].includes(normalized)) return false;
-  throw new InvalidArgumentError('expected true or false');
-}
-
-function decimal(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed)) throw new InvalidArgumentError('expected a number');
-  return parsed;
 }
 
 program.parse();

@@ -5,7 +5,7 @@ import { ANONYMOUS_DID, isDid, type Identity } from './identity.js';
 
 /**
  * The claimed identity of a connection: the `X-Client-Sovereign-DID` header, else (browsers cannot set headers)
- * the `did` query parameter, else anonymous. A claim, not a proof: proof of possession replaces this function.
+ * the `did` query parameter, else anonymous. A claim, not a proof: see auth/ for what a server makes of it.
  */
 export function claimedIdentity(request: IncomingMessage): Identity | UpgradeRefusal {
   const header = request.headers[CPP_DID_HEADER.toLowerCase()];

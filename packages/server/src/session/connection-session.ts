@@ -7,18 +7,22 @@ import {
   type ClientFrame,
   type ErrorCode as ErrorCodeType,
 } from '@promethea/cpp-protocol';
+import type { ConnectionGuard } from '../auth/connection-guard.js';
+import type { ThreadAccess } from '../auth/thread-access.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Identity } from '../engine/identity.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
-import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { Observers } from '../observability/observers.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
 import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from './backpressure.js';
 
 export interface SessionDependencies {
-  registry: ThreadRegistry;
   store: ConversationStore;
+  /** This connection's identity, authentication and allowances. */
+  guard: ConnectionGuard;
+  /** Whose threads it may act on, and how much. */
+  access: ThreadAccess;
   maxFrameBytes: number;
   backpressure: BackpressureLimits;
   observers: Observers;
@@ -44,10 +48,15 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   constructor(
     private readonly socket: CPPSocket,
-    readonly identity: Identity,
     private readonly dependencies: SessionDependencies,
   ) {
     this.outbound = new BackpressureQueue(socket, dependencies.backpressure, () => this.close(CloseCode.TOO_MANY_REQUESTS, 'the client reads too slowly'));
+    dependencies.guard.attach(this);
+  }
+
+  /** Who acts through this connection: claimed or anonymous, then proven once a proof is accepted. */
+  get identity(): Identity {
+    return this.dependencies.guard.identity;
   }
 
   send(text: string, chunk?: ChunkPayload): void {
@@ -70,6 +79,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   onMessage(data: string | Uint8Array, byteLength: number): void {
+    if (!this.dependencies.guard.admitMessage()) return;
     if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
     if (byteLength > this.dependencies.maxFrameBytes) {
       return this.sendError(ErrorCode.FRAME_TOO_LARGE, `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`, {});
@@ -90,19 +100,22 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   onClose(): void {
     this.closed = true;
+    this.dependencies.guard.detach();
     for (const engine of this.threads) engine.unsubscribe(this);
     this.threads.clear();
   }
 
   private async handle(frame: ClientFrame): Promise<void> {
-    const { registry } = this.dependencies;
+    const { guard, access } = this.dependencies;
+    if (frame.type === 'CPP_AUTH_PROOF') return guard.authenticate(frame);
+    guard.requireIdentity();
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
-        const engine = this.subscribe(await registry.open(frame.payload.threadId, this.identity), frame.payload.patches);
+        const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
         return engine.sync(this);
       }
       case 'CPP_THREAD_CLOSE': {
-        const engine = await registry.require(frame.payload.threadId);
+        const engine = await access.thread(frame.payload.threadId, this.identity);
         engine.unsubscribe(this);
         this.threads.delete(engine);
         return;
@@ -115,11 +128,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return (await this.thread(frame.payload.threadId)).sync(this);
       case 'CPP_PROMPT': {
         const { activeThreadId, ...request } = frame.payload;
-        return (await this.thread(activeThreadId)).prompt(request, this);
+        const engine = await this.thread(activeThreadId);
+        access.checkPrompt(engine, request.userPrompt, request.newNodeId);
+        return engine.prompt(request, this);
       }
       case 'CPP_PIVOT_INIT': {
         const { activeThreadId, receivedContentLength, ...request } = frame.payload;
         const engine = await this.thread(activeThreadId);
+        access.checkPrompt(engine, request.userPrompt, request.newBranchNodeId);
         return engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this);
       }
       case 'CPP_STREAM_STOP': {
@@ -133,7 +149,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
   private async thread(threadId: string): Promise<ThreadEngine> {
-    return this.subscribe(await this.dependencies.registry.require(threadId));
+    return this.subscribe(await this.dependencies.access.thread(threadId, this.identity));
   }
 
   private subscribe(engine: ThreadEngine, patches?: boolean): ThreadEngine {
@@ -151,7 +167,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.sendError(ErrorCode.INTERNAL, 'the server failed to handle this frame; nothing was changed', reference);
   }
 
-  private sendError(code: ErrorCodeType, message: string, reference: ErrorReference): void {
+  sendError(code: ErrorCodeType, message: string, reference: ErrorReference): void {
     this.dependencies.observers.errorSent(this, { code, message, ...reference });
     this.send(encodeServerFrame('CPP_ERROR', { code, message, ...reference }));
   }

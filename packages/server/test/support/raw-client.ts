@@ -45,11 +45,13 @@ export class RawClient {
 
   static async connect(url: string, options: ConnectOptions = {}): Promise<RawClient> {
     const socket = open(url, options);
+    // Listening before the socket opens: a server's first frame may arrive with the upgrade's answer.
+    const client = new RawClient(socket);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
     });
-    return new RawClient(socket);
+    return client;
   }
 
   /** Attempts an upgrade that the server is expected to refuse, and reports the HTTP answer. */

@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import type { Identity } from '../engine/identity.js';
+import type { ThreadRegistry } from '../engine/thread-registry.js';
+import type { ConversationStore } from '../store/conversation-store.js';
+import type { UpgradeRefusal } from '../transport/ws-transport.js';
+import { publicSessionUrl } from './audience.js';
+import type { AccessOptions } from './access-options.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { ConnectionCounter } from './limits/connection-counter.js';
+import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
+import { MemoryReplayCache } from './replay-cache.js';
+import { ThreadAccess } from './thread-access.js';
+import { admit, type Admission, type AdmissionSettings } from './upgrade-admission.js';
+
+const CHALLENGE_TTL_MS = 30_000;
+const CLOCK_SKEW_MS = 2_000;
+
+/**
+ * A server's access control, built from its options: who may connect (the upgrade), as whom (each connection's
+ * guard) and to which threads. The connection counts live here, shared by every connection of the server.
+ */
+export class AccessControl {
+  readonly limits: ServerLimits;
+  readonly threads: ThreadAccess;
+  private readonly admission: AdmissionSettings;
+  private readonly dids = new ConnectionCounter();
+  private readonly replayCache;
+  private readonly clockSkewMs: number;
+
+  constructor(options: AccessOptions, registry: ThreadRegistry, store: ConversationStore) {
+    const auth = options.auth ?? 'claimed';
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
+    this.admission = {
+      auth,
+      allowedOrigins: options.allowedOrigins ?? ['*'],
+      trustProxy: options.trustProxy ?? false,
+      publicUrl: options.publicUrl === undefined ? undefined : publicSessionUrl(options.publicUrl),
+      secure: options.tls !== undefined,
+      challengeTtlMs: options.challenge?.ttlMs ?? CHALLENGE_TTL_MS,
+      maxConnectionsPerIp: this.limits.maxConnectionsPerIp,
+      addresses: new ConnectionCounter(),
+    };
+    this.replayCache = options.challenge?.replayCache ?? new MemoryReplayCache();
+    this.clockSkewMs = options.challenge?.clockSkewMs ?? CLOCK_SKEW_MS;
+  }
+
+  /** Whether an upgrade request may connect, and as whom. */
+  admit(request: IncomingMessage): Promise<Admission | UpgradeRefusal> {
+    return admit(request, this.admission);
+  }
+
+  /** The guard of a connection just opened, counted against its address until it ends. */
+  guard(admission: Admission, onAuthenticated: (identity: Identity, connectionId: string) => void): ConnectionGuard {
+    return new ConnectionGuard(admission, {
+      limits: this.limits,
+      replayCache: this.replayCache,
+      clockSkewMs: this.clockSkewMs,
+      dids: this.dids,
+      releaseAddress: this.admission.addresses.acquire(admission.address),
+      onAuthenticated,
+    });
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * What one client may use of a server. Each limit has its own answer, listed in docs/PROTOCOL.md §20; 0 turns a
+ * limit off. The frame size limit is `CPPServerOptions.maxFrameBytes`, older than these.
+ */
+export interface ServerLimits {
+  /** Longest `userPrompt` of CPP_PROMPT and CPP_PIVOT_INIT, in UTF-16 code units: RATE_LIMITED beyond it. */
+  maxPromptLength: number;
+  /** Frames a connection may send per second, on average: RATE_LIMITED beyond, close 4429 if it keeps on. */
+  framesPerSecond: number;
+  /** Frames a connection may send at once before `framesPerSecond` paces it (a reconnect resends its queue). */
+  frameBurst: number;
+  /** Open connections from one IP address: HTTP 429 at the upgrade beyond it. */
+  maxConnectionsPerIp: number;
+  /** Open connections of one DID: RATE_LIMITED and close 4429 once the identity is known. */
+  maxConnectionsPerDid: number;
+  /** Threads one DID may own: CPP_THREAD_OPEN creating one more is RATE_LIMITED. */
+  maxThreadsPerDid: number;
+  /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
+  maxNodesPerThread: number;
+  /** Time for the HTTP upgrade request to arrive whole (on the server's own HTTP server): HTTP 408 beyond it. */
+  handshakeTimeoutMs: number;
+  /** Time from the upgrade to an accepted proof, when one is required: close 4408 beyond it. */
+  authTimeoutMs: number;
+  /** Time a connection may send no frame at all: close 4408 beyond it. */
+  idleTimeoutMs: number;
+}
+
+/**
+ * CPPServer's defaults: bounds on what a single frame or connection may cost, while counts that depend on the
+ * deployment (connections per address or DID, threads per DID, idleness) are left to it. The CLI sets those too.
+ */
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxPromptLength: 100_000,
+  framesPerSecond: 100,
+  frameBurst: 200,
+  maxConnectionsPerIp: 0,
+  maxConnectionsPerDid: 0,
+  maxThreadsPerDid: 0,
+  maxNodesPerThread: 10_000,
+  handshakeTimeoutMs: 10_000,
+  authTimeoutMs: 10_000,
+  idleTimeoutMs: 0,
+};

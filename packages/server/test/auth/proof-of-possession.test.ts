@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CloseCode } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { listThreads, openThread } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+import { useServer } from '../support/start-server.js';
+import { authenticate, challengeOf } from './support/authenticate.js';
+import { TestIdentity } from './support/did-key-identity.js';
+
+const fixture = useServer();
+const alice = TestIdentity.generate();
+const mallory = TestIdentity.generate();
+
+/** Sends a proof and expects it refused: UNAUTHORIZED naming the frame, then close 4401. */
+async function expectRefused(client: RawClient, payload: Record<string, unknown>, reason: RegExp): Promise<void> {
+  client.send('CPP_AUTH_PROOF', payload, { id: 'proof' });
+  const error = await client.next('CPP_ERROR');
+  expect(error.payload).toMatchObject({ code: 'UNAUTHORIZED', refId: 'proof', refType: 'CPP_AUTH_PROOF' });
+  expect(error.payload.message).toMatch(reason);
+  expect(await client.closed).toBe(CloseCode.UNAUTHORIZED);
+}
+
+describe('with auth did-key', () => {
+  it('sends a challenge first: a fresh nonce, for this endpoint, expiring within 60 s', async () => {
+    const server = await fixture.start({ auth: 'did-key' });
+    const [first, second] = [await fixture.connect(), await fixture.connect()];
+    const challenge = await challengeOf(first);
+    expect(first.frames[0]?.type).toBe('CPP_AUTH_CHALLENGE');
+    expect(challenge.audience).toBe(server.url.replace('localhost', '127.0.0.1'));
+    expect(challenge.expiresAt - challenge.issuedAt).toBeGreaterThan(0);
+    expect(challenge.expiresAt - challenge.issuedAt).toBeLessThanOrEqual(60_000);
+    expect((await challengeOf(second)).nonce).not.toBe(challenge.nonce);
+  });
+
+  it('accepts the signed challenge: the connection acts as the proven DID', async () => {
+    const events: string[] = [];
+    const server = await fixture.start({ auth: 'did-key' });
+    server.on('authenticated', ({ identity }) => events.push(`${identity.did} ${identity.verified}`));
+    const client = await fixture.connect();
+    await authenticate(client, alice);
+    expect(client.all('CPP_AUTH_ACCEPTED').map((frame) => frame.payload.did)).toEqual([alice.did]);
+    const { threadId } = await openThread(client);
+    expect((await listThreads(client)).map((thread) => thread.threadId)).toEqual([threadId]);
+    expect(events).toEqual([`${alice.did} true`]);
+  });
+
+  it('takes the frame right behind the proof, before CPP_AUTH_ACCEPTED has arrived', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    client.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
+    client.send('CPP_THREAD_LIST', {}, { id: 'list' });
+    expect((await client.next('CPP_THREADS')).payload.threads).toEqual([]);
+    expect(client.all('CPP_ERROR')).toEqual([]);
+  });
+
+  it('refuses every other frame with UNAUTHORIZED until then, and stays open', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    client.send('CPP_THREAD_LIST', {}, { id: 'early' });
+    client.send('CPP_THREAD_OPEN', {}, { id: 'early-open' });
+    const errors = [await client.next('CPP_ERROR'), await client.next('CPP_ERROR')].map((frame) => frame.payload);
+    expect(errors).toMatchObject([
+      { code: 'UNAUTHORIZED', refId: 'early', refType: 'CPP_THREAD_LIST' },
+      { code: 'UNAUTHORIZED', refId: 'early-open', refType: 'CPP_THREAD_OPEN' },
+    ]);
+    client.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
+    await client.next('CPP_AUTH_ACCEPTED');
+    expect(await listThreads(client)).toEqual([]);
+  });
+
+  it('refuses a forged DID: a signature by one key presented as another DID', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge, alice.did) }, /signature/);
+  });
+
+  it('refuses a wrong signature: the statement of another nonce', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    const otherNonce = { ...challenge, nonce: `${challenge.nonce.slice(0, -1)}${challenge.nonce.endsWith('A') ? 'B' : 'A'}` };
+    await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(otherNonce) }, /signature/);
+  });
+
+  it('refuses a replayed proof on its own connection', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    const proof = { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) };
+    client.send('CPP_AUTH_PROOF', proof);
+    await client.next('CPP_AUTH_ACCEPTED');
+    await expectRefused(client, proof, /no authentication challenge is pending/);
+  });
+
+  it("refuses a proof made for another connection's challenge", async () => {
+    await fixture.start({ auth: 'did-key' });
+    const [victim, attacker] = [await fixture.connect(), await fixture.connect()];
+    const victimChallenge = await challengeOf(victim);
+    const stolen = { did: alice.did, nonce: victimChallenge.nonce, signature: alice.signChallenge(victimChallenge) };
+    await expectRefused(attacker, stolen, /another connection's challenge/);
+    victim.send('CPP_AUTH_PROOF', stolen);
+    await victim.next('CPP_AUTH_ACCEPTED');
+  });
+
+  it('refuses a proof of an expired challenge', async () => {
+    await fixture.start({ auth: 'did-key', challenge: { ttlMs: 50, clockSkewMs: 0 } });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    // Waiting past the expiry can only make the challenge older: this asserts no duration, only the order.
+    await sleep(100);
+    await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) }, /expired/);
+  });
+
+  it('refuses a proof of a DID other than the one claimed at the upgrade', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect({ did: alice.did });
+    const challenge = await challengeOf(client);
+    await expectRefused(client, { did: mallory.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge) }, /another DID/);
+  });
+
+  it('refuses a proof of a DID that is not an Ed25519 did:key', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    await expectRefused(client, { did: 'did:web:example.com', nonce: challenge.nonce, signature: alice.signChallenge(challenge, 'did:web:example.com') }, /did:key/);
+  });
+
+  it('refuses at the upgrade, with HTTP 401, a claim it could never prove', async () => {
+    const server = await fixture.start({ auth: 'did-key' });
+    const refusal = await RawClient.refusal(server.url, { did: 'did:web:example.com' });
+    expect(refusal.status).toBe(401);
+    expect(refusal.body).toContain('did:key');
+  });
+
+  it('closes with 4408 a connection that does not authenticate in time', async () => {
+    await fixture.start({ auth: 'did-key', limits: { authTimeoutMs: 50 } });
+    const client = await fixture.connect();
+    expect(await client.closed).toBe(CloseCode.TIMEOUT);
+    expect(client.closeReason).toBe('authentication did not finish in time');
+  });
+});
+
+describe('with auth claimed', () => {
+  it('sends no challenge to a connection whose claim cannot be proven: the seed spec session is unchanged', async () => {
+    await fixture.start();
+    const client = await fixture.connect({ did: 'did:key:zAlice' });
+    await listThreads(client);
+    expect(client.frames.map((frame) => frame.type)).toEqual(['CPP_THREADS']);
+  });
+
+  it('challenges a claimed Ed25519 did:key, which may prove itself but need not', async () => {
+    await fixture.start();
+    const proving = await fixture.connect({ did: alice.did });
+    await authenticate(proving, alice);
+    const { threadId } = await openThread(proving);
+    const trusting = await fixture.connect({ did: alice.did });
+    await challengeOf(trusting);
+    expect((await listThreads(trusting)).map((thread) => thread.threadId)).toEqual([threadId]);
+  });
+});
