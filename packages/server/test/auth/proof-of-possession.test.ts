@@ -65,8 +65,7 @@ describe('with auth did-key', () => {
       { code: 'UNAUTHORIZED', refId: 'early', refType: 'CPP_THREAD_LIST' },
       { code: 'UNAUTHORIZED', refId: 'early-open', refType: 'CPP_THREAD_OPEN' },
     ]);
-    client.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
-    await client.next('CPP_AUTH_ACCEPTED');
+    await authenticate(client, alice, challenge);
     expect(await listThreads(client)).toEqual([]);
   });
 

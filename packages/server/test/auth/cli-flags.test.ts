@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { accessOptionsOf, addAccessFlags, type AccessFlags } from '../../src/cli/access-flags.js';
+import { runCli, type CliProcess } from '../observability/support/cli-process.js';
+import { expectError, openThread } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+import { authenticate, challengeOf } from './support/authenticate.js';
+import { TestIdentity } from './support/did-key-identity.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'cpp-cli-flags-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+function parse(argv: string[], env: Record<string, string> = {}): AccessFlags {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    return addAccessFlags(new Command().exitOverride()).parse(argv, { from: 'user' }).opts<AccessFlags>();
+  } finally {
+    process.env = saved;
+  }
+}
+
+describe('the access flags', () => {
+  it('default to did-key, pages of the server itself, and limits for a public server', async () => {
+    const options = await accessOptionsOf(parse([]));
+    expect(options).toMatchObject({ auth: 'did-key', allowedOrigins: ['self'], trustProxy: false });
+    expect(options.limits).toMatchObject({ maxConnectionsPerIp: 256, maxConnectionsPerDid: 32, maxThreadsPerDid: 10_000, maxPromptLength: 100_000 });
+  });
+
+  it('set every limit, from flags or from the environment', async () => {
+    const flags = parse(
+      ['--max-prompt-length', '5', '--max-frames-per-second', '6', '--frame-burst', '7', '--max-connections-per-ip', '8', '--max-connections-per-did', '9', '--max-threads-per-did', '10', '--max-nodes-per-thread', '11', '--handshake-timeout-ms', '12', '--auth-timeout-ms', '13'],
+      { CPP_IDLE_TIMEOUT_MS: '14', CPP_AUTH: 'claimed', CPP_ALLOWED_ORIGINS: 'https://a.example, self' },
+    );
+    expect(await accessOptionsOf(flags)).toEqual({
+      auth: 'claimed',
+      allowedOrigins: ['https://a.example', 'self'],
+      trustProxy: false,
+      limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, handshakeTimeoutMs: 12, authTimeoutMs: 13, idleTimeoutMs: 14 },
+    });
+  });
+
+  it('read the TLS certificate and key, which go together', async () => {
+    const [cert, key] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
+    writeFileSync(cert, 'CERT');
+    writeFileSync(key, 'KEY');
+    expect((await accessOptionsOf(parse(['--tls-cert', cert, '--tls-key', key]))).tls).toEqual({ cert: Buffer.from('CERT'), key: Buffer.from('KEY') });
+    await expect(accessOptionsOf(parse(['--tls-cert', cert]))).rejects.toThrow(/go together/);
+  });
+
+  it('refuse a mode that does not exist', () => {
+    expect(() => parse(['--auth', 'none'])).toThrow(/did-key, claimed/);
+  });
+});
+
+describe('cpp-server', () => {
+  let cli: CliProcess | undefined;
+  afterEach(async () => {
+    await cli?.stop();
+    cli = undefined;
+  });
+
+  it('with --auth did-key, takes no frame before the proof', async () => {
+    cli = await runCli(['--auth', 'did-key']);
+    const client = await RawClient.connect(cli.url);
+    const challenge = await challengeOf(client);
+    client.send('CPP_THREAD_LIST', {}, { id: 'early' });
+    await expectError(client, 'UNAUTHORIZED', { refId: 'early' });
+    await authenticate(client, TestIdentity.generate(), challenge);
+    await openThread(client);
+    await client.close();
+    expect(cli.lines.join('\n')).toContain('auth:    did-key');
+  });
+
+  it('with --auth claimed, warns on stderr that identities are not proven', async () => {
+    cli = await runCli(['--auth', 'claimed']);
+    const client = await RawClient.connect(cli.url);
+    await openThread(client);
+    await client.close();
+    expect(cli.lines.join('\n')).toMatch(/WARNING: --auth claimed\. Identities are NOT proven/);
+  });
+});

@@ -1,0 +1,109 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { CloseCode, newMessageId } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { completion, expectError, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+import { useServer } from '../support/start-server.js';
+
+const fixture = useServer();
+
+describe('the prompt length limit', () => {
+  it('is RATE_LIMITED past maxPromptLength code units, for prompts and pivots alike', async () => {
+    await fixture.start({ limits: { maxPromptLength: 10 } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'x'.repeat(11), newNodeId: newMessageId() }, { id: 'long' });
+    expect((await expectError(client, 'RATE_LIMITED', { refId: 'long' })).message).toMatch(/limit is 10/);
+    const exchange = await prompt(client, threadId, '🚀'.repeat(5));
+    client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: exchange.assistantNodeId, userPrompt: 'y'.repeat(11), newBranchNodeId: newMessageId() }, { id: 'long-pivot' });
+    await expectError(client, 'RATE_LIMITED', { refId: 'long-pivot' });
+  });
+});
+
+describe('the frame rate limit', () => {
+  it('drops frames past the burst with RATE_LIMITED, and closes with 4429 a client that keeps on', async () => {
+    // One token every 100 s: no frame of this test can be paid for by time passing.
+    await fixture.start({ limits: { framesPerSecond: 0.01, frameBurst: 2 } });
+    const client = await fixture.connect();
+    for (let index = 0; index < 6; index += 1) client.send('CPP_THREAD_LIST', {}, { id: `list-${index}` });
+    expect(await client.closed).toBe(CloseCode.TOO_MANY_REQUESTS);
+    expect(client.closeReason).toBe('too many frames');
+    // Frames 1 and 2 are taken, 3 and 4 dropped with an error each, and 5 ends the connection (whose answers to 1
+    // and 2 may not have left by then).
+    expect(client.all('CPP_ERROR').map((frame) => frame.payload.code)).toEqual(['RATE_LIMITED', 'RATE_LIMITED']);
+  });
+});
+
+describe('the connection limits', () => {
+  it('refuses with HTTP 429 a connection past maxConnectionsPerIp, and counts a closed one out', async () => {
+    const server = await fixture.start({ limits: { maxConnectionsPerIp: 2 } });
+    const first = await fixture.connect();
+    await fixture.connect();
+    expect((await RawClient.refusal(server.url)).status).toBe(429);
+    await first.close();
+    await listThreads(await fixture.connect());
+  });
+
+  it('closes with RATE_LIMITED and 4429 a connection past maxConnectionsPerDid, and counts a closed one out', async () => {
+    await fixture.start({ limits: { maxConnectionsPerDid: 1 } });
+    const first = await fixture.connect({ did: 'did:key:zAlice' });
+    const anotherDid = await fixture.connect({ did: 'did:key:zBob' });
+    const second = await fixture.connect({ did: 'did:key:zAlice' });
+    await expectError(second, 'RATE_LIMITED');
+    expect(await second.closed).toBe(CloseCode.TOO_MANY_REQUESTS);
+    expect(second.closeReason).toBe('too many connections for this DID');
+    await listThreads(anotherDid);
+    await first.close();
+    await listThreads(await fixture.connect({ did: 'did:key:zAlice' }));
+  });
+});
+
+describe('the thread and node limits', () => {
+  it('refuses with RATE_LIMITED a thread past maxThreadsPerDid, and still opens the DID\'s own', async () => {
+    await fixture.start({ limits: { maxThreadsPerDid: 2 } });
+    const client = await fixture.connect({ did: 'did:key:zAlice' });
+    const { threadId } = await openThread(client);
+    await openThread(client, { threadId: 'thread_second' });
+    client.send('CPP_THREAD_OPEN', {}, { id: 'third' });
+    await expectError(client, 'RATE_LIMITED', { refId: 'third' });
+    client.send('CPP_THREAD_OPEN', { threadId: 'thread_third' }, { id: 'third-named' });
+    await expectError(client, 'RATE_LIMITED', { refId: 'third-named' });
+    expect((await openThread(client, { threadId })).threadId).toBe(threadId);
+    await openThread(await fixture.connect({ did: 'did:key:zBob' }));
+  });
+
+  it('refuses with RATE_LIMITED a prompt past maxNodesPerThread, but answers its exact retry', async () => {
+    await fixture.start({ limits: { maxNodesPerThread: 4 } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    await completion(client, threadId, (await prompt(client, threadId, 'one')).assistantNodeId);
+    const second = await prompt(client, threadId, 'two');
+    await completion(client, threadId, second.assistantNodeId);
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'three', newNodeId: newMessageId() }, { id: 'full' });
+    expect((await expectError(client, 'RATE_LIMITED', { refId: 'full' })).message).toMatch(/full/);
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'two', newNodeId: second.userNodeId }, { id: 'retry' });
+    expect(Object.keys((await client.next('CPP_SYNC_GRAPH')).payload.nodes)).toHaveLength(4);
+    expect(Object.keys((await requestSync(client, threadId)).nodes)).toHaveLength(4);
+  });
+});
+
+describe('the timeouts', () => {
+  it('answers HTTP 408 to an upgrade request that does not arrive whole in time', async () => {
+    const server = await fixture.start({ limits: { handshakeTimeoutMs: 100 } });
+    const socket = connect(server.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write('GET /v1/cpp/session HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n');
+    let answer = '';
+    socket.on('data', (data: Buffer) => (answer += data.toString()));
+    await once(socket, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('closes with 4408 a connection that sends nothing for idleTimeoutMs', async () => {
+    await fixture.start({ limits: { idleTimeoutMs: 100 } });
+    const client = await fixture.connect();
+    expect(await client.closed).toBe(CloseCode.TIMEOUT);
+    expect(client.closeReason).toBe('idle for too long');
+  });
+});
