@@ -7,11 +7,12 @@ import { type ProviderConfig } from '../model/provider-config.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
+import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { decimal, integer, onOff } from './argument-parsers.js';
 
-interface CliOptions extends AccessFlags {
+interface CliOptions extends AccessFlags, DeploymentFlags {
   port: number;
   host?: string;
   db: string;
@@ -59,6 +60,8 @@ const program = new Command('cpp-server')
   )
   .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
+addDeploymentFlags(program);
+program.addCommand(migrateCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
@@ -77,11 +80,14 @@ async function main(options: CliOptions): Promise<void> {
   const access = await accessOptionsOf(options);
   const logger = createLogger(options.logLevel);
   const tracing = await startTracing();
-  const store = await SqliteStore.open(options.db);
+  const { store, description: storeDescription } = await openStore(options, (message) => logger.info(message));
+  const cluster = await openCluster(options);
+  const clusterDescription = cluster ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, node ${cluster.instanceId}` : 'none (this server runs alone)';
   const server = new CPPServer({
     port: options.port,
     host: options.host,
     store,
+    cluster,
     model: createModelProvider(modelConfig),
     maxFrameBytes: options.maxFrameBytes,
     persistIntervalMs: options.persistIntervalMs,
@@ -99,10 +105,11 @@ async function main(options: CliOptions): Promise<void> {
   console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
   console.log(`  model:   ${describeProvider(modelConfig)}`);
   console.log(`  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`);
-  console.log(`  store:   SQLite at ${options.db}`);
+  console.log(`  store:   ${storeDescription}`);
+  console.log(`  cluster: ${clusterDescription}`);
   console.log(`  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`);
   if (options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
-  logger.info({ url: server.url, model: describeProvider(modelConfig), store: options.db, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
+  logger.info({ url: server.url, model: describeProvider(modelConfig), store: storeDescription, cluster: clusterDescription, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -111,6 +118,7 @@ async function main(options: CliOptions): Promise<void> {
     logger.info({ signal }, 'shutting down: interrupting running answers, closing connections');
     server
       .close()
+      .then(() => cluster?.close())
       .then(() => store.close())
       .then(() => tracing?.shutdown())
       .then(() => process.exit(0), (error: unknown) => {
@@ -122,8 +130,8 @@ async function main(options: CliOptions): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
-program.parse();
-main(program.opts<CliOptions>()).catch((error: unknown) => {
+program.action((options: CliOptions) => main(options));
+program.parseAsync().catch((error: unknown) => {
   console.error(`cpp-server: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -1,5 +1,7 @@
 import { CPPError, ErrorCode, decodeClientFrame } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID } from '../engine/identity.js';
+import type { Subscriber } from '../engine/subscriber.js';
+import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
 import type { ClusterTransport, CommandReply, ForwardedCommand } from './cluster-transport.js';
@@ -77,14 +79,20 @@ export class ClusterCoordinator {
     const decoded = decodeClientFrame(command.frame);
     if (!decoded.ok) return { ok: false, code: decoded.code, message: decoded.message };
     const requester = new ForwardedRequester();
+    // Held like a session holds the threads it acts on: the engine is not unloaded under the command.
+    const holder: Subscriber = { send: () => {} };
+    let engine: ThreadEngine | undefined;
     try {
-      const engine = await this.requireRegistry().require(command.threadId);
+      engine = await this.requireRegistry().require(command.threadId);
+      engine.subscribe(holder);
       await runCommand(engine, decoded.frame, command.identity ?? { did: ANONYMOUS_DID, verified: false }, requester);
       return { ok: true, retried: requester.synced };
     } catch (error) {
       if (CPPError.isInstance(error)) return { ok: false, code: error.code, message: error.message };
       this.onError(error);
       return { ok: false, code: ErrorCode.INTERNAL, message: INTERNAL_MESSAGE };
+    } finally {
+      engine?.unsubscribe(holder);
     }
   }
 

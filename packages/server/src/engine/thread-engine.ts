@@ -192,6 +192,7 @@ export class ThreadEngine {
   anchor(targetNodeId: string, expectedVersion: number | undefined): Promise<void> {
     return this.queue.run(async () => {
       const change = await this.commit(() => {
+        this.requireNode(targetNodeId);
         this.checkVersion(expectedVersion);
         return planAnchor(this.graph, targetNodeId);
       });
@@ -333,6 +334,23 @@ export class ThreadEngine {
    * thread reloaded (the plan checks again what it must).
    */
   private async commit(plan: () => TreeChange, prompt?: string): Promise<TreeChange> {
+    let change: TreeChange;
+    try {
+      change = await this.commitPlanned(plan, prompt);
+    } catch (error) {
+      this.settleLock(undefined);
+      throw error;
+    }
+    // A reload while the commit was on its way may have brought the change already.
+    if (change.version > this.graph.version) applyChange(this.graph, change);
+    const generation = this.generation;
+    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.generation = undefined;
+    this.settleLock(change);
+    return change;
+  }
+
+  /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
+  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined): Promise<TreeChange> {
     for (let attempt = 1; ; attempt += 1) {
       const change = plan();
       const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
@@ -340,20 +358,11 @@ export class ThreadEngine {
         await this.dependencies.link.confirmGeneration();
         await this.dependencies.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
       } catch (error) {
-        if (StoreConflictError.isInstance(error) && attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
-        this.settleLock(undefined);
-        if (StoreConflictError.isInstance(error)) throw new CPPError(ErrorCode.CONFLICT, error.message);
-        throw error;
+        if (!StoreConflictError.isInstance(error)) throw error;
+        if (attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
+        throw new CPPError(ErrorCode.CONFLICT, error.message);
       }
-      // A reload while the commit was on its way may have brought the change already.
-      if (change.version > this.graph.version) applyChange(this.graph, change);
       if (title) this.record.title = title;
-      const generation = this.generation;
-      if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') {
-        this.generation = undefined;
-        this.releaseIfIdle();
-      }
-      this.settleLock(change);
       return change;
     }
   }
@@ -364,10 +373,15 @@ export class ThreadEngine {
     return this.graph.version !== baseVersion;
   }
 
-  /** Without a generation here, and unless `committed` starts one, this node lets go of the thread's generation lock. */
+  /**
+   * Without a generation here, and unless `committed` starts one, this node lets go of the thread's generation lock,
+   * and of the thread itself when nobody here listens to it (e.g. it ran a command another node forwarded).
+   */
   private settleLock(committed: TreeChange | undefined): void {
     const starts = committed?.nodes.some((node) => node.status === 'streaming') ?? false;
-    if (!this.generation && !starts) this.dependencies.link.releaseGeneration();
+    if (this.generation || starts) return;
+    this.dependencies.link.releaseGeneration();
+    this.releaseIfIdle();
   }
 
   /** Takes the thread's generation lock before committing a generation's start; another node holding it is busy. */
@@ -394,7 +408,8 @@ export class ThreadEngine {
 
   /** Commits the streaming node of a dead node as `interrupted`, unless another node does it or its node lives. */
   private async recoverLost(): Promise<void> {
-    if (this.generation || !(await this.dependencies.link.claimGeneration())) return;
+    if (this.generation) return;
+    if (!(await this.dependencies.link.claimGeneration())) return this.releaseIfIdle();
     await this.dependencies.link.reload();
     const node = this.streamingNode();
     if (!node || this.generation) return this.settleLock(undefined);
@@ -413,10 +428,7 @@ export class ThreadEngine {
 
   /** The node generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
   recoverLostGeneration(): Promise<void> {
-    return this.queue.run(async () => {
-      await this.recoverLost();
-      this.releaseIfIdle();
-    });
+    return this.queue.run(() => this.recoverLost());
   }
 
   /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */

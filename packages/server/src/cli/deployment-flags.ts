@@ -1,0 +1,65 @@
+import { Option, type Command } from 'commander';
+import { DEFAULT_REDIS_PREFIX, RedisClusterTransport } from '../cluster/redis-cluster.js';
+import type { ConversationStore } from '../store/conversation-store.js';
+import { DEFAULT_SCHEMA } from '../store/postgres-connection.js';
+import { PostgresStore } from '../store/postgres-store.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+
+/** Where a server keeps its conversations and whom it shares them with: the flags of docs/cluster.md. */
+export interface DeploymentFlags {
+  store: 'sqlite' | 'postgres';
+  /** The SQLite file. */
+  db: string;
+  databaseUrl?: string;
+  databaseSchema: string;
+  redisUrl?: string;
+  redisPrefix: string;
+}
+
+export function addDeploymentFlags(program: Command): void {
+  program
+    .addOption(new Option('--store <kind>', 'where conversations live').env('CPP_STORE').default('sqlite').choices(['sqlite', 'postgres']))
+    .addOption(new Option('--database-url <url>', 'PostgreSQL URL, for --store postgres (prefer the environment variable: flags show in ps)').env('DATABASE_URL'))
+    .addOption(new Option('--database-schema <name>', 'PostgreSQL schema of the tables').env('CPP_DATABASE_SCHEMA').default(DEFAULT_SCHEMA))
+    .addOption(new Option('--redis-url <url>', 'Redis URL: run as one node of a cluster sharing the PostgreSQL store').env('REDIS_URL'))
+    .addOption(new Option('--redis-prefix <prefix>', 'put before every Redis key of the cluster').env('CPP_REDIS_PREFIX').default(DEFAULT_REDIS_PREFIX));
+}
+
+export interface OpenedStore {
+  store: ConversationStore;
+  /** For the start-up banner. */
+  description: string;
+}
+
+/** Opens the store the flags name, migrating a PostgreSQL schema (each step told to `onProgress`). */
+export async function openStore(flags: DeploymentFlags, onProgress: (message: string) => void): Promise<OpenedStore> {
+  if (flags.store === 'sqlite') {
+    if (flags.redisUrl) throw new Error('cluster mode (--redis-url) needs a store all nodes share: --store postgres');
+    return { store: SqliteStore.open(flags.db), description: `SQLite at ${flags.db}` };
+  }
+  const connectionString = requireDatabaseUrl(flags);
+  const store = await PostgresStore.open({ connectionString, schema: flags.databaseSchema, onProgress });
+  return { store, description: `PostgreSQL at ${withoutPassword(connectionString)}, schema ${flags.databaseSchema}` };
+}
+
+/** The Redis cluster the flags name, connected; undefined when this server runs alone. */
+export async function openCluster(flags: DeploymentFlags): Promise<RedisClusterTransport | undefined> {
+  if (!flags.redisUrl) return undefined;
+  return RedisClusterTransport.connect({ url: flags.redisUrl, prefix: flags.redisPrefix });
+}
+
+export function requireDatabaseUrl(flags: DeploymentFlags): string {
+  if (!flags.databaseUrl) throw new Error('PostgreSQL needs --database-url or DATABASE_URL');
+  return flags.databaseUrl;
+}
+
+/** A URL fit for a log line or a banner: its password replaced. */
+export function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}

@@ -1,0 +1,134 @@
+import { findInvariantViolations } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
+import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
+import { mirrorOf } from '../support/thread-mirror.js';
+import { useLocalNodes } from './local-nodes.js';
+
+const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
+const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
+
+/** Servers in one process on one LocalCluster: the cluster logic, fast and with every model under control. */
+describe('servers sharing a store through a LocalCluster', () => {
+  const nodes = useLocalNodes();
+
+  const expectSoundStore = async (threadId: string) => {
+    const stored = await nodes.store.loadThread(threadId);
+    expect(findInvariantViolations(stored!.graph)).toEqual([]);
+    return stored!.graph;
+  };
+
+  it('fan out every frame of a thread to its clients on every node', async () => {
+    const [generating, watching] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const reader = await watching!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    await openThread(reader, { threadId });
+
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await generating!.model.call(0)).releaseAll();
+    await completion(writer, threadId, exchange.assistantNodeId);
+    await nextUpdate(reader, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'completed');
+
+    const stored = await expectSoundStore(threadId);
+    expect(streamedText(reader, exchange.assistantNodeId)).toBe(CHUNKS.join(''));
+    expect(reader.all('CPP_STREAM_COMPLETED')).toHaveLength(1);
+    expect(mirrorOf(reader.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(watching!.model.calls).toEqual([]);
+  });
+
+  it('run a pivot on the node whose generation it halts, and tell the clients of both', async () => {
+    const [generating, pivoting] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    const client = await pivoting!.connect();
+    await openThread(client, { threadId, patches: true });
+    const call = await generating!.model.call(0);
+    call.release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 3);
+
+    const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', { receivedContentLength: 8 });
+
+    expect(call.signal.aborted).toBe(true);
+    // The update with the branch came after the halt: the halt is among the frames already received.
+    const halted = client.all('CPP_STREAM_HALTED')[0]?.payload;
+    expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 8, reason: 'pivot' });
+    expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
+    await completion(client, threadId, branch.assistantNodeId);
+    await completion(writer, threadId, branch.assistantNodeId);
+    expect(pivoting!.model.calls).toEqual([]);
+    expect(generating!.model.calls).toHaveLength(2);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure ' });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it('stop a generation of another node, and refuse a prompt there with THREAD_BUSY', async () => {
+    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    (await generating!.model.call(0)).release(2);
+
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_busy' }, { id: 'busy' });
+    await expectError(client, 'THREAD_BUSY', { refId: 'busy' });
+    await chunksReceived(client, exchange.assistantNodeId, 2);
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ reason: 'stop', finalContentLength: 'Clojure is '.length });
+    await nextUpdate(writer, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId }, { id: 'again' });
+    await expectError(client, 'NOT_STREAMING', { refId: 'again' });
+    const stored = await expectSoundStore(threadId);
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it('resume a stream on another node with nothing missing or doubled', async () => {
+    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const first = await generating!.connect();
+    const { threadId } = await openThread(first, { patches: true });
+    const exchange = await prompt(first, threadId, 'What is Clojure?');
+    const call = await generating!.model.call(0);
+    call.release(3);
+    await chunksReceived(first, exchange.assistantNodeId, 3);
+    await first.close();
+
+    const moved = await other!.connect();
+    const synced = await openThread(moved, { threadId, patches: true });
+    expect(synced.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'streaming', content: CHUNKS.slice(0, 3).join('') });
+    call.releaseAll();
+    await completion(moved, threadId, exchange.assistantNodeId);
+
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]!.content).toBe(CHUNKS.join(''));
+    expect(mirrorOf(moved.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it('let exactly one of two pivots at once on two nodes halt the generation; the other branches under it', async () => {
+    const [generating, left, right] = await nodes.start(3, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await generating!.model.call(0)).release(2);
+    const clients = [await left!.connect(), await right!.connect()];
+    for (const client of clients) await openThread(client, { threadId, patches: true });
+
+    clients[0]!.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: 'Left', newBranchNodeId: 'msg_left' }, { id: 'left' });
+    clients[1]!.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: 'Right', newBranchNodeId: 'msg_right' }, { id: 'right' });
+
+    const answered = (client: (typeof clients)[number], nodeId: string) =>
+      client.all('CPP_ERROR').length > 0 || client.all('CPP_GRAPH_PATCH').some((frame) => frame.payload.nodes[nodeId]);
+    await eventually(() => (answered(clients[0]!, 'msg_left') && answered(clients[1]!, 'msg_right') ? true : undefined), 'both pivots answered');
+    const stored = await expectSoundStore(threadId);
+    const branches = ['msg_left', 'msg_right'].filter((id) => stored.nodes[id]);
+    const refusals = clients.flatMap((client) => client.all('CPP_ERROR').map((frame) => frame.payload.code));
+    expect(branches.length + refusals.length).toBe(2);
+    expect(refusals.every((code) => code === 'THREAD_BUSY')).toBe(true);
+    expect(stored.nodes[exchange.assistantNodeId]!.status).toBe('interrupted');
+    expect(clients.flatMap((client) => client.all('CPP_STREAM_HALTED'))).toHaveLength(2);
+  });
+});

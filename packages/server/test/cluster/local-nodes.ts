@@ -1,0 +1,60 @@
+import { CPPServer, MemoryStore } from '@promethea/cpp-server';
+import { afterEach, expect } from 'vitest';
+import { LocalCluster } from '../../src/cluster/local-cluster.js';
+import { RawClient } from '../support/raw-client.js';
+import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
+
+export interface LocalNode {
+  server: CPPServer;
+  /** The model of this node: answers generated here are its calls. */
+  model: ScriptedModel;
+  connect(): Promise<RawClient>;
+}
+
+export interface LocalNodes {
+  store: MemoryStore;
+  start(count: number, answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer)): Promise<LocalNode[]>;
+}
+
+/**
+ * Servers in this process that share one store and one `LocalCluster`: they coordinate exactly as separate
+ * processes on PostgreSQL and Redis do, with the test in control of every model. Closed after each test, which
+ * also fails if a client received a frame that does not match the protocol.
+ */
+export function useLocalNodes(): LocalNodes {
+  let store = new MemoryStore();
+  let servers: CPPServer[] = [];
+  let clients: RawClient[] = [];
+
+  afterEach(async () => {
+    const [opened, started] = [clients, servers];
+    [clients, servers] = [[], []];
+    await Promise.all(opened.map((client) => client.close()));
+    for (const server of started) await server.close();
+    expect(opened.flatMap((client) => client.invalid)).toEqual([]);
+    store = new MemoryStore();
+  });
+
+  return {
+    get store() {
+      return store;
+    },
+    async start(count, answer) {
+      const cluster = new LocalCluster();
+      return Promise.all(
+        Array.from({ length: count }, async () => {
+          const model = new ScriptedModel(answer);
+          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join() });
+          servers.push(server);
+          await server.ready;
+          const connect = async () => {
+            const client = await RawClient.connect(server.url);
+            clients.push(client);
+            return client;
+          };
+          return { server, model, connect };
+        }),
+      );
+    },
+  };
+}
