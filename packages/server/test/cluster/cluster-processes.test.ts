@@ -1,0 +1,171 @@
+import { graphFromSync } from '@promethea/cpp-protocol';
+import { expect, it, vi } from 'vitest';
+import { describeWithPostgres } from '../support/postgres.js';
+import {
+  chunksOf,
+  chunksReceived,
+  completion,
+  expectError,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  streamedText,
+  type GraphUpdate,
+} from '../support/protocol-steps.js';
+import type { RawClient } from '../support/raw-client.js';
+import { describeWithRedis } from '../support/redis.js';
+import { mirrorOf } from '../support/thread-mirror.js';
+import { useClusterProcesses, type ClusterNode } from './cluster-processes.js';
+
+// Three processes per test, on a machine that also runs the rest of the suite.
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
+
+/** A node kills within this long: the lock's lifetime (3 s), one sweep (0.5 s), and the commit. */
+const NODE_LOSS_LIMIT_MS = 5_000;
+
+describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis)', () => {
+  describeWithRedis('three nodes behind one endpoint', () => {
+    const cluster = useClusterProcesses();
+
+    /** A thread whose answer streams on `generating`, watched from each of `watching` (patch mode). */
+    async function streamingThread(generating: ClusterNode, watching: ClusterNode[]) {
+      const writer = await generating.connect();
+      const { threadId } = await openThread(writer, { patches: true });
+      const watchers: RawClient[] = [];
+      for (const node of watching) {
+        const client = await node.connect();
+        await openThread(client, { threadId, patches: true });
+        watchers.push(client);
+      }
+      const exchange = await prompt(writer, threadId, 'Tell me about Clojure');
+      return { writer, watchers, threadId, exchange };
+    }
+
+    it('fans every frame of a thread out to its clients on all nodes', async () => {
+      const nodes = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(nodes[0]!, nodes.slice(1));
+
+      await completion(writer, threadId, exchange.assistantNodeId);
+      for (const client of watchers) await completion(client, threadId, exchange.assistantNodeId);
+
+      const text = streamedText(writer, exchange.assistantNodeId);
+      expect(text.length).toBeGreaterThan(100);
+      const mirrors = [writer, ...watchers].map((client) => mirrorOf(client.frames, threadId));
+      for (const [index, client] of watchers.entries()) {
+        expect(streamedText(client, exchange.assistantNodeId)).toBe(text);
+        expect(mirrors[index + 1]).toEqual(mirrors[0]);
+      }
+      expect(mirrors[0]!.problems).toEqual([]);
+      expect(mirrors[0]!.graph!.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'completed', content: text });
+    });
+
+    it('runs a pivot sent to one node on the node whose generation it halts', async () => {
+      const [pivoting, generating] = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [pivoting!]);
+      const client = watchers[0]!;
+      await chunksReceived(client, exchange.assistantNodeId, 3);
+      const shown = streamedText(client, exchange.assistantNodeId).length;
+
+      const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', { receivedContentLength: shown });
+
+      const halted = client.all('CPP_STREAM_HALTED')[0]!.payload;
+      expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: shown, reason: 'pivot' });
+      expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
+      const interrupted = branch.update.nodes[exchange.assistantNodeId]!;
+      expect(interrupted).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
+      expect(interrupted.content).toBe(streamedText(client, exchange.assistantNodeId).slice(0, shown));
+      await completion(client, threadId, branch.assistantNodeId);
+      await completion(writer, threadId, branch.assistantNodeId);
+      expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
+    });
+
+    it('stops a generation of another node, and refuses a prompt there while it streams', async () => {
+      const [stopping, generating] = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [stopping!]);
+      const client = watchers[0]!;
+      await chunksReceived(client, exchange.assistantNodeId, 2);
+
+      client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_cluster_busy' }, { id: 'busy' });
+      await expectError(client, 'THREAD_BUSY', { refId: 'busy' });
+      client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+
+      const halted = (await client.next('CPP_STREAM_HALTED')).payload;
+      expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'stop' });
+      const update = await nextUpdate(writer, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+      expect(update.nodes[exchange.assistantNodeId]!.content).toHaveLength(halted.finalContentLength);
+      await nextUpdate(client, threadId, (candidate) => candidate.version === update.version);
+      expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
+    });
+
+    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async () => {
+      const [first, second] = await cluster.start(3);
+      const { writer, threadId, exchange } = await streamingThread(first!, []);
+      const leaving = await first!.connect();
+      await openThread(leaving, { threadId, patches: true });
+      await chunksReceived(leaving, exchange.assistantNodeId, 5);
+      const seenBefore = streamedText(leaving, exchange.assistantNodeId);
+      await leaving.close();
+
+      const back = await second!.connect();
+      const sync = await openThread(back, { threadId, patches: true });
+      const { completed } = await completion(back, threadId, exchange.assistantNodeId);
+
+      const resumedFrom = sync.nodes[exchange.assistantNodeId]!.content;
+      expect(resumedFrom.length).toBeGreaterThanOrEqual(seenBefore.length);
+      expect(resumedFrom.startsWith(seenBefore)).toBe(true);
+      const after = chunksOf(back, exchange.assistantNodeId);
+      expect(after[0]?.offset ?? completed.finalContentLength).toBe(resumedFrom.length);
+      const mirror = mirrorOf(back.frames, threadId);
+      expect(mirror.problems).toEqual([]);
+      const full = mirror.graph!.nodes[exchange.assistantNodeId]!.content;
+      expect(full).toBe(resumedFrom + after.map((chunk) => chunk.delta).join(''));
+      expect(full).toBe(streamedText(writer, exchange.assistantNodeId));
+    });
+
+    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async () => {
+      const [left, right, generating] = await cluster.start(3);
+      const { watchers, threadId, exchange } = await streamingThread(generating!, [left!, right!]);
+      for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 2);
+
+      const pivots = watchers.map((client, index) => {
+        const newBranchNodeId = `msg_cluster_pivot_${index}`;
+        client.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: `Pivot ${index}`, newBranchNodeId }, { id: `pivot-${index}` });
+        const branched = (frame: { payload: GraphUpdate }) => frame.payload.nodes[newBranchNodeId] !== undefined;
+        return Promise.race([
+          client.next('CPP_GRAPH_PATCH', branched).then(() => 'branched' as const),
+          client.next('CPP_ERROR', (frame) => frame.payload.refId === `pivot-${index}`).then((frame) => frame.payload.code),
+        ]);
+      });
+
+      const outcomes = await Promise.all(pivots);
+      expect(outcomes).toContain('branched');
+      expect(outcomes.filter((outcome) => outcome !== 'branched')).toEqual(outcomes.includes('THREAD_BUSY') ? ['THREAD_BUSY'] : []);
+      for (const client of watchers) expect(client.all('CPP_STREAM_HALTED').map((frame) => frame.payload.reason)).toEqual(['pivot']);
+    });
+
+    it('marks the node of a generating node killed with SIGKILL interrupted within 5 s, and tells every client', async () => {
+      const [generating, ...others] = await cluster.start(3);
+      const { watchers, threadId, exchange } = await streamingThread(generating!, others);
+      for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 5);
+
+      const killed = Date.now();
+      expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
+
+      for (const client of watchers) {
+        const halted = (await client.next('CPP_STREAM_HALTED')).payload;
+        expect(Date.now() - killed).toBeLessThan(NODE_LOSS_LIMIT_MS);
+        expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
+        const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+        const content = update.nodes[exchange.assistantNodeId]!.content;
+        expect(content).toHaveLength(halted.finalContentLength);
+        expect(streamedText(client, exchange.assistantNodeId).startsWith(content)).toBe(true);
+        expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
+      }
+      const [one, two] = watchers.map((client) => mirrorOf(client.frames, threadId).graph);
+      expect(one).toEqual(two);
+      const reopened = await others[0]!.connect();
+      expect(graphFromSync(await openThread(reopened, { threadId }))).toEqual(one);
+    });
+  });
+});
