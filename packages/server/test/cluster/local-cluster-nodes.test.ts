@@ -131,4 +131,31 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(stored.nodes[exchange.assistantNodeId]!.status).toBe('interrupted');
     expect(clients.flatMap((client) => client.all('CPP_STREAM_HALTED'))).toHaveLength(2);
   });
+
+  it('stop a node that lost its generation lock from writing; another node recovers its answer once the lock expires', async () => {
+    const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
+    const [generating, other] = await nodes.start(2, { chunks: () => 'word ' }, timings);
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const watcher = await other!.connect();
+    await openThread(watcher, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'Talk forever');
+    const call = await generating!.model.call(0);
+    call.release(3);
+    await chunksReceived(watcher, exchange.assistantNodeId, 3);
+
+    // Another node takes the lock over, as if the generating node had stalled past the lock's lifetime, then dies.
+    nodes.cluster.locks.delete(threadId);
+    expect(await nodes.cluster.join().acquireLock(threadId, 300)).toBeGreaterThan(1);
+
+    await eventually(() => (call.signal.aborted ? true : undefined), 'the generating node stopped its answer');
+    for (const client of [watcher, writer]) {
+      expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 15, reason: 'shutdown' });
+      await nextUpdate(client, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    }
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'word word word ' });
+    expect(mirrorOf(watcher.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
 });

@@ -1,4 +1,4 @@
-import { CPPServer, MemoryStore } from '@promethea/cpp-server';
+import { CPPServer, MemoryStore, type CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, expect } from 'vitest';
 import { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { RawClient } from '../support/raw-client.js';
@@ -13,7 +13,9 @@ export interface LocalNode {
 
 export interface LocalNodes {
   store: MemoryStore;
-  start(count: number, answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer)): Promise<LocalNode[]>;
+  /** The cluster of the nodes last started: what Redis would hold. */
+  cluster: LocalCluster;
+  start(count: number, answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer), options?: CPPServerOptions): Promise<LocalNode[]>;
 }
 
 /**
@@ -23,6 +25,7 @@ export interface LocalNodes {
  */
 export function useLocalNodes(): LocalNodes {
   let store = new MemoryStore();
+  let cluster = new LocalCluster();
   let servers: CPPServer[] = [];
   let clients: RawClient[] = [];
 
@@ -39,12 +42,15 @@ export function useLocalNodes(): LocalNodes {
     get store() {
       return store;
     },
-    async start(count, answer) {
-      const cluster = new LocalCluster();
+    get cluster() {
+      return cluster;
+    },
+    async start(count, answer, options = {}) {
+      cluster = new LocalCluster();
       return Promise.all(
         Array.from({ length: count }, async () => {
           const model = new ScriptedModel(answer);
-          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join() });
+          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join(), ...options });
           servers.push(server);
           await server.ready;
           const connect = async () => {

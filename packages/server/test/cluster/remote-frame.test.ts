@@ -1,0 +1,74 @@
+import { emptyGraph, encodeServerFrame, planFinish, planPrompt, type ServerFrame, type ThreadGraph, applyChange } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { applyRemoteFrame } from '../../src/cluster/remote-frame.js';
+
+function streamingGraph(content: string): ThreadGraph {
+  const graph = emptyGraph('thread_remote');
+  applyChange(graph, planPrompt(graph, { userNodeId: 'msg_user', userPrompt: 'Hi', assistantNodeId: 'msg_answer', createdAt: 1 }));
+  graph.nodes.msg_answer!.content = content;
+  return graph;
+}
+
+function chunk(offset: number, delta: string): { frame: ServerFrame; text: string } {
+  const payload = { threadId: 'thread_remote', nodeId: 'msg_answer', offset, delta };
+  return { frame: { type: 'CPP_STREAM_CHUNK', timestamp: 1, payload }, text: encodeServerFrame('CPP_STREAM_CHUNK', payload) };
+}
+
+function patchOf(graph: ThreadGraph, change = planFinish(graph, { nodeId: 'msg_answer', status: 'completed', content: 'Hello' })) {
+  const payload = { threadId: graph.threadId, version: change.version, rootNodeId: change.rootNodeId, activeHeadMessageId: change.activeHeadMessageId, nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])) };
+  return { frame: { type: 'CPP_GRAPH_PATCH', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_GRAPH_PATCH', payload) };
+}
+
+describe('a frame from another node applied to this node\'s copy of the thread', () => {
+  it('appends a chunk that starts where the copy ends and passes it on unchanged', () => {
+    const graph = streamingGraph('Hel');
+    const { frame, text } = chunk(3, 'lo');
+
+    expect(applyRemoteFrame(graph, frame, text)).toEqual({ kind: 'frame', text, chunk: { threadId: 'thread_remote', nodeId: 'msg_answer', offset: 3, delta: 'lo' } });
+    expect(graph.nodes.msg_answer!.content).toBe('Hello');
+  });
+
+  it('passes on only the unseen part of a chunk the copy partly holds (it was loaded with the text so far)', () => {
+    const graph = streamingGraph('Hell');
+    const { frame, text } = chunk(3, 'lo!');
+
+    const outcome = applyRemoteFrame(graph, frame, text);
+
+    const trimmed = { threadId: 'thread_remote', nodeId: 'msg_answer', offset: 4, delta: 'o!' };
+    expect(outcome).toEqual({ kind: 'frame', text: expect.stringContaining('"delta":"o!"'), chunk: trimmed });
+    expect(graph.nodes.msg_answer!.content).toBe('Hello!');
+  });
+
+  it('drops a chunk it holds already, and reports a gap for one beyond its text', () => {
+    const graph = streamingGraph('Hello');
+
+    expect(applyRemoteFrame(graph, chunk(0, 'Hel').frame, chunk(0, 'Hel').text)).toEqual({ kind: 'known' });
+    expect(applyRemoteFrame(graph, chunk(7, 'x').frame, chunk(7, 'x').text)).toEqual({ kind: 'gap' });
+    expect(graph.nodes.msg_answer!.content).toBe('Hello');
+  });
+
+  it('applies the patch of the next version as a change, drops older ones, and reports a gap for later ones', () => {
+    const graph = streamingGraph('Hello');
+    const next = patchOf(graph);
+    const later = structuredClone(next);
+    (later.frame.payload as { version: number }).version = graph.version + 2;
+
+    expect(applyRemoteFrame(graph, later.frame, later.text)).toEqual({ kind: 'gap' });
+    const outcome = applyRemoteFrame(graph, next.frame, next.text);
+    expect(outcome).toMatchObject({ kind: 'change', change: { baseVersion: 1, version: 2 } });
+    expect(graph.nodes.msg_answer).toMatchObject({ status: 'completed', content: 'Hello' });
+    expect(applyRemoteFrame(graph, next.frame, next.text)).toEqual({ kind: 'known' });
+  });
+
+  it('trims the node at a halt, and reports a gap when the copy holds less than the cut', () => {
+    const halted = (finalContentLength: number) => {
+      const payload = { interruptedNodeId: 'msg_answer', finalContentLength, lastChunkReceived: 'l', threadId: 'thread_remote', reason: 'pivot' as const };
+      return { frame: { type: 'CPP_STREAM_HALTED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_HALTED', payload) };
+    };
+    const graph = streamingGraph('Hello');
+
+    expect(applyRemoteFrame(graph, halted(9).frame, halted(9).text)).toEqual({ kind: 'gap' });
+    expect(applyRemoteFrame(graph, halted(3).frame, halted(3).text)).toEqual({ kind: 'frame', text: halted(3).text });
+    expect(graph.nodes.msg_answer!.content).toBe('Hel');
+  });
+});
