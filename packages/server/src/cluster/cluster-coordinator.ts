@@ -31,6 +31,8 @@ export class ClusterCoordinator {
   private registry: ThreadRegistry | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private sweeping: Promise<void> | undefined;
+  /** The replica of every thread held here. */
+  private readonly replicas = new Set<ThreadReplica>();
 
   constructor(
     private readonly transport: ClusterTransport,
@@ -44,10 +46,13 @@ export class ClusterCoordinator {
   }
 
   /** Subscribes to the thread's messages, then loads it. */
-  open(threadId: string): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
+  async open(threadId: string): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
     const { transport, store, onError } = this;
     const { lockTtlMs, replyTimeoutMs } = this.timings;
-    return ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError });
+    const onClose = (replica: ThreadReplica) => this.replicas.delete(replica);
+    const opened = await ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError, onClose });
+    if (opened.stored) this.replicas.add(opened.replica);
+    return opened;
   }
 
   /**
@@ -57,7 +62,7 @@ export class ClusterCoordinator {
   async start(registry: ThreadRegistry): Promise<void> {
     this.registry = registry;
     if (this.transport.solitary) await this.store.interruptStreamingNodes(Date.now());
-    await this.transport.start({ command: (command) => this.run(command), error: this.onError });
+    await this.transport.start({ command: (command) => this.run(command), error: this.onError, reconnected: () => this.reloadAll() });
     if (this.transport.solitary) return;
     this.sweeper = setInterval(() => void this.sweep(), this.timings.sweepIntervalMs);
     this.sweeper.unref();
@@ -94,6 +99,11 @@ export class ClusterCoordinator {
     } finally {
       engine?.unsubscribe(holder);
     }
+  }
+
+  /** After the node was cut off from the cluster, every thread held here is reloaded: messages may have been lost. */
+  private reloadAll(): void {
+    for (const replica of this.replicas) replica.reload().catch((error: unknown) => this.onError(error));
   }
 
   /** One pass at a time: the generations whose node died, known to the cluster or streaming in a thread held here. */

@@ -31,6 +31,8 @@ export interface ClusterHandlers {
   command(command: ForwardedCommand): Promise<CommandReply>;
   /** A failure in the background (a lost connection, a message that could not be read). */
   error(error: unknown): void;
+  /** The node was cut off from the others for a while: messages of its threads may have been lost. */
+  reconnected(): void;
 }
 
 /**

@@ -37,7 +37,6 @@ const CONNECTION_OPTIONS = { lazyConnect: true, maxRetriesPerRequest: 1 } as con
  * mode, and one that blocks reading the inbox.
  */
 export class RedisClusterTransport implements ClusterTransport {
-  readonly instanceId = `node_${randomUUID()}`;
   readonly solitary = false;
   private readonly keys: RedisKeys;
   private readonly subscriptions: RedisSubscriptions;
@@ -46,13 +45,14 @@ export class RedisClusterTransport implements ClusterTransport {
   private closing: Promise<void> | undefined;
 
   private constructor(
+    readonly instanceId: string,
     private readonly redis: Redis & LockScripts,
     private readonly subscriber: Redis,
     reader: Redis,
     prefix: string,
   ) {
     this.keys = new RedisKeys(prefix);
-    this.subscriptions = new RedisSubscriptions(subscriber, this.instanceId, (error) => this.reportError(error));
+    this.subscriptions = new RedisSubscriptions(subscriber, this.instanceId, (error) => this.reportError(error), () => this.handlers?.reconnected());
     this.inbox = new RedisInbox(redis, reader, this.keys, this.instanceId);
     // Reconnections are ioredis' business; without listeners its 'error' events would crash the process.
     for (const connection of [redis, subscriber, reader]) connection.on('error', (error: unknown) => this.reportError(error));
@@ -60,7 +60,10 @@ export class RedisClusterTransport implements ClusterTransport {
 
   /** Connects, failing when Redis cannot be reached. */
   static async connect({ url, prefix = DEFAULT_REDIS_PREFIX }: RedisClusterOptions): Promise<RedisClusterTransport> {
-    const connections = [new Redis(url, CONNECTION_OPTIONS), new Redis(url, CONNECTION_OPTIONS), new Redis(url, CONNECTION_OPTIONS)] as const;
+    const instanceId = `node_${randomUUID()}`;
+    // Named, so that CLIENT LIST shows whose each connection is.
+    const open = (role: string) => new Redis(url, { ...CONNECTION_OPTIONS, connectionName: `cpp-${role}-${instanceId}` });
+    const connections = [open('commands'), open('subscriber'), open('inbox')] as const;
     // The first failure says why (ECONNREFUSED, NOAUTH, …); connect() itself only says the connection closed.
     let cause: unknown;
     for (const connection of connections) connection.on('error', (error: unknown) => (cause ??= error));
@@ -73,7 +76,7 @@ export class RedisClusterTransport implements ClusterTransport {
     }
     for (const connection of connections) connection.removeAllListeners('error');
     const [commands, subscriber, reader] = connections;
-    return new RedisClusterTransport(defineLockScripts(commands), subscriber, reader, prefix);
+    return new RedisClusterTransport(instanceId, defineLockScripts(commands), subscriber, reader, prefix);
   }
 
   async start(handlers: ClusterHandlers): Promise<void> {

@@ -17,8 +17,12 @@ export class RedisSubscriptions {
     private readonly connection: Redis,
     private readonly instanceId: string,
     private readonly onError: (error: unknown) => void,
+    /** Called when the connection is back (ioredis subscribes to the channels again): what was published meanwhile is lost. */
+    private readonly onReconnect: () => void,
   ) {
     connection.on('message', (channel: string, text: string) => this.deliver(channel, text));
+    // Connected before this is built: every later 'ready' is a reconnection.
+    connection.on('ready', () => this.onReconnect());
   }
 
   async subscribe(channel: string, listener: Listener): Promise<Subscription> {

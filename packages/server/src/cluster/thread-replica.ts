@@ -22,6 +22,8 @@ export interface ReplicaContext {
   /** How long a forwarded command may take before its node counts as dead. */
   replyTimeoutMs: number;
   onError(error: unknown): void;
+  /** The replica was closed. */
+  onClose(replica: ThreadReplica): void;
 }
 
 interface HeldLock {
@@ -68,6 +70,7 @@ export class ThreadReplica implements ThreadLink {
   }
 
   async close(): Promise<void> {
+    this.context.onClose(this);
     // Closed when its engine goes idle, which may come before the engine settles the lock: let go of it here.
     this.releaseGeneration();
     const subscription = this.subscription;

@@ -25,7 +25,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       cluster ??= await createCluster();
       const transport = await cluster.join();
       nodes.push(transport);
-      await transport.start({ command: async () => ({ ok: true, retried: false }), error: (error) => errors.push(error), ...handlers });
+      await transport.start({ command: async () => ({ ok: true, retried: false }), error: (error) => errors.push(error), reconnected: () => {}, ...handlers });
       return transport;
     };
 

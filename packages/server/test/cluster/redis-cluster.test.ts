@@ -1,4 +1,7 @@
+import { Redis } from 'ioredis';
+import { afterEach, expect, it } from 'vitest';
 import { RedisClusterTransport } from '../../src/cluster/redis-cluster.js';
+import { eventually } from '../support/eventually.js';
 import { deleteRedisKeys, describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
 
@@ -6,5 +9,36 @@ describeWithRedis('RedisClusterTransport', () => {
   describeClusterTransportContract('RedisClusterTransport', async () => {
     const prefix = uniqueRedisPrefix();
     return { join: () => RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }), cleanup: () => deleteRedisKeys(prefix) };
+  });
+
+  const prefix = uniqueRedisPrefix();
+  const opened: Array<{ close(): Promise<void> | void }> = [];
+  afterEach(async () => {
+    for (const resource of opened.splice(0)) await resource.close();
+    await deleteRedisKeys(prefix);
+  });
+
+  it('tells its node when its subscriber connection is back after a cut, since messages published meanwhile are lost', async () => {
+    const transport = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
+    opened.push(transport);
+    let reconnections = 0;
+    await transport.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => (reconnections += 1) });
+    const received: string[] = [];
+    await transport.subscribe('thread_cut', (message) => received.push(message.frame));
+    const admin = new Redis(TEST_REDIS_URL);
+    opened.push({ close: () => admin.disconnect() });
+
+    const clients = String(await admin.client('LIST'));
+    const id = /id=(\d+) .*name=cpp-subscriber-(\S+)/.exec(clients.split('\n').find((line) => line.includes(`cpp-subscriber-${transport.instanceId}`)) ?? '')?.[1];
+    expect(id).toBeDefined();
+    await admin.client('KILL', 'ID', id!);
+
+    await eventually(() => (reconnections > 0 ? true : undefined), 'the reconnection reported');
+    const publisher = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
+    opened.push(publisher);
+    await publisher.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => {} });
+    publisher.publish('thread_cut', { frame: 'after the cut' });
+    await eventually(() => (received.length > 0 ? true : undefined), 'a message after the reconnection (subscribed again)');
+    expect(received).toEqual(['after the cut']);
   });
 });
