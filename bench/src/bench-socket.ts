@@ -31,13 +31,14 @@ export class BenchSocket {
   onFrame: ((received: Received) => void) | undefined;
 
   private constructor(private readonly socket: WebSocket) {
+    socket.on('close', (code: number, reason: Buffer) => this.failWaiters(`the connection closed (${code} ${reason.toString()})`));
     socket.on('message', (data: Buffer) => {
       const receivedAt = performance.now();
       const text = data.toString('utf8');
       const frame = (text.charCodeAt(0) === 123 ? JSON.parse(text) : { type: 'blob', payload: {} }) as AnyFrame;
       const received = { frame, receivedAt, bytes: data.byteLength };
       this.onFrame?.(received);
-      if (frame.type === 'CPP_ERROR') return this.failWaiters(`${frame.payload.code}: ${frame.payload.message}`);
+      if (frame.type === 'CPP_ERROR') return this.failWaiters(`the server answered CPP_ERROR ${frame.payload.code}: ${frame.payload.message}`);
       for (const waiter of this.waiters) {
         if (!waiter.matches(frame)) continue;
         this.waiters.delete(waiter);
@@ -89,9 +90,9 @@ export class BenchSocket {
     this.socket.terminate();
   }
 
-  /** A CPP_ERROR answers whatever was awaited: the bench stops instead of waiting out the limit. */
+  /** A CPP_ERROR or a close answers whatever was awaited: the bench stops instead of waiting out the limit. */
   private failWaiters(message: string): void {
-    for (const waiter of this.waiters) waiter.reject(new Error(`server answered CPP_ERROR ${message}`));
+    for (const waiter of this.waiters) waiter.reject(new Error(message));
     this.waiters.clear();
   }
 }

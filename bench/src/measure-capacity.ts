@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchContext } from './bench-context.js';
 import { figure, type Figure } from './figure.js';
-import type { ChunkDelays, ServerKind } from './load-process.js';
+import type { ChunkDelays, ServerKind, StreamsStarted } from './load-process.js';
 
 const DELAY_LIMIT_MS = 50;
 /** A server that sends fewer chunks than the pace promises is falling behind, whatever the delays of those it sent. */
@@ -16,6 +16,7 @@ interface Step extends ChunkDelays {
   held: boolean;
   /** The server process's CPU use during the window, in percent of one core. */
   serverCpuPercent: number;
+  streamsFailed: number;
 }
 
 interface Capacity {
@@ -81,14 +82,17 @@ async function holdStreams(context: BenchContext, kind: ServerKind, streams: num
   context.log(`capacity: ${kind}, ${streams} streams`);
   const server = await context.startServer(kind);
   try {
-    await context.load.request('streams', { url: server.url, kind, count: streams });
+    const { failed } = await context.load.request<StreamsStarted>('streams', { url: server.url, kind, count: streams });
     await sleep(SETTLE_MS);
     const cpuBefore = await server.process.request<number>('cpuMs');
     const delays = await context.load.request<ChunkDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
     const serverCpuPercent = Math.round(((await server.process.request<number>('cpuMs')) - cpuBefore) / context.options.capacityWindowMs * 100);
-    const held = delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
-    context.log(`capacity: ${kind}, ${streams} streams: p99 ${delays.p99.toFixed(1)} ms, ${delays.received}/${delays.expected} chunks, server CPU ${serverCpuPercent}% → ${held ? 'held' : 'not held'}`);
-    return { streams, held, serverCpuPercent, ...delays };
+    const held = failed === 0 && delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
+    context.log(
+      `capacity: ${kind}, ${streams} streams (${failed} did not start): p99 ${delays.p99.toFixed(1)} ms, ` +
+        `${delays.received}/${delays.expected} chunks, server CPU ${serverCpuPercent}% → ${held ? 'held' : 'not held'}`,
+    );
+    return { streams, held, streamsFailed: failed, serverCpuPercent, ...delays };
   } finally {
     await context.finish(server);
   }

@@ -5,7 +5,7 @@ import { BenchSocket } from './bench-socket.js';
 import { clientFrame, startStreamingThread } from './cpp-frames.js';
 import { figure, type Figure } from './figure.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
-import type { ServerKind } from './load-process.js';
+import type { ServerKind, StreamsStarted } from './load-process.js';
 import type { LoopDelayFigures } from './server-process.js';
 
 /** Time for the streams to settle into their pace before anything is timed. */
@@ -16,21 +16,27 @@ const HALT_P99_TARGET_MS = 10;
 const HALT_RATIO_TARGET = 2;
 const LOOP_DELAY_TARGET_MS = 20;
 
-interface CppRun {
-  halted: LatencySummary;
-  firstChunk: LatencySummary;
+/** What every run under load records beside its latencies. */
+interface LoadedRun {
   loop: LoopDelayFigures;
+  /** Background streams that did not start: above zero, the run had less load than asked. */
+  streamsFailed: number;
 }
 
-interface RawRun {
+interface CppRun extends LoadedRun {
+  halted: LatencySummary;
+  firstChunk: LatencySummary;
+}
+
+interface RawRun extends LoadedRun {
   echo: LatencySummary;
-  loop: LoopDelayFigures;
 }
 
 export interface PivotDetails {
   load: number;
   cpp: CppRun[];
   raw: RawRun[];
+  failures: string[];
 }
 
 /**
@@ -40,13 +46,19 @@ export interface PivotDetails {
  * is recorded meanwhile.
  */
 export async function measurePivot(context: BenchContext, load: number, withLoopDelay: boolean): Promise<{ figures: Figure[]; details: PivotDetails }> {
-  const details: PivotDetails = { load, cpp: [], raw: [] };
+  const details: PivotDetails = { load, cpp: [], raw: [], failures: [] };
   for (let run = 0; run < context.options.runs; run += 1) {
     // Alternate which server goes first, so that neither always meets a warmer or cooler machine.
     for (const kind of (run % 2 === 0 ? ['cpp', 'raw'] : ['raw', 'cpp']) as ServerKind[]) {
       context.log(`pivot: ${load} streams, ${kind}, run ${run + 1}/${context.options.runs}`);
-      if (kind === 'cpp') details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, context.options.pivots)));
-      else details.raw.push(await underLoad(context, 'raw', load, (server) => timeEchoes(server, context.options.pivots)));
+      try {
+        if (kind === 'cpp') details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, context.options.pivots)));
+        else details.raw.push(await underLoad(context, 'raw', load, (server) => timeEchoes(server, context.options.pivots)));
+      } catch (error) {
+        // One run lost to an overloaded machine leaves the others' figures standing; the failure is on record.
+        details.failures.push(`${kind} run ${run + 1}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        context.log(`pivot: ${load} streams, ${kind}, run ${run + 1} failed: ${details.failures.at(-1)}`);
+      }
     }
   }
   return { figures: pivotFigures(details, withLoopDelay ? `${context.options.store} store` : undefined), details };
@@ -57,22 +69,23 @@ async function underLoad<Result>(
   kind: ServerKind,
   load: number,
   probe: (server: RunningServer) => Promise<Result>,
-): Promise<Result & { loop: LoopDelayFigures }> {
+): Promise<Result & LoadedRun> {
   const server = await context.startServer(kind);
   try {
     // The probe's own stream is one of the `load` sessions.
-    if (load > 1) await context.load.request('streams', { url: server.url, kind, count: load - 1 });
+    const { failed } = load > 1 ? await context.load.request<StreamsStarted>('streams', { url: server.url, kind, count: load - 1 }) : { failed: 0 };
+    if (failed > 0) context.log(`pivot: ${failed} of ${load - 1} background streams did not start`);
     await sleep(SETTLE_MS);
     await server.process.request('loopDelayStart');
     const result = await probe(server);
     const loop = await server.process.request<LoopDelayFigures>('loopDelayStop');
-    return { ...result, loop };
+    return { ...result, loop, streamsFailed: failed };
   } finally {
     await context.finish(server);
   }
 }
 
-async function timePivots(server: RunningServer, count: number): Promise<Omit<CppRun, 'loop'>> {
+async function timePivots(server: RunningServer, count: number): Promise<Omit<CppRun, keyof LoadedRun>> {
   const socket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL);
   try {
     const thread = await startStreamingThread(socket);
@@ -101,7 +114,7 @@ async function timePivots(server: RunningServer, count: number): Promise<Omit<Cp
 }
 
 /** The same probe against the raw server: it streams too, and sends an echo of a pivot's size where CPP pivots. */
-async function timeEchoes(server: RunningServer, count: number): Promise<Omit<RawRun, 'loop'>> {
+async function timeEchoes(server: RunningServer, count: number): Promise<Omit<RawRun, keyof LoadedRun>> {
   const socket = await BenchSocket.connect(server.url);
   try {
     const threadId = newThreadId();

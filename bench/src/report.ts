@@ -65,6 +65,7 @@ function round(value: number): number {
 }
 
 function show(value: number, unit: Figure['unit'], atLeast = false): string {
+  if (!Number.isFinite(value)) return '–';
   const prefix = atLeast ? '≥ ' : '';
   if (unit === 'ms') return `${prefix}${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
   if (unit === 'KB') return `${prefix}${value.toFixed(1)} KB`;
