@@ -26,3 +26,4 @@ function platformWebSocket(): WebSocketConstructor {
 }
 
 export * from './public-api.js';
+export { browserIdentity } from './identity/browser-identity.js';

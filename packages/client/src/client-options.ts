@@ -1,10 +1,20 @@
+import type { DidSigner } from './identity/did-signer.js';
 import type { ReconnectOptions } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './web-socket-like.js';
 
 export interface CPPClientOptions {
   /** The session URL, e.g. `wss://host/v1/cpp/session`; a bare `ws://host:port` gets the session path added. */
   endpoint: string;
-  /** The client's decentralised identifier, recorded by the server as the owner of the threads it creates. */
+  /**
+   * Who the client is, proven to the server (docs/PROTOCOL.md §23.2): a signer such as a `DidKeyIdentity`
+   * (`DidKeyIdentity.generate()`, `browserIdentity()`, or `fileIdentity(path)` in Node), or the 32-byte Ed25519
+   * private key of a did:key (bytes, or unpadded base64url). Required by servers in `did-key` mode.
+   */
+  identity?: DidSigner | Uint8Array | string;
+  /**
+   * The DID the client claims without proving it, recorded by a server in `claimed` mode as the owner of the threads
+   * it creates. With `identity`, the identity's DID (leave this out).
+   */
   did?: string;
   /** The WebSocket implementation; by default the platform's (`ws` in Node, the native one in browsers). */
   WebSocket?: WebSocketConstructor;

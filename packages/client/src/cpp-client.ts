@@ -18,6 +18,7 @@ import { ClientFrameFactory } from './client-frame.js';
 import type { ConnectionClosedError } from './connection-closed-error.js';
 import { CPPServerError } from './cpp-server-error.js';
 import { FrameWaiter, type Answer } from './frame-waiter.js';
+import { sessionOpener } from './identity/session-opener.js';
 import { Generation, type GenerationRequest, type GenerationResult } from './generation.js';
 import { PendingRequests, type PendingRequest } from './pending-requests.js';
 import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
@@ -52,7 +53,7 @@ export class CPPClient {
   constructor(options: CPPClientOptions, openSocket: SocketOpener) {
     this.patches = options.patches ?? true;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
-    this.connection = new ReconnectingConnection(() => openSocket(options.endpoint, options.did), reconnectPolicy(options.reconnect), {
+    this.connection = new ReconnectingConnection(sessionOpener(options, openSocket), reconnectPolicy(options.reconnect), {
       frame: (frame) => this.receive(frame),
       invalidFrame: (failure) => this.rejectFrame(failure),
       lost: (error) => this.requests.connectionLost(error),

@@ -16,3 +16,4 @@ export class CPPClient extends CPPClientCore {
 }
 
 export * from './public-api.js';
+export { fileIdentity } from './identity/file-identity.js';

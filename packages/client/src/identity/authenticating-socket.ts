@@ -1,0 +1,93 @@
+import { authStatementBytes, decodeServerFrame, encodeBase64Url, encodeClientFrame, type AuthChallengeFrame } from '@promethea/cpp-protocol';
+import type { WebSocketLike } from '../web-socket-like.js';
+import type { DidSigner } from './did-signer.js';
+
+type Listeners = {
+  open: (() => void)[];
+  message: ((event: { data: unknown }) => void)[];
+  close: ((event: { code: number; reason: string }) => void)[];
+  error: (() => void)[];
+};
+
+/** Policy violation: what the client closes with when the server's challenge is not one it may sign. */
+const POLICY_VIOLATION = 1008;
+
+/**
+ * A session socket that proves the client's DID (docs/PROTOCOL.md §23.2) before it reports itself open: it answers
+ * the server's CPP_AUTH_CHALLENGE with a CPP_AUTH_PROOF, and `open` fires once CPP_AUTH_ACCEPTED has arrived. The
+ * client above it therefore sends nothing before the proof is accepted, on every connection, reconnects included.
+ * A challenge for another endpoint is not signed: the socket is closed with 1008. Any other frame goes up as it
+ * came (a refused proof's UNAUTHORIZED, before the server closes with 4401).
+ */
+export class AuthenticatingSocket implements WebSocketLike {
+  private readonly listeners: Listeners = { open: [], message: [], close: [], error: [] };
+  private authenticated = false;
+
+  constructor(
+    private readonly socket: WebSocketLike,
+    private readonly signer: DidSigner,
+    private readonly endpoint: URL,
+  ) {
+    socket.addEventListener('message', (event) => (this.authenticated ? this.emit('message', event) : this.beforeAuthenticated(event)));
+    socket.addEventListener('close', (event) => this.emit('close', event));
+    socket.addEventListener('error', () => this.emit('error', undefined));
+  }
+
+  send(data: string): void {
+    this.socket.send(data);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.socket.close(code, reason);
+  }
+
+  addEventListener(type: 'open', listener: () => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'close', listener: (event: { code: number; reason: string }) => void): void;
+  addEventListener(type: 'error', listener: () => void): void;
+  addEventListener(type: keyof Listeners, listener: (event: never) => void): void {
+    (this.listeners[type] as ((event: never) => void)[]).push(listener);
+  }
+
+  private emit<Type extends keyof Listeners>(type: Type, event: Parameters<Listeners[Type][number]>[0]): void {
+    for (const listener of this.listeners[type]) (listener as (event: unknown) => void)(event);
+  }
+
+  private beforeAuthenticated(event: { data: unknown }): void {
+    const decoded = typeof event.data === 'string' ? decodeServerFrame(event.data) : undefined;
+    if (decoded?.ok && decoded.frame.type === 'CPP_AUTH_CHALLENGE') return void this.answer(decoded.frame.payload);
+    if (decoded?.ok && decoded.frame.type === 'CPP_AUTH_ACCEPTED') {
+      this.authenticated = true;
+      return this.emit('open', undefined);
+    }
+    this.emit('message', event);
+  }
+
+  private async answer(challenge: AuthChallengeFrame['payload']): Promise<void> {
+    if (!namesEndpoint(challenge.audience, this.endpoint)) {
+      return this.socket.close(POLICY_VIOLATION, 'the challenge is for another endpoint');
+    }
+    let signature: Uint8Array;
+    try {
+      const { did } = this.signer;
+      signature = await this.signer.sign(authStatementBytes({ did, audience: challenge.audience, nonce: challenge.nonce, expiresAt: challenge.expiresAt }));
+    } catch {
+      return this.socket.close(POLICY_VIOLATION, 'the challenge could not be signed');
+    }
+    const payload = { did: this.signer.did, nonce: challenge.nonce, signature: encodeBase64Url(signature) };
+    this.socket.send(encodeClientFrame({ type: 'CPP_AUTH_PROOF', timestamp: Date.now(), payload }));
+  }
+}
+
+/**
+ * Whether a challenge's audience is the endpoint the client connected to: the same host, port and path. The scheme
+ * may differ (ws for wss) behind a proxy that terminates TLS.
+ */
+function namesEndpoint(audience: string, endpoint: URL): boolean {
+  try {
+    const named = new URL(audience);
+    return ['ws:', 'wss:'].includes(named.protocol) && named.host === endpoint.host && named.pathname === endpoint.pathname;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,37 @@
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { DidKeyIdentity, type StoredIdentity } from './did-key-identity.js';
+
+const OWNER_ONLY = 0o600;
+
+/**
+ * The identity kept in the file at `path`, created there (readable by its owner only, mode 0600) when there is
+ * none. A file that others may read is refused, as ssh refuses such a key: the private key would not be private.
+ */
+export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
+  try {
+    return await readIdentity(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const identity = DidKeyIdentity.generate();
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    // 'wx': another process that created the file first wins, and its identity is read back below.
+    await writeFile(path, `${JSON.stringify(identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
+    // The mode given to writeFile is narrowed by the umask, never widened; chmod makes it exact.
+    await chmod(path, OWNER_ONLY);
+    return identity;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return readIdentity(path);
+  }
+}
+
+async function readIdentity(path: string): Promise<DidKeyIdentity> {
+  const { mode } = await stat(path);
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
+    throw new Error(`${path} holds a private key and may be read by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`);
+  }
+  return DidKeyIdentity.fromStored(JSON.parse(await readFile(path, 'utf8')) as StoredIdentity);
+}
