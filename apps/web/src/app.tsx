@@ -1,4 +1,5 @@
 import { newThreadId } from '@promethea/cpp-protocol';
+import { browserIdentity } from '@promethea/cpp-client';
 import { useBranch, useCPP, useThreads } from '@promethea/cpp-react';
 import { useCallback, useEffect, useMemo, useState, type KeyboardEvent } from 'react';
 import { ConnectionBadge } from './components/connection-badge.js';
@@ -8,15 +9,15 @@ import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
 import { useErrorFeed } from './hooks/use-error-feed.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
-import { browserDid } from './lib/browser-did.js';
 import { sessionEndpoint } from './lib/session-endpoint.js';
 
 type Panel = 'threads' | 'tree';
 
 export function App() {
-  const did = useMemo(() => browserDid(window.localStorage), []);
+  // This browser's did:key, kept in localStorage: every tab and visit proves the same identity to the server.
+  const identity = useMemo(() => browserIdentity(window.localStorage), []);
   const endpoint = useMemo(() => sessionEndpoint(window.location), []);
-  const cpp = useCPP({ endpoint, did });
+  const cpp = useCPP({ endpoint, identity });
   const { client } = cpp;
   const feed = useErrorFeed(client);
   const { threads, error: threadsError } = useThreads(client);

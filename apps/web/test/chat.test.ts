@@ -31,17 +31,20 @@ describe('chat in the browser', () => {
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 
-  it('claims one did:key-shaped identity per browser, kept across visits and sent with the session', async () => {
+  it('proves one did:key identity per browser, kept across visits, on every session', async () => {
     const harness = await WebHarness.start();
     const context = await harness.newContext();
     const chat = await harness.openChat(context);
-    const did = await chat.page.evaluate(() => localStorage.getItem('cpp.did'));
+    const kept = async (page: typeof chat.page) => JSON.parse((await page.evaluate(() => localStorage.getItem('cpp.identity')))!) as { did: string };
+    const { did } = await kept(chat.page);
     expect(did).toMatch(/^did:key:z6Mk[1-9A-HJ-NP-Za-km-z]{44}$/);
     expect(chat.frames.socketUrls.map((url) => new URL(url).searchParams.get('did'))).toEqual([did]);
+    expect(chat.frames.sent[0]).toMatchObject({ type: 'CPP_AUTH_PROOF', payload: { did } });
+    expect(chat.frames.lastReceived('CPP_AUTH_ACCEPTED')?.payload).toEqual({ did });
     const second = await harness.openChat(context);
-    expect(await second.page.evaluate(() => localStorage.getItem('cpp.did'))).toBe(did);
+    expect((await kept(second.page)).did).toBe(did);
     const other = await harness.openChat();
-    expect(await other.page.evaluate(() => localStorage.getItem('cpp.did'))).not.toBe(did);
+    expect((await kept(other.page)).did).not.toBe(did);
   }, BROWSER_TEST_MS);
 
   it('renders Markdown from the model, and HTML in it only as text', async () => {

@@ -26,4 +26,3 @@ function platformWebSocket(): WebSocketConstructor {
 }
 
 export * from './public-api.js';
-export { browserIdentity } from './identity/browser-identity.js';

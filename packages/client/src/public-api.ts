@@ -8,6 +8,7 @@ export { SendQueueFullError } from './send-queue-full-error.js';
 export { CPPServerError } from './cpp-server-error.js';
 export { DidKeyIdentity, type StoredIdentity } from './identity/did-key-identity.js';
 export type { DidSigner } from './identity/did-signer.js';
+export { browserIdentity } from './identity/browser-identity.js';
 export type { GenerationResult, GenerationStatus } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
 export { CPPError, ErrorCode, type MessageNode, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';

@@ -27,17 +27,17 @@ const LONGEST_RETRY_MS = 10_000;
  * A CPP client owned by the component: connected on mount, closed on unmount or when an option changes. A page
  * served by cpp-server may load while that server restarts, so a first connection that fails is retried here (the
  * client itself retries only sessions it had): the replacement is a new client, with no thread open yet, so
- * open yours again when `client` changes.
+ * open yours again when `client` changes. Options are compared by identity: keep `identity` in a `useMemo`.
  */
 export function useCPP(options: UseCPPOptions): CPP {
-  const { endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect = true } = options;
+  const { endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect = true } = options;
   const [client, setClient] = useState<CPPClient | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [retrying, setRetrying] = useState(false);
   const failedStarts = useRef(0);
 
   useEffect(() => {
-    const created = new CPPClient({ endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect });
+    const created = new CPPClient({ endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect });
     let opened = false;
     let retry: ReturnType<typeof setTimeout> | undefined;
     const onStatus = (status: CPPClient['status']) => {
@@ -58,7 +58,7 @@ export function useCPP(options: UseCPPOptions): CPP {
       created.off('status', onStatus);
       void created.close();
     };
-  }, [endpoint, did, patches, WebSocket, maxQueuedFrames, reconnect, attempt]);
+  }, [endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect, attempt]);
 
   const state = useCPPState(client);
   return useMemo(() => ({ ...state, client, connection: connectionState(state.status, retrying) }), [state, client, retrying]);

@@ -72,7 +72,7 @@ export class WebHarness {
     return `http://127.0.0.1:${this.server.port}/`;
   }
 
-  /** A new browser profile (its own localStorage, so its own DID). */
+  /** A new browser profile (its own localStorage, so its own identity). */
   async newContext(viewport = DESKTOP): Promise<BrowserContext> {
     const context = await this.browser.newContext({ viewport });
     this.contexts.push(context);
@@ -106,7 +106,8 @@ export class WebHarness {
 
   private createServer(port: number): CPPServer {
     const model = this.options.model ?? new DemoProvider(this.options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
-    return new CPPServer({ port, host: '127.0.0.1', model, store: this.store, staticDir: STATIC_DIR });
+    // As `npm start` runs it: every connection proves its did:key.
+    return new CPPServer({ port, host: '127.0.0.1', model, store: this.store, staticDir: STATIC_DIR, auth: 'did-key' });
   }
 }
 
