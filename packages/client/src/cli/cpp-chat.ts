@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { CPPClient } from '../node.js';
+import { CPPClient, fileIdentity } from '../node.js';
 import { ChatSession, type ChatOutput } from './chat-session.js';
+import { defaultIdentityFile } from './identity-file.js';
 
-const USAGE = 'usage: cpp-chat URL [--did DID] [--thread ID]';
+const USAGE = [
+  'usage: cpp-chat URL [--identity FILE | --did DID] [--thread ID]',
+  `  --identity FILE  the did:key identity proven to the server, created (mode 0600) if missing; default ${defaultIdentityFile()}`,
+  '  --did DID        claim DID without proving it, for a server run with --auth claimed',
+].join('\n');
 
 const output: ChatOutput = {
   write: (text) => process.stdout.write(text),
@@ -16,16 +21,17 @@ async function main(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { did: { type: 'string' }, thread: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { identity: { type: 'string' }, did: { type: 'string' }, thread: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
   const [endpoint] = positionals;
-  if (values.help || endpoint === undefined || positionals.length > 1) {
+  if (values.help || endpoint === undefined || positionals.length > 1 || (values.did !== undefined && values.identity !== undefined)) {
     output.error(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
 
   // A dropped connection ends the chat (and says so) rather than reconnecting behind the person's back.
-  const client = new CPPClient({ endpoint, reconnect: false, ...(values.did === undefined ? {} : { did: values.did }) });
+  const who = values.did === undefined ? { identity: await fileIdentity(values.identity ?? defaultIdentityFile()) } : { did: values.did };
+  const client = new CPPClient({ endpoint, reconnect: false, ...who });
   const session = new ChatSession(client, output);
   client.on('error', (error) => session.report(error));
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });

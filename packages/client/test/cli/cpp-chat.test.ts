@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChatProcess } from '../support/chat-process.js';
 import { DID, useFakeSession } from '../support/session.js';
 
+// The scripted server speaks the seed spec: it challenges no one, so the chats claim a DID instead of proving one.
 describe('cpp-chat against a scripted server', () => {
   const session = useFakeSession();
   const chats: ChatProcess[] = [];
@@ -48,7 +49,7 @@ describe('cpp-chat against a scripted server', () => {
 
   it('runs the commands and reports errors without leaving', async () => {
     const { server } = session;
-    const chat = startChat(server.url, '--thread', 'thread_commands');
+    const chat = startChat(server.url, '--did', DID, '--thread', 'thread_commands');
     await chat.stdout.until('thread thread_commands');
 
     chat.type('/threads');
@@ -78,7 +79,7 @@ describe('cpp-chat against a scripted server', () => {
 
   it('anchors and branches from the anchored node', async () => {
     const { server } = session;
-    const chat = startChat(server.url, '--thread', 'thread_anchor');
+    const chat = startChat(server.url, '--did', DID, '--thread', 'thread_anchor');
     await chat.stdout.until('thread thread_anchor');
     chat.type('First question');
     await server.frame('CPP_PROMPT');
@@ -99,7 +100,7 @@ describe('cpp-chat against a scripted server', () => {
 
   it('says so and fails when the connection drops', async () => {
     const { server } = session;
-    const chat = startChat(server.url, '--thread', 'thread_drop');
+    const chat = startChat(server.url, '--did', DID, '--thread', 'thread_drop');
     await chat.stdout.until('thread thread_drop');
     server.peers[0]!.close(1001, 'going away');
     expect(await chat.exited).toBe(1);

@@ -1,8 +1,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../bin/cpp-chat.js', import.meta.url));
+/** The config directory the chats of this test run see, where cpp-chat keeps its default identity. */
+export const CONFIG_HOME = mkdtempSync(join(tmpdir(), 'cpp-chat-config-'));
+process.once('exit', () => rmSync(CONFIG_HOME, { recursive: true, force: true }));
 
 /** Collected text of one output stream, with a way to wait for something to appear in it. */
 class OutputBuffer {
@@ -33,7 +38,8 @@ export class ChatProcess {
 
   constructor(args: string[]) {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npx tsc -b)`);
-    this.child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe' });
+    // Its identity file goes to a folder of the test run's, not to the user's ~/.config.
+    this.child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe', env: { ...process.env, XDG_CONFIG_HOME: CONFIG_HOME } });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => this.stdout.append(chunk));
     this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
