@@ -104,13 +104,12 @@ export class ConnectionGuard {
     }
     this.challenge = undefined;
     this.current = { did: outcome.did, verified: true };
+    this.awaitingProof = false;
     clearTimeout(this.authTimer);
-    this.connection?.send(encodeServerFrame('CPP_AUTH_ACCEPTED', { did: outcome.did }));
-    if (this.awaitingProof) {
-      this.awaitingProof = false;
-      this.countIdentity();
-    }
-    if (this.connection) this.settings.onAuthenticated(this.current, this.connection.id);
+    if (!this.releaseDid) this.countIdentity();
+    if (this.closed || !this.connection) return;
+    this.connection.send(encodeServerFrame('CPP_AUTH_ACCEPTED', { did: outcome.did }));
+    this.settings.onAuthenticated(this.current, this.connection.id);
   }
 
   /** The connection ended. */

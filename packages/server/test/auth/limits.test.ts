@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { completion, expectError, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
+import { challengeOf, connectAs } from './support/authenticate.js';
+import { TestIdentity } from './support/did-key-identity.js';
 
 const fixture = useServer();
 
@@ -56,6 +58,20 @@ describe('the connection limits', () => {
     await listThreads(anotherDid);
     await first.close();
     await listThreads(await fixture.connect({ did: 'did:key:zAlice' }));
+  });
+});
+
+describe('the connection limit per DID, with proven identities', () => {
+  it('counts a connection once its proof is in, and refuses the one past the limit instead of accepting it', async () => {
+    await fixture.start({ auth: 'did-key', limits: { maxConnectionsPerDid: 1 } });
+    const alice = TestIdentity.generate();
+    await connectAs(fixture, alice);
+    const second = await fixture.connect();
+    const challenge = await challengeOf(second);
+    second.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
+    await expectError(second, 'RATE_LIMITED');
+    expect(await second.closed).toBe(CloseCode.TOO_MANY_REQUESTS);
+    expect(second.all('CPP_AUTH_ACCEPTED')).toEqual([]);
   });
 });
 
