@@ -19,7 +19,7 @@ interface Waiter {
   reject(error: Error): void;
 }
 
-const WAIT_LIMIT_MS = 60_000;
+const WAIT_LIMIT_MS = 20_000;
 
 /**
  * A benchmark client connection, to a CPP server or to the raw baseline. Frames are parsed with a plain JSON.parse
@@ -48,7 +48,7 @@ export class BenchSocket {
   }
 
   static connect(url: string, protocol?: string): Promise<BenchSocket> {
-    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], { perMessageDeflate: false });
+    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], { perMessageDeflate: false, handshakeTimeout: WAIT_LIMIT_MS });
     return new Promise((resolve, reject) => {
       socket.once('open', () => {
         socket.off('error', reject);

@@ -27,6 +27,8 @@ export interface StreamsStarted {
 }
 
 const CONNECT_CONCURRENCY = 64;
+/** A server that cannot start the streams within this time is overloaded; the rest are not tried. */
+const START_DEADLINE_MS = 60_000;
 
 /**
  * The load generator, in its own process: it holds the many client connections (streaming or idle) so that their
@@ -39,7 +41,11 @@ let streaming = 0;
 serveRequests(null, {
   /** Streams that could not start (refused, dropped, timed out) are counted, not thrown: an overloaded server shows as such. */
   streams: async (target: LoadTarget): Promise<StreamsStarted> => {
-    const outcomes = await inBatches(target.count, CONNECT_CONCURRENCY, () => openStream(target).then(() => true, () => false));
+    const deadline = performance.now() + START_DEADLINE_MS;
+    const outcomes = await inBatches(target.count, CONNECT_CONCURRENCY, async () => {
+      if (performance.now() > deadline) return false;
+      return openStream(target).then(() => true, () => false);
+    });
     const started = outcomes.filter(Boolean).length;
     streaming += started;
     return { started, failed: target.count - started };

@@ -15,6 +15,8 @@ const CHUNKS_BETWEEN_PIVOTS = 2;
 const HALT_P99_TARGET_MS = 10;
 const HALT_RATIO_TARGET = 2;
 const LOOP_DELAY_TARGET_MS = 20;
+/** An overloaded server could make a run last for ever: a probe stops after this long with the samples it has. */
+const PROBE_TIME_LIMIT_MS = 60_000;
 
 /** What every run under load records beside its latencies. */
 interface LoadedRun {
@@ -93,7 +95,8 @@ async function timePivots(server: RunningServer, count: number): Promise<Omit<Cp
     const firstChunk = new LatencyRecorder();
     let nodeId = thread.nodeId;
     const warmUp = Math.ceil(count / 10);
-    for (let index = 0; index < warmUp + count; index += 1) {
+    const deadline = performance.now() + PROBE_TIME_LIMIT_MS;
+    for (let index = 0; index < warmUp + count && performance.now() < deadline; index += 1) {
       for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1) await socket.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId === nodeId);
       const interruptedNodeId = nodeId;
       const haltedFrame = socket.next('CPP_STREAM_HALTED');
@@ -123,7 +126,8 @@ async function timeEchoes(server: RunningServer, count: number): Promise<Omit<Ra
     await firstChunk;
     const echo = new LatencyRecorder();
     const warmUp = Math.ceil(count / 10);
-    for (let index = 0; index < warmUp + count; index += 1) {
+    const deadline = performance.now() + PROBE_TIME_LIMIT_MS;
+    for (let index = 0; index < warmUp + count && performance.now() < deadline; index += 1) {
       for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1) await socket.next('CPP_STREAM_CHUNK');
       const answer = socket.next('echo', (frame) => frame.payload.seq === index);
       const sentAt = performance.now();
