@@ -12,7 +12,7 @@ async function upgradeStatus(url: string, origin?: string): Promise<number> {
   socket.on('error', () => undefined);
   const status = await Promise.race([
     once(socket, 'open').then(() => 101),
-    once(socket, 'unexpected-response').then(([, response]: [unknown, { statusCode: number }]) => response.statusCode),
+    once(socket, 'unexpected-response').then((args) => (args[1] as { statusCode: number }).statusCode),
   ]);
   socket.terminate();
   return status;

@@ -35,7 +35,7 @@ describe('TLS', () => {
     const tls = selfSignedCertificate();
     const server = await fixture.start({ tls, auth: 'did-key' });
     const socket = new WebSocket(server.url, CPP_SUBPROTOCOL, { ca: tls.cert });
-    const [data] = await new Promise<[unknown]>((resolve) => socket.once('message', (...args) => resolve(args as [unknown])));
+    const data = await new Promise<unknown>((resolve) => socket.once('message', (message) => resolve(message)));
     expect(JSON.parse(String(data)).payload.audience).toBe(server.url);
     socket.close();
   });
