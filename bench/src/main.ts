@@ -34,11 +34,7 @@ const details: Record<string, unknown> = {};
 try {
   if (options.only.includes('pivot')) {
     const largest = Math.max(...options.loads);
-    for (const streams of options.loads) {
-      const pivot = await measurePivot(context, streams, streams === largest);
-      figures.push(...pivot.figures);
-      details[`pivot.${streams}`] = pivot.details;
-    }
+    for (const streams of options.loads) await collect(`pivot.${streams}`, measurePivot(context, streams, streams === largest));
   }
   if (options.only.includes('gateway')) await collect('gateway', measureGateway(context));
   if (options.only.includes('capacity')) await collect('capacity', measureCapacity(context));
@@ -52,8 +48,15 @@ writeResult(options.out, benchResult(options, figures, details, startLoad));
 console.log(formatTable(figures));
 console.log(`\n${figures.filter((line) => line.target?.met).length} of ${figures.filter((line) => line.target).length} targets met · ${options.runs} run(s), medians · ${Math.round((Date.now() - startedAt) / 1000)} s · figures in ${options.out}`);
 
+/** A measure that fails is on record in the details; the others still report. */
 async function collect(name: string, measure: Promise<{ figures: Figure[]; details: unknown }>): Promise<void> {
-  const result = await measure;
-  figures.push(...result.figures);
-  details[name] = result.details;
+  try {
+    const result = await measure;
+    figures.push(...result.figures);
+    details[name] = result.details;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    details[name] = { failed: message };
+    context.log(`${name} failed: ${message}`);
+  }
 }

@@ -28,7 +28,7 @@ interface Capacity {
 
 /**
  * Measure 3: the most concurrent paced streams (50 tokens/s by default) one server process holds with p99 chunk
- * delay ≤ 50 ms. Doubles the load from the start until a step fails, then bisects. The baseline is the raw ws
+ * delay ≤ 50 ms. Doubles the load from the start until a step fails (or halves it until one holds), then bisects. The baseline is the raw ws
  * server pushing the same frames on the same schedule.
  */
 export async function measureCapacity(context: BenchContext): Promise<{ figures: Figure[]; details: Record<ServerKind, Capacity> }> {
@@ -63,11 +63,17 @@ async function searchCapacity(context: BenchContext, kind: ServerKind): Promise<
   let held = 0;
   let failed: number | undefined;
   let streams = Math.min(capacityStart, capacityMax);
+  // Up from the start while it holds; down from it, to the grain, while it does not.
   while (failed === undefined) {
     if (await tryLoad(streams)) held = streams;
     else failed = streams;
     if (streams >= capacityMax) break;
     streams = Math.min(streams * 2, capacityMax);
+  }
+  while (held === 0 && failed !== undefined && failed > GRAIN) {
+    const lower = Math.max(GRAIN, Math.round(failed / 2 / GRAIN) * GRAIN);
+    if (await tryLoad(lower)) held = lower;
+    else failed = lower;
   }
   for (let refine = 0; failed !== undefined && refine < capacityRefine; refine += 1) {
     const middle = Math.round((held + failed) / 2 / GRAIN) * GRAIN;

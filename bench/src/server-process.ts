@@ -73,7 +73,8 @@ serveRequests({ port: server.port } satisfies ServerReady, {
 });
 
 async function startCpp(): Promise<{ port: number; close(): Promise<void> }> {
-  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model) });
+  // No cap on a thread's size: the sync measure grows a thread past the default 10,000 nodes.
+  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model), limits: { maxNodesPerThread: 0 } });
   await cpp.ready;
   return { port: cpp.port, close: () => cpp.close() };
 }
