@@ -33,8 +33,7 @@ const figures: Figure[] = [];
 const details: Record<string, unknown> = {};
 try {
   if (options.only.includes('pivot')) {
-    const largest = Math.max(...options.loads);
-    for (const streams of options.loads) await collect(`pivot.${streams}`, measurePivot(context, streams, streams === largest));
+    for (const streams of options.loads) await collect(`pivot.${streams}`, measurePivot(context, streams));
   }
   if (options.only.includes('gateway')) await collect('gateway', measureGateway(context));
   if (options.only.includes('capacity')) await collect('capacity', measureCapacity(context));
