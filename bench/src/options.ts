@@ -51,11 +51,11 @@ const FULL: Sized = {
 /** About a minute: the same measures, smaller. */
 const QUICK: Sized = {
   runs: 1,
-  loads: [1, 100, 500],
+  loads: [1, 100],
   pivots: 60,
   gatewaySamples: 60,
-  capacityStart: 500,
-  capacityMax: 2000,
+  capacityStart: 100,
+  capacityMax: 400,
   capacityWindowMs: 2000,
   capacityRefine: 0,
   idleConnections: 1000,
