@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
 import type { StoreOperation } from './server-observer.js';
@@ -32,8 +32,9 @@ export class ObservedStore implements ConversationStore {
     return this.timed('commit', () => this.store.commit(change, meta));
   }
 
-  saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
-    return this.timed('saveStreamingContent', () => this.store.saveStreamingContent(threadId, nodeId, content));
+  /** Timed once per batch: the metric counts transactions, whatever the number of streams in each. */
+  saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+    return this.timed('saveStreamingContents', () => this.store.saveStreamingContents(batch));
   }
 
   interruptStreamingNodes(now: number): Promise<string[]> {

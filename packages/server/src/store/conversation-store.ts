@@ -22,6 +22,13 @@ export interface CommitMeta {
   title?: string;
 }
 
+/** The text streamed so far into one `streaming` node. */
+export interface StreamingContent {
+  threadId: string;
+  nodeId: string;
+  content: string;
+}
+
 /**
  * Where conversations live. Small on purpose: every adapter (memory, SQLite, PostgreSQL) passes one contract
  * suite. Structural changes arrive as whole `TreeChange`s and are committed atomically with an optimistic version
@@ -52,11 +59,13 @@ export interface ConversationStore {
   commit(change: TreeChange, meta: CommitMeta): Promise<void>;
 
   /**
-   * Persists the text streamed so far into a `streaming` node. Not a structural change: neither the version nor
-   * `updatedAt` moves. A node that is no longer streaming, or is not in that thread, is left untouched, so a late
-   * batch cannot undo a commit.
+   * Persists the text streamed so far into `streaming` nodes, in one transaction for the whole batch, so that a
+   * server can save every running answer at once instead of paying a transaction per stream. Not a structural
+   * change: neither a version nor an `updatedAt` moves. An entry whose node is no longer streaming, or is not in
+   * the thread named, is left untouched while the others apply, so a late batch cannot undo a commit. An empty
+   * batch does nothing. When a batch names a node more than once, its last entry wins.
    */
-  saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void>;
+  saveStreamingContents(batch: readonly StreamingContent[]): Promise<void>;
 
   /**
    * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last persisted, and

@@ -1,5 +1,5 @@
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
 import { assembleGraph, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { StoreConflictError } from './store-conflict-error.js';
 
@@ -76,10 +76,12 @@ export class MemoryStore implements ConversationStore {
     if (meta.title !== undefined) thread.record.title = meta.title;
   }
 
-  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
+  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
     this.ensureOpen();
-    const node = this.threads.get(threadId)?.nodes.get(nodeId);
-    if (node?.status === 'streaming') node.content = content;
+    for (const { threadId, nodeId, content } of batch) {
+      const node = this.threads.get(threadId)?.nodes.get(nodeId);
+      if (node?.status === 'streaming') node.content = content;
+    }
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {

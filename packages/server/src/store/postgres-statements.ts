@@ -37,9 +37,22 @@ export const POSTGRES_STATEMENTS = {
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
     WHERE nodes.thread_id = excluded.thread_id`,
-  updateStreamingContent: `
-    UPDATE nodes SET content = $3
-    WHERE node_id = $2 AND thread_id = $1 AND status = 'streaming'`,
+  // A whole batch in one statement, so in one transaction and one round trip. Entries come as three parallel
+  // arrays; the last entry for a node wins, as it would one entry after another. The rows are locked in node id
+  // order, so two batches naming the same nodes in different orders queue up instead of deadlocking.
+  updateStreamingContents: `
+    WITH batch AS (
+      SELECT DISTINCT ON (thread_id, node_id) thread_id, node_id, content
+      FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS entry (thread_id, node_id, content, position)
+      ORDER BY thread_id, node_id, position DESC
+    ), locked AS MATERIALIZED (
+      SELECT nodes.node_id, batch.content FROM nodes
+      JOIN batch ON batch.node_id = nodes.node_id AND batch.thread_id = nodes.thread_id
+      WHERE nodes.status = 'streaming'
+      ORDER BY nodes.node_id
+      FOR UPDATE OF nodes
+    )
+    UPDATE nodes SET content = locked.content FROM locked WHERE nodes.node_id = locked.node_id`,
   // Threads are locked before their nodes, in id order: the same order as a commit's, so recovery and commits
   // cannot deadlock.
   lockStreamingThreads: `

@@ -1,6 +1,6 @@
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
-import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrate } from './postgres-migrations.js';
@@ -77,8 +77,9 @@ export class PostgresStore implements ConversationStore {
     }
   }
 
-  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
-    await this.pool.query(SQL.updateStreamingContent, [threadId, nodeId, content]);
+  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+    const columns = [batch.map((entry) => entry.threadId), batch.map((entry) => entry.nodeId), batch.map((entry) => entry.content)];
+    await this.pool.query(SQL.updateStreamingContents, columns);
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {

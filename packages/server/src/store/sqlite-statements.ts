@@ -1,5 +1,6 @@
 import type { ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
+import type { StreamingContent } from './conversation-store.js';
 import type { NodeRow, ThreadRow } from './sql-rows.js';
 
 export interface CommittedHeader {
@@ -25,7 +26,7 @@ export interface SqliteStatements {
   selectNodes: Statement<[string], NodeRow>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
-  updateStreamingContent: Statement<{ threadId: string; nodeId: string; content: string }>;
+  updateStreamingContent: Statement<StreamingContent>;
   interruptStreamingNodes: Statement<[], string>;
 }
 
@@ -66,7 +67,7 @@ export function prepareStatements(db: Database): SqliteStatements {
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
-    updateStreamingContent: db.prepare<{ threadId: string; nodeId: string; content: string }>(`
+    updateStreamingContent: db.prepare<StreamingContent>(`
       UPDATE nodes SET content = @content
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),
     interruptStreamingNodes: db.prepare<[], string>(`

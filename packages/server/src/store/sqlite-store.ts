@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
-import type { CommitMeta, ConversationStore, StoredThread, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
@@ -71,8 +71,11 @@ export class SqliteStore implements ConversationStore {
     this.db.transaction(() => this.commitInTransaction(change, meta)).immediate();
   }
 
-  async saveStreamingContent(threadId: string, nodeId: string, content: string): Promise<void> {
-    this.statements.updateStreamingContent.run({ threadId, nodeId, content });
+  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+    // One transaction, not one per entry: its cost (the WAL commit) is what grows with the number of streams.
+    this.db.transaction(() => {
+      for (const { threadId, nodeId, content } of batch) this.statements.updateStreamingContent.run({ threadId, nodeId, content });
+    })();
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {

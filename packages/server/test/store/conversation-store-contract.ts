@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'v
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
-import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
+import { loadSound, streamBatch, TestClock, ThreadDriver } from './thread-driver.js';
 
 export interface StoreFixture {
   store: ConversationStore;
@@ -261,20 +261,74 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.expectStoreToMatch();
       });
 
-      it('ignores text for a node that is no longer streaming, or is not in the thread named', async () => {
+      it('persists in one batch the text of several nodes across several threads', async () => {
+        const twoStreams = await startThread();
+        const oneStream = await startThread(BOB);
+        const a = await twoStreams.prompt('First');
+        const b = await twoStreams.prompt('Second, on the side', { parentNodeId: a.userNodeId });
+        const c = await oneStream.prompt('Third');
+        const listed = [await store.listThreads(ALICE), await store.listThreads(BOB)];
+
+        await streamBatch(store, [
+          { driver: twoStreams, nodeId: a.assistantNodeId, content: 'Partial A' },
+          { driver: oneStream, nodeId: c.assistantNodeId, content: 'Partial C' },
+          { driver: twoStreams, nodeId: b.assistantNodeId, content: 'Partial B' },
+        ]);
+
+        expect((await loadSound(store, twoStreams.threadId)).graph.nodes[b.assistantNodeId]?.content).toBe('Partial B');
+        await twoStreams.expectStoreToMatch();
+        await oneStream.expectStoreToMatch();
+        expect([await store.listThreads(ALICE), await store.listThreads(BOB)]).toStrictEqual(listed);
+      });
+
+      it('skips the entries for a node no longer streaming, not in the thread named, or unknown, and applies the others', async () => {
         const driver = await startThread();
         const other = await startThread();
         const { userNodeId, assistantNodeId } = await driver.prompt('Hello');
         const streaming = await other.prompt('Still going');
         await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Final' });
 
-        await store.saveStreamingContent(driver.threadId, assistantNodeId, 'Late batch');
-        await store.saveStreamingContent(driver.threadId, userNodeId, 'Not a stream');
-        await store.saveStreamingContent(driver.threadId, streaming.assistantNodeId, 'Wrong thread');
-        await store.saveStreamingContent(newThreadId(), newMessageId(), 'Nowhere');
+        await streamBatch(store, [
+          { driver, nodeId: assistantNodeId, content: 'Late batch' },
+          { driver, nodeId: userNodeId, content: 'Not a stream' },
+          { driver, nodeId: streaming.assistantNodeId, content: 'Wrong thread' },
+          { driver, nodeId: newMessageId(), content: 'Unknown node' },
+          { driver: other, nodeId: streaming.assistantNodeId, content: 'Applied' },
+        ]);
+        await store.saveStreamingContents([{ threadId: newThreadId(), nodeId: newMessageId(), content: 'Nowhere' }]);
 
+        expect((await loadSound(store, other.threadId)).graph.nodes[streaming.assistantNodeId]?.content).toBe('Applied');
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Final');
         await driver.expectStoreToMatch();
         await other.expectStoreToMatch();
+      });
+
+      it('keeps the last entry for a node that a batch names more than once', async () => {
+        const driver = await startThread();
+        const other = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+
+        await streamBatch(store, [
+          { driver, nodeId: assistantNodeId, content: 'Hi' },
+          { driver, nodeId: assistantNodeId, content: 'Hi there' },
+          // Named with the wrong thread last: skipped, so the right thread's last entry stands.
+          { driver: other, nodeId: assistantNodeId, content: 'Wrong thread' },
+        ]);
+
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Hi there');
+        await driver.expectStoreToMatch();
+      });
+
+      it('does nothing for an empty batch', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Hi');
+        const listed = await store.listThreads(ALICE);
+
+        await store.saveStreamingContents([]);
+
+        await driver.expectStoreToMatch();
+        expect(await store.listThreads(ALICE)).toStrictEqual(listed);
       });
 
       it('recovers streaming nodes as interrupted with their persisted text, one new version per thread', async () => {
@@ -314,6 +368,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         await expect(store.loadThread(driver.threadId)).rejects.toThrow();
         await expect(store.listThreads(ALICE)).rejects.toThrow();
+        await expect(store.saveStreamingContents([])).rejects.toThrow();
       });
 
       it('gives back every thread identically after a reopen', async (context) => {

@@ -230,6 +230,55 @@ describeWithPostgres('PostgresStore', () => {
         await a.expectStoreToMatch(one);
         await b.expectStoreToMatch(one);
       });
+
+      it('queues up two batches of streamed text that name the same nodes in opposite orders, instead of deadlocking', async () => {
+        const [one, two] = [await open(), await open()];
+        const drivers = await Promise.all(['a', 'b', 'c'].map(() => ThreadDriver.create(one, clock)));
+        const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name, index) => drivers[index]!.prompt(name, { assistantNodeId: `msg_${name}_answer` })));
+        const entry = (index: number, nodeId: string, content: string) => ({ threadId: drivers[index]!.threadId, nodeId, content });
+        // A database of some size, where the planner visits the rows in the order the batch names them.
+        await schemas.query(`INSERT INTO ${schema}.threads (thread_id, owner_did, title, created_at, updated_at, version) VALUES ('thr_old', 'did:example:old', '', 0, 0, 1)`);
+        await schemas.query(`
+          INSERT INTO ${schema}.nodes (node_id, thread_id, seq, role, content, status, created_at)
+          SELECT 'msg_old_' || n, 'thr_old', n, 'user', 'Old', 'completed', 0 FROM generate_series(1, 2000) AS n`);
+        await schemas.query(`ANALYZE ${schema}.nodes`);
+        // The first batch takes a, then waits for c, which the test holds. The second takes b before it wants a: were
+        // rows locked in the order the batches name them, each would then wait for the other once c is released.
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [c!.assistantNodeId]);
+        held = lock;
+
+        const first = one.saveStreamingContents([entry(0, a!.assistantNodeId, 'first'), entry(2, c!.assistantNodeId, 'first'), entry(1, b!.assistantNodeId, 'first')]);
+        await waitForWaiting(lock.pid, 1);
+        const second = two.saveStreamingContents([entry(1, b!.assistantNodeId, 'second'), entry(0, a!.assistantNodeId, 'second')]);
+        await waitForWaiting(lock.pid, 2);
+        held = undefined;
+        await lock.release();
+
+        expect((await Promise.allSettled([first, second])).map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
+        const contents = await Promise.all(drivers.map(async (driver, index) => (await loadSound(one, driver.threadId)).graph.nodes[[a, b, c][index]!.assistantNodeId]?.content));
+        expect(contents).toEqual(['second', 'second', 'first']);
+      });
+    });
+
+    it('writes a batch of streamed text in one statement: when an entry fails, none is written', async () => {
+      const store = await open();
+      const [one, two] = [await ThreadDriver.create(store, clock), await ThreadDriver.create(store, clock)];
+      const first = await one.prompt('First', { assistantNodeId: 'msg_1_answer' });
+      const second = await two.prompt('Second', { assistantNodeId: 'msg_2_answer' });
+      // The database refuses the batch's last entry (last in the batch and in node id order), as it could any of them.
+      await schemas.query(`
+        CREATE FUNCTION ${schema}.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.content = 'poison' THEN RAISE EXCEPTION 'poisoned content'; END IF; RETURN NEW; END $$`);
+      await schemas.query(`CREATE TRIGGER refuse_poison BEFORE UPDATE ON ${schema}.nodes FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_poison()`);
+
+      const batch = [
+        { threadId: one.threadId, nodeId: first.assistantNodeId, content: 'Written alone?' },
+        { threadId: two.threadId, nodeId: second.assistantNodeId, content: 'poison' },
+      ];
+      await expect(store.saveStreamingContents(batch)).rejects.toThrow(/poisoned content/);
+
+      await one.expectStoreToMatch(store);
+      await two.expectStoreToMatch(store);
     });
 
     it('recovers, after a crash in the middle of a stream, the text persisted before it', async () => {

@@ -96,6 +96,27 @@ describe('SqliteStore on its file', () => {
     expect(stored.updatedAt).toBe(now);
   });
 
+  it('writes a batch of streamed text in one transaction: when an entry fails, none is written', async () => {
+    const clock = new TestClock();
+    const store = open();
+    const [one, two] = [await ThreadDriver.create(store, clock), await ThreadDriver.create(store, clock)];
+    const first = await one.prompt('First');
+    const second = await two.prompt('Second');
+    // The database refuses the batch's last entry, as a full disk could refuse any of them.
+    inspect().exec(`
+      CREATE TRIGGER refuse_poison BEFORE UPDATE OF content ON nodes WHEN NEW.content = 'poison'
+      BEGIN SELECT RAISE(ABORT, 'poisoned content'); END`);
+
+    const batch = [
+      { threadId: one.threadId, nodeId: first.assistantNodeId, content: 'Written alone?' },
+      { threadId: two.threadId, nodeId: second.assistantNodeId, content: 'poison' },
+    ];
+    await expect(store.saveStreamingContents(batch)).rejects.toThrow(/poisoned content/);
+
+    await one.expectStoreToMatch();
+    await two.expectStoreToMatch();
+  });
+
   it('refuses on one connection a change that a commit on another connection made stale', async () => {
     const clock = new TestClock();
     const [one, two] = [open(), open()];

@@ -84,9 +84,13 @@ export class ThreadDriver {
     await this.commit(planFinish(this.graph, input));
   }
 
-  /** Persists streamed text; the in-memory graph follows only while the node streams, as the store must. */
+  /** Persists streamed text, alone in its batch. */
   async stream(nodeId: string, content: string): Promise<void> {
-    await this.store.saveStreamingContent(this.threadId, nodeId, content);
+    await streamBatch(this.store, [{ driver: this, nodeId, content }]);
+  }
+
+  /** The in-memory graph follows streamed text only while the node streams, as the store must. */
+  followStream(nodeId: string, content: string): void {
     const node = this.graph.nodes[nodeId];
     if (node?.status === 'streaming') node.content = content;
   }
@@ -111,6 +115,18 @@ export class ThreadDriver {
   private exchangeIds(options: Partial<ExchangeIds>): ExchangeIds {
     return { userNodeId: options.userNodeId ?? newMessageId(), assistantNodeId: options.assistantNodeId ?? newMessageId() };
   }
+}
+
+export interface StreamedText {
+  driver: ThreadDriver;
+  nodeId: string;
+  content: string;
+}
+
+/** Persists the streamed text of nodes of any threads in one batch, in order; each thread's driver follows it. */
+export async function streamBatch(store: ConversationStore, entries: readonly StreamedText[]): Promise<void> {
+  await store.saveStreamingContents(entries.map(({ driver, nodeId, content }) => ({ threadId: driver.threadId, nodeId, content })));
+  for (const { driver, nodeId, content } of entries) driver.followStream(nodeId, content);
 }
 
 /** Loads a thread that must exist and whose graph must be sound. */
