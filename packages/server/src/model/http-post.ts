@@ -16,7 +16,7 @@ export interface JsonPost {
  * POSTs JSON and returns the streaming response body. An error status becomes a ProviderError carrying the vendor's
  * own message; a refused connection becomes a connection failure; an abort propagates as is.
  */
-export async function postJson(request: JsonPost): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
+export async function postJson(request: JsonPost): Promise<ReadableStream<Uint8Array>> {
   let response: Response;
   try {
     response = await fetch(request.url, {

@@ -1,12 +1,12 @@
-import { streamChunks } from './stream-chunks.js';
+import { bodyText } from './body-text.js';
 
 /** The non-empty lines of a newline-delimited JSON body (Ollama's native streaming format). */
-export async function* ndjsonLines(body: ReadableStream<Uint8Array<ArrayBuffer>>): AsyncGenerator<string> {
+export async function* ndjsonLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let pending = '';
-  for await (const text of streamChunks(body.pipeThrough(new TextDecoderStream()))) {
+  for await (const text of bodyText(body)) {
     const lines = (pending + text).split('\n');
     pending = lines.pop() ?? '';
-    yield* lines.filter((line) => line.trim() !== '');
+    for (const line of lines) if (line.trim() !== '') yield line;
   }
   if (pending.trim() !== '') yield pending;
 }

@@ -1,11 +1,10 @@
 import { chatMessages } from './chat-messages.js';
 import { toFinishReason } from './finish-reason.js';
-import { runGeneration } from './generation.js';
-import { postJson } from './http-post.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { HttpModelProvider } from './http-model-provider.js';
+import type { ModelMessage, ModelStreamPart } from './model-provider.js';
 import { ndjsonLines } from './ndjson-lines.js';
 import { OllamaChatLineSchema } from './ollama-chunk.js';
-import { endpoint, type ProviderSettings } from './provider-settings.js';
+import type { ProviderSettings } from './provider-settings.js';
 import { parseStreamPayload } from './stream-payload.js';
 import { tokenUsage } from './token-usage.js';
 import { missingTerminator, streamedFailure } from './upstream-failures.js';
@@ -15,38 +14,21 @@ const VENDOR = 'Ollama';
 /**
  * Ollama's native `/api/chat` (NDJSON). Written on fetch rather than the `ollama` package: that package skips
  * malformed lines with a console warning instead of failing, and cannot abort a request before its response
- * headers arrive (the first-token timeout needs to).
+ * headers arrive (the first-token timeout needs to). A plain local Ollama needs no key; one behind an
+ * authenticating proxy (or Ollama's cloud) takes a bearer token.
  */
-export class OllamaProvider implements ModelProvider {
+export class OllamaProvider extends HttpModelProvider {
   readonly provider = 'ollama';
-  readonly model: string;
 
-  constructor(private readonly settings: ProviderSettings) {
-    this.model = settings.model;
+  constructor(settings: ProviderSettings) {
+    super(settings, VENDOR);
   }
 
-  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    return runGeneration(request.signal, {
-      vendor: VENDOR,
-      policy: this.settings.policy,
-      open: (signal) => this.attempt(request.messages, signal),
-    });
-  }
-
-  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const { apiKey } = this.settings;
-    const body = await postJson({
-      url: endpoint(this.settings.baseUrl, '/api/chat'),
-      // A plain local Ollama needs no key; one behind an authenticating proxy (or Ollama's cloud) takes a bearer token.
-      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-      body: this.requestBody(messages),
-      signal,
-      vendor: VENDOR,
-      apiKey,
-    });
+  protected async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+    const body = await this.post('/api/chat', this.requestBody(messages), signal);
     for await (const line of ndjsonLines(body)) {
       const chunk = parseStreamPayload(line, OllamaChatLineSchema, VENDOR, 'a chat response line');
-      if (chunk.error) throw streamedFailure(VENDOR, chunk.error, apiKey);
+      if (chunk.error) throw streamedFailure(VENDOR, chunk.error, this.settings.apiKey);
       if (chunk.message?.content) yield { type: 'text-delta', text: chunk.message.content };
       if (chunk.done) {
         const usage = tokenUsage(chunk.prompt_eval_count, chunk.eval_count);

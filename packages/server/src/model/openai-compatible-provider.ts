@@ -1,17 +1,14 @@
-import { ParseError } from 'eventsource-parser';
 import type { TokenUsage } from '@promethea/cpp-protocol';
 import { chatMessages } from './chat-messages.js';
 import { toFinishReason } from './finish-reason.js';
-import { runGeneration } from './generation.js';
-import { postJson } from './http-post.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { HttpModelProvider } from './http-model-provider.js';
+import type { ModelMessage, ModelStreamPart } from './model-provider.js';
 import { ChatCompletionChunkSchema } from './openai-chunk.js';
-import type { ProviderError } from './provider-error.js';
-import { endpoint, type ProviderSettings } from './provider-settings.js';
+import type { ProviderSettings } from './provider-settings.js';
 import { parseStreamPayload } from './stream-payload.js';
 import { tokenUsage } from './token-usage.js';
 import { serverSentEvents } from './server-sent-events.js';
-import { malformedStream, missingTerminator, streamedFailure } from './upstream-failures.js';
+import { missingTerminator, streamedFailure } from './upstream-failures.js';
 
 const VENDOR = 'OpenAI-compatible server';
 
@@ -20,42 +17,24 @@ const VENDOR = 'OpenAI-compatible server';
  * Groq and OpenRouter all speak. Written on fetch rather than the openai SDK: the SDK ends quietly when a stream
  * stops before `data: [DONE]`, so a cut answer would pass for a complete one.
  */
-export class OpenAICompatibleProvider implements ModelProvider {
+export class OpenAICompatibleProvider extends HttpModelProvider {
   readonly provider = 'openai-compatible';
-  readonly model: string;
 
-  constructor(private readonly settings: ProviderSettings) {
-    this.model = settings.model;
+  constructor(settings: ProviderSettings) {
+    super(settings, VENDOR);
   }
 
-  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    return runGeneration(request.signal, {
-      vendor: VENDOR,
-      policy: this.settings.policy,
-      open: (signal) => this.attempt(request.messages, signal),
-      describeFailure,
-    });
-  }
-
-  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const { apiKey } = this.settings;
-    const body = await postJson({
-      url: endpoint(this.settings.baseUrl, '/chat/completions'),
-      headers: { accept: 'text/event-stream', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-      body: this.requestBody(messages),
-      signal,
-      vendor: VENDOR,
-      apiKey,
-    });
+  protected async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+    const body = await this.post('/chat/completions', this.requestBody(messages), signal, { accept: 'text/event-stream' });
     let finishReason: string | undefined;
     let usage: TokenUsage | undefined;
-    for await (const event of serverSentEvents(body)) {
+    for await (const event of serverSentEvents(body, VENDOR)) {
       if (event.data === '[DONE]') {
         yield { type: 'finish', finishReason: toFinishReason(finishReason), ...(usage ? { usage } : {}) };
         return;
       }
       const chunk = parseStreamPayload(event.data, ChatCompletionChunkSchema, VENDOR, 'a chat completion chunk');
-      if (chunk.error) throw streamedFailure(VENDOR, chunk.error.message, apiKey);
+      if (chunk.error) throw streamedFailure(VENDOR, chunk.error.message, this.settings.apiKey);
       const choice = chunk.choices?.[0];
       if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
       finishReason = choice?.finish_reason ?? finishReason;
@@ -76,8 +55,4 @@ export class OpenAICompatibleProvider implements ModelProvider {
       ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
     };
   }
-}
-
-function describeFailure(error: unknown): ProviderError | undefined {
-  return error instanceof ParseError ? malformedStream(VENDOR, error.message, error) : undefined;
 }

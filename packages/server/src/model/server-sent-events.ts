@@ -1,13 +1,31 @@
-import { type EventSourceMessage, EventSourceParserStream } from 'eventsource-parser/stream';
-import { streamChunks } from './stream-chunks.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { bodyText } from './body-text.js';
+import type { ProviderError } from './provider-error.js';
+import { malformedStream } from './upstream-failures.js';
 
 /** Bounds what a server may send without completing an event, so a broken upstream cannot fill memory. */
 const MAX_EVENT_BYTES = 1024 * 1024;
 
-/** The events of a `text/event-stream` body; a line that is not valid SSE ends the stream with a ParseError. */
-export function serverSentEvents(body: ReadableStream<Uint8Array<ArrayBuffer>>): AsyncGenerator<EventSourceMessage> {
-  const events = body
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(new EventSourceParserStream({ onError: 'terminate', maxBufferSize: MAX_EVENT_BYTES }));
-  return streamChunks(events);
+/**
+ * The events of a `text/event-stream` body. A line that is not valid SSE, or an event past the size bound, ends the
+ * stream with a malformed-stream ProviderError, after the events that came before it.
+ */
+export async function* serverSentEvents(body: ReadableStream<Uint8Array>, vendor: string): AsyncGenerator<EventSourceMessage> {
+  const events: EventSourceMessage[] = [];
+  let failure: ProviderError | undefined;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (!failure) events.push(event);
+    },
+    onError: (error) => {
+      failure ??= malformedStream(vendor, error.message, error);
+    },
+    maxBufferSize: MAX_EVENT_BYTES,
+  });
+  for await (const text of bodyText(body)) {
+    parser.feed(text);
+    for (const event of events) yield event;
+    events.length = 0;
+    if (failure) throw failure;
+  }
 }

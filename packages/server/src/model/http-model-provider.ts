@@ -1,0 +1,46 @@
+import { runGeneration } from './generation.js';
+import { postJson } from './http-post.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { endpoint, type ProviderSettings } from './provider-settings.js';
+
+/**
+ * What the providers written on fetch share: one generation per request (timeout, retries, cancellation) around an
+ * attempt that POSTs JSON to the vendor and reads its streamed answer. A subclass says where to post, what to send
+ * and how to read the answer.
+ */
+export abstract class HttpModelProvider implements ModelProvider {
+  abstract readonly provider: string;
+  readonly model: string;
+
+  constructor(
+    protected readonly settings: ProviderSettings,
+    /** Names the upstream in error messages. */
+    protected readonly vendor: string,
+  ) {
+    this.model = settings.model;
+  }
+
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    return runGeneration(request.signal, {
+      vendor: this.vendor,
+      policy: this.settings.policy,
+      open: (signal) => this.attempt(request.messages, signal),
+    });
+  }
+
+  /** One attempt: post, then turn the vendor's stream into parts; a malformed or cut stream throws a ProviderError. */
+  protected abstract attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncIterable<ModelStreamPart>;
+
+  /** POSTs `body` to `path` under the base URL, with the API key as a bearer token when one is set. */
+  protected post(path: string, body: unknown, signal: AbortSignal, headers: Record<string, string> = {}): Promise<ReadableStream<Uint8Array>> {
+    const { apiKey, baseUrl } = this.settings;
+    return postJson({
+      url: endpoint(baseUrl, path),
+      headers: { ...headers, ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      body,
+      signal,
+      vendor: this.vendor,
+      apiKey,
+    });
+  }
+}
