@@ -1,5 +1,6 @@
-export { CPPServer, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
+export { CPPServer, DEFAULT_CHUNK_INTERVAL_MS, DEFAULT_PERSIST_INTERVAL_MS, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
+export { ChunkPacer } from './engine/chunk-pacer.js';
 export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
 export type { AccessOptions } from './auth/access-options.js';

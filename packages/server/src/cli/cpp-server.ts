@@ -26,6 +26,7 @@ interface CliOptions extends AccessFlags, DeploymentFlags {
   demoDelayMs?: number;
   maxFrameBytes?: number;
   persistIntervalMs?: number;
+  chunkIntervalMs?: number;
   heartbeatIntervalMs?: number;
   logLevel: LogLevel;
   logPrompts: boolean;
@@ -52,6 +53,7 @@ const program = new Command('cpp-server')
   .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
   .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
   .addOption(new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)').env('CPP_PERSIST_INTERVAL_MS').argParser(integer))
+  .addOption(new Option('--chunk-interval-ms <ms>', 'shortest time between two chunks of one answer; sooner text is merged (default 40; 0: every delta)').env('CPP_CHUNK_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--heartbeat-interval-ms <ms>', 'how often connections are pinged (default 30000; 0: never)').env('CPP_HEARTBEAT_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
   .addOption(new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)').env('LOG_LEVEL').default('info').choices(LOG_LEVELS))
@@ -91,6 +93,7 @@ async function main(options: CliOptions): Promise<void> {
     model: createModelProvider(modelConfig),
     maxFrameBytes: options.maxFrameBytes,
     persistIntervalMs: options.persistIntervalMs,
+    chunkIntervalMs: options.chunkIntervalMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     staticDir,
     logger,

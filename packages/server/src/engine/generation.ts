@@ -1,18 +1,17 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
 import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
+import { ChunkPacer } from './chunk-pacer.js';
 
 export type GenerationOutcome =
   | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
   | { kind: 'failed'; error: unknown };
 
 export interface GenerationHooks {
-  /** A delta is about to reach clients; `offset` is the text's length before it. */
+  /** A chunk is about to reach clients; `offset` is the text's length before it. */
   onChunk(offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: GenerationOutcome): void;
-  /** Persist the text streamed so far (a batch). */
-  persist(content: string): void;
 }
 
 export interface HaltPoint {
@@ -23,8 +22,9 @@ export interface HaltPoint {
 }
 
 /**
- * One model call writing one assistant node. Owns the AbortController of that call. Once `halt` returns, no further
- * chunk is sent: the text sent so far is frozen, whatever the provider still does on its way out.
+ * One model call writing one assistant node. Owns the AbortController of that call. The model's deltas reach
+ * clients as paced chunks (see `ChunkPacer`). Once `halt` returns, no further chunk is sent: the text sent so far
+ * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
  */
 export class Generation {
   private readonly controller = new AbortController();
@@ -33,8 +33,7 @@ export class Generation {
   private halted = false;
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
   outcome: GenerationOutcome | undefined;
-  private persistTimer: ReturnType<typeof setTimeout> | undefined;
-  private persistedLength = 0;
+  private readonly pacer: ChunkPacer;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
 
@@ -43,9 +42,10 @@ export class Generation {
     provider: ModelProvider,
     messages: ModelMessage[],
     private readonly hooks: GenerationHooks,
-    private readonly persistIntervalMs: number,
+    chunkIntervalMs: number,
     private readonly observation: GenerationObservation,
   ) {
+    this.pacer = new ChunkPacer(chunkIntervalMs, (delta) => this.send(delta));
     this.finished = this.run(provider, messages);
   }
 
@@ -63,7 +63,7 @@ export class Generation {
     if (!this.halted) {
       this.halted = true;
       this.controller.abort();
-      this.cancelPersist();
+      this.pacer.discard();
       this.observation.ended(this.result({ kind: 'halted' }));
     }
     return { content: this.content, chunkStarts: this.chunkStarts };
@@ -75,7 +75,8 @@ export class Generation {
     try {
       for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
         if (this.halted) return;
-        if (part.type === 'text-delta') this.send(part.text);
+        // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
+        if (part.type === 'text-delta') this.pacer.push(part.text.replaceAll('\u0000', '\uFFFD'));
         else {
           finishReason = part.finishReason;
           usage = part.usage;
@@ -87,42 +88,23 @@ export class Generation {
     }
   }
 
-  private send(modelText: string): void {
-    if (modelText.length === 0) return;
-    // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
-    const delta = modelText.replaceAll('\u0000', '\uFFFD');
+  private send(delta: string): void {
     const offset = this.content.length;
     this.chunkStarts.push(offset);
     this.content += delta;
     this.hooks.onChunk(offset, delta);
     if (offset === 0) this.observation.firstChunk();
-    this.schedulePersist();
   }
 
   private end(outcome: GenerationOutcome): void {
+    this.pacer.flush();
     this.halted = true;
     this.outcome = outcome;
-    this.cancelPersist();
     this.observation.ended(this.result(outcome));
     this.hooks.onEnd(outcome);
   }
 
   private result(outcome: GenerationResult['outcome']): GenerationResult {
     return { outcome, text: this.content, chunkCount: this.chunkStarts.length };
-  }
-
-  private schedulePersist(): void {
-    if (this.persistTimer !== undefined) return;
-    this.persistTimer = setTimeout(() => {
-      this.persistTimer = undefined;
-      if (this.halted || this.content.length === this.persistedLength) return;
-      this.persistedLength = this.content.length;
-      this.hooks.persist(this.content);
-    }, this.persistIntervalMs);
-  }
-
-  private cancelPersist(): void {
-    clearTimeout(this.persistTimer);
-    this.persistTimer = undefined;
   }
 }

@@ -35,6 +35,7 @@ import type { Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import { SerialQueue } from './serial-queue.js';
+import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 
 export interface ThreadEngineDependencies {
@@ -42,7 +43,10 @@ export interface ThreadEngineDependencies {
   /** The other nodes of the cluster, if any: what they must hear, and where the thread's generation runs. */
   link: ThreadLink;
   model: ModelProvider;
-  persistIntervalMs: number;
+  /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
+  chunkIntervalMs: number;
+  /** Saves the text of this server's streaming answers while they stream. */
+  persister: StreamPersister;
   observers: Observers;
   /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
   runPivot(context: PivotContext): Promise<void>;
@@ -276,7 +280,8 @@ export class ThreadEngine {
       model,
       contextMessages: messages.length,
     });
-    const generation = new Generation(
+    const { threadId } = this;
+    const generation: Generation = new Generation(
       assistantNodeId,
       this.dependencies.model,
       messages,
@@ -284,21 +289,18 @@ export class ThreadEngine {
         onChunk: (offset, delta) => {
           const node = getNode(this.graph, assistantNodeId);
           if (node) node.content += delta;
-          const chunk = { threadId: this.threadId, nodeId: assistantNodeId, offset, delta };
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
           this.publish('CPP_STREAM_CHUNK', chunk, chunk);
+          this.dependencies.persister.touch(streaming);
         },
         onEnd: () => {
-          this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, this.threadId));
-        },
-        persist: (content) => {
-          this.dependencies.store
-            .saveStreamingContent(this.threadId, assistantNodeId, content)
-            .catch((error: unknown) => this.dependencies.onBackgroundError(error, this.threadId));
+          this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
       },
-      this.dependencies.persistIntervalMs,
+      this.dependencies.chunkIntervalMs,
       observation,
     );
+    const streaming = { threadId, nodeId: assistantNodeId, get text() { return generation.text; } };
     this.generation = generation;
   }
 
@@ -344,7 +346,7 @@ export class ThreadEngine {
     // A reload while the commit was on its way may have brought the change already.
     if (change.version > this.graph.version) applyChange(this.graph, change);
     const generation = this.generation;
-    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.generation = undefined;
+    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.dropGeneration();
     this.settleLock(change);
     return change;
   }
@@ -463,9 +465,15 @@ export class ThreadEngine {
     const generation = this.generation;
     if (!generation) return;
     generation.halt();
-    this.generation = undefined;
+    this.dropGeneration();
     this.dependencies.link.releaseGeneration();
     this.releaseIfIdle();
+  }
+
+  /** The generation's node is no longer this server's to stream or to save. */
+  private dropGeneration(): void {
+    if (this.generation) this.dependencies.persister.forget(this.generation.nodeId);
+    this.generation = undefined;
   }
 
   /** Another node ended this node's generation (it took the generation over): it must not stream on. */

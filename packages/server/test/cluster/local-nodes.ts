@@ -50,7 +50,8 @@ export function useLocalNodes(): LocalNodes {
       return Promise.all(
         Array.from({ length: count }, async () => {
           const model = new ScriptedModel(answer);
-          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join(), ...options });
+          // A chunk per released delta, so that tests can count what each client was sent (as startServer).
+          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join(), chunkIntervalMs: 0, ...options });
           servers.push(server);
           await server.ready;
           const connect = async () => {
