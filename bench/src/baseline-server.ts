@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeServerFrame } from '@promethea/cpp-protocol';
+import { ChunkPacer } from '@promethea/cpp-server';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { pacedTokens } from './paced-tokens.js';
 
@@ -10,6 +11,13 @@ export type BaselineRequest =
   | { type: 'stream'; payload: { threadId: string; nodeId: string } }
   | { type: 'blob'; payload: { bytes: number } };
 
+/** The paced model's pace, and CPP's chunk interval, so that both servers push the same frames. */
+export interface BaselineStreams {
+  intervalMs: number;
+  tokens: number;
+  chunkIntervalMs: number;
+}
+
 export interface BaselineServer {
   port: number;
   close(): Promise<void>;
@@ -17,10 +25,11 @@ export interface BaselineServer {
 
 /**
  * The raw baseline: a bare `ws` server doing the least that CPP's work can be compared with. It echoes a frame
- * back (the round trip a pivot is compared with), pushes the very frames a CPP stream sends on the same schedule,
- * and sends a text of a given size (the transfer a full sync is compared with).
+ * back (the round trip a pivot is compared with), pushes the very frames a CPP stream sends on the same schedule
+ * (the same tokens, merged into chunks by CPP's own `ChunkPacer`), and sends a text of a given size (the transfer a
+ * full sync is compared with).
  */
-export async function startBaselineServer(intervalMs: number, tokens: number): Promise<BaselineServer> {
+export async function startBaselineServer({ intervalMs, tokens, chunkIntervalMs }: BaselineStreams): Promise<BaselineServer> {
   const http = createServer();
   const sockets = new WebSocketServer({ server: http });
   const blobs = new Map<number, string>();
@@ -39,13 +48,16 @@ export async function startBaselineServer(intervalMs: number, tokens: number): P
 
   async function stream(socket: WebSocket, target: { threadId: string; nodeId: string }, signal: AbortSignal): Promise<void> {
     let offset = 0;
+    const pacer = new ChunkPacer(chunkIntervalMs, (delta) => {
+      socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta }));
+      offset += delta.length;
+    });
     try {
-      for await (const delta of pacedTokens(intervalMs, tokens, signal)) {
-        socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta }));
-        offset += delta.length;
-      }
+      for await (const token of pacedTokens(intervalMs, tokens, signal)) pacer.push(token);
+      pacer.flush();
     } catch {
       // Aborted: the client went away.
+      pacer.discard();
     }
   }
 

@@ -1,6 +1,7 @@
 import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
 import { BenchProcess } from './bench-process.js';
-import type { ServerKind } from './load-process.js';
+import type { StreamsRequest, StreamsStarted } from './load-results.js';
+import type { ServerKind } from './load-stream.js';
 import type { BenchOptions } from './options.js';
 import type { ServerConfig, ServerReady } from './server-process.js';
 
@@ -30,11 +31,19 @@ export class BenchContext {
       kind,
       store: this.options.store,
       model: model ?? { kind: 'paced', intervalMs: this.options.intervalMs, tokens: STREAM_TOKENS },
+      chunkIntervalMs: this.options.chunkIntervalMs,
     };
     const profile = this.options.profile && kind === 'cpp' ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY] : [];
     const process = await BenchProcess.start<ServerReady>('./server-process.js', [JSON.stringify(config)], profile);
     const path = kind === 'cpp' ? CPP_SESSION_PATH : '/';
     return { kind, process, url: `ws://127.0.0.1:${process.info.port}${path}` };
+  }
+
+  /** `count` paced streams from the load generator to `server`, their models' clocks spread over a chunk interval. */
+  startStreams(server: RunningServer, count: number): Promise<StreamsStarted> {
+    const { intervalMs, chunkIntervalMs } = this.options;
+    const request: StreamsRequest = { url: server.url, kind: server.kind, count, spreadMs: Math.max(intervalMs, chunkIntervalMs) };
+    return this.load.request<StreamsStarted>('streams', request);
   }
 
   /** Ends a measure's run: the load's connections first, so that the server does not work for clients gone. */

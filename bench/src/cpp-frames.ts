@@ -9,6 +9,8 @@ export interface StreamingThread {
   threadId: string;
   /** The assistant node being streamed. */
   nodeId: string;
+  /** The text of its first chunk. */
+  firstDelta: string;
 }
 
 /** Opens a new thread (patch mode unless told otherwise), prompts, and returns once the answer's first chunk is in. */
@@ -18,5 +20,6 @@ export async function startStreamingThread(socket: BenchSocket, patches = true):
   const threadId = (await synced).frame.payload.threadId;
   const firstChunk = socket.next('CPP_STREAM_CHUNK');
   socket.send(clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'tell me a long story', newNodeId: newMessageId() }));
-  return { threadId, nodeId: (await firstChunk).frame.payload.nodeId };
+  const { payload } = (await firstChunk).frame;
+  return { threadId, nodeId: payload.nodeId, firstDelta: payload.delta };
 }

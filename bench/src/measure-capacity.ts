@@ -1,22 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchContext } from './bench-context.js';
 import { figure, type Figure } from './figure.js';
-import type { ChunkDelays, ServerKind, StreamsStarted } from './load-process.js';
+import { describeStart, type StreamsStarted, type TokenDelays } from './load-results.js';
+import type { ServerKind } from './load-stream.js';
 
 const DELAY_LIMIT_MS = 50;
-/** A server that sends fewer chunks than the pace promises is falling behind, whatever the delays of those it sent. */
+/** A server that sends fewer tokens than the pace promises is falling behind, whatever the delays of those it sent. */
 const MIN_DELIVERED = 0.95;
 const CAPACITY_TARGET = 2000;
 const SETTLE_MS = 1500;
 /** Steps of the search are rounded to this many streams. */
 const GRAIN = 50;
 
-interface Step extends ChunkDelays {
+interface Step extends TokenDelays {
   streams: number;
   held: boolean;
   /** The server process's CPU use during the window, in percent of one core. */
   serverCpuPercent: number;
-  streamsFailed: number;
+  start: StreamsStarted;
 }
 
 interface Capacity {
@@ -27,7 +28,7 @@ interface Capacity {
 }
 
 /**
- * Measure 3: the most concurrent paced streams (50 tokens/s by default) one server process holds with p99 chunk
+ * Measure 3: the most concurrent paced streams (50 tokens/s by default) one server process holds with p99 token
  * delay ≤ 50 ms. Doubles the load from the start until a step fails (or halves it until one holds), then bisects. The baseline is the raw ws
  * server pushing the same frames on the same schedule.
  */
@@ -39,7 +40,7 @@ export async function measureCapacity(context: BenchContext): Promise<{ figures:
     figures: [
       figure({
         id: 'capacity.streams',
-        label: `Concurrent ${tokensPerSecond} tok/s streams at p99 chunk delay ≤ ${DELAY_LIMIT_MS} ms`,
+        label: `Concurrent ${tokensPerSecond} tok/s streams at p99 token delay ≤ ${DELAY_LIMIT_MS} ms`,
         unit: 'streams',
         value: cpp.streams,
         atLeast: cpp.atLeast,
@@ -88,17 +89,19 @@ async function holdStreams(context: BenchContext, kind: ServerKind, streams: num
   context.log(`capacity: ${kind}, ${streams} streams`);
   const server = await context.startServer(kind);
   try {
-    const { failed } = await context.load.request<StreamsStarted>('streams', { url: server.url, kind, count: streams });
+    const start = await context.startStreams(server, streams);
+    context.log(`capacity: ${kind}, ${describeStart(start)}`);
     await sleep(SETTLE_MS);
     const cpuBefore = await server.process.request<number>('cpuMs');
-    const delays = await context.load.request<ChunkDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
+    const delays = await context.load.request<TokenDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
     const serverCpuPercent = Math.round(((await server.process.request<number>('cpuMs')) - cpuBefore) / context.options.capacityWindowMs * 100);
-    const held = failed === 0 && delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
+    const held = start.failed === 0 && delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
     context.log(
-      `capacity: ${kind}, ${streams} streams (${failed} did not start): p99 ${delays.p99.toFixed(1)} ms, ` +
-        `${delays.received}/${delays.expected} chunks, server CPU ${serverCpuPercent}% → ${held ? 'held' : 'not held'}`,
+      `capacity: ${kind}, ${streams} streams: token delay p50 ${delays.p50.toFixed(1)} ms, p99 ${delays.p99.toFixed(1)} ms, ` +
+        `${delays.received}/${delays.expected} tokens in ${delays.frames} frames (${delays.framesPerStreamPerSecond.toFixed(1)}/s a stream), ` +
+        `CPU: server ${serverCpuPercent}%, load generator ${delays.loadCpuPercent}% → ${held ? 'held' : 'not held'}`,
     );
-    return { streams, held, streamsFailed: failed, serverCpuPercent, ...delays };
+    return { streams, held, serverCpuPercent, start, ...delays };
   } finally {
     await context.finish(server);
   }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PROFILE_DIRECTORY, type BenchContext, type RunningServer } from './bench-context.js';
 import { figure, type Figure } from './figure.js';
 import { median } from './latency-recorder.js';
-import type { ServerKind } from './load-process.js';
+import type { ServerKind } from './load-stream.js';
 import type { MemoryFigures } from './server-process.js';
 
 const KB = 1024;

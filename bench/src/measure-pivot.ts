@@ -5,13 +5,19 @@ import { BenchSocket } from './bench-socket.js';
 import { clientFrame, startStreamingThread } from './cpp-frames.js';
 import { figure, type Figure } from './figure.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
-import type { ServerKind, StreamsStarted } from './load-process.js';
+import { describeStart, type StreamsStarted } from './load-results.js';
+import type { ServerKind } from './load-stream.js';
+import { dueTimesOf } from './paced-tokens.js';
 import type { LoopDelayFigures } from './server-process.js';
 
 /** Time for the streams to settle into their pace before anything is timed. */
 const SETTLE_MS = 1000;
-/** Chunks of the streaming answer the probe waits for between two pivots: a pivot interrupts a live stream. */
-const CHUNKS_BETWEEN_PIVOTS = 2;
+/**
+ * Tokens of the streaming answer the probe waits for before it pivots: a pivot interrupts a live stream. Tokens,
+ * not chunks, so that the wait is the same whatever the chunk interval: with 20 ms tokens and 40 ms chunks, the
+ * answer's first chunk (its first token, never held) and the next one.
+ */
+const TOKENS_BEFORE_PIVOT = 2;
 const HALT_P99_TARGET_MS = 10;
 const HALT_RATIO_TARGET = 2;
 const LOOP_DELAY_TARGET_MS = 20;
@@ -21,8 +27,10 @@ const PROBE_TIME_LIMIT_MS = 60_000;
 /** What every run under load records beside its latencies. */
 interface LoadedRun {
   loop: LoopDelayFigures;
-  /** Background streams that did not start: above zero, the run had less load than asked. */
-  streamsFailed: number;
+  /** How the background streams started (none at a load of 1); a run whose streams did not all start fails. */
+  backgroundStart?: StreamsStarted;
+  /** The load generator's CPU use while the probe ran, in percent of one core. */
+  loadCpuPercent: number;
 }
 
 interface CppRun extends LoadedRun {
@@ -79,13 +87,20 @@ async function underLoad<Result>(
   const server = await context.startServer(kind);
   try {
     // The probe's own stream is one of the `load` sessions.
-    const { failed } = load > 1 ? await context.load.request<StreamsStarted>('streams', { url: server.url, kind, count: load - 1 }) : { failed: 0 };
-    if (failed > 0) context.log(`pivot: ${failed} of ${load - 1} background streams did not start`);
+    const backgroundStart = load > 1 ? await context.startStreams(server, load - 1) : undefined;
+    if (backgroundStart) {
+      context.log(`pivot: ${kind}, background: ${describeStart(backgroundStart)}`);
+      // Figures taken under less load than asked would be reported as the load's: the run fails instead.
+      if (backgroundStart.failed > 0) throw new Error(`the background load did not start: ${describeStart(backgroundStart)}`);
+    }
     await sleep(SETTLE_MS);
     await server.process.request('loopDelayStart');
+    const loadCpuBefore = await context.load.request<number>('cpuMs');
+    const probeStart = performance.now();
     const result = await probe(server);
+    const loadCpuPercent = Math.round((((await context.load.request<number>('cpuMs')) - loadCpuBefore) / (performance.now() - probeStart)) * 100);
     const loop = await server.process.request<LoopDelayFigures>('loopDelayStop');
-    return { ...result, loop, streamsFailed: failed };
+    return { ...result, loop, loadCpuPercent, ...(backgroundStart ? { backgroundStart } : {}) };
   } finally {
     await context.finish(server);
   }
@@ -98,10 +113,11 @@ async function timePivots(server: RunningServer, count: number): Promise<Omit<Cp
     const halted = new LatencyRecorder();
     const firstChunk = new LatencyRecorder();
     let nodeId = thread.nodeId;
+    let tokensSeen = dueTimesOf(thread.firstDelta).length;
     const warmUp = Math.ceil(count / 10);
     const deadline = performance.now() + PROBE_TIME_LIMIT_MS;
     for (let index = 0; index < warmUp + count && performance.now() < deadline; index += 1) {
-      for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1) await socket.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId === nodeId);
+      await awaitTokens(socket, nodeId, tokensSeen);
       const interruptedNodeId = nodeId;
       const haltedFrame = socket.next('CPP_STREAM_HALTED');
       const newChunk = socket.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== interruptedNodeId);
@@ -110,6 +126,7 @@ async function timePivots(server: RunningServer, count: number): Promise<Omit<Cp
       const haltedAt = (await haltedFrame).receivedAt;
       const chunk = await newChunk;
       nodeId = chunk.frame.payload.nodeId;
+      tokensSeen = dueTimesOf(chunk.frame.payload.delta).length;
       if (index < warmUp) continue;
       halted.record(haltedAt - sentAt);
       firstChunk.record(chunk.receivedAt - sentAt);
@@ -132,7 +149,7 @@ async function timeEchoes(server: RunningServer, count: number): Promise<Omit<Ra
     const warmUp = Math.ceil(count / 10);
     const deadline = performance.now() + PROBE_TIME_LIMIT_MS;
     for (let index = 0; index < warmUp + count && performance.now() < deadline; index += 1) {
-      for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1) await socket.next('CPP_STREAM_CHUNK');
+      await awaitTokens(socket, undefined, 0);
       const answer = socket.next('echo', (frame) => frame.payload.seq === index);
       const sentAt = performance.now();
       socket.send({ type: 'echo', timestamp: Date.now(), payload: { seq: index, ...pivotFrame(threadId, newMessageId(), index).payload } });
@@ -142,6 +159,14 @@ async function timeEchoes(server: RunningServer, count: number): Promise<Omit<Ra
     return { echo: echo.summary() };
   } finally {
     socket.close();
+  }
+}
+
+/** Waits until the answer (`nodeId`, or the raw server's one stream) has sent TOKENS_BEFORE_PIVOT tokens, `seen` already. */
+async function awaitTokens(socket: BenchSocket, nodeId: string | undefined, seen: number): Promise<void> {
+  for (let tokens = seen; tokens < TOKENS_BEFORE_PIVOT; ) {
+    const { frame } = await socket.next('CPP_STREAM_CHUNK', (chunk) => nodeId === undefined || chunk.payload.nodeId === nodeId);
+    tokens += dueTimesOf(frame.payload.delta).length;
   }
 }
 

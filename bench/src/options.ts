@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { DEFAULT_CHUNK_INTERVAL_MS } from '@promethea/cpp-server';
 
 export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync'] as const;
 export type Measure = (typeof MEASURES)[number];
@@ -23,6 +24,8 @@ export interface BenchOptions {
   syncSamples: number;
   /** Milliseconds between tokens: 20 is 50 tokens/s. */
   intervalMs: number;
+  /** The shortest time between two chunks of one answer, on both servers (CPPServer's `chunkIntervalMs`; 0: a chunk per token). */
+  chunkIntervalMs: number;
   store: 'sqlite' | 'memory';
   only: Measure[];
   /** Write CPU profiles of every CPP server process to bench/profiles/. */
@@ -46,6 +49,7 @@ const FULL: Sized = {
   syncAnswerChars: 500,
   syncSamples: 20,
   intervalMs: 20,
+  chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
 };
 
 /** About a minute: the same measures, smaller. */
@@ -63,6 +67,7 @@ const QUICK: Sized = {
   syncAnswerChars: 500,
   syncSamples: 5,
   intervalMs: 20,
+  chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
 };
 
 const HELP = `npm run bench -- [options]     (each option may also be set as BENCH_<NAME>, e.g. BENCH_RUNS=5)
@@ -72,13 +77,14 @@ const HELP = `npm run bench -- [options]     (each option may also be set as BEN
   --capacity-start N  --capacity-max N  --capacity-window-ms N  --capacity-refine N
   --idle-connections N  --sync-nodes N  --sync-answer-chars N  --sync-samples N
   --interval-ms N           pause between tokens (20 = 50 tokens/s)
+  --chunk-interval-ms N     shortest time between two chunks of an answer, CPP and raw (default ${DEFAULT_CHUNK_INTERVAL_MS}; 0: one per token)
   --store sqlite|memory     the CPP server's store (default sqlite, as the CLI)
   --profile                 CPU profiles of the CPP server processes in bench/profiles/
   --out FILE                where the JSON goes (default bench/results/latest.json)`;
 
 const NUMBER_OPTIONS = [
   'runs', 'pivots', 'gateway-samples', 'capacity-start', 'capacity-max', 'capacity-window-ms', 'capacity-refine',
-  'idle-connections', 'sync-nodes', 'sync-answer-chars', 'sync-samples', 'interval-ms',
+  'idle-connections', 'sync-nodes', 'sync-answer-chars', 'sync-samples', 'interval-ms', 'chunk-interval-ms',
 ] as const;
 
 /** Flags win over BENCH_* environment variables, which win over the full (or --quick) defaults. */

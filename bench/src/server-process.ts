@@ -10,6 +10,7 @@ import { CPPServer, MemoryStore, SqliteStore, type ConversationStore, type Model
 import { createModelProvider } from '../../packages/server/dist/model/provider-factory.js';
 import { startBaselineServer } from './baseline-server.js';
 import { serveRequests } from './bench-process.js';
+import { cpuMs } from './cpu-time.js';
 import { buildLargeThread, seedChange, type LargeThreadShape } from './large-thread.js';
 import { PacedProvider } from './paced-provider.js';
 
@@ -18,6 +19,8 @@ export interface ServerConfig {
   kind: 'cpp' | 'raw';
   store: 'memory' | 'sqlite';
   model: { kind: 'paced'; intervalMs: number; tokens: number } | { kind: 'openai-compatible'; baseUrl: string };
+  /** The shortest time between two chunks of one answer, on either server. */
+  chunkIntervalMs: number;
 }
 
 export interface ServerReady {
@@ -57,11 +60,7 @@ serveRequests({ port: server.port } satisfies ServerReady, {
     loopDelay.disable();
     return { p50: loopDelay.percentile(50) / NS_PER_MS, p99: loopDelay.percentile(99) / NS_PER_MS, max: loopDelay.max / NS_PER_MS };
   },
-  /** CPU time this process has used so far, in milliseconds (user + system). */
-  cpuMs: () => {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1000;
-  },
+  cpuMs,
   /** Writes a heap snapshot (open it in Chrome DevTools → Memory) and returns its path. */
   heapSnapshot: ({ directory: folder }: { directory: string }) => writeHeapSnapshot(join(folder, `${config.kind}-${Date.now()}.heapsnapshot`)),
   seedThread,
@@ -74,14 +73,14 @@ serveRequests({ port: server.port } satisfies ServerReady, {
 
 async function startCpp(): Promise<{ port: number; close(): Promise<void> }> {
   // No cap on a thread's size: the sync measure grows a thread past the default 10,000 nodes.
-  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model), limits: { maxNodesPerThread: 0 } });
+  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model), chunkIntervalMs: config.chunkIntervalMs, limits: { maxNodesPerThread: 0 } });
   await cpp.ready;
   return { port: cpp.port, close: () => cpp.close() };
 }
 
 async function startBaseline(): Promise<{ port: number; close(): Promise<void> }> {
   if (config.model.kind !== 'paced') throw new Error('the raw baseline streams paced tokens only');
-  return startBaselineServer(config.model.intervalMs, config.model.tokens);
+  return startBaselineServer({ ...config.model, chunkIntervalMs: config.chunkIntervalMs });
 }
 
 function modelOf(model: ServerConfig['model']): ModelProvider {

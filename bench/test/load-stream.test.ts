@@ -1,0 +1,82 @@
+import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
+import { CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startBaselineServer } from '../src/baseline-server.js';
+import { LoadStream, type LoadTarget } from '../src/load-stream.js';
+import { PacedProvider } from '../src/paced-provider.js';
+import { readDueTimes } from '../src/paced-tokens.js';
+
+const TOKEN_MS = 5;
+const CHUNK_MS = 20;
+const TOKENS = 100_000;
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+interface Received {
+  frames: number;
+  dueTimes: number[];
+}
+
+/** Starts one load stream and collects what it hands over for `ms`. */
+async function stream(target: LoadTarget, ms: number): Promise<Received & { firstDue: number }> {
+  const received: Received = { frames: 0, dueTimes: [] };
+  const load = await LoadStream.connect(target, (bytes, from) => {
+    received.frames += 1;
+    readDueTimes(bytes, from, (due) => received.dueTimes.push(due));
+  });
+  cleanup.push(() => load.close());
+  const firstDue = await load.start(performance.now());
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return { ...received, firstDue };
+}
+
+async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
+  const server = await startBaselineServer({ intervalMs: TOKEN_MS, tokens: TOKENS, chunkIntervalMs });
+  cleanup.push(() => server.close());
+  return { url: `ws://127.0.0.1:${server.port}/`, kind: 'raw' };
+}
+
+async function cpp(options: CPPServerOptions = {}): Promise<LoadTarget> {
+  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
+  await server.ready;
+  cleanup.push(() => server.close());
+  return { url: `ws://127.0.0.1:${server.port}${CPP_SESSION_PATH}`, kind: 'cpp' };
+}
+
+/** Every token of the answer, in order, due one interval apart (one whose timer fired early carries when it left). */
+function expectConsecutive(dueTimes: readonly number[], firstDue: number): void {
+  expect(dueTimes[0]).toBeCloseTo(firstDue, 6);
+  dueTimes.forEach((due, index) => {
+    expect(due - firstDue).toBeLessThanOrEqual(index * TOKEN_MS + 1e-6);
+    if (index > 0) expect(due).toBeGreaterThan(dueTimes[index - 1]!);
+  });
+}
+
+describe('a load stream', () => {
+  it('gets every token from the raw baseline, several to a chunk as CPP paces them', async () => {
+    const { frames, dueTimes, firstDue } = await stream(await raw(CHUNK_MS), 300);
+    expectConsecutive(dueTimes, firstDue);
+    expect(dueTimes.length).toBeGreaterThan(2 * frames);
+  });
+
+  it('gets one chunk per token from the raw baseline when the chunk interval is 0', async () => {
+    const { frames, dueTimes, firstDue } = await stream(await raw(0), 200);
+    expectConsecutive(dueTimes, firstDue);
+    expect(frames).toBe(dueTimes.length);
+  });
+
+  it('gets every token of a CPP answer, in paced chunks, and nothing but chunks', async () => {
+    const { frames, dueTimes, firstDue } = await stream(await cpp(), 300);
+    expectConsecutive(dueTimes, firstDue);
+    expect(dueTimes.length).toBeGreaterThan(2 * frames);
+  });
+
+  it('fails its start with the server\'s error when the server refuses it', async () => {
+    const target = await cpp({ limits: { maxThreadsPerDid: 1 } });
+    await stream(target, 0);
+    await expect(stream(target, 0)).rejects.toThrow(/CPP_ERROR RATE_LIMITED/);
+  });
+});

@@ -1,0 +1,52 @@
+import { encodeServerFrame } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { monotonicNow } from '../src/clock.js';
+import { dueTimesOf, pacedTokens, readDueTimes } from '../src/paced-tokens.js';
+
+/** A chunk as both servers encode it, and where its delta begins. */
+function chunkBytes(delta: string): { bytes: Buffer; from: number } {
+  const text = encodeServerFrame('CPP_STREAM_CHUNK', { threadId: 'thr_1', nodeId: 'msg_1', offset: 0, delta });
+  return { bytes: Buffer.from(text), from: text.indexOf('"delta":"') + '"delta":"'.length };
+}
+
+async function tokens(count: number): Promise<string[]> {
+  const texts: string[] = [];
+  for await (const text of pacedTokens(1, count, new AbortController().signal)) texts.push(text);
+  return texts;
+}
+
+describe('paced tokens', () => {
+  it('reads every due time of a chunk that merged several tokens, straight from the frame bytes', async () => {
+    const texts = await tokens(4);
+    const expected = texts.map(Number);
+    const { bytes, from } = chunkBytes(texts.join(''));
+    const read: number[] = [];
+    expect(readDueTimes(bytes, from, (due) => read.push(due))).toBe(4);
+    read.forEach((due, index) => expect(due).toBeCloseTo(expected[index]!, 6));
+    expect(dueTimesOf(texts.join(''))).toEqual(expected);
+  });
+
+  it('reads a chunk that starts after the first token (a leading space) and one of a single token', async () => {
+    const texts = await tokens(3);
+    for (const delta of [texts[1]!, texts[0]!, texts.slice(1).join('')]) {
+      const { bytes, from } = chunkBytes(delta);
+      const read: number[] = [];
+      const count = readDueTimes(bytes, from, (due) => read.push(due));
+      expect(count).toBe(dueTimesOf(delta).length);
+      read.forEach((due, index) => expect(due).toBeCloseTo(dueTimesOf(delta)[index]!, 6));
+    }
+  });
+
+  it('schedules token i at start + i × interval, never stamped later than it left', async () => {
+    const stamps: number[] = [];
+    for await (const text of pacedTokens(2, 50, new AbortController().signal)) {
+      // A timer may fire before the token is due: the token then carries the time it left.
+      expect(Number(text)).toBeLessThanOrEqual(monotonicNow());
+      stamps.push(Number(text));
+    }
+    stamps.forEach((stamp, index) => {
+      expect(stamp - stamps[0]!).toBeLessThanOrEqual(index * 2 + 1e-6);
+      if (index > 0) expect(stamp).toBeGreaterThan(stamps[index - 1]!);
+    });
+  });
+});
