@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { monotonicNow } from './clock.js';
 
 /**
@@ -6,19 +5,67 @@ import { monotonicNow } from './clock.js';
  * delay instead of pushing the whole schedule back. Each token's text is the time it was due on the monotonic clock
  * (or it left, if that was earlier), after a space but for the first, so that a client can measure how late it
  * arrived, however many tokens one chunk carries; it is about as long as a few words of a real answer.
+ *
+ * An abort is seen at the stream's next token (within one interval): the server under test stops sending at once
+ * on its side, whatever its model does on the way out.
  */
 export async function* pacedTokens(intervalMs: number, limit: number, signal: AbortSignal): AsyncGenerator<string> {
   const start = monotonicNow();
   for (let index = 0; index < limit; index += 1) {
     const due = start + index * intervalMs;
-    const wait = due - monotonicNow();
-    if (wait > 0) await sleep(wait, undefined, { signal });
+    if (due > monotonicNow()) await paceClock.until(due);
     signal.throwIfAborted();
     // A timer counts from the event loop's cached time, which lags the clock: it often fires a little before `due`.
     // Such a token carries the time it left instead, or its delay would show as less than it was (even below zero).
     yield `${index === 0 ? '' : ' '}${Math.min(due, monotonicNow()).toFixed(2)}`;
   }
 }
+
+/**
+ * One timer for every paced stream of the process, waking together the streams whose tokens fall due in the same
+ * millisecond. A timer (and an abort listener) per stream per token would be 100,000 of each a second at 2,000
+ * streams: the bench's own model, charged to the server it measures. Real model streams reach a server as socket
+ * reads, many per tick, not as timers.
+ */
+class PaceClock {
+  private readonly waiting = new Map<number, Array<() => void>>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  /** Settles at `due` (a monotonic time), within the millisecond. */
+  until(due: number): Promise<void> {
+    const slot = Math.floor(due);
+    return new Promise((resolve) => {
+      const streams = this.waiting.get(slot);
+      if (streams) streams.push(resolve);
+      else this.waiting.set(slot, [resolve]);
+      this.arm(slot);
+    });
+  }
+
+  private arm(slot: number): void {
+    if (slot >= this.armedFor) return;
+    clearTimeout(this.timer);
+    this.armedFor = slot;
+    this.timer = setTimeout(() => this.wake(), Math.max(0, slot - monotonicNow()));
+  }
+
+  private wake(): void {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = monotonicNow();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [slot, streams] of this.waiting) {
+      if (slot <= now) {
+        this.waiting.delete(slot);
+        for (const resolve of streams) resolve();
+      } else next = Math.min(next, slot);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
+}
+
+const paceClock = new PaceClock();
 
 /** The due times of the paced tokens a chunk's text carries. */
 export function dueTimesOf(delta: string): number[] {

@@ -49,4 +49,40 @@ describe('paced tokens', () => {
       if (index > 0) expect(stamp).toBeGreaterThan(stamps[index - 1]!);
     });
   });
+
+  it('paces many streams with one timer between them, every stream keeping its schedule', async () => {
+    const streams = 300;
+    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const before = timers();
+    let most = 0;
+    const stamps = await Promise.all(
+      Array.from({ length: streams }, async () => {
+        const own: number[] = [];
+        for await (const text of pacedTokens(3, 20, new AbortController().signal)) {
+          own.push(Number(text));
+          most = Math.max(most, timers() - before);
+        }
+        return own;
+      }),
+    );
+    expect(most).toBeLessThanOrEqual(1);
+    for (const own of stamps) {
+      expect(own).toHaveLength(20);
+      own.forEach((stamp, index) => index > 0 && expect(stamp).toBeGreaterThan(own[index - 1]!));
+    }
+  });
+
+  it('ends a stream at its next token once aborted', async () => {
+    const controller = new AbortController();
+    const texts: string[] = [];
+    await expect(
+      (async () => {
+        for await (const text of pacedTokens(5, 1000, controller.signal)) {
+          texts.push(text);
+          if (texts.length === 3) controller.abort();
+        }
+      })(),
+    ).rejects.toThrow();
+    expect(texts).toHaveLength(3);
+  });
 });
