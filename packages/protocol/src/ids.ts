@@ -1,8 +1,9 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
 /**
  * Ids are opaque to the protocol but their shape is checked at the edge: a prefix, then 1–100 characters of
- * `[A-Za-z0-9_-]`. Generated ids use a ULID so that they sort by creation time.
+ * `[A-Za-z0-9_-]`. Generated ids use a ULID so that they sort by creation time: monotonic, so that two ids
+ * made in the same millisecond sort in the order they were made too (a thread list's ties are broken by id).
  */
 const ID_BODY = '[A-Za-z0-9_-]{1,100}';
 
@@ -10,11 +11,11 @@ export const MESSAGE_ID_PATTERN = new RegExp(`^msg_${ID_BODY}$`);
 export const THREAD_ID_PATTERN = new RegExp(`^thread_${ID_BODY}$`);
 
 export function newMessageId(): string {
-  return `msg_${ulid(undefined, randomFraction)}`;
+  return `msg_${nextUlid()}`;
 }
 
 export function newThreadId(): string {
-  return `thread_${ulid(undefined, randomFraction)}`;
+  return `thread_${nextUlid()}`;
 }
 
 /**
@@ -31,6 +32,8 @@ function randomFraction(): number {
   }
   return randomPool[randomUsed++]! / 256;
 }
+
+const nextUlid = monotonicFactory(randomFraction);
 
 export function isMessageId(value: unknown): value is string {
   return typeof value === 'string' && MESSAGE_ID_PATTERN.test(value);

@@ -15,6 +15,11 @@ describe('ids', () => {
     expect(THREAD_ID_PATTERN.test(threadId)).toBe(true);
   });
 
+  it('sorts ids in the order they were made, also within one millisecond', () => {
+    const made = Array.from({ length: 2000 }, (_, index) => (index % 2 === 0 ? newThreadId().slice('thread_'.length) : newMessageId().slice('msg_'.length)));
+    expect([...made].sort()).toEqual(made);
+  });
+
   it('never generates the same id twice', () => {
     const ids = new Set(Array.from({ length: 1000 }, newMessageId));
     expect(ids.size).toBe(1000);
