@@ -20,6 +20,7 @@ import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
 import { ObservedStore } from './observability/observed-store.js';
 import type { Observers } from './observability/observers.js';
+import type { ErrorContext } from './observability/server-observer.js';
 import { checkReadiness, type ReadinessCheck, type ReadinessReport } from './observability/readiness.js';
 import { storeReachable } from './observability/store-check.js';
 import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
@@ -149,7 +150,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       persister: this.persister,
       observers: this.observers,
       runPivot: (context) => this.runPivot(context),
-      onBackgroundError: (error) => this.reportError(error),
+      onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
     }, this.cluster);
     this.access = new AccessControl(options, this.registry, this.store);
     this.ownsHttpServer = options.server === undefined;
@@ -210,7 +211,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         observers: this.observers,
         backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
         onFrameHandled: (session, frame) => this.notify(session, frame),
-        onInternalError: (error) => this.reportError(error),
+        onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
       })),
     });
     if (this.ownsHttpServer) {
@@ -255,8 +256,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (event) this.emit(event, { connectionId: session.id, identity: session.identity, frame });
   }
 
-  private reportError(error: unknown): void {
-    this.observers.serverError(error);
+  private reportError(error: unknown, context: ErrorContext = {}): void {
+    this.observers.serverError(error, context);
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 

@@ -32,6 +32,8 @@ export type {
   SentError,
   PivotStep,
   PivotObservation,
+  ObservedPivot,
+  ErrorContext,
   GenerationStart,
   GenerationResult,
   GenerationObservation,

@@ -2,6 +2,8 @@ import type { StreamChunkFrame } from '@promethea/cpp-protocol';
 
 /** A connection's view of a thread: where the thread's frames go. */
 export interface Subscriber {
+  /** The connection, when the subscriber is one: what the server logs of the operations it asks for name it. */
+  readonly connectionId?: string | undefined;
   /** `chunk` comes with a CPP_STREAM_CHUNK, so that a subscriber whose socket is behind can merge chunks. */
   send(text: string, chunk?: StreamChunkFrame['payload']): void;
 }

@@ -71,6 +71,7 @@ export interface StopRequest {
 /** A pivot in progress: what its steps have done so far. */
 interface PivotRun {
   request: PivotRequest;
+  requester: Subscriber;
   observation: PivotObservation;
   cut?: Cut;
   aborted: boolean;
@@ -148,14 +149,14 @@ export class ThreadEngine {
       };
       const change = await this.commit(plan, request.userPrompt);
       this.publishChange(change);
-      this.startGeneration(assistantNodeId);
+      this.startGeneration(assistantNodeId, requester);
     });
   }
 
   /** CPP_PIVOT_INIT: checks, then the 'pivot' listeners (or the default), then whatever they left undone. */
   pivot(request: PivotRequest & { expectedVersion?: number }, identity: Identity, requester: Subscriber): Promise<void> {
     // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
-    const observation = this.dependencies.observers.pivotStarted(request);
+    const observation = this.dependencies.observers.pivotStarted({ ...request, connectionId: requester.connectionId });
     const pivoted = this.queue.run(async () => {
       if (await this.isRetry(request.newBranchNodeId, request.userPrompt, request.interruptedNodeId)) return requester.send(this.syncFrame());
       this.checkVersion(request.expectedVersion);
@@ -165,7 +166,7 @@ export class ThreadEngine {
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
       }
-      const run: PivotRun = { request, observation, aborted: false };
+      const run: PivotRun = { request, requester, observation, aborted: false };
       const context = new PivotContext(request, identity, {
         abortActiveStream: () => this.abortForPivot(run),
         spawnSiblingStream: () => this.spawnSibling(run),
@@ -247,7 +248,7 @@ export class ThreadEngine {
       }
       this.publishChange(change);
     });
-    run.observation.step('spawn', () => this.startGeneration(assistantNodeId));
+    run.observation.step('spawn', () => this.startGeneration(assistantNodeId, run.requester));
     return run.spawned;
   }
 
@@ -270,10 +271,12 @@ export class ThreadEngine {
     this.publishChange(change);
   }
 
-  private startGeneration(assistantNodeId: string): void {
+  /** `requester` asked for the answer: its connection is named in what observers hear of it. */
+  private startGeneration(assistantNodeId: string, requester: Subscriber): void {
     const messages = modelMessages(pathToRoot(this.graph, assistantNodeId).slice(0, -1));
     const { provider, model } = this.dependencies.model;
     const observation = this.dependencies.observers.generationStarted({
+      connectionId: requester.connectionId,
       threadId: this.threadId,
       nodeId: assistantNodeId,
       provider,

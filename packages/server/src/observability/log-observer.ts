@@ -1,14 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { CPPError, ErrorCode, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Logger } from 'pino';
-import type { PivotRequest } from '../engine/pivot-context.js';
 import { ProviderError } from '../model/provider-error.js';
 import { runObserved } from './run-observed.js';
 import type {
+  ErrorContext,
   GenerationObservation,
   GenerationResult,
   GenerationStart,
   ObservedConnection,
+  ObservedPivot,
   PivotObservation,
   PivotStep,
   SentError,
@@ -54,11 +55,17 @@ export class LogObserver implements ServerObserver {
     else this.logger.info(fields, 'error sent');
   }
 
-  pivotStarted(pivot: PivotRequest): PivotObservation {
+  pivotStarted(pivot: ObservedPivot): PivotObservation {
     const start = performance.now();
     const stepsMs: Partial<Record<PivotStep, number>> = {};
     let haltMs: number | undefined;
-    const fields = { threadId: pivot.threadId, interruptedNodeId: pivot.interruptedNodeId, newBranchNodeId: pivot.newBranchNodeId };
+    const fields = {
+      // Absent (undefined, which a JSON line leaves out) when another server forwarded the pivot.
+      connectionId: pivot.connectionId,
+      threadId: pivot.threadId,
+      interruptedNodeId: pivot.interruptedNodeId,
+      newBranchNodeId: pivot.newBranchNodeId,
+    };
     return {
       step: (name, work) => {
         const stepStart = performance.now();
@@ -77,7 +84,7 @@ export class LogObserver implements ServerObserver {
   generationStarted(generation: GenerationStart): GenerationObservation {
     const start = performance.now();
     let firstChunkMs: number | undefined;
-    const fields = { threadId: generation.threadId, nodeId: generation.nodeId, provider: generation.provider, model: generation.model };
+    const fields = { connectionId: generation.connectionId, threadId: generation.threadId, nodeId: generation.nodeId, provider: generation.provider, model: generation.model };
     this.logger.debug({ ...fields, contextMessages: generation.contextMessages }, 'generation started');
     return {
       firstChunk: () => (firstChunkMs = millisecondsSince(start)),
@@ -89,8 +96,8 @@ export class LogObserver implements ServerObserver {
     this.logger.warn({ check, err: error }, 'not ready');
   }
 
-  serverError(error: unknown): void {
-    this.logger.error({ err: error }, 'server error');
+  serverError(error: unknown, context: ErrorContext): void {
+    this.logger.error({ ...context, err: error }, 'server error');
   }
 
   private generationEnded(fields: Record<string, unknown>, { outcome, text, chunkCount }: GenerationResult): void {

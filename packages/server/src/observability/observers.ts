@@ -1,17 +1,17 @@
 import type { ClientFrame } from '@promethea/cpp-protocol';
-import type { PivotRequest } from '../engine/pivot-context.js';
-import { inConnectionScope } from './connection-scope.js';
 import type {
+  ErrorContext,
   GenerationObservation,
   GenerationStart,
   ObservedConnection,
+  ObservedPivot,
   PivotObservation,
   SentError,
   ServerObserver,
   StoreOperationTiming,
 } from './server-observer.js';
 
-type Notification = 'connectionOpened' | 'connectionClosed' | 'frameSent' | 'errorSent' | 'storeOperation' | 'readinessFailed' | 'serverError';
+type Notification = 'connectionOpened' | 'connectionClosed' | 'frameReceived' | 'frameSent' | 'errorSent' | 'storeOperation' | 'readinessFailed' | 'serverError';
 type Arguments<Method extends Notification> = Parameters<NonNullable<ServerObserver[Method]>>;
 
 /**
@@ -33,10 +33,8 @@ export class Observers {
     this.notify('connectionClosed', connection);
   }
 
-  /** Reports the frame, then handles it on behalf of the connection (see `inConnectionScope`). */
-  handleFrame<Result>(connection: ObservedConnection, frame: ClientFrame, handle: () => Result): Result {
-    for (const observer of this.observers) observer.frameReceived?.(connection, frame);
-    return inConnectionScope(connection.id, handle);
+  frameReceived(connection: ObservedConnection, frame: ClientFrame): void {
+    this.notify('frameReceived', connection, frame);
   }
 
   frameSent(connection: ObservedConnection, frame: string): void {
@@ -55,11 +53,11 @@ export class Observers {
     this.notify('readinessFailed', check, error);
   }
 
-  serverError(error: unknown): void {
-    this.notify('serverError', error);
+  serverError(error: unknown, context: ErrorContext = {}): void {
+    this.notify('serverError', error, context);
   }
 
-  pivotStarted(pivot: PivotRequest): PivotObservation {
+  pivotStarted(pivot: ObservedPivot): PivotObservation {
     const observations = this.observers.flatMap((observer) => (observer.pivotStarted ? [observer.pivotStarted(pivot)] : []));
     return {
       // Each observer's step wraps the next one's, so that every observer sees the step's whole duration.

@@ -31,8 +31,15 @@ export interface PivotObservation {
   end(error?: unknown): void;
 }
 
+/** A pivot, and the connection that asked for it (none when another server of the cluster forwarded it). */
+export interface ObservedPivot extends PivotRequest {
+  connectionId?: string | undefined;
+}
+
 /** A model call that writes one assistant node. */
 export interface GenerationStart {
+  /** The connection whose prompt or pivot started it (none when another server of the cluster forwarded it). */
+  connectionId?: string | undefined;
   threadId: string;
   nodeId: string;
   provider: string;
@@ -57,6 +64,12 @@ export interface GenerationObservation {
   ended(result: GenerationResult): void;
 }
 
+/** Where a server error happened, as far as is known. */
+export interface ErrorContext {
+  connectionId?: string | undefined;
+  threadId?: string | undefined;
+}
+
 export type StoreOperation = Exclude<keyof ConversationStore, 'close'>;
 
 export interface StoreOperationTiming {
@@ -78,11 +91,11 @@ export interface ServerObserver {
   /** An encoded server frame was handed to the connection. */
   frameSent?(connection: ObservedConnection, frame: string): void;
   errorSent?(connection: ObservedConnection, error: SentError): void;
-  pivotStarted?(pivot: PivotRequest): PivotObservation;
+  pivotStarted?(pivot: ObservedPivot): PivotObservation;
   generationStarted?(generation: GenerationStart): GenerationObservation;
   storeOperation?(timing: StoreOperationTiming): void;
   /** A readiness check (GET /readyz) failed; `error` says why, which the probe's answer does not. */
   readinessFailed?(check: string, error: unknown): void;
   /** A failure no client frame reports: a background commit, a batch that could not be persisted, a bug. */
-  serverError?(error: unknown): void;
+  serverError?(error: unknown, context: ErrorContext): void;
 }

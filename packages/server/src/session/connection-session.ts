@@ -42,6 +42,10 @@ let sessionCount = 0;
  */
 export class ConnectionSession implements Subscriber, SocketHandlers {
   readonly id = `conn_${++sessionCount}`;
+
+  get connectionId(): string {
+    return this.id;
+  }
   private readonly threads = new Set<ThreadEngine>();
   private closed = false;
   private readonly outbound: BackpressureQueue;
@@ -90,11 +94,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       return this.sendError(code, message, reference);
     }
     const frame = decoded.frame;
-    this.dependencies.observers.handleFrame(this, frame, () =>
-      this.handle(frame).then(
-        () => this.dependencies.onFrameHandled(this, frame),
-        (error: unknown) => this.fail(error, frame),
-      ),
+    this.dependencies.observers.frameReceived(this, frame);
+    this.handle(frame).then(
+      () => this.dependencies.onFrameHandled(this, frame),
+      (error: unknown) => this.fail(error, frame),
     );
   }
 

@@ -34,7 +34,7 @@ describe('structured logs', () => {
     const ids = { connectionId, threadId: setup.threadId };
     expect(line(lines, 'prompt received')).toMatchObject({ ...ids, level: 'info', frameType: 'CPP_PROMPT', promptChars: 'Tell me about Clojure'.length });
     expect(line(lines, 'pivot received')).toMatchObject({ ...ids, frameType: 'CPP_PIVOT_INIT', promptChars: 'Rust instead'.length });
-    // Engine lines are not told the connection: they inherit it from the frame that started them.
+    // Engine lines name the connection whose frame started the pivot or the answer.
     const pivotLine = line(lines, 'pivot');
     expect(pivotLine).toMatchObject({ ...ids, level: 'info', interruptedNodeId: setup.assistantNodeId, newBranchNodeId: branch.userNodeId });
     expect(Object.keys(pivotLine.stepsMs as object)).toEqual(['abort', 'commit', 'insert', 'spawn']);
