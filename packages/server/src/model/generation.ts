@@ -29,18 +29,24 @@ export async function* runGeneration(callerSignal: AbortSignal, options: Generat
   const controller = new AbortController();
   const abort = (): void => controller.abort(callerSignal.reason);
   callerSignal.addEventListener('abort', abort, { once: true });
+  let finished = false;
   try {
     for (let attempt = 0; ; attempt += 1) {
       const outcome = yield* runAttempt(controller, options);
-      if (outcome.kind === 'done' || callerSignal.aborted) return;
+      if (outcome.kind === 'done') {
+        finished = true;
+        return;
+      }
+      if (callerSignal.aborted) return;
       const { failure, delivered } = outcome;
       if (delivered || !failure.retryable || attempt >= options.policy.maxRetries) throw failure;
       if (!(await pause(retryDelayMs(attempt, options.policy.retryBaseDelayMs), controller.signal))) return;
     }
   } finally {
     callerSignal.removeEventListener('abort', abort);
-    // Ends the upstream request when the consumer stopped iterating early; harmless after a finished stream.
-    controller.abort();
+    // Ends the upstream request when the consumer stopped iterating early or the attempt failed. After a complete
+    // answer the request is left alone: what remains of its response may be read so its connection is kept.
+    if (!finished) controller.abort();
   }
 }
 
@@ -53,6 +59,8 @@ async function* runAttempt(controller: AbortController, options: GenerationOptio
   let delivered = false;
   try {
     for await (const part of options.open(controller.signal)) {
+      // Parts already read when the signal aborted (several events of one chunk) are not delivered.
+      if (controller.signal.aborted) break;
       clearTimeout(timer);
       delivered = true;
       yield part;

@@ -32,7 +32,7 @@ export abstract class HttpModelProvider implements ModelProvider {
   protected abstract attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncIterable<ModelStreamPart>;
 
   /** POSTs `body` to `path` under the base URL, with the API key as a bearer token when one is set. */
-  protected post(path: string, body: unknown, signal: AbortSignal, headers: Record<string, string> = {}): Promise<ReadableStream<Uint8Array>> {
+  protected post(path: string, body: unknown, signal: AbortSignal, headers: Record<string, string> = {}): Promise<AsyncIterable<string>> {
     const { apiKey, baseUrl } = this.settings;
     return postJson({
       url: endpoint(baseUrl, path),

@@ -1,5 +1,4 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { bodyText } from './body-text.js';
 import type { ProviderError } from './provider-error.js';
 import { malformedStream } from './upstream-failures.js';
 
@@ -10,7 +9,7 @@ const MAX_EVENT_BYTES = 1024 * 1024;
  * The events of a `text/event-stream` body. A line that is not valid SSE, or an event past the size bound, ends the
  * stream with a malformed-stream ProviderError, after the events that came before it.
  */
-export async function* serverSentEvents(body: ReadableStream<Uint8Array>, vendor: string): AsyncGenerator<EventSourceMessage> {
+export async function* serverSentEvents(body: AsyncIterable<string>, vendor: string): AsyncGenerator<EventSourceMessage> {
   const events: EventSourceMessage[] = [];
   let failure: ProviderError | undefined;
   const parser = createParser({
@@ -22,7 +21,7 @@ export async function* serverSentEvents(body: ReadableStream<Uint8Array>, vendor
     },
     maxBufferSize: MAX_EVENT_BYTES,
   });
-  for await (const text of bodyText(body)) {
+  for await (const text of body) {
     parser.feed(text);
     for (const event of events) yield event;
     events.length = 0;

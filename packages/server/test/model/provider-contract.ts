@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelMessage, ModelProvider, ModelStreamPart } from '../../src/model/model-provider.js';
@@ -38,7 +39,7 @@ export interface ProviderUnderTest {
   /** The provider built by the factory against the replay server's URL. */
   create(baseUrl: string, config?: Partial<ProviderConfig>): ModelProvider;
   /** Replays the vendor's documented stream, which says "Hello" then " there!"; `frames` cuts it short. */
-  reply(options?: { frames?: number; then?: 'end' | 'reset' | 'hold' }): Reply;
+  reply(options?: { frames?: number; then?: 'end' | 'reset' | 'hold' | 'at-once' }): Reply;
   /** Frames of that stream up to and including the one that carries "Hello". */
   framesToFirstText: number;
   /** Frames of that stream before its terminator. */
@@ -48,6 +49,11 @@ export interface ProviderUnderTest {
   /** The vendor's JSON body for an error status. */
   errorBody(message: string): unknown;
   finish: { finishReason: FinishReason; usage: TokenUsage };
+  /**
+   * Whether consecutive generations reuse one connection. The providers on node:http do; Anthropic's SDK (on fetch)
+   * cuts the connection when it stops reading at `message_stop`.
+   */
+  keepsConnections: boolean;
 }
 
 /** The behaviour every HTTP provider owes the engine, run against each vendor's replayed wire format. */
@@ -152,6 +158,36 @@ export function providerContract(vendor: ProviderUnderTest): void {
       expect(parts).toEqual([{ type: 'text-delta', text: 'Hello' }]);
       expect(error).toBeUndefined();
       await replay.requests[0]?.closed;
+    });
+
+    it('yields nothing more once the signal aborts, even with the rest of the answer already in', async () => {
+      const replay = await serve(vendor.reply({ then: 'at-once' }));
+      const provider = create(replay.url);
+      const controller = new AbortController();
+      const parts: ModelStreamPart[] = [];
+      for await (const part of streamOf(provider, undefined, controller.signal)) {
+        parts.push(part);
+        controller.abort();
+      }
+      expect(parts).toEqual([{ type: 'text-delta', text: 'Hello' }]);
+      // The connection it used is still sound: the next generation streams in full.
+      const next = await drain(streamOf(provider));
+      expect(next.error).toBeUndefined();
+      expect(next.text).toBe('Hello there!');
+    });
+
+    it.skipIf(!vendor.keepsConnections)('reuses one connection for consecutive generations', async () => {
+      // The first answer arrives whole; the others frame by frame, the end of the response after the terminator.
+      const replay = await serve(vendor.reply({ then: 'at-once' }), vendor.reply());
+      const provider = create(replay.url);
+      for (let generation = 0; generation < 4; generation += 1) {
+        const { error } = await drain(streamOf(provider));
+        expect(error).toBeUndefined();
+        // A person's next prompt comes long after the end of the previous answer's response has arrived.
+        await replay.requests[generation]?.closed;
+        await sleep(20);
+      }
+      expect(replay.connections).toBe(1);
     });
 
     it('closes the upstream request when the consumer stops iterating early', async () => {

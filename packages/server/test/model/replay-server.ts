@@ -19,6 +19,8 @@ export interface ReplayServer {
   /** `http://127.0.0.1:<port>`. */
   url: string;
   requests: RecordedRequest[];
+  /** TCP connections accepted so far: keep-alive reuse shows as fewer connections than requests. */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -36,12 +38,17 @@ export async function startReplayServer(...replies: Reply[]): Promise<ReplayServ
     const reply = replies[Math.min(requests.length, replies.length) - 1];
     await reply?.(response, closed);
   });
+  let connections = 0;
+  server.on('connection', () => (connections += 1));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    get connections() {
+      return connections;
+    },
     async close() {
       server.closeAllConnections();
       server.close();
@@ -60,15 +67,24 @@ export interface StreamOptions {
   frameEnd: string;
   /** How many frames (SSE events or NDJSON lines) of the fixture to send; all by default. */
   frames?: number;
-  /** After the frames: end the response (default), reset the connection, or hold it open until the client leaves. */
-  then?: 'end' | 'reset' | 'hold';
+  /**
+   * After the frames: end the response (default), reset the connection, or hold it open until the client leaves.
+   * `at-once` sends the frames and the end of the response in one write, so the whole answer arrives before the
+   * client has read any of it.
+   */
+  then?: 'end' | 'reset' | 'hold' | 'at-once';
 }
 
 /** Streams a fixture frame by frame, each frame its own write, as a vendor's server flushes them. */
 export function streamFixture(text: string, options: StreamOptions): Reply {
   return async (response, closed) => {
     response.writeHead(200, { 'content-type': options.contentType, 'cache-control': 'no-cache' });
-    for (const frame of splitFrames(text, options.frameEnd).slice(0, options.frames)) {
+    const frames = splitFrames(text, options.frameEnd).slice(0, options.frames);
+    if (options.then === 'at-once') {
+      response.end(frames.join(''));
+      return;
+    }
+    for (const frame of frames) {
       response.write(frame);
       await new Promise((resolve) => setImmediate(resolve));
     }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { postJson } from '../../src/model/http-post.js';
 import { ProviderError } from '../../src/model/provider-error.js';
 import { serverSentEvents } from '../../src/model/server-sent-events.js';
 import { type Reply, type ReplayServer, startReplayServer } from './replay-server.js';
@@ -12,10 +13,10 @@ function oneWrite(text: string): Reply {
 }
 
 async function read(url: string): Promise<{ data: string[]; error?: unknown }> {
-  const response = await fetch(url, { method: 'POST', body: '{}' });
+  const body = await postJson({ url, headers: {}, body: {}, signal: new AbortController().signal, vendor: 'Test vendor' });
   const data: string[] = [];
   try {
-    for await (const event of serverSentEvents(response.body!, 'Test vendor')) data.push(event.data);
+    for await (const event of serverSentEvents(body, 'Test vendor')) data.push(event.data);
   } catch (error) {
     return { data, error };
   }
