@@ -90,6 +90,32 @@ describe('runGeneration', () => {
     expect(attemptSignal?.aborted).toBe(true);
   });
 
+  it('leaves the attempt signal alone after a complete answer, so its connection may be kept', async () => {
+    let attemptSignal: AbortSignal | undefined;
+    const upstream = scriptedUpstream(async function* (signal) {
+      attemptSignal = signal;
+      yield* answer();
+    });
+    await drain(generate(upstream.open));
+    expect(attemptSignal?.aborted).toBe(false);
+  });
+
+  it('delivers nothing the attempt yields after the caller aborted', async () => {
+    const controller = new AbortController();
+    // An upstream that has the whole answer in hand and does not watch the signal itself.
+    const upstream = scriptedUpstream(async function* () {
+      yield { type: 'text-delta', text: 'Hello' };
+      yield { type: 'text-delta', text: ' there' };
+      yield { type: 'finish', finishReason: 'stop' };
+    });
+    const parts: ModelStreamPart[] = [];
+    for await (const part of generate(upstream.open, controller.signal)) {
+      parts.push(part);
+      controller.abort();
+    }
+    expect(parts).toEqual([{ type: 'text-delta', text: 'Hello' }]);
+  });
+
   it('leaves no listener on a caller signal shared by thousands of generations', async () => {
     const signal = new AbortController().signal;
     const upstream = scriptedUpstream(answer);
