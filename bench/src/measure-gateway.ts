@@ -1,3 +1,4 @@
+import { request, type IncomingMessage } from 'node:http';
 import { CPP_SUBPROTOCOL, newMessageId } from '@promethea/cpp-protocol';
 import type { BenchContext } from './bench-context.js';
 import { BenchProcess } from './bench-process.js';
@@ -48,20 +49,25 @@ export async function measureGateway(context: BenchContext): Promise<{ figures: 
   return { figures: gatewayFigures(runs), details: runs };
 }
 
-/** The request the CPP provider sends, made with the same fetch; timed to the first content event. */
+/**
+ * The request the CPP provider sends, made as it makes it (node:http, the global keep-alive agent); timed to the
+ * first content event. A slower client here would flatter CPP's overhead.
+ */
 async function directFirstToken(baseUrl: string): Promise<number> {
+  const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } });
   const sentAt = performance.now();
-  const response = await fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } }),
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const outgoing = request(`${baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+    });
+    outgoing.once('response', resolve).once('error', reject);
+    outgoing.end(body);
   });
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  response.setEncoding('utf8');
   let firstTokenAt: number | undefined;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (firstTokenAt === undefined && value.includes('"content":')) firstTokenAt = performance.now();
+  for await (const text of response as AsyncIterable<string>) {
+    if (firstTokenAt === undefined && text.includes('"content":')) firstTokenAt = performance.now();
   }
   if (firstTokenAt === undefined) throw new Error('the model server sent no content');
   return firstTokenAt - sentAt;
