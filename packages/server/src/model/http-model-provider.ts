@@ -4,7 +4,7 @@ import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from 
 import { endpoint, type ProviderSettings } from './provider-settings.js';
 
 /**
- * What the providers written on fetch share: one generation per request (timeout, retries, cancellation) around an
+ * What the providers written on node:http share: one generation per request (timeout, retries, cancellation) around an
  * attempt that POSTs JSON to the vendor and reads its streamed answer. A subclass says where to post, what to send
  * and how to read the answer.
  */

@@ -14,7 +14,7 @@ const VENDOR = 'OpenAI-compatible server';
 
 /**
  * Chat completions streaming as OpenAI defines it, which OpenAI, Ollama's /v1, vLLM, llama.cpp's server, LM Studio,
- * Groq and OpenRouter all speak. Written on fetch rather than the openai SDK: the SDK ends quietly when a stream
+ * Groq and OpenRouter all speak. Written on node:http (see http-post.ts) rather than the openai SDK: the SDK ends quietly when a stream
  * stops before `data: [DONE]`, so a cut answer would pass for a complete one.
  */
 export class OpenAICompatibleProvider extends HttpModelProvider {
