@@ -12,9 +12,9 @@ import { missingTerminator, streamedFailure } from './upstream-failures.js';
 const VENDOR = 'Ollama';
 
 /**
- * Ollama's native `/api/chat` (NDJSON). Written on node:http (see http-post.ts) rather than the `ollama` package: that package skips
- * malformed lines with a console warning instead of failing, and cannot abort a request before its response
- * headers arrive (the first-token timeout needs to). A plain local Ollama needs no key; one behind an
+ * Ollama's native `/api/chat` (NDJSON). Written on node:http (see http-post.ts) rather than the `ollama` package:
+ * that package skips malformed lines with a console warning instead of failing, and cannot abort a request before
+ * its response headers arrive (the first-token timeout needs to). A plain local Ollama needs no key; one behind an
  * authenticating proxy (or Ollama's cloud) takes a bearer token.
  */
 export class OllamaProvider extends HttpModelProvider {

@@ -14,8 +14,8 @@ const VENDOR = 'OpenAI-compatible server';
 
 /**
  * Chat completions streaming as OpenAI defines it, which OpenAI, Ollama's /v1, vLLM, llama.cpp's server, LM Studio,
- * Groq and OpenRouter all speak. Written on node:http (see http-post.ts) rather than the openai SDK: the SDK ends quietly when a stream
- * stops before `data: [DONE]`, so a cut answer would pass for a complete one.
+ * Groq and OpenRouter all speak. Written on node:http (see http-post.ts) rather than the openai SDK: the SDK ends
+ * quietly when a stream stops before `data: [DONE]`, so a cut answer would pass for a complete one.
  */
 export class OpenAICompatibleProvider extends HttpModelProvider {
   readonly provider = 'openai-compatible';
