@@ -174,10 +174,7 @@ export class ThreadEngine {
       try {
         await this.dependencies.runPivot(context);
       } finally {
-        if (run.cut && !run.spawned) {
-          await this.commitHalt(request.interruptedNodeId, run.cut, 'pivot');
-          observation.halted();
-        }
+        if (run.cut && !run.spawned) await this.commitHalt(request.interruptedNodeId, run.cut);
       }
     });
     pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
@@ -188,9 +185,9 @@ export class ThreadEngine {
     return this.queue.run(async () => {
       const node = this.requireNode(request.nodeId);
       if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
-      const cut = this.generation?.nodeId === node.id ? await this.haltGeneration(request.receivedContentLength) : undefined;
+      const cut = this.generation?.nodeId === node.id ? await this.haltGeneration(request.receivedContentLength, 'stop') : undefined;
       if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
-      await this.commitHalt(node.id, cut, 'stop');
+      await this.commitHalt(node.id, cut);
     });
   }
 
@@ -209,8 +206,8 @@ export class ThreadEngine {
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
       const nodeId = this.generation?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.haltGeneration(undefined);
-      if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut, 'shutdown');
+      const cut = nodeId === undefined ? undefined : await this.haltGeneration(undefined, 'shutdown');
+      if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut);
     });
   }
 
@@ -218,8 +215,10 @@ export class ThreadEngine {
     if (run.aborted) return;
     run.aborted = true;
     if (this.generation?.nodeId !== run.request.interruptedNodeId) return;
-    const cut = await run.observation.step('abort', () => this.haltGeneration(run.request.receivedContentLength));
-    if (cut) run.cut = cut;
+    const cut = await run.observation.step('abort', () => this.haltGeneration(run.request.receivedContentLength, 'pivot'));
+    if (!cut) return;
+    run.cut = cut;
+    run.observation.halted();
   }
 
   private async spawnSibling(run: PivotRun): Promise<{ assistantNodeId: string }> {
@@ -241,33 +240,37 @@ export class ThreadEngine {
     };
     const change = await run.observation.step('commit', () => this.commit(plan, run.request.userPrompt));
     run.spawned = { assistantNodeId };
-    run.observation.step('insert', () => {
-      if (run.cut) {
-        this.publishHalted(run.request.interruptedNodeId, run.cut, 'pivot');
-        run.observation.halted();
-      }
-      this.publishChange(change);
-    });
+    run.observation.step('insert', () => this.publishChange(change));
     run.observation.step('spawn', () => this.startGeneration(assistantNodeId, run.requester));
     return run.spawned;
   }
 
   /**
-   * Stops the running generation and returns where its text is cut. `undefined` when it had already ended by
-   * itself: that ending is committed first, so the node is no longer streaming.
+   * Stops the running generation and returns where its text is cut, which CPP_STREAM_HALTED confirms at once: the
+   * cut is final as soon as the stream stops, and the commit that keeps it (`commitHalt`) need not delay it.
+   * `undefined` when the stream had already ended by itself: that ending is committed first, so the node is no
+   * longer streaming.
    */
-  private async haltGeneration(receivedContentLength: number | undefined): Promise<Cut | undefined> {
+  private async haltGeneration(receivedContentLength: number | undefined, reason: HaltReason): Promise<Cut | undefined> {
     const generation = this.generation;
     if (!generation) return undefined;
     const point = generation.halt();
-    if (point) return cutAt(point, receivedContentLength);
-    await this.finishGeneration(generation);
-    return undefined;
+    if (!point) {
+      await this.finishGeneration(generation);
+      return undefined;
+    }
+    const cut = cutAt(point, receivedContentLength);
+    this.publishHalted(generation.nodeId, cut, reason);
+    return cut;
   }
 
-  private async commitHalt(nodeId: string, cut: Cut, reason: HaltReason): Promise<void> {
+  /**
+   * Keeps a halted node, cut, as `interrupted`. Its CPP_STREAM_HALTED was sent when this server halted it; a
+   * dead node's answer (`unannounced`) is announced only once the commit shows that no live node kept it.
+   */
+  private async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
     const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
-    this.publishHalted(nodeId, cut, reason);
+    if (unannounced) this.publishHalted(nodeId, cut, unannounced);
     this.publishChange(change);
   }
 
