@@ -25,6 +25,9 @@ export interface HaltPoint {
  * One model call writing one assistant node. Owns the AbortController of that call. The model's deltas reach
  * clients as paced chunks (see `ChunkPacer`). Once `halt` returns, no further chunk is sent: the text sent so far
  * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
+ *
+ * A generation starts held: the call is made at once, but its text and its end wait for `release`, so that the
+ * call can be on its way while the node it writes is committed.
  */
 export class Generation {
   private readonly controller = new AbortController();
@@ -34,6 +37,9 @@ export class Generation {
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
   outcome: GenerationOutcome | undefined;
   private readonly pacer: ChunkPacer;
+  private held = true;
+  private heldText = '';
+  private heldOutcome: GenerationOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
 
@@ -52,6 +58,16 @@ export class Generation {
   /** The text sent to clients so far. */
   get text(): string {
     return this.content;
+  }
+
+  /** A held generation's text (and its end, if it came) goes out from now on. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    if (this.halted) return;
+    this.pacer.push(this.heldText);
+    this.heldText = '';
+    if (this.heldOutcome) this.end(this.heldOutcome);
   }
 
   /**
@@ -75,17 +91,29 @@ export class Generation {
     try {
       for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
         if (this.halted) return;
-        // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
-        if (part.type === 'text-delta') this.pacer.push(part.text.replaceAll('\u0000', '\uFFFD'));
+        if (part.type === 'text-delta') this.deliver(part.text);
         else {
           finishReason = part.finishReason;
           usage = part.usage;
         }
       }
-      if (!this.halted) this.end({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
+      this.settle({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
     } catch (error) {
-      if (!this.halted) this.end({ kind: 'failed', error });
+      this.settle({ kind: 'failed', error });
     }
+  }
+
+  private deliver(modelText: string): void {
+    // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
+    const text = modelText.replaceAll('\u0000', '\uFFFD');
+    if (this.held) this.heldText += text;
+    else this.pacer.push(text);
+  }
+
+  private settle(outcome: GenerationOutcome): void {
+    if (this.halted) return;
+    if (this.held) this.heldOutcome = outcome;
+    else this.end(outcome);
   }
 
   private send(delta: string): void {

@@ -6,6 +6,7 @@ import {
   getNode,
   newMessageId,
   pathToRoot,
+  pathToRootAfter,
   safeCutLength,
   planAnchor,
   planFinish,
@@ -147,9 +148,9 @@ export class ThreadEngine {
           ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
         });
       };
-      const change = await this.commit(plan, request.userPrompt);
+      const { change, generation } = await this.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
       this.publishChange(change);
-      this.startGeneration(assistantNodeId, requester);
+      this.stream(generation);
     });
   }
 
@@ -238,10 +239,12 @@ export class ThreadEngine {
         ...(run.cut ? { cutContent: run.cut.content } : {}),
       });
     };
-    const change = await run.observation.step('commit', () => this.commit(plan, run.request.userPrompt));
+    const { change, generation } = await this.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
     run.spawned = { assistantNodeId };
-    run.observation.step('insert', () => this.publishChange(change));
-    run.observation.step('spawn', () => this.startGeneration(assistantNodeId, run.requester));
+    run.observation.step('insert', () => {
+      this.publishChange(change);
+      this.stream(generation);
+    });
     return run.spawned;
   }
 
@@ -274,9 +277,51 @@ export class ThreadEngine {
     this.publishChange(change);
   }
 
-  /** `requester` asked for the answer: its connection is named in what observers hear of it. */
-  private startGeneration(assistantNodeId: string, requester: Subscriber): void {
-    const messages = modelMessages(pathToRoot(this.graph, assistantNodeId).slice(0, -1));
+  /**
+   * Commits a change that starts the answer `assistantNodeId`, with the answer's model call already on its way:
+   * the call is made, held, before the commit, so that a store that commits over the network (PostgreSQL) does so
+   * while the model works on its first token. (Yielding to let the request leave before SQLite's synchronous
+   * commit was measured too: it cost a turn of a busy event loop, more than it saved.) The text waits for
+   * `stream`, after the change is published: clients get the node before its first chunk. A refused commit
+   * aborts the call, leaving nothing streaming.
+   */
+  private async commitAnswer(
+    plan: () => TreeChange,
+    prompt: string,
+    assistantNodeId: string,
+    requester: Subscriber,
+    step: PivotObservation['step'] = (_name, work) => work(),
+  ): Promise<{ change: TreeChange; generation: Generation }> {
+    // Planned once more before the call, so that a refused prompt or pivot never reaches the model.
+    const planned = plan();
+    let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
+    let change: TreeChange;
+    try {
+      change = await step('commit', () => this.commit(plan, prompt));
+    } catch (error) {
+      generation.halt();
+      throw error;
+    }
+    if (parentOf(change, assistantNodeId) !== parentOf(planned, assistantNodeId)) {
+      // Planned again on a thread another server had changed: the answer's context moved with it.
+      generation.halt();
+      generation = this.createGeneration(assistantNodeId, requester, pathToRoot(this.graph, assistantNodeId));
+    }
+    return { change, generation };
+  }
+
+  /** The generation's text flows from now on; it is the thread's generation. */
+  private stream(generation: Generation): void {
+    this.generation = generation;
+    generation.release();
+  }
+
+  /**
+   * A held generation writing `assistantNodeId`, whose branch is `branch` (the node last). `requester` asked for
+   * the answer: its connection is named in what observers hear of it.
+   */
+  private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
+    const messages = modelMessages(branch.slice(0, -1));
     const { provider, model } = this.dependencies.model;
     const observation = this.dependencies.observers.generationStarted({
       connectionId: requester.connectionId,
@@ -307,7 +352,7 @@ export class ThreadEngine {
       observation,
     );
     const streaming = { threadId, nodeId: assistantNodeId, get text() { return generation.text; } };
-    this.generation = generation;
+    return generation;
   }
 
   /** A stream that ended by itself while this operation waited its turn is not busy any more. */
@@ -593,6 +638,12 @@ export class ThreadEngine {
 function streamState(graph: ThreadGraph): string {
   const streaming = Object.values(graph.nodes).find((node) => node.status === 'streaming');
   return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
+}
+
+/** The parent of the user node above `assistantNodeId` in a change that creates both. */
+function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
+  const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
+  return change.nodes.find((node) => node.id === userNodeId)?.parentId;
 }
 
 function titleOf(prompt: string): string {

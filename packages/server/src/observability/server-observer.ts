@@ -18,8 +18,12 @@ export interface SentError {
   refId?: string;
 }
 
-/** The steps of a pivot, in order. The cut and the insert are committed together, in `commit`. */
-export type PivotStep = 'abort' | 'commit' | 'insert' | 'spawn';
+/**
+ * The steps of a pivot, in order: `abort` (the stream is cut and CPP_STREAM_HALTED sent), `spawn` (the new
+ * answer's model call is made, its text held), `commit` (the cut and the new branch, together), `insert` (the
+ * structural update is sent and the new answer streams).
+ */
+export type PivotStep = 'abort' | 'spawn' | 'commit' | 'insert';
 
 /** One pivot, from CPP_PIVOT_INIT to the start of the new answer. */
 export interface PivotObservation {

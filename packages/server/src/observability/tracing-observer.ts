@@ -5,8 +5,8 @@ import { runObserved, type Failure } from './run-observed.js';
 import type { GenerationObservation, GenerationResult, GenerationStart, PivotObservation, ServerObserver } from './server-observer.js';
 
 /**
- * OpenTelemetry spans: `cpp.pivot` per pivot, with a child span per step (`cpp.pivot.abort`, `cpp.pivot.commit`,
- * `cpp.pivot.insert`, `cpp.pivot.spawn`) and an event when CPP_STREAM_HALTED goes out; `chat <model>` per model
+ * OpenTelemetry spans: `cpp.pivot` per pivot, with a child span per step (`cpp.pivot.abort`, `cpp.pivot.spawn`,
+ * `cpp.pivot.commit`, `cpp.pivot.insert`) and an event when CPP_STREAM_HALTED goes out; `chat <model>` per model
  * call (GenAI conventions), the child of the pivot step that started it. With the API's default tracer (no SDK
  * registered) every span is a no-op.
  */

@@ -37,7 +37,7 @@ describe('structured logs', () => {
     // Engine lines name the connection whose frame started the pivot or the answer.
     const pivotLine = line(lines, 'pivot');
     expect(pivotLine).toMatchObject({ ...ids, level: 'info', interruptedNodeId: setup.assistantNodeId, newBranchNodeId: branch.userNodeId });
-    expect(Object.keys(pivotLine.stepsMs as object)).toEqual(['abort', 'commit', 'insert', 'spawn']);
+    expect(Object.keys(pivotLine.stepsMs as object)).toEqual(['abort', 'spawn', 'commit', 'insert']);
     expect(pivotLine.haltMs).toEqual(expect.any(Number));
     expect(line(lines, 'generation halted')).toMatchObject({ ...ids, nodeId: setup.assistantNodeId, chars: 'Hello world'.length, model: 'scripted-model' });
     expect(line(lines, 'generation completed')).toMatchObject({ ...ids, nodeId: branch.assistantNodeId, finishReason: 'stop', chars: 'New answer'.length });

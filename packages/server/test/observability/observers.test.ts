@@ -47,9 +47,9 @@ describe('observers given to the server', () => {
       `halted ${first}`,
       // CPP_STREAM_HALTED goes out as soon as the stream is cut, before the commit that keeps the cut.
       'halted',
+      'step spawn',
       'step commit',
       'step insert',
-      'step spawn',
       'pivot ended',
       `completed ${second}`,
     ]);

@@ -1,31 +1,10 @@
-import type { TreeChange } from '@promethea/cpp-protocol';
-import { MemoryStore, type CommitMeta } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
 import { listThreads, nextUpdate } from '../support/protocol-steps.js';
 import { startStreamingThread } from '../support/streaming-thread.js';
+import { HeldStore } from '../support/held-store.js';
 import { useServer } from '../support/start-server.js';
 
 const fixture = useServer();
-
-/** A store whose commits wait, once `hold` is called, until `release`: a slow disk or a distant database. */
-class HeldStore extends MemoryStore {
-  private gate: Promise<void> | undefined;
-  private open: (() => void) | undefined;
-
-  hold(): void {
-    this.gate = new Promise((resolve) => (this.open = resolve));
-  }
-
-  release(): void {
-    this.open?.();
-    this.gate = undefined;
-  }
-
-  override async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
-    await this.gate;
-    return super.commit(change, meta);
-  }
-}
 
 describe('CPP_STREAM_HALTED', () => {
   it.each(['CPP_PIVOT_INIT', 'CPP_STREAM_STOP'] as const)('confirms the cut of %s as soon as the stream stops, before the commit that keeps it', async (type) => {
