@@ -13,7 +13,10 @@ export async function* pacedTokens(intervalMs: number, limit: number, signal: Ab
   const start = monotonicNow();
   for (let index = 0; index < limit; index += 1) {
     const due = start + index * intervalMs;
-    if (due > monotonicNow()) await paceClock.until(due);
+    // Even a late token waits for the clock's next turn: a model's text reaches a server as I/O, one event-loop
+    // turn at a time. A late stream catching up in one run of microtasks would never let a loaded server's loop
+    // turn (its sockets never drained, its write callbacks piled up by the million, its heap grew until it died).
+    await paceClock.until(due);
     signal.throwIfAborted();
     // A timer counts from the event loop's cached time, which lags the clock: it often fires a little before `due`.
     // Such a token carries the time it left instead, or its delay would show as less than it was (even below zero).
@@ -32,7 +35,7 @@ class PaceClock {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private armedFor = Number.POSITIVE_INFINITY;
 
-  /** Settles at `due` (a monotonic time), within the millisecond. */
+  /** Settles at `due` (a monotonic time), within the millisecond; at the next turn of the timers when it is past. */
   until(due: number): Promise<void> {
     const slot = Math.floor(due);
     return new Promise((resolve) => {
