@@ -72,6 +72,27 @@ describe('paced tokens', () => {
     }
   });
 
+  it('lets the event loop turn between tokens, late ones too', async () => {
+    let turns = 0;
+    let spinning = true;
+    const spin = (): void => {
+      turns += 1;
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const seen: number[] = [];
+    for await (const _ of pacedTokens(1, 20, new AbortController().signal)) {
+      if (seen.length === 0) {
+        // Hold the loop: every later token is then late.
+        const until = performance.now() + 30;
+        while (performance.now() < until);
+      }
+      seen.push(turns);
+    }
+    spinning = false;
+    for (let index = 2; index < seen.length; index += 1) expect(seen[index]!).toBeGreaterThan(seen[index - 1]!);
+  });
+
   it('ends a stream at its next token once aborted', async () => {
     const controller = new AbortController();
     const texts: string[] = [];
