@@ -292,12 +292,12 @@ export class ThreadEngine {
     requester: Subscriber,
     step: PivotObservation['step'] = (_name, work) => work(),
   ): Promise<{ change: TreeChange; generation: Generation }> {
-    // Planned once more before the call, so that a refused prompt or pivot never reaches the model.
-    const planned = plan();
+    // Planned before the call, so that a refused prompt or pivot never reaches the model; the commit uses this plan.
+    const planned = await this.releasingOnFailure(plan);
     let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
     let change: TreeChange;
     try {
-      change = await step('commit', () => this.commit(plan, prompt));
+      change = await step('commit', () => this.commit(plan, prompt, planned));
     } catch (error) {
       generation.halt();
       throw error;
@@ -384,16 +384,10 @@ export class ThreadEngine {
   /**
    * Plans a change, persists it, then applies it to the live graph. The generation is over once its node has left
    * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
-   * thread reloaded (the plan checks again what it must).
+   * thread reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is.
    */
-  private async commit(plan: () => TreeChange, prompt?: string): Promise<TreeChange> {
-    let change: TreeChange;
-    try {
-      change = await this.commitPlanned(plan, prompt);
-    } catch (error) {
-      this.settleLock(undefined);
-      throw error;
-    }
+  private async commit(plan: () => TreeChange, prompt?: string, planned?: TreeChange): Promise<TreeChange> {
+    const change = await this.releasingOnFailure(() => this.commitPlanned(plan, prompt, planned));
     // A reload while the commit was on its way may have brought the change already.
     if (change.version > this.graph.version) applyChange(this.graph, change);
     const generation = this.generation;
@@ -402,10 +396,20 @@ export class ThreadEngine {
     return change;
   }
 
+  /** Runs `work`; when it fails, this node first lets go of what `claimGeneration` took (see `settleLock`). */
+  private async releasingOnFailure<Result>(work: () => Result | Promise<Result>): Promise<Result> {
+    try {
+      return await work();
+    } catch (error) {
+      this.settleLock(undefined);
+      throw error;
+    }
+  }
+
   /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
-  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined): Promise<TreeChange> {
+  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
     for (let attempt = 1; ; attempt += 1) {
-      const change = plan();
+      const change = attempt === 1 && planned ? planned : plan();
       const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
       try {
         await this.dependencies.link.confirmGeneration();

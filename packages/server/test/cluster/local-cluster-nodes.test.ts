@@ -1,4 +1,4 @@
-import { findInvariantViolations } from '@promethea/cpp-protocol';
+import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
@@ -36,6 +36,20 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(reader.frames, threadId)).toEqual({ graph: stored, problems: [] });
     expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
     expect(watching!.model.calls).toEqual([]);
+  });
+
+  it("let go of a thread's generation when a prompt is refused after claiming it: another node may then answer", async () => {
+    const [refusing, answering] = await nodes.start(2, NEW_ANSWER);
+    const first = await refusing!.connect();
+    const { threadId } = await openThread(first, { patches: true });
+    // An unknown parent passes the checks made before the claim, and is refused by the plan made after it.
+    first.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_orphan', parentNodeId: 'msg_nowhere' });
+    await expectError(first, ErrorCode.NOT_FOUND);
+    const second = await answering!.connect();
+    await openThread(second, { threadId, patches: true });
+    const exchange = await prompt(second, threadId, 'Hello again');
+    await completion(second, threadId, exchange.assistantNodeId);
+    expect(refusing!.model.calls).toEqual([]);
   });
 
   it('run a pivot on the node whose generation it halts, and tell the clients of both', async () => {
