@@ -24,7 +24,9 @@ import { PendingRequests, type PendingRequest } from './pending-requests.js';
 import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
 import { reconnectPolicy } from './reconnect-policy.js';
 import { SendQueueFullError } from './send-queue-full-error.js';
+import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
+import { UnansweredRequest } from './unanswered-request.js';
 import type { SocketOpener } from './web-socket-like.js';
 
 type EventNames = EventEmitter.EventNames<CPPClientEvents>;
@@ -91,8 +93,9 @@ export class CPPClient {
   openThread(threadId: string = newThreadId()): Promise<ThreadGraph> {
     const previous = this.currentThreadId;
     this.currentThreadId = threadId;
+    this.mirrors.open(threadId);
     const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
-    const opening = this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply)));
+    const opening = this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply), threadId));
     this.openings.set(threadId, opening);
     const settled = () => this.openings.delete(threadId);
     opening.then(settled, () => {
@@ -147,10 +150,14 @@ export class CPPClient {
     });
     return this.request(
       frame,
-      new FrameWaiter(frame.id, (reply) => {
-        const graph = this.structuralUpdateOf(threadId, reply);
-        return graph?.activeHeadMessageId === targetNodeId ? { value: graph } : undefined;
-      }),
+      new FrameWaiter(
+        frame.id,
+        (reply) => {
+          const graph = this.structuralUpdateOf(threadId, reply);
+          return graph?.activeHeadMessageId === targetNodeId ? { value: graph } : undefined;
+        },
+        threadId,
+      ),
     );
   }
 
@@ -165,10 +172,8 @@ export class CPPClient {
     const receivedContentLength = options.receivedContentLength ?? node.content.length;
     const frame = this.frames.create('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: node.id, receivedContentLength });
     this.requests.interrupting(node.id, receivedContentLength);
-    await this.request(
-      frame,
-      new FrameWaiter(frame.id, (reply) => (notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id) ? { value: undefined } : undefined)),
-    );
+    const stopped = (reply: ServerFrame) => notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id);
+    await this.request(frame, new FrameWaiter(frame.id, (reply) => (stopped(reply) ? { value: undefined } : undefined), threadId));
   }
 
   listThreads(): Promise<ThreadSummary[]> {
@@ -179,8 +184,27 @@ export class CPPClient {
   /** Asks for a full CPP_SYNC_GRAPH of an open thread and resolves with the mirror it rebuilt. */
   async requestSync(threadId = this.currentThreadId): Promise<ThreadGraph> {
     if (threadId === undefined) throw new Error('no thread is open: call openThread() first');
+    this.mirrors.open(threadId);
     const frame = this.frames.create('CPP_SYNC_REQUEST', { threadId });
-    return this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply)));
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply), threadId));
+  }
+
+  /**
+   * Unsubscribes from a thread (default: the active one) and drops its mirror, at once: its frames still on their
+   * way are ignored, a reconnect does not open it again, and it is no longer the active thread. Requests waiting on
+   * it fail with ThreadClosedError; its generations go on at the server. The server does not answer a close
+   * (PROTOCOL.md §6.2), so this resolves once the frame is sent; an unknown thread's NOT_FOUND comes as an `error`
+   * event.
+   */
+  async closeThread(threadId = this.currentThreadId): Promise<void> {
+    if (threadId === undefined) throw new Error('no thread is open: call openThread() first');
+    // Closed only once open: a close the server handled before the open would leave the connection subscribed.
+    await this.openings.get(threadId)?.catch(() => undefined);
+    this.mirrors.close(threadId);
+    if (this.currentThreadId === threadId) this.currentThreadId = undefined;
+    this.requests.failThread(threadId, new ThreadClosedError(threadId));
+    const frame = this.frames.create('CPP_THREAD_CLOSE', { threadId });
+    return this.request(frame, new UnansweredRequest());
   }
 
   async close(): Promise<void> {
@@ -242,7 +266,7 @@ export class CPPClient {
 
   private reopen(threadId: string): Promise<ThreadGraph> {
     const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
-    const waiter = new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply));
+    const waiter = new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply), threadId);
     this.requests.add(waiter);
     this.connection.send(encodeClientFrame(frame));
     return waiter.promise;

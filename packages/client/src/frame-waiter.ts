@@ -16,6 +16,7 @@ export class FrameWaiter<Value> implements PendingRequest {
   constructor(
     private readonly frameId: string,
     private readonly answer: (frame: ServerFrame) => Answer<Value>,
+    readonly threadId?: string,
   ) {}
 
   get promise(): Promise<Value> {

@@ -47,6 +47,10 @@ export class Generation implements PendingRequest {
     return this.settlement.promise;
   }
 
+  get threadId(): string {
+    return this.request.threadId;
+  }
+
   observe(frame: ServerFrame): boolean {
     if (frame.type === 'CPP_ERROR') return this.observeError(frame.payload);
     const node = this.assistantNode();

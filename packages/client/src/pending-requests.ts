@@ -5,6 +5,10 @@ export interface PendingRequest {
   /** Sees every valid server frame, after the mirrors have applied it; returns true once the request has settled. */
   observe(frame: ServerFrame): boolean;
   fail(error: Error): void;
+  /** The thread the request acts on: closing that thread fails the request, whose answer could no longer arrive. */
+  readonly threadId?: string;
+  /** For a request the server does not answer: its frame is going out now, which settles it. */
+  sent?(): void;
   /** The client is halting `nodeId` where the user has seen `receivedContentLength` of it (a pivot or a stop). */
   interrupting?(nodeId: string, receivedContentLength: number): void;
   /**
@@ -55,13 +59,19 @@ export class PendingRequests {
     return count;
   }
 
-  /** The frames waiting to be sent, in order, now counted as sent. */
+  /**
+   * The frames waiting to be sent, in order, now counted as sent. A request the server does not answer is settled
+   * and forgotten here: the caller sends its frame in this same turn, before the settlement can be seen.
+   */
   takeUnsent(): ClientFrame[] {
     const frames: ClientFrame[] = [];
-    for (const entry of this.requests.values()) {
+    for (const [request, entry] of this.requests) {
       if (entry.sent || !entry.frame) continue;
       entry.sent = true;
       frames.push(entry.frame);
+      if (!request.sent) continue;
+      this.requests.delete(request);
+      request.sent();
     }
     return frames;
   }
@@ -80,6 +90,15 @@ export class PendingRequests {
   /** After the threads are re-synced: frames of requests the server has carried out are not sent again. */
   skipCarriedOut(): void {
     for (const [request, entry] of this.requests) if (!entry.sent && request.carriedOut?.()) entry.sent = true;
+  }
+
+  /** The thread was closed: the requests acting on it fail with `error`. */
+  failThread(threadId: string, error: Error): void {
+    for (const request of [...this.requests.keys()]) {
+      if (request.threadId !== threadId) continue;
+      this.requests.delete(request);
+      request.fail(error);
+    }
   }
 
   failAll(error: Error): void {

@@ -5,6 +5,7 @@ export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';
 export { ConnectionClosedError } from './connection-closed-error.js';
 export { SendQueueFullError } from './send-queue-full-error.js';
+export { ThreadClosedError } from './thread-closed-error.js';
 export { CPPServerError } from './cpp-server-error.js';
 export { DidKeyIdentity, type StoredIdentity } from './identity/did-key-identity.js';
 export type { DidSigner } from './identity/did-signer.js';

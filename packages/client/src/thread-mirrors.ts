@@ -16,13 +16,26 @@ export interface MirrorChange {
 
 /**
  * The client's exact copies of its open threads, kept by the protocol's pure mirror functions. A graph object
- * stays the same for the life of the client (a sync replaces its contents), so a reference to it stays live.
+ * stays the same while its thread is open (a sync replaces its contents), so a reference to it stays live.
  */
 export class ThreadMirrors {
   private readonly graphs = new Map<string, ThreadGraph>();
+  /** The threads the client has asked for: only their syncs make or refresh a mirror. */
+  private readonly opened = new Set<string>();
 
   get(threadId: string): ThreadGraph | undefined {
     return this.graphs.get(threadId);
+  }
+
+  /** The client asks the server for the thread: its first sync makes the mirror. */
+  open(threadId: string): void {
+    this.opened.add(threadId);
+  }
+
+  /** Drops the mirror; the thread's frames still on their way (a sync among them) are ignored. */
+  close(threadId: string): void {
+    this.opened.delete(threadId);
+    this.graphs.delete(threadId);
   }
 
   threadIds(): string[] {
@@ -33,6 +46,7 @@ export class ThreadMirrors {
   apply(frame: ServerFrame): MirrorChange | undefined {
     switch (frame.type) {
       case 'CPP_SYNC_GRAPH':
+        if (!this.opened.has(frame.payload.threadId)) return undefined;
         return { threadId: frame.payload.threadId, outcome: this.replace(frame.payload) };
       case 'CPP_GRAPH_PATCH':
         return this.update(frame.payload.threadId, (graph) => applyPatch(graph, frame.payload));

@@ -1,4 +1,4 @@
-import { CPPClient } from '@promethea/cpp-client';
+import { CPPClient, type CPPClientOptions } from '@promethea/cpp-client';
 import { CPPServer, DemoProvider, type DemoProviderOptions } from '@promethea/cpp-server';
 import { afterEach } from 'vitest';
 import { DID } from './session.js';
@@ -18,8 +18,8 @@ export function useRealServer() {
       await server.ready;
       return server;
     },
-    connect(server: CPPServer, did = DID): CPPClient {
-      const client = new CPPClient({ endpoint: server.url, did });
+    connect(server: CPPServer, did = DID, options: Partial<CPPClientOptions> = {}): CPPClient {
+      const client = new CPPClient({ endpoint: server.url, did, ...options });
       clients.push(client);
       return client;
     },
