@@ -12,6 +12,11 @@ export interface CPPClientOptions {
    */
   identity?: DidSigner | Uint8Array | string;
   /**
+   * With `identity`: how long after the upgrade the server may take to challenge the client and accept its proof,
+   * in milliseconds (default 10 000, the reference server's own limit). Past it the socket closes with 4408.
+   */
+  authTimeoutMs?: number;
+  /**
    * The DID the client claims without proving it, recorded by a server in `claimed` mode as the owner of the threads
    * it creates. With `identity`, the identity's DID (leave this out).
    */

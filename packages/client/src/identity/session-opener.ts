@@ -1,7 +1,7 @@
 import type { CPPClientOptions } from '../client-options.js';
 import { sessionUrl } from '../session-url.js';
 import type { SocketOpener, WebSocketLike } from '../web-socket-like.js';
-import { AuthenticatingSocket } from './authenticating-socket.js';
+import { AuthenticatingSocket, DEFAULT_AUTH_TIMEOUT_MS } from './authenticating-socket.js';
 import { DidKeyIdentity } from './did-key-identity.js';
 import type { DidSigner } from './did-signer.js';
 
@@ -14,7 +14,8 @@ export function sessionOpener(options: CPPClientOptions, openSocket: SocketOpene
   if (!signer) return () => openSocket(options.endpoint, options.did);
   if (options.did !== undefined && options.did !== signer.did) throw new TypeError(`options.did (${options.did}) is not the identity's DID (${signer.did})`);
   const endpoint = sessionUrl(options.endpoint);
-  return () => new AuthenticatingSocket(openSocket(options.endpoint, signer.did), signer, endpoint);
+  const timeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
+  return () => new AuthenticatingSocket(openSocket(options.endpoint, signer.did), signer, endpoint, timeoutMs);
 }
 
 function signerOf(identity: CPPClientOptions['identity']): DidSigner | undefined {
