@@ -33,7 +33,8 @@ export class BenchContext {
       model: model ?? { kind: 'paced', intervalMs: this.options.intervalMs, tokens: STREAM_TOKENS },
       chunkIntervalMs: this.options.chunkIntervalMs,
     };
-    const profile = this.options.profile && kind === 'cpp' ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY] : [];
+    // Named by kind, so that a CPP server's profile can be read beside the raw server's under the same load.
+    const profile = this.options.profile ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY, '--cpu-prof-name', `${kind}-${Date.now()}.cpuprofile`] : [];
     const process = await BenchProcess.start<ServerReady>('./server-process.js', [JSON.stringify(config)], profile);
     const path = kind === 'cpp' ? CPP_SESSION_PATH : '/';
     return { kind, process, url: `ws://127.0.0.1:${process.info.port}${path}` };

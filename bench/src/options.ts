@@ -28,7 +28,7 @@ export interface BenchOptions {
   chunkIntervalMs: number;
   store: 'sqlite' | 'memory';
   only: Measure[];
-  /** Write CPU profiles of every CPP server process to bench/profiles/. */
+  /** Write CPU profiles of every server process (CPP and raw) to bench/profiles/. */
   profile: boolean;
   out: string;
 }
@@ -79,7 +79,7 @@ const HELP = `npm run bench -- [options]     (each option may also be set as BEN
   --interval-ms N           pause between tokens (20 = 50 tokens/s)
   --chunk-interval-ms N     shortest time between two chunks of an answer, CPP and raw (default ${DEFAULT_CHUNK_INTERVAL_MS}; 0: one per token)
   --store sqlite|memory     the CPP server's store (default sqlite, as the CLI)
-  --profile                 CPU profiles of the CPP server processes in bench/profiles/
+  --profile                 CPU profiles of the server processes (cpp-*, raw-*) in bench/profiles/
   --out FILE                where the JSON goes (default bench/results/latest.json)`;
 
 const NUMBER_OPTIONS = [
