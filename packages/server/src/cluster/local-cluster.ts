@@ -83,9 +83,6 @@ export class LocalClusterTransport implements ClusterTransport {
   }
 
   appendText(nodeId: string, delta: string): void {
-    // Alone, no other node ever reads it: it would be a third copy of every answer streaming (with the
-    // generation's and the graph's), grown on every chunk.
-    if (this.solitary) return;
     this.cluster.texts.set(nodeId, (this.cluster.texts.get(nodeId) ?? '') + delta);
   }
 

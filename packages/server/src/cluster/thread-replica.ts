@@ -78,17 +78,23 @@ export class ThreadReplica implements ThreadLink {
     await subscription?.unsubscribe();
   }
 
+  // A node alone in its cluster has nobody to tell: chunk, frame and change return before building a message. They
+  // run for every frame a thread sends, thousands of times a second on a busy server.
+
   chunk(chunk: StreamChunkFrame['payload'], text: string): void {
+    if (this.context.transport.solitary) return;
     // Appended before it is published: a node that reads the text after subscribing misses no chunk.
     this.context.transport.appendText(chunk.nodeId, chunk.delta);
     this.context.transport.publish(this.threadId, { frame: text });
   }
 
   frame(text: string): void {
+    if (this.context.transport.solitary) return;
     this.context.transport.publish(this.threadId, { frame: text });
   }
 
   change(change: TreeChange, text: string, title: string | undefined): void {
+    if (this.context.transport.solitary) return;
     this.context.transport.publish(this.threadId, title === undefined ? { frame: text } : { frame: text, title });
     for (const node of change.nodes) if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
   }

@@ -1,5 +1,9 @@
+import type { TreeChange } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
+import type { ClusterTransport } from '../../src/cluster/cluster-transport.js';
 import { LocalCluster, LocalClusterTransport } from '../../src/cluster/local-cluster.js';
+import { ThreadReplica } from '../../src/cluster/thread-replica.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
 
 describeClusterTransportContract('LocalClusterTransport', async () => {
@@ -7,14 +11,38 @@ describeClusterTransportContract('LocalClusterTransport', async () => {
   return { join: async () => cluster.join(), cleanup: async () => {} };
 });
 
-describe('a solitary LocalClusterTransport (a server without a cluster)', () => {
-  it('keeps no copy of streamed text: no other node will read it', async () => {
-    const alone = new LocalClusterTransport();
-    alone.appendText('msg_a', 'Hello');
-    alone.appendText('msg_a', ' world');
-    expect(await alone.readText('msg_a')).toBe('');
-    const member = new LocalCluster().join();
-    member.appendText('msg_a', 'Hello');
-    expect(await member.readText('msg_a')).toBe('Hello');
+/** What a replica asked its transport to tell the other nodes. */
+async function toldOthers(transport: ClusterTransport): Promise<string[]> {
+  const told: string[] = [];
+  const spy: ClusterTransport = Object.create(transport);
+  spy.publish = (_threadId, message) => told.push(`publish ${message.frame}`);
+  spy.appendText = (nodeId, delta) => told.push(`append ${nodeId} ${delta}`);
+  spy.endText = (nodeId) => told.push(`end ${nodeId}`);
+  const store = new MemoryStore();
+  await store.createThread({ threadId: 'thr_a', ownerDid: 'did:key:z6Mk', title: '', createdAt: 0, updatedAt: 0 });
+  const context = { transport: spy, store, lockTtlMs: 1000, replyTimeoutMs: 1000, onError: () => undefined, onClose: () => undefined };
+  const { replica } = await ThreadReplica.open('thr_a', context);
+  const answer = { id: 'msg_b', parentId: 'msg_a', childrenIds: [], role: 'assistant' as const, content: 'Hi', status: 'completed' as const, createdAt: 0 };
+  const change: TreeChange = { threadId: 'thr_a', baseVersion: 1, version: 2, rootNodeId: 'msg_a', activeHeadMessageId: 'msg_b', nodes: [answer] };
+  replica.chunk({ threadId: 'thr_a', nodeId: 'msg_b', offset: 0, delta: 'Hi' }, 'chunk frame');
+  replica.frame('halted frame');
+  replica.change(change, 'patch frame', undefined);
+  await replica.close();
+  return told;
+}
+
+describe("a thread's link to the other nodes", () => {
+  it('tells a cluster every chunk, frame and change', async () => {
+    expect(await toldOthers(new LocalCluster().join())).toEqual([
+      'append msg_b Hi',
+      'publish chunk frame',
+      'publish halted frame',
+      'publish patch frame',
+      'end msg_b',
+    ]);
+  });
+
+  it('tells a solitary server (no cluster) nothing, and keeps no copy of streamed text', async () => {
+    expect(await toldOthers(new LocalClusterTransport())).toEqual([]);
   });
 });
