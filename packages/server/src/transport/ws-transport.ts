@@ -36,7 +36,13 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not Found',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
+
+type UpgradeListener = (request: IncomingMessage, stream: Duplex, head: Buffer) => void;
+
+/** Per HTTP server, the listener a transport closed on it left behind; the next transport attached removes it. */
+const closedTransports = new WeakMap<HttpServer, UpgradeListener>();
 
 /** The only module that knows `ws`: it turns upgrades on the CPP path into sessions over `CPPSocket`. */
 export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsTransportOptions<Identity>): { close(): void } {
@@ -46,13 +52,11 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     handleProtocols: () => CPP_SUBPROTOCOL,
   });
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
+  const closedOne = closedTransports.get(httpServer);
+  if (closedOne) httpServer.off('upgrade', closedOne);
 
-  const onUpgrade = (request: IncomingMessage, stream: Duplex, head: Buffer) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path !== CPP_SESSION_PATH) {
-      if (options.refuseOtherPaths) refuse(stream, new UpgradeRefusal(404, `no CPP endpoint here; connect to ${CPP_SESSION_PATH}`));
-      return;
-    }
+  const onUpgrade: UpgradeListener = (request, stream, head) => {
+    if (!isSessionUpgrade(request, stream, options.refuseOtherPaths)) return;
     const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
     if (!offered.includes(CPP_SUBPROTOCOL)) {
       return refuse(stream, new UpgradeRefusal(400, `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`));
@@ -73,9 +77,30 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
   return {
     close() {
       httpServer.off('upgrade', onUpgrade);
+      const refusing = refuseAfterClose(options.refuseOtherPaths);
+      httpServer.on('upgrade', refusing);
+      closedTransports.set(httpServer, refusing);
       heartbeat?.stop();
       sockets.close();
     },
+  };
+}
+
+/** Whether the upgrade is for the CPP path; one for another path is refused with 404 if `refuseOtherPaths`. */
+function isSessionUpgrade(request: IncomingMessage, stream: Duplex, refuseOtherPaths: boolean): boolean {
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  if (path === CPP_SESSION_PATH) return true;
+  if (refuseOtherPaths) refuse(stream, new UpgradeRefusal(404, `no CPP endpoint here; connect to ${CPP_SESSION_PATH}`));
+  return false;
+}
+
+/**
+ * Answers CPP upgrades once the transport is closed. Without it they would get no answer at all on an application's
+ * HTTP server, whose own upgrade listeners leave the CPP path alone. It holds nothing of the closed server.
+ */
+function refuseAfterClose(refuseOtherPaths: boolean): UpgradeListener {
+  return (request, stream) => {
+    if (isSessionUpgrade(request, stream, refuseOtherPaths)) refuse(stream, new UpgradeRefusal(503, 'this CPP server has shut down'));
   };
 }
 
