@@ -26,7 +26,7 @@ export class OllamaProvider extends HttpModelProvider {
 
   protected async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
     const body = await this.post('/api/chat', this.requestBody(messages), signal);
-    for await (const line of ndjsonLines(body)) {
+    for await (const line of ndjsonLines(body, VENDOR)) {
       const chunk = parseStreamPayload(line, OllamaChatLineSchema, VENDOR, 'a chat response line');
       if (chunk.error) throw streamedFailure(VENDOR, chunk.error, this.settings.apiKey);
       if (chunk.message?.content) yield { type: 'text-delta', text: chunk.message.content };

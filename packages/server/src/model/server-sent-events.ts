@@ -1,9 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ProviderError } from './provider-error.js';
+import { MAX_STREAM_FRAME_LENGTH } from './stream-limits.js';
 import { malformedStream } from './upstream-failures.js';
-
-/** Bounds what a server may send without completing an event, so a broken upstream cannot fill memory. */
-const MAX_EVENT_BYTES = 1024 * 1024;
 
 /**
  * The events of a `text/event-stream` body. A line that is not valid SSE, or an event past the size bound, ends the
@@ -19,7 +17,7 @@ export async function* serverSentEvents(body: AsyncIterable<string>, vendor: str
     onError: (error) => {
       failure ??= malformedStream(vendor, error.message, error);
     },
-    maxBufferSize: MAX_EVENT_BYTES,
+    maxBufferSize: MAX_STREAM_FRAME_LENGTH,
   });
   for await (const text of body) {
     parser.feed(text);
