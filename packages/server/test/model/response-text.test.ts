@@ -37,6 +37,6 @@ describe('the text of a streamed response body', () => {
 
   it('keeps an NDJSON line whole when a character in it is split between chunks', async () => {
     server = await startReplayServer(pieces(Buffer.from('{"text":"'), ...split, Buffer.from('"}\n{"done":true}\n')));
-    expect(await collect(ndjsonLines(await bodyOf(server.url)))).toEqual(['{"text":"café 🙂"}', '{"done":true}']);
+    expect(await collect(ndjsonLines(await bodyOf(server.url), 'Ollama'))).toEqual(['{"text":"café 🙂"}', '{"done":true}']);
   });
 });
