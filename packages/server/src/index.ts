@@ -8,7 +8,7 @@ export type { AuthOption, IdentityVerifier } from './auth/auth-mode.js';
 export { DEFAULT_LIMITS, type ServerLimits } from './auth/limits/server-limits.js';
 export { MemoryReplayCache, type ReplayCache } from './auth/replay-cache.js';
 export { UpgradeRefusal } from './transport/ws-transport.js';
-export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamingContent } from './store/conversation-store.js';
+export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamedText } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
 export { SqliteStore } from './store/sqlite-store.js';

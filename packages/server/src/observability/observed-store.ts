@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from '../store/conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
 import type { StoreOperation } from './server-observer.js';
@@ -33,8 +33,8 @@ export class ObservedStore implements ConversationStore {
   }
 
   /** Timed once per batch: the metric counts transactions, whatever the number of streams in each. */
-  saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
-    return this.timed('saveStreamingContents', () => this.store.saveStreamingContents(batch));
+  saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
+    return this.timed('saveStreamedText', () => this.store.saveStreamedText(batch));
   }
 
   interruptStreamingNodes(now: number): Promise<string[]> {

@@ -22,11 +22,16 @@ export interface CommitMeta {
   title?: string;
 }
 
-/** The text streamed so far into one `streaming` node. */
-export interface StreamingContent {
+/**
+ * Text streamed into one `streaming` node since its last save: its characters from `offset` on, in UTF-16 code
+ * units as CPP_STREAM_CHUNK offsets are.
+ */
+export interface StreamedText {
   threadId: string;
   nodeId: string;
-  content: string;
+  /** How much of the node's text was saved before: `text` follows it. */
+  offset: number;
+  text: string;
 }
 
 /**
@@ -59,16 +64,21 @@ export interface ConversationStore {
   commit(change: TreeChange, meta: CommitMeta): Promise<void>;
 
   /**
-   * Persists the text streamed so far into `streaming` nodes, in one transaction for the whole batch, so that a
-   * server can save every running answer at once instead of paying a transaction per stream. Not a structural
-   * change: neither a version nor an `updatedAt` moves. An entry whose node is no longer streaming, or is not in
-   * the thread named, is left untouched while the others apply, so a late batch cannot undo a commit. An empty
-   * batch does nothing. When a batch names a node more than once, its last entry wins.
+   * Saves the text streamed into `streaming` nodes since their last save, in one transaction for the whole batch:
+   * a server saves every running answer at once, and writes only what each one streamed since (rewriting each
+   * answer's whole text every time grows with the answers, tens of megabytes a second at a thousand streams). Not
+   * a structural change: neither a version nor an `updatedAt` moves. Each entry saves `text` as the node's text
+   * from `offset` on, and is skipped when its node is no longer streaming or is not in the thread named, while
+   * the others apply, so a late batch cannot undo a commit. A node's text is then its pieces written in order of
+   * offset, each from its offset on, up to the first that would leave a gap (`spellStreamedText`): a save retried
+   * at the same offset replaces the first, a piece after a lost one is not part of it. Within a batch, a later
+   * entry for the same node and offset wins. An empty batch does nothing. The commit that ends an answer writes
+   * its whole text; its pieces go with that commit.
    */
-  saveStreamingContents(batch: readonly StreamingContent[]): Promise<void>;
+  saveStreamedText(batch: readonly StreamedText[]): Promise<void>;
 
   /**
-   * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last persisted, and
+   * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last saved, and
    * each thread concerned gets one new version and `updatedAt = now`. Returns the ids of those threads, sorted.
    */
   interruptStreamingNodes(now: number): Promise<string[]>;

@@ -1,7 +1,8 @@
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
 import { assembleGraph, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { endedAnswerIds, spellStreamedText, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 interface MemoryThread {
   record: ThreadRecord;
@@ -20,6 +21,8 @@ export class MemoryStore implements ConversationStore {
   private readonly threads = new Map<string, MemoryThread>();
   /** Node id → thread id, for the uniqueness of node ids across threads. */
   private readonly nodeThreads = new Map<string, string>();
+  /** Streaming node id → its saved pieces of text by offset, as the SQL stores keep them in a table of their own. */
+  private readonly pieces = new Map<string, Map<number, string>>();
   private closed = false;
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -33,7 +36,10 @@ export class MemoryStore implements ConversationStore {
     const thread = this.threads.get(threadId);
     if (!thread) return undefined;
     const { version, rootNodeId, activeHeadMessageId } = thread;
-    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, structuredClone([...thread.nodes.values()]));
+    const nodes = [...thread.nodes.values()];
+    const pieces = nodes.filter((node) => node.status === 'streaming').flatMap((node) => this.piecesOf(node.id));
+    const records = withStreamedText(structuredClone(nodes), pieces);
+    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, records);
     return { ...thread.record, graph };
   }
 
@@ -69,6 +75,7 @@ export class MemoryStore implements ConversationStore {
       thread.nodes.set(node.id, toNodeRecord(structuredClone(node)));
       this.nodeThreads.set(node.id, change.threadId);
     }
+    for (const nodeId of endedAnswerIds(change.nodes)) this.pieces.delete(nodeId);
     thread.rootNodeId = change.rootNodeId;
     thread.activeHeadMessageId = change.activeHeadMessageId;
     thread.version = change.version;
@@ -76,11 +83,12 @@ export class MemoryStore implements ConversationStore {
     if (meta.title !== undefined) thread.record.title = meta.title;
   }
 
-  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+  async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     this.ensureOpen();
-    for (const { threadId, nodeId, content } of batch) {
-      const node = this.threads.get(threadId)?.nodes.get(nodeId);
-      if (node?.status === 'streaming') node.content = content;
+    for (const { threadId, nodeId, offset, text } of batch) {
+      if (this.threads.get(threadId)?.nodes.get(nodeId)?.status !== 'streaming') continue;
+      const pieces = this.pieces.get(nodeId) ?? new Map<number, string>();
+      this.pieces.set(nodeId, pieces.set(offset, text));
     }
   }
 
@@ -90,7 +98,11 @@ export class MemoryStore implements ConversationStore {
     for (const [threadId, thread] of this.threads) {
       const streaming = [...thread.nodes.values()].filter((node) => node.status === 'streaming');
       if (streaming.length === 0) continue;
-      for (const node of streaming) node.status = 'interrupted';
+      for (const node of streaming) {
+        node.content = spellStreamedText(node.content, this.piecesOf(node.id));
+        node.status = 'interrupted';
+        this.pieces.delete(node.id);
+      }
       thread.version += 1;
       thread.record.updatedAt = now;
       recovered.push(threadId);
@@ -100,6 +112,10 @@ export class MemoryStore implements ConversationStore {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  private piecesOf(nodeId: string): TextPieceRow[] {
+    return [...(this.pieces.get(nodeId) ?? [])].map(([offset, text]) => ({ nodeId, offset, text }));
   }
 
   /** A closed store refuses work like a closed database does, so tests catch use after close. */

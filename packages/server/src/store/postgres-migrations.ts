@@ -48,6 +48,20 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX nodes_streaming ON nodes (thread_id) WHERE status = 'streaming';
     `,
   },
+  {
+    name: 'streamed text in pieces',
+    sql: `
+    -- The text of a streaming node, saved piece by piece as it streams (see spellStreamedText): a save writes only
+    -- what streamed since the last one, where rewriting the node's content would rewrite (and TOAST) all of it
+    -- every time. The commit that ends the answer writes its whole content and deletes its pieces.
+    CREATE TABLE streamed_text (
+      node_id text COLLATE "C" NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
+      text_offset integer NOT NULL,
+      text text NOT NULL,
+      PRIMARY KEY (node_id, text_offset)
+    );
+    `,
+  },
 ];
 
 export interface MigrateOptions {

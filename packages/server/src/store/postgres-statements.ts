@@ -37,32 +37,48 @@ export const POSTGRES_STATEMENTS = {
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
     WHERE nodes.thread_id = excluded.thread_id`,
-  // A whole batch in one statement, so in one transaction and one round trip. Entries come as three parallel
-  // arrays; the last entry for a node wins, as it would one entry after another. The rows are locked in node id
-  // order, so two batches naming the same nodes in different orders queue up instead of deadlocking.
-  updateStreamingContents: `
+  // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
+  selectStreamedText: `
+    SELECT streamed_text.node_id AS "nodeId", text_offset AS "offset", text
+    FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
+    WHERE nodes.thread_id = $1 AND nodes.status = 'streaming'`,
+  // A whole batch in one statement, so in one transaction and one round trip. Entries come as four parallel
+  // arrays; the last entry for a node and offset wins, as it would one entry after another. The nodes are locked
+  // FOR SHARE, in node id order, until the pieces are in: a commit that ends one of them (and deletes its pieces)
+  // waits, or, having come first, leaves it no longer streaming, and its pieces are not written. Pieces go in in
+  // node id order too, so two batches writing the same pieces wait for each other instead of deadlocking.
+  insertStreamedText: `
     WITH batch AS (
-      SELECT DISTINCT ON (thread_id, node_id) thread_id, node_id, content
-      FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS entry (thread_id, node_id, content, position)
-      ORDER BY thread_id, node_id, position DESC
+      SELECT DISTINCT ON (thread_id, node_id, text_offset) thread_id, node_id, text_offset, text
+      FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS entry (thread_id, node_id, text_offset, text, position)
+      ORDER BY thread_id, node_id, text_offset, position DESC
     ), locked AS MATERIALIZED (
-      SELECT nodes.node_id, batch.content FROM nodes
-      JOIN batch ON batch.node_id = nodes.node_id AND batch.thread_id = nodes.thread_id
-      WHERE nodes.status = 'streaming'
+      SELECT nodes.node_id, nodes.thread_id FROM nodes
+      WHERE nodes.status = 'streaming' AND (nodes.node_id, nodes.thread_id) IN (SELECT node_id, thread_id FROM batch)
       ORDER BY nodes.node_id
-      FOR UPDATE OF nodes
+      FOR SHARE OF nodes
     )
-    UPDATE nodes SET content = locked.content FROM locked WHERE nodes.node_id = locked.node_id`,
+    INSERT INTO streamed_text (node_id, text_offset, text)
+    SELECT batch.node_id, batch.text_offset, batch.text
+    FROM batch JOIN locked ON locked.node_id = batch.node_id AND locked.thread_id = batch.thread_id
+    ORDER BY batch.node_id, batch.text_offset
+    ON CONFLICT (node_id, text_offset) DO UPDATE SET text = excluded.text`,
+  deleteStreamedText: 'DELETE FROM streamed_text WHERE node_id = ANY ($1::text[])',
   // Threads are locked before their nodes, in id order: the same order as a commit's, so recovery and commits
   // cannot deadlock.
   lockStreamingThreads: `
     SELECT thread_id AS "threadId" FROM threads
     WHERE thread_id IN (SELECT thread_id FROM nodes WHERE status = 'streaming')
     ORDER BY thread_id FOR UPDATE`,
-  interruptStreamingNodes: `
-    UPDATE nodes SET status = 'interrupted'
-    WHERE status = 'streaming' AND thread_id = ANY ($1::text[])
-    RETURNING thread_id AS "threadId"`,
+  selectStreamingNodes: `
+    SELECT node_id AS "nodeId", thread_id AS "threadId", content FROM nodes
+    WHERE status = 'streaming' AND thread_id = ANY ($1::text[])`,
+  selectStreamedTextOf: `
+    SELECT node_id AS "nodeId", text_offset AS "offset", text FROM streamed_text WHERE node_id = ANY ($1::text[])`,
+  interruptNodes: `
+    UPDATE nodes SET status = 'interrupted', content = recovered.content
+    FROM unnest($1::text[], $2::text[]) AS recovered (node_id, content)
+    WHERE nodes.node_id = recovered.node_id`,
   bumpThreadVersions: `
     UPDATE threads SET version = version + 1, updated_at = $2
     WHERE thread_id = ANY ($1::text[])`,

@@ -1,6 +1,6 @@
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
-import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrate } from './postgres-migrations.js';
@@ -8,6 +8,7 @@ import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
 import { inTransaction } from './postgres-transaction.js';
 import { fromNodeRow, toNodeRow, type NodeRow, type ThreadRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { endedAnswerIds, piecesByNode, spellStreamedText, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** Told about the schema migrations run at open. */
@@ -77,9 +78,14 @@ export class PostgresStore implements ConversationStore {
     }
   }
 
-  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
-    const columns = [batch.map((entry) => entry.threadId), batch.map((entry) => entry.nodeId), batch.map((entry) => entry.content)];
-    await this.pool.query(SQL.updateStreamingContents, columns);
+  async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
+    const columns = [
+      batch.map((entry) => entry.threadId),
+      batch.map((entry) => entry.nodeId),
+      batch.map((entry) => entry.offset),
+      batch.map((entry) => entry.text),
+    ];
+    await this.pool.query(SQL.insertStreamedText, columns);
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {
@@ -97,7 +103,8 @@ async function loadInTransaction(client: PoolClient, threadId: string): Promise<
   if (!row) return undefined;
   const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
   const records = (await client.query<NodeRow>(SQL.selectNodes, [threadId])).rows.map(fromNodeRow);
-  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
+  const pieces = (await client.query<TextPieceRow>(SQL.selectStreamedText, [threadId])).rows;
+  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, withStreamedText(records, pieces));
   return { threadId, ownerDid, title, createdAt, updatedAt, graph };
 }
 
@@ -115,14 +122,21 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
       throw StoreConflictError.nodeInOtherThread(node.id, owner?.threadId ?? 'another thread');
     }
   }
+  const ended = endedAnswerIds(change.nodes);
+  if (ended.length > 0) await client.query(SQL.deleteStreamedText, [ended]);
   const header = [threadId, change.rootNodeId, change.activeHeadMessageId, change.version, meta.updatedAt, meta.title ?? null];
   await client.query(SQL.updateThreadHeader, header);
 }
 
 async function interruptInTransaction(client: PoolClient, now: number): Promise<string[]> {
   const locked = (await client.query<{ threadId: string }>(SQL.lockStreamingThreads)).rows.map((row) => row.threadId);
-  const interrupted = await client.query<{ threadId: string }>(SQL.interruptStreamingNodes, [locked]);
-  const threadIds = [...new Set(interrupted.rows.map((row) => row.threadId))].sort();
+  const streaming = (await client.query<{ nodeId: string; threadId: string; content: string }>(SQL.selectStreamingNodes, [locked])).rows;
+  const nodeIds = streaming.map((node) => node.nodeId);
+  const pieces = piecesByNode((await client.query<TextPieceRow>(SQL.selectStreamedTextOf, [nodeIds])).rows);
+  const contents = streaming.map((node) => spellStreamedText(node.content, pieces.get(node.nodeId) ?? []));
+  await client.query(SQL.interruptNodes, [nodeIds, contents]);
+  await client.query(SQL.deleteStreamedText, [nodeIds]);
+  const threadIds = [...new Set(streaming.map((node) => node.threadId))].sort();
   await client.query(SQL.bumpThreadVersions, [threadIds, now]);
   return threadIds;
 }

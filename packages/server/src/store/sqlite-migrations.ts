@@ -35,6 +35,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- Recovery at start looks for these; the partial index stays as small as the number of live generations.
   CREATE INDEX nodes_streaming ON nodes (thread_id) WHERE status = 'streaming';
   `,
+  `
+  -- The text of a streaming node, saved piece by piece as it streams (see spellStreamedText): a save writes only
+  -- what streamed since the last one, where rewriting the node's content would rewrite all of it every time. The
+  -- commit that ends the answer writes its whole content and deletes its pieces.
+  CREATE TABLE streamed_text (
+    node_id TEXT NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
+    text_offset INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (node_id, text_offset)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /**

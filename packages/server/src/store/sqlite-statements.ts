@@ -1,7 +1,8 @@
 import type { ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { StreamingContent } from './conversation-store.js';
+import type { StreamedText } from './conversation-store.js';
 import type { NodeRow, ThreadRow } from './sql-rows.js';
+import type { TextPieceRow } from './streamed-text.js';
 
 export interface CommittedHeader {
   threadId: string;
@@ -26,8 +27,12 @@ export interface SqliteStatements {
   selectNodes: Statement<[string], NodeRow>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
-  updateStreamingContent: Statement<StreamingContent>;
-  interruptStreamingNodes: Statement<[], string>;
+  selectStreamedText: Statement<[string], TextPieceRow>;
+  insertStreamedText: Statement<StreamedText>;
+  deleteStreamedText: Statement<[string]>;
+  selectStreamingNodes: Statement<[], { nodeId: string; threadId: string; content: string }>;
+  selectAllStreamedText: Statement<[], TextPieceRow>;
+  interruptStreamingNode: Statement<{ nodeId: string; content: string }>;
 }
 
 export function prepareStatements(db: Database): SqliteStatements {
@@ -67,10 +72,24 @@ export function prepareStatements(db: Database): SqliteStatements {
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
-    updateStreamingContent: db.prepare<StreamingContent>(`
-      UPDATE nodes SET content = @content
-      WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),
-    interruptStreamingNodes: db.prepare<[], string>(`
-      UPDATE nodes SET status = 'interrupted' WHERE status = 'streaming' RETURNING thread_id`).pluck(),
+    // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
+    selectStreamedText: db.prepare<[string], TextPieceRow>(`
+      SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text
+      FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
+      WHERE nodes.thread_id = ? AND nodes.status = 'streaming'`),
+    insertStreamedText: db.prepare<StreamedText>(`
+      INSERT INTO streamed_text (node_id, text_offset, text)
+      SELECT @nodeId, @offset, @text FROM nodes
+      WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'
+      ON CONFLICT (node_id, text_offset) DO UPDATE SET text = excluded.text`),
+    deleteStreamedText: db.prepare<[string]>('DELETE FROM streamed_text WHERE node_id = ?'),
+    selectStreamingNodes: db.prepare<[], { nodeId: string; threadId: string; content: string }>(`
+      SELECT node_id AS nodeId, thread_id AS threadId, content FROM nodes WHERE status = 'streaming'`),
+    selectAllStreamedText: db.prepare<[], TextPieceRow>(`
+      SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text
+      FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
+      WHERE nodes.status = 'streaming'`),
+    interruptStreamingNode: db.prepare<{ nodeId: string; content: string }>(`
+      UPDATE nodes SET status = 'interrupted', content = @content WHERE node_id = @nodeId`),
   };
 }

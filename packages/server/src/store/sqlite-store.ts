@@ -2,12 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
-import type { CommitMeta, ConversationStore, StoredThread, StreamingContent, ThreadRecord } from './conversation-store.js';
+import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeRow, toNodeRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { endedAnswerIds, piecesByNode, spellStreamedText, withStreamedText } from './streamed-text.js';
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -52,7 +53,7 @@ export class SqliteStore implements ConversationStore {
       const row = this.statements.selectThread.get(threadId);
       if (!row) return undefined;
       const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-      const records = this.statements.selectNodes.all(threadId).map(fromNodeRow);
+      const records = withStreamedText(this.statements.selectNodes.all(threadId).map(fromNodeRow), this.statements.selectStreamedText.all(threadId));
       const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
       return { threadId, ownerDid, title, createdAt, updatedAt, graph };
     })();
@@ -71,19 +72,27 @@ export class SqliteStore implements ConversationStore {
     this.db.transaction(() => this.commitInTransaction(change, meta)).immediate();
   }
 
-  async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+  async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     // One transaction, not one per entry: its cost (the WAL commit) is what grows with the number of streams.
     this.db.transaction(() => {
-      for (const { threadId, nodeId, content } of batch) this.statements.updateStreamingContent.run({ threadId, nodeId, content });
+      for (const entry of batch) this.statements.insertStreamedText.run(entry);
     })();
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {
     return this.db
       .transaction(() => {
-        const threadIds = [...new Set(this.statements.interruptStreamingNodes.all())].sort();
-        for (const threadId of threadIds) this.statements.bumpThreadVersion.run({ threadId, updatedAt: now });
-        return threadIds;
+        const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
+        const threadIds = new Set<string>();
+        for (const { nodeId, threadId, content } of this.statements.selectStreamingNodes.all()) {
+          const text = spellStreamedText(content, pieces.get(nodeId) ?? []);
+          this.statements.interruptStreamingNode.run({ nodeId, content: text });
+          this.statements.deleteStreamedText.run(nodeId);
+          threadIds.add(threadId);
+        }
+        const sorted = [...threadIds].sort();
+        for (const threadId of sorted) this.statements.bumpThreadVersion.run({ threadId, updatedAt: now });
+        return sorted;
       })
       .immediate();
   }
@@ -102,6 +111,7 @@ export class SqliteStore implements ConversationStore {
       if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
       this.statements.upsertNode.run(toNodeRow(threadId, node));
     }
+    for (const nodeId of endedAnswerIds(change.nodes)) this.statements.deleteStreamedText.run(nodeId);
     this.statements.updateThreadHeader.run({
       threadId,
       rootNodeId: change.rootNodeId,

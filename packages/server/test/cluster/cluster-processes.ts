@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { findInvariantViolations } from '@promethea/cpp-protocol';
 import { PostgresStore } from '@promethea/cpp-server';
 import { afterEach, expect } from 'vitest';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { TEST_DATABASE_URL, useTestSchemas, type TestSchemas } from '../support/postgres.js';
 import { RawClient } from '../support/raw-client.js';
@@ -50,7 +51,8 @@ export function useClusterProcesses(): ClusterProcesses {
       prefix = uniqueRedisPrefix();
       const database = ['--database-url', TEST_DATABASE_URL, '--database-schema', schema];
       const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'migrate', ...database]);
-      expect(stdout).toMatch(/done: 1 migration applied, schema at version 1/);
+      const latest = POSTGRES_MIGRATIONS.length;
+      expect(stdout).toContain(`done: ${latest} migrations applied, schema at version ${latest}`);
       const args = ['--store', 'postgres', ...database, '--redis-url', TEST_REDIS_URL, '--redis-prefix', prefix, '--demo-delay-ms', '30'];
       const started = await Promise.all(Array.from({ length: count }, () => startCliServer(args)));
       const wrapped = started.map((server) => ({

@@ -248,8 +248,8 @@ export function describeConversationStoreContract(name: string, open: () => Prom
       });
     });
 
-    describe('streaming content', () => {
-      it('persists the text streamed so far without a new version', async () => {
+    describe('streamed text', () => {
+      it('saves the text streamed so far, piece by piece, without a new version', async () => {
         const driver = await startThread();
         const { assistantNodeId } = await driver.prompt('Hello');
         await driver.stream(assistantNodeId, 'Hi');
@@ -261,7 +261,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.expectStoreToMatch();
       });
 
-      it('persists in one batch the text of several nodes across several threads', async () => {
+      it('saves in one batch the text of several nodes across several threads', async () => {
         const twoStreams = await startThread();
         const oneStream = await startThread(BOB);
         const a = await twoStreams.prompt('First');
@@ -270,9 +270,9 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const listed = [await store.listThreads(ALICE), await store.listThreads(BOB)];
 
         await streamBatch(store, [
-          { driver: twoStreams, nodeId: a.assistantNodeId, content: 'Partial A' },
-          { driver: oneStream, nodeId: c.assistantNodeId, content: 'Partial C' },
-          { driver: twoStreams, nodeId: b.assistantNodeId, content: 'Partial B' },
+          { driver: twoStreams, nodeId: a.assistantNodeId, offset: 0, text: 'Partial A' },
+          { driver: oneStream, nodeId: c.assistantNodeId, offset: 0, text: 'Partial C' },
+          { driver: twoStreams, nodeId: b.assistantNodeId, offset: 0, text: 'Partial B' },
         ]);
 
         expect((await loadSound(store, twoStreams.threadId)).graph.nodes[b.assistantNodeId]?.content).toBe('Partial B');
@@ -289,13 +289,13 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Final' });
 
         await streamBatch(store, [
-          { driver, nodeId: assistantNodeId, content: 'Late batch' },
-          { driver, nodeId: userNodeId, content: 'Not a stream' },
-          { driver, nodeId: streaming.assistantNodeId, content: 'Wrong thread' },
-          { driver, nodeId: newMessageId(), content: 'Unknown node' },
-          { driver: other, nodeId: streaming.assistantNodeId, content: 'Applied' },
+          { driver, nodeId: assistantNodeId, offset: 0, text: 'Late batch' },
+          { driver, nodeId: userNodeId, offset: 0, text: 'Not a stream' },
+          { driver, nodeId: streaming.assistantNodeId, offset: 0, text: 'Wrong thread' },
+          { driver, nodeId: newMessageId(), offset: 0, text: 'Unknown node' },
+          { driver: other, nodeId: streaming.assistantNodeId, offset: 0, text: 'Applied' },
         ]);
-        await store.saveStreamingContents([{ threadId: newThreadId(), nodeId: newMessageId(), content: 'Nowhere' }]);
+        await store.saveStreamedText([{ threadId: newThreadId(), nodeId: newMessageId(), offset: 0, text: 'Nowhere' }]);
 
         expect((await loadSound(store, other.threadId)).graph.nodes[streaming.assistantNodeId]?.content).toBe('Applied');
         expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Final');
@@ -303,19 +303,49 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await other.expectStoreToMatch();
       });
 
-      it('keeps the last entry for a node that a batch names more than once', async () => {
+      it('keeps the last entry for a node and offset that a batch names more than once', async () => {
         const driver = await startThread();
         const other = await startThread();
         const { assistantNodeId } = await driver.prompt('Hello');
 
         await streamBatch(store, [
-          { driver, nodeId: assistantNodeId, content: 'Hi' },
-          { driver, nodeId: assistantNodeId, content: 'Hi there' },
+          { driver, nodeId: assistantNodeId, offset: 0, text: 'Hi' },
+          { driver, nodeId: assistantNodeId, offset: 0, text: 'Hi there' },
           // Named with the wrong thread last: skipped, so the right thread's last entry stands.
-          { driver: other, nodeId: assistantNodeId, content: 'Wrong thread' },
+          { driver: other, nodeId: assistantNodeId, offset: 0, text: 'Wrong thread' },
         ]);
 
         expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Hi there');
+        await driver.expectStoreToMatch();
+      });
+
+      it("spells a node's text from its pieces in order of offset: a piece saved again replaces it, one beyond a gap is left out", async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        const textOf = async () => (await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content;
+        const piece = (offset: number, text: string) => ({ driver, nodeId: assistantNodeId, offset, text });
+
+        await streamBatch(store, [piece(3, 'lo'), piece(0, 'Hel'), piece(9, 'after a gap')]);
+        expect(await textOf()).toBe('Hello');
+        // A batch written again after a failure, with what streamed since: it closes the gap.
+        await streamBatch(store, [piece(3, 'lo wor')]);
+        expect(await textOf()).toBe('Hello worafter a gap');
+        await streamBatch(store, [piece(9, 'ld')]);
+        expect(await textOf()).toBe('Hello world');
+        await driver.expectStoreToMatch();
+
+        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Hello world!' });
+        expect(await textOf()).toBe('Hello world!');
+        await driver.expectStoreToMatch();
+      });
+
+      it('counts offsets in UTF-16 code units, as CPP_STREAM_CHUNK does', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'wörld 🚀');
+        await driver.stream(assistantNodeId, 'wörld 🚀 and 🌍');
+
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('wörld 🚀 and 🌍');
         await driver.expectStoreToMatch();
       });
 
@@ -325,7 +355,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.stream(assistantNodeId, 'Hi');
         const listed = await store.listThreads(ALICE);
 
-        await store.saveStreamingContents([]);
+        await store.saveStreamedText([]);
 
         await driver.expectStoreToMatch();
         expect(await store.listThreads(ALICE)).toStrictEqual(listed);
@@ -339,6 +369,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const b = await twoStreams.prompt('Second, on the side', { parentNodeId: a.userNodeId });
         const c = await oneStream.prompt('Third');
         const d = await finished.prompt('Fourth');
+        await twoStreams.stream(a.assistantNodeId, 'Part');
         await twoStreams.stream(a.assistantNodeId, 'Partial A');
         await oneStream.stream(c.assistantNodeId, 'Partial C');
         await finished.finish({ nodeId: d.assistantNodeId, status: 'completed', content: 'Done' });
@@ -368,7 +399,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         await expect(store.loadThread(driver.threadId)).rejects.toThrow();
         await expect(store.listThreads(ALICE)).rejects.toThrow();
-        await expect(store.saveStreamingContents([])).rejects.toThrow();
+        await expect(store.saveStreamedText([])).rejects.toThrow();
       });
 
       it('gives back every thread identically after a reopen', async (context) => {

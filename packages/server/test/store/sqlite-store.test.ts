@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -70,6 +70,26 @@ describe('SqliteStore on its file', () => {
     await driver.expectStoreToMatch(reopened);
   });
 
+  it('keeps, in a file of the first schema, the text an earlier server saved into a streaming node, and continues it', async () => {
+    mkdirSync(dirname(path), { recursive: true });
+    const old = inspect();
+    old.exec(SQLITE_MIGRATIONS[0]!);
+    old.pragma('user_version = 1');
+    old.exec(`
+      INSERT INTO threads VALUES ('thr_old', 'did:example:alice', 'Old', 1, 1, 1, 'msg_q', 'msg_a');
+      INSERT INTO nodes VALUES ('msg_q', 'thr_old', NULL, 1, 'user', 'Hello', 'completed', 1, NULL, NULL);
+      INSERT INTO nodes VALUES ('msg_a', 'thr_old', 'msg_q', 2, 'assistant', 'Saved whole', 'streaming', 1, NULL, NULL);`);
+    const store = open();
+    const textOf = async () => (await loadSound(store, 'thr_old')).graph.nodes['msg_a']?.content;
+
+    expect(await textOf()).toBe('Saved whole');
+    await store.saveStreamedText([{ threadId: 'thr_old', nodeId: 'msg_a', offset: 11, text: ', then in pieces' }]);
+    expect(await textOf()).toBe('Saved whole, then in pieces');
+    expect(await store.interruptStreamingNodes(2)).toEqual(['thr_old']);
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ status: 'interrupted', content: 'Saved whole, then in pieces' });
+    expect(inspect().prepare('SELECT count(*) FROM streamed_text').pluck().get()).toBe(0);
+  });
+
   it('refuses a file whose schema is newer than it knows', () => {
     open();
     inspect().pragma(`user_version = ${SQLITE_MIGRATIONS.length + 1}`);
@@ -104,14 +124,14 @@ describe('SqliteStore on its file', () => {
     const second = await two.prompt('Second');
     // The database refuses the batch's last entry, as a full disk could refuse any of them.
     inspect().exec(`
-      CREATE TRIGGER refuse_poison BEFORE UPDATE OF content ON nodes WHEN NEW.content = 'poison'
+      CREATE TRIGGER refuse_poison BEFORE INSERT ON streamed_text WHEN NEW.text = 'poison'
       BEGIN SELECT RAISE(ABORT, 'poisoned content'); END`);
 
     const batch = [
-      { threadId: one.threadId, nodeId: first.assistantNodeId, content: 'Written alone?' },
-      { threadId: two.threadId, nodeId: second.assistantNodeId, content: 'poison' },
+      { threadId: one.threadId, nodeId: first.assistantNodeId, offset: 0, text: 'Written alone?' },
+      { threadId: two.threadId, nodeId: second.assistantNodeId, offset: 0, text: 'poison' },
     ];
-    await expect(store.saveStreamingContents(batch)).rejects.toThrow(/poisoned content/);
+    await expect(store.saveStreamedText(batch)).rejects.toThrow(/poisoned content/);
 
     await one.expectStoreToMatch();
     await two.expectStoreToMatch();

@@ -14,6 +14,7 @@ import {
 } from '@promethea/cpp-protocol';
 import { expect } from 'vitest';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../../src/store/conversation-store.js';
+import { spellStreamedText } from '../../src/store/streamed-text.js';
 
 /** Hands out strictly increasing timestamps, so that "most recently updated" is never a tie by accident. */
 export class TestClock {
@@ -41,6 +42,8 @@ export interface PromptOptions extends Partial<ExchangeIds> {
  */
 export class ThreadDriver {
   readonly graph: ThreadGraph;
+  /** Each streaming node's committed text and the pieces saved over it, by offset. */
+  private readonly streamed = new Map<string, { base: string; pieces: Map<number, string> }>();
 
   private constructor(
     private readonly store: ConversationStore,
@@ -84,15 +87,20 @@ export class ThreadDriver {
     await this.commit(planFinish(this.graph, input));
   }
 
-  /** Persists streamed text, alone in its batch. */
+  /** Saves streamed text, alone in its batch, as a server does: what follows the text saved so far. */
   async stream(nodeId: string, content: string): Promise<void> {
-    await streamBatch(this.store, [{ driver: this, nodeId, content }]);
+    const saved = this.graph.nodes[nodeId]?.content ?? '';
+    const offset = content.startsWith(saved) ? saved.length : 0;
+    await streamBatch(this.store, [{ driver: this, nodeId, offset, text: content.slice(offset) }]);
   }
 
   /** The in-memory graph follows streamed text only while the node streams, as the store must. */
-  followStream(nodeId: string, content: string): void {
+  followStream(nodeId: string, offset: number, text: string): void {
     const node = this.graph.nodes[nodeId];
-    if (node?.status === 'streaming') node.content = content;
+    if (node?.status !== 'streaming') return;
+    const streamed = this.streamed.get(nodeId) ?? { base: node.content, pieces: new Map<number, string>() };
+    this.streamed.set(nodeId, streamed.pieces.set(offset, text) && streamed);
+    node.content = spellStreamedText(streamed.base, [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece })));
   }
 
   /** The stored thread as it must be: the in-memory graph and the record the commits produced. */
@@ -117,16 +125,17 @@ export class ThreadDriver {
   }
 }
 
-export interface StreamedText {
+export interface StreamedPiece {
   driver: ThreadDriver;
   nodeId: string;
-  content: string;
+  offset: number;
+  text: string;
 }
 
-/** Persists the streamed text of nodes of any threads in one batch, in order; each thread's driver follows it. */
-export async function streamBatch(store: ConversationStore, entries: readonly StreamedText[]): Promise<void> {
-  await store.saveStreamingContents(entries.map(({ driver, nodeId, content }) => ({ threadId: driver.threadId, nodeId, content })));
-  for (const { driver, nodeId, content } of entries) driver.followStream(nodeId, content);
+/** Saves streamed text of nodes of any threads in one batch, in order; each thread's driver follows it. */
+export async function streamBatch(store: ConversationStore, entries: readonly StreamedPiece[]): Promise<void> {
+  await store.saveStreamedText(entries.map(({ driver, nodeId, offset, text }) => ({ threadId: driver.threadId, nodeId, offset, text })));
+  for (const { driver, nodeId, offset, text } of entries) driver.followStream(nodeId, offset, text);
 }
 
 /** Loads a thread that must exist and whose graph must be sound. */

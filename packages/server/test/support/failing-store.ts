@@ -1,5 +1,5 @@
 import type { TreeChange } from '@promethea/cpp-protocol';
-import { MemoryStore, type CommitMeta, type StreamingContent } from '@promethea/cpp-server';
+import { MemoryStore, type CommitMeta, type StreamedText } from '@promethea/cpp-server';
 
 /** A MemoryStore whose writes can be made to fail, as a full disk or a lost database connection would. */
 export class FailingStore extends MemoryStore {
@@ -11,8 +11,8 @@ export class FailingStore extends MemoryStore {
     return super.commit(change, meta);
   }
 
-  override async saveStreamingContents(batch: readonly StreamingContent[]): Promise<void> {
+  override async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     if (this.failStreamingSaves) throw new Error('database is locked');
-    return super.saveStreamingContents(batch);
+    return super.saveStreamedText(batch);
   }
 }
