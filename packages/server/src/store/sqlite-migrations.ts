@@ -38,13 +38,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   -- The text of a streaming node, saved piece by piece as it streams (see spellStreamedText): a save writes only
   -- what streamed since the last one, where rewriting the node's content would rewrite all of it every time. The
-  -- commit that ends the answer writes its whole content and deletes its pieces.
+  -- commit that ends the answer writes its whole content and deletes its pieces. A rowid table, so that a batch's
+  -- pieces are appended at its end; keyed by node, they would land on as many pages as nodes streaming (a batch
+  -- of a thousand pieces took twice as long), and only the small entries of the unique index land there.
   CREATE TABLE streamed_text (
     node_id TEXT NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
     text_offset INTEGER NOT NULL,
     text TEXT NOT NULL,
-    PRIMARY KEY (node_id, text_offset)
-  ) STRICT, WITHOUT ROWID;
+    UNIQUE (node_id, text_offset)
+  ) STRICT;
   `,
 ];
 
