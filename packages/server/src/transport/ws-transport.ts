@@ -122,7 +122,7 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
 function wrap(webSocket: WebSocket): CPPSocket {
   return {
     send: (text, written) => {
-      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written && (() => written()));
+      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written);
     },
     close: (code, reason) => webSocket.close(code, reason),
     terminate: () => webSocket.terminate(),
