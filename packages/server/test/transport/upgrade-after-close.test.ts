@@ -1,10 +1,9 @@
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import { CPPServer } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket, { WebSocketServer } from 'ws';
+import WebSocket from 'ws';
+import { ApplicationServer, echoes } from '../support/application-server.js';
 import { listThreads } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -14,25 +13,9 @@ interface Answer {
   body: string;
 }
 
-let http: Server;
+let application: ApplicationServer;
 
-afterEach(async () => {
-  http.closeAllConnections();
-  http.close();
-  await once(http, 'close');
-});
-
-/** An application's server with an upgrade listener of its own, an echo at /echo, which ignores every other path. */
-async function applicationServer(): Promise<string> {
-  http = createServer((_request, response) => response.end('the application'));
-  const echo = new WebSocketServer({ noServer: true });
-  http.on('upgrade', (request, socket, head) => {
-    if (request.url === '/echo') echo.handleUpgrade(request, socket, head, (ws) => ws.on('message', (data) => ws.send(String(data))));
-  });
-  http.listen(0, '127.0.0.1');
-  await once(http, 'listening');
-  return `127.0.0.1:${(http.address() as AddressInfo).port}`;
-}
+afterEach(() => application.close());
 
 /** The HTTP answer to a CPP upgrade, once the server has closed the connection: it is left to the server to close. */
 function refusedUpgrade(url: string): Promise<Answer> {
@@ -48,18 +31,10 @@ function refusedUpgrade(url: string): Promise<Answer> {
   });
 }
 
-async function echoes(url: string): Promise<string> {
-  const socket = new WebSocket(url);
-  await once(socket, 'open');
-  socket.send('ping');
-  const [reply] = await once(socket, 'message');
-  socket.close();
-  return String(reply);
-}
-
 describe('CPP upgrades on an application server after CPPServer.close()', () => {
   it('are refused with 503 and a reason, the connection closed; the application keeps its upgrades', { timeout: 5000 }, async () => {
-    const host = await applicationServer();
+    application = await ApplicationServer.start();
+    const { host, http } = application;
     const server = new CPPServer({ server: http });
     await server.ready;
     await server.close();
@@ -71,7 +46,8 @@ describe('CPP upgrades on an application server after CPPServer.close()', () => 
   });
 
   it('are served again by a CPPServer attached after it', { timeout: 5000 }, async () => {
-    const host = await applicationServer();
+    application = await ApplicationServer.start();
+    const { host, http } = application;
     await new CPPServer({ server: http }).close();
     const next = new CPPServer({ server: http });
     await next.ready;
