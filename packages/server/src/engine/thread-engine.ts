@@ -2,7 +2,6 @@ import {
   CPPError,
   ErrorCode,
   applyChange,
-  encodeServerFrame,
   getNode,
   newMessageId,
   pathToRoot,
@@ -16,8 +15,6 @@ import {
   type HaltReason,
   type MessageNode,
   type ServerFrame,
-  type ServerFrameType,
-  type ServerPayload,
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
@@ -38,6 +35,8 @@ import { PivotContext, type PivotRequest } from './pivot-context.js';
 import { SerialQueue } from './serial-queue.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
+import { ThreadFanout } from './thread-fanout.js';
+import { checkIdle, checkNothingStreams, checkVersion, isRetry, requireNode, streamingNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -91,14 +90,16 @@ const COMMIT_ATTEMPTS = 3;
  */
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
-  private readonly subscribers = new Map<Subscriber, { patches: boolean }>();
+  private readonly fanout: ThreadFanout;
   private generation: Generation | undefined;
 
   constructor(
     private readonly record: ThreadRecord,
     readonly graph: ThreadGraph,
     private readonly dependencies: ThreadEngineDependencies,
-  ) {}
+  ) {
+    this.fanout = new ThreadFanout(graph, record, dependencies.link);
+  }
 
   get threadId(): string {
     return this.graph.threadId;
@@ -110,35 +111,35 @@ export class ThreadEngine {
   }
 
   get idle(): boolean {
-    return this.subscribers.size === 0 && this.generation === undefined;
+    return this.fanout.size === 0 && this.generation === undefined;
   }
 
   /** Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. */
   subscribe(subscriber: Subscriber, patches?: boolean): void {
-    const existing = this.subscribers.get(subscriber);
-    this.subscribers.set(subscriber, { patches: patches ?? existing?.patches ?? false });
+    this.fanout.subscribe(subscriber, patches);
   }
 
   unsubscribe(subscriber: Subscriber): void {
-    if (this.subscribers.delete(subscriber)) this.releaseIfIdle();
+    if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
   }
 
   sync(subscriber: Subscriber): Promise<void> {
-    return this.queue.run(async () => subscriber.send(this.syncFrame()));
+    return this.queue.run(async () => subscriber.send(this.fanout.syncFrame()));
   }
 
   prompt(request: PromptRequest, requester: Subscriber): Promise<void> {
     return this.queue.run(async () => {
-      if (await this.isRetry(request.newNodeId, request.userPrompt, request.parentNodeId)) return requester.send(this.syncFrame());
-      this.checkVersion(request.expectedVersion);
+      const retry = await isRetry(this.graph, this.dependencies.store, request.newNodeId, request.userPrompt, request.parentNodeId);
+      if (retry) return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
       await this.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
-      this.checkIdle();
+      checkIdle(this.threadId, this.generation);
       const assistantNodeId = newMessageId();
       await this.claimGeneration();
       const plan = () => {
-        this.checkVersion(request.expectedVersion);
-        this.checkNothingStreams(undefined);
+        checkVersion(this.graph, request.expectedVersion);
+        checkNothingStreams(this.graph, undefined);
         return planPrompt(this.graph, {
           userNodeId: request.newNodeId,
           userPrompt: request.userPrompt,
@@ -149,7 +150,7 @@ export class ThreadEngine {
         });
       };
       const { change, generation } = await this.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
-      this.publishChange(change);
+      this.fanout.publishChange(change);
       this.stream(generation);
     });
   }
@@ -159,9 +160,10 @@ export class ThreadEngine {
     // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
     const observation = this.dependencies.observers.pivotStarted({ ...request, connectionId: requester.connectionId });
     const pivoted = this.queue.run(async () => {
-      if (await this.isRetry(request.newBranchNodeId, request.userPrompt, request.interruptedNodeId)) return requester.send(this.syncFrame());
-      this.checkVersion(request.expectedVersion);
-      this.requireNode(request.interruptedNodeId);
+      const retry = await isRetry(this.graph, this.dependencies.store, request.newBranchNodeId, request.userPrompt, request.interruptedNodeId);
+      if (retry) return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
+      requireNode(this.graph, request.interruptedNodeId);
       await this.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PIVOT_INIT', request, identity }, requester)) return;
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
@@ -184,7 +186,7 @@ export class ThreadEngine {
 
   stop(request: StopRequest): Promise<void> {
     return this.queue.run(async () => {
-      const node = this.requireNode(request.nodeId);
+      const node = requireNode(this.graph, request.nodeId);
       if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
       const cut = this.generation?.nodeId === node.id ? await this.haltGeneration(request.receivedContentLength, 'stop') : undefined;
       if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
@@ -195,11 +197,11 @@ export class ThreadEngine {
   anchor(targetNodeId: string, expectedVersion: number | undefined): Promise<void> {
     return this.queue.run(async () => {
       const change = await this.commit(() => {
-        this.requireNode(targetNodeId);
-        this.checkVersion(expectedVersion);
+        requireNode(this.graph, targetNodeId);
+        checkVersion(this.graph, expectedVersion);
         return planAnchor(this.graph, targetNodeId);
       });
-      this.publishChange(change);
+      this.fanout.publishChange(change);
     });
   }
 
@@ -228,7 +230,7 @@ export class ThreadEngine {
     const assistantNodeId = newMessageId();
     await this.claimGeneration();
     const plan = () => {
-      this.checkNothingStreams(run.cut ? run.request.interruptedNodeId : undefined);
+      checkNothingStreams(this.graph, run.cut ? run.request.interruptedNodeId : undefined);
       return planPivotSplice(this.graph, {
         interruptedNodeId: run.request.interruptedNodeId,
         userNodeId: run.request.newBranchNodeId,
@@ -242,7 +244,7 @@ export class ThreadEngine {
     const { change, generation } = await this.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
     run.spawned = { assistantNodeId };
     run.observation.step('insert', () => {
-      this.publishChange(change);
+      this.fanout.publishChange(change);
       this.stream(generation);
     });
     return run.spawned;
@@ -263,7 +265,7 @@ export class ThreadEngine {
       return undefined;
     }
     const cut = cutAt(point, receivedContentLength);
-    this.publishHalted(generation.nodeId, cut, reason);
+    this.fanout.publishHalted(generation.nodeId, cut, reason);
     return cut;
   }
 
@@ -273,8 +275,8 @@ export class ThreadEngine {
    */
   private async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
     const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
-    if (unannounced) this.publishHalted(nodeId, cut, unannounced);
-    this.publishChange(change);
+    if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
+    this.fanout.publishChange(change);
   }
 
   /**
@@ -342,7 +344,7 @@ export class ThreadEngine {
           const node = getNode(this.graph, assistantNodeId);
           if (node) node.content += delta;
           const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
-          this.publish('CPP_STREAM_CHUNK', chunk, chunk);
+          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
           this.dependencies.persister.touch(streaming);
         },
         onEnd: () => {
@@ -370,16 +372,16 @@ export class ThreadEngine {
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
     const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
-      this.publish('CPP_STREAM_COMPLETED', {
+      this.fanout.publish('CPP_STREAM_COMPLETED', {
         threadId: this.threadId,
         nodeId,
         finalContentLength: generation.text.length,
         finishReason: outcome.finishReason,
       });
     } else {
-      this.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
+      this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
     }
-    this.publishChange(change);
+    this.fanout.publishChange(change);
   }
 
   /**
@@ -460,7 +462,7 @@ export class ThreadEngine {
       return false;
     }
     if (!reply.ok) throw new CPPError(reply.code, reply.message);
-    if (reply.retried) requester?.send(this.syncFrame());
+    if (reply.retried) requester?.send(this.fanout.syncFrame());
     return true;
   }
 
@@ -469,19 +471,15 @@ export class ThreadEngine {
     if (this.generation) return;
     if (!(await this.dependencies.link.claimGeneration())) return this.releaseIfIdle();
     await this.dependencies.link.reload();
-    const node = this.streamingNode();
+    const node = streamingNode(this.graph);
     if (!node || this.generation) return this.settleLock(undefined);
     // Where the dead node's last chunk began is not known here: lastChunkReceived stays empty.
     await this.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
   }
 
-  private streamingNode(): MessageNode | undefined {
-    return Object.values(this.graph.nodes).find((node) => node.status === 'streaming');
-  }
-
   /** A generation of another node streams in this thread. */
   streamsElsewhere(): boolean {
-    return this.generation === undefined && this.streamingNode() !== undefined;
+    return this.generation === undefined && streamingNode(this.graph) !== undefined;
   }
 
   /** The node generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
@@ -495,9 +493,9 @@ export class ThreadEngine {
     if (outcome.kind === 'gap') return false;
     if (outcome.kind === 'change') {
       if (title !== undefined) this.record.title = title;
-      this.sendChange(text);
+      this.fanout.sendChange(text);
       this.dropOverriddenGeneration();
-    } else if (outcome.kind === 'frame') this.send(outcome.text, outcome.chunk);
+    } else if (outcome.kind === 'frame') this.fanout.send(outcome.text, outcome.chunk);
     return true;
   }
 
@@ -512,8 +510,7 @@ export class ThreadEngine {
     if (this.generation && own?.status === 'streaming') own.content = this.generation.text;
     this.dropOverriddenGeneration();
     if (streamState(this.graph) === before) return;
-    const sync = this.syncFrame();
-    for (const subscriber of this.subscribers.keys()) subscriber.send(sync);
+    this.fanout.send(this.fanout.syncFrame());
   }
 
   /** Another node took this thread's generation over while this one stalled: stop writing, commit nothing. */
@@ -540,108 +537,11 @@ export class ThreadEngine {
   private releaseIfIdle(): void {
     if (this.idle) this.dependencies.onIdle(this);
   }
-
-  /**
-   * An exact retry of a frame that already created `nodeId` changes nothing; any other reuse of the id conflicts,
-   * also in another thread, and before anything else is checked or done (a pivot must not halt a stream first).
-   */
-  private async isRetry(nodeId: string, prompt: string, parentId: string | undefined): Promise<boolean> {
-    const existing = getNode(this.graph, nodeId);
-    if (!existing) {
-      const owner = await this.dependencies.store.findNodeThread(nodeId);
-      if (owner === undefined) return false;
-      throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
-    }
-    const same = existing.role === 'user' && existing.content === prompt && (parentId === undefined || existing.parentId === parentId);
-    if (!same) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
-    return true;
-  }
-
-  private checkVersion(expectedVersion: number | undefined): void {
-    if (expectedVersion !== undefined && expectedVersion !== this.graph.version) {
-      throw new CPPError(ErrorCode.CONFLICT, `thread ${this.threadId} is at version ${this.graph.version}, not ${expectedVersion}`);
-    }
-  }
-
-  private checkIdle(): void {
-    if (this.generation) {
-      throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot it or stop it first`);
-    }
-  }
-
-  /**
-   * Nothing streams but the node `halted` (this node's own generation, just halted): a node that streams while its
-   * generation's node died, until recovered, is as busy as a live one.
-   */
-  private checkNothingStreams(halted: string | undefined): void {
-    const streaming = this.streamingNode();
-    if (streaming && streaming.id !== halted) {
-      throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.id} is streaming in thread ${this.threadId}; pivot it or stop it first`);
-    }
-  }
-
-  private requireNode(nodeId: string): MessageNode {
-    const node = getNode(this.graph, nodeId);
-    if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${this.threadId}`);
-    return node;
-  }
-
-  private publishHalted(nodeId: string, cut: Cut, reason: HaltReason): void {
-    this.publish('CPP_STREAM_HALTED', {
-      interruptedNodeId: nodeId,
-      finalContentLength: cut.finalContentLength,
-      lastChunkReceived: cut.lastChunkReceived,
-      threadId: this.threadId,
-      reason,
-    });
-  }
-
-  /** The change goes to the other nodes and to this node's subscribers. */
-  private publishChange(change: TreeChange): void {
-    const patch = encodeServerFrame('CPP_GRAPH_PATCH', {
-      threadId: this.threadId,
-      version: change.version,
-      rootNodeId: change.rootNodeId,
-      activeHeadMessageId: change.activeHeadMessageId,
-      nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
-    });
-    this.dependencies.link.change(change, patch, this.record.title);
-    this.sendChange(patch);
-  }
-
-  /** Each subscriber gets the change as it asked: the patch of the changed nodes, or the whole graph. */
-  private sendChange(patch: string): void {
-    let sync: string | undefined;
-    for (const [subscriber, { patches }] of this.subscribers) subscriber.send(patches ? patch : (sync ??= this.syncFrame()));
-  }
-
-  /** `chunk` goes beside the text of a CPP_STREAM_CHUNK: a subscriber whose socket is behind merges chunks. */
-  private publish<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
-    const text = encodeServerFrame(type, payload);
-    if (chunk) this.dependencies.link.chunk(chunk, text);
-    else this.dependencies.link.frame(text);
-    this.send(text, chunk);
-  }
-
-  private send(text: string, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
-    for (const subscriber of this.subscribers.keys()) subscriber.send(text, chunk);
-  }
-
-  private syncFrame(): string {
-    return encodeServerFrame('CPP_SYNC_GRAPH', {
-      threadId: this.threadId,
-      rootNodeId: this.graph.rootNodeId,
-      activeHeadMessageId: this.graph.activeHeadMessageId,
-      nodes: this.graph.nodes,
-      version: this.graph.version,
-      title: this.record.title,
-    });
-  }
 }
 
 /** What a reload may change without a new version: the streaming node's text. */
 function streamState(graph: ThreadGraph): string {
-  const streaming = Object.values(graph.nodes).find((node) => node.status === 'streaming');
+  const streaming = streamingNode(graph);
   return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
 }
 

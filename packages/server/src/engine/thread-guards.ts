@@ -1,0 +1,59 @@
+import { CPPError, ErrorCode, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import type { ConversationStore } from '../store/conversation-store.js';
+import type { Generation } from './generation.js';
+
+/**
+ * An exact retry of a frame that already created `nodeId` changes nothing; any other reuse of the id conflicts,
+ * also in another thread, and before anything else is checked or done (a pivot must not halt a stream first).
+ */
+export async function isRetry(
+  graph: ThreadGraph,
+  store: ConversationStore,
+  nodeId: string,
+  prompt: string,
+  parentId: string | undefined,
+): Promise<boolean> {
+  const existing = getNode(graph, nodeId);
+  if (!existing) {
+    const owner = await store.findNodeThread(nodeId);
+    if (owner === undefined) return false;
+    throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
+  }
+  const same = existing.role === 'user' && existing.content === prompt && (parentId === undefined || existing.parentId === parentId);
+  if (!same) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
+  return true;
+}
+
+export function checkVersion(graph: ThreadGraph, expectedVersion: number | undefined): void {
+  if (expectedVersion !== undefined && expectedVersion !== graph.version) {
+    throw new CPPError(ErrorCode.CONFLICT, `thread ${graph.threadId} is at version ${graph.version}, not ${expectedVersion}`);
+  }
+}
+
+/** No generation of this node runs in the thread. */
+export function checkIdle(threadId: string, generation: Generation | undefined): void {
+  if (generation) {
+    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${generation.nodeId} is streaming in thread ${threadId}; pivot it or stop it first`);
+  }
+}
+
+/**
+ * Nothing streams but the node `halted` (this node's own generation, just halted): a node that streams while its
+ * generation's node died, until recovered, is as busy as a live one.
+ */
+export function checkNothingStreams(graph: ThreadGraph, halted: string | undefined): void {
+  const streaming = streamingNode(graph);
+  if (streaming && streaming.id !== halted) {
+    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.id} is streaming in thread ${graph.threadId}; pivot it or stop it first`);
+  }
+}
+
+export function requireNode(graph: ThreadGraph, nodeId: string): MessageNode {
+  const node = getNode(graph, nodeId);
+  if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${graph.threadId}`);
+  return node;
+}
+
+export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
+  return Object.values(graph.nodes).find((node) => node.status === 'streaming');
+}
