@@ -17,6 +17,12 @@ export interface CPPClientOptions {
    */
   authTimeoutMs?: number;
   /**
+   * How long the server may take to answer the WebSocket upgrade, from the moment the socket is opened, in
+   * milliseconds (default 10 000). Past it the socket is closed and the attempt fails with ConnectionClosedError 1006:
+   * a first connection ends, an attempt after a loss is retried like any other that failed.
+   */
+  connectTimeoutMs?: number;
+  /**
    * The DID the client claims without proving it, recorded by a server in `claimed` mode as the owner of the threads
    * it creates. With `identity`, the identity's DID (leave this out).
    */

@@ -1,13 +1,7 @@
 import { authStatementBytes, decodeServerFrame, encodeBase64Url, encodeClientFrame, type AuthChallengeFrame } from '@promethea/cpp-protocol';
 import type { WebSocketLike } from '../web-socket-like.js';
+import { WrappingSocket } from '../wrapping-socket.js';
 import type { DidSigner } from './did-signer.js';
-
-type Listeners = {
-  open: (() => void)[];
-  message: ((event: { data: unknown }) => void)[];
-  close: ((event: { code: number; reason: string }) => void)[];
-  error: (() => void)[];
-};
 
 /** Policy violation: what the client closes with when the server's challenge is not one it may sign. */
 const POLICY_VIOLATION = 1008;
@@ -25,19 +19,19 @@ export const DEFAULT_AUTH_TIMEOUT_MS = 10_000;
  * proof `timeoutMs` after the upgrade (one that never challenges, or never answers the proof) is given up on with
  * 4408, rather than waited for without end.
  */
-export class AuthenticatingSocket implements WebSocketLike {
-  private readonly listeners: Listeners = { open: [], message: [], close: [], error: [] };
+export class AuthenticatingSocket extends WrappingSocket {
   private authenticated = false;
   private challenged = false;
   private gaveUp = false;
   private deadline: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly socket: WebSocketLike,
+    socket: WebSocketLike,
     private readonly signer: DidSigner,
     private readonly endpoint: URL,
     timeoutMs: number,
   ) {
+    super(socket);
     socket.addEventListener('open', () => (this.deadline = setTimeout(() => this.giveUp(), timeoutMs)));
     socket.addEventListener('message', (event) => {
       if (this.gaveUp) return;
@@ -51,26 +45,6 @@ export class AuthenticatingSocket implements WebSocketLike {
     socket.addEventListener('error', () => {
       if (!this.gaveUp) this.emit('error', undefined);
     });
-  }
-
-  send(data: string): void {
-    this.socket.send(data);
-  }
-
-  close(code?: number, reason?: string): void {
-    this.socket.close(code, reason);
-  }
-
-  addEventListener(type: 'open', listener: () => void): void;
-  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
-  addEventListener(type: 'close', listener: (event: { code: number; reason: string }) => void): void;
-  addEventListener(type: 'error', listener: () => void): void;
-  addEventListener(type: keyof Listeners, listener: (event: never) => void): void {
-    (this.listeners[type] as ((event: never) => void)[]).push(listener);
-  }
-
-  private emit<Type extends keyof Listeners>(type: Type, event: Parameters<Listeners[Type][number]>[0]): void {
-    for (const listener of this.listeners[type]) (listener as (event: unknown) => void)(event);
   }
 
   private beforeAuthenticated(event: { data: unknown }): void {

@@ -9,12 +9,16 @@ export class TcpProxy {
   private readonly links = new Set<[Socket, Socket]>();
   cuts = 0;
 
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    /** Where new connections go; a test may point it elsewhere (the connections already made stay where they are). */
+    public targetPort: number,
+  ) {}
 
   static async start(targetPort: number): Promise<TcpProxy> {
     const server = createServer();
-    const proxy = new TcpProxy(server);
-    server.on('connection', (client) => proxy.link(client, targetPort));
+    const proxy = new TcpProxy(server, targetPort);
+    server.on('connection', (client) => proxy.link(client));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     return proxy;
@@ -43,8 +47,8 @@ export class TcpProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private link(client: Socket, targetPort: number): void {
-    const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
+  private link(client: Socket): void {
+    const upstream = createConnection({ host: '127.0.0.1', port: this.targetPort });
     const link: [Socket, Socket] = [client, upstream];
     this.links.add(link);
     client.pipe(upstream);

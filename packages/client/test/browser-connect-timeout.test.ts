@@ -1,0 +1,52 @@
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { rolldown } from 'rolldown';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as BrowserEntry from '../src/browser.js';
+import { BlackHole } from './support/black-hole.js';
+
+/** Debian's Chromium (as in apps/web's tests): Playwright cannot download its own browser here. */
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const CONNECT_TIMEOUT_MS = 200;
+
+/** The browser entry bundled as a script that defines the global `CPP`, as a page would load it. */
+async function browserBundle(): Promise<string> {
+  const bundle = await rolldown({
+    input: fileURLToPath(new URL('../src/browser.ts', import.meta.url)),
+    platform: 'browser',
+    resolve: { alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../protocol/src/index.ts', import.meta.url)) } },
+  });
+  const { output } = await bundle.generate({ format: 'iife', name: 'CPP' });
+  return output[0].code;
+}
+
+describe('the browser entry in Chromium, against a server that never answers the upgrade', () => {
+  let browser: Browser;
+  let script: string;
+  beforeAll(async () => {
+    [browser, script] = await Promise.all([chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu'] }), browserBundle()]);
+  });
+  afterAll(() => browser?.close());
+
+  it('gives up after connectTimeoutMs with the native WebSocket, closing it', async () => {
+    const hole = await BlackHole.start();
+    try {
+      const page = await browser.newPage();
+      await page.addScriptTag({ content: script });
+      const failure = await page.evaluate(
+        async ({ endpoint, connectTimeoutMs }) => {
+          const { CPPClient } = (globalThis as unknown as { CPP: typeof BrowserEntry }).CPP;
+          const client = new CPPClient({ endpoint, connectTimeoutMs });
+          const error = await client.ready().then(() => undefined, (reason: unknown) => reason as InstanceType<typeof BrowserEntry.ConnectionClosedError>);
+          return { name: error?.name, code: error?.code, reason: error?.reason, status: client.status };
+        },
+        { endpoint: hole.url, connectTimeoutMs: CONNECT_TIMEOUT_MS },
+      );
+      expect(failure).toEqual({ name: 'ConnectionClosedError', code: 1006, reason: 'the server did not answer the upgrade in time', status: 'closed' });
+      await hole.until((it) => it.open === 0);
+      expect(hole.accepted).toBe(1);
+    } finally {
+      await hole.close();
+    }
+  });
+});
