@@ -1,12 +1,10 @@
 import {
   CPPError,
   ErrorCode,
-  applyChange,
   getNode,
   newMessageId,
   pathToRoot,
   pathToRootAfter,
-  safeCutLength,
   planAnchor,
   planFinish,
   planPivotSplice,
@@ -26,15 +24,16 @@ import { ProviderError } from '../model/provider-error.js';
 import type { Observers } from '../observability/observers.js';
 import type { PivotObservation } from '../observability/server-observer.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
-import { StoreConflictError } from '../store/store-conflict-error.js';
 import { cutAt, type Cut } from './cut.js';
 import { Generation, type GenerationOutcome } from './generation.js';
+import { GenerationSlot } from './generation-slot.js';
 import type { Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import { SerialQueue } from './serial-queue.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
+import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
 import { checkIdle, checkNothingStreams, checkVersion, isRetry, requireNode, streamingNode } from './thread-guards.js';
 
@@ -78,11 +77,6 @@ interface PivotRun {
   spawned?: { assistantNodeId: string };
 }
 
-const TITLE_LENGTH = 80;
-
-/** A commit refused because another node had committed first is planned again on the thread reloaded, this often. */
-const COMMIT_ATTEMPTS = 3;
-
 /**
  * The live state of one thread: its graph, its subscribers and its one active generation. Every operation runs
  * in the thread's serial queue, plans a change with the pure tree operations, commits it to the store in one
@@ -91,7 +85,8 @@ const COMMIT_ATTEMPTS = 3;
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
   private readonly fanout: ThreadFanout;
-  private generation: Generation | undefined;
+  private readonly slot: GenerationSlot;
+  private readonly committer: ThreadCommitter;
 
   constructor(
     private readonly record: ThreadRecord,
@@ -99,6 +94,8 @@ export class ThreadEngine {
     private readonly dependencies: ThreadEngineDependencies,
   ) {
     this.fanout = new ThreadFanout(graph, record, dependencies.link);
+    this.slot = new GenerationSlot(graph.threadId, dependencies.link, dependencies.persister, () => this.releaseIfIdle());
+    this.committer = new ThreadCommitter(graph, record, dependencies.store, dependencies.link, this.slot);
   }
 
   get threadId(): string {
@@ -108,6 +105,11 @@ export class ThreadEngine {
   /** The DID that created the thread. */
   get ownerDid(): string {
     return this.record.ownerDid;
+  }
+
+  /** This node's generation of the thread, if one runs here. */
+  private get generation(): Generation | undefined {
+    return this.slot.generation;
   }
 
   get idle(): boolean {
@@ -136,7 +138,7 @@ export class ThreadEngine {
       if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
       checkIdle(this.threadId, this.generation);
       const assistantNodeId = newMessageId();
-      await this.claimGeneration();
+      await this.slot.claim();
       const plan = () => {
         checkVersion(this.graph, request.expectedVersion);
         checkNothingStreams(this.graph, undefined);
@@ -151,7 +153,7 @@ export class ThreadEngine {
       };
       const { change, generation } = await this.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
       this.fanout.publishChange(change);
-      this.stream(generation);
+      this.slot.stream(generation);
     });
   }
 
@@ -196,7 +198,7 @@ export class ThreadEngine {
 
   anchor(targetNodeId: string, expectedVersion: number | undefined): Promise<void> {
     return this.queue.run(async () => {
-      const change = await this.commit(() => {
+      const change = await this.committer.commit(() => {
         requireNode(this.graph, targetNodeId);
         checkVersion(this.graph, expectedVersion);
         return planAnchor(this.graph, targetNodeId);
@@ -228,7 +230,7 @@ export class ThreadEngine {
     if (run.spawned) return run.spawned;
     await this.abortForPivot(run);
     const assistantNodeId = newMessageId();
-    await this.claimGeneration();
+    await this.slot.claim();
     const plan = () => {
       checkNothingStreams(this.graph, run.cut ? run.request.interruptedNodeId : undefined);
       return planPivotSplice(this.graph, {
@@ -245,7 +247,7 @@ export class ThreadEngine {
     run.spawned = { assistantNodeId };
     run.observation.step('insert', () => {
       this.fanout.publishChange(change);
-      this.stream(generation);
+      this.slot.stream(generation);
     });
     return run.spawned;
   }
@@ -274,7 +276,7 @@ export class ThreadEngine {
    * dead node's answer (`unannounced`) is announced only once the commit shows that no live node kept it.
    */
   private async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
+    const change = await this.committer.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
     if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
     this.fanout.publishChange(change);
   }
@@ -285,8 +287,8 @@ export class ThreadEngine {
    * while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
    * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
    * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
-   * The text waits for `stream`, after the change is published: clients get the node before its first chunk. A
-   * refused commit aborts the call, leaving nothing streaming.
+   * The text waits for the slot's `stream`, after the change is published: clients get the node before its first
+   * chunk. A refused commit aborts the call, leaving nothing streaming.
    */
   private async commitAnswer(
     plan: () => TreeChange,
@@ -296,11 +298,11 @@ export class ThreadEngine {
     step: PivotObservation['step'] = (_name, work) => work(),
   ): Promise<{ change: TreeChange; generation: Generation }> {
     // Planned before the call, so that a refused prompt or pivot never reaches the model; the commit uses this plan.
-    const planned = await this.releasingOnFailure(plan);
+    const planned = await this.slot.releasingOnFailure(plan);
     let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
     let change: TreeChange;
     try {
-      change = await step('commit', () => this.commit(plan, prompt, planned));
+      change = await step('commit', () => this.committer.commit(plan, prompt, planned));
     } catch (error) {
       generation.halt();
       throw error;
@@ -311,12 +313,6 @@ export class ThreadEngine {
       generation = this.createGeneration(assistantNodeId, requester, pathToRoot(this.graph, assistantNodeId));
     }
     return { change, generation };
-  }
-
-  /** The generation's text flows from now on; it is the thread's generation. */
-  private stream(generation: Generation): void {
-    this.generation = generation;
-    generation.release();
   }
 
   /**
@@ -370,7 +366,7 @@ export class ThreadEngine {
     const nodeId = generation.nodeId;
     const finish: FinishInput = { nodeId, status: outcome.kind === 'completed' ? 'completed' : 'failed', content: generation.text };
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
-    const change = await this.commit(() => planFinish(this.graph, finish));
+    const change = await this.committer.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
       this.fanout.publish('CPP_STREAM_COMPLETED', {
         threadId: this.threadId,
@@ -382,73 +378,6 @@ export class ThreadEngine {
       this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
     }
     this.fanout.publishChange(change);
-  }
-
-  /**
-   * Plans a change, persists it, then applies it to the live graph. The generation is over once its node has left
-   * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
-   * thread reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is.
-   */
-  private async commit(plan: () => TreeChange, prompt?: string, planned?: TreeChange): Promise<TreeChange> {
-    const change = await this.releasingOnFailure(() => this.commitPlanned(plan, prompt, planned));
-    // A reload while the commit was on its way may have brought the change already.
-    if (change.version > this.graph.version) applyChange(this.graph, change);
-    const generation = this.generation;
-    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.dropGeneration();
-    this.settleLock(change);
-    return change;
-  }
-
-  /** Runs `work`; when it fails, this node first lets go of what `claimGeneration` took (see `settleLock`). */
-  private async releasingOnFailure<Result>(work: () => Result | Promise<Result>): Promise<Result> {
-    try {
-      return await work();
-    } catch (error) {
-      this.settleLock(undefined);
-      throw error;
-    }
-  }
-
-  /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
-  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
-    for (let attempt = 1; ; attempt += 1) {
-      const change = attempt === 1 && planned ? planned : plan();
-      const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
-      try {
-        await this.dependencies.link.confirmGeneration();
-        await this.dependencies.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
-      } catch (error) {
-        if (!StoreConflictError.isInstance(error)) throw error;
-        if (attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
-        throw new CPPError(ErrorCode.CONFLICT, error.message);
-      }
-      if (title) this.record.title = title;
-      return change;
-    }
-  }
-
-  /** Reloads the thread after a refused commit; true when it had moved on, so that planning again may succeed. */
-  private async caughtUp(baseVersion: number): Promise<boolean> {
-    await this.dependencies.link.reload();
-    return this.graph.version !== baseVersion;
-  }
-
-  /**
-   * Without a generation here, and unless `committed` starts one, this node lets go of the thread's generation lock,
-   * and of the thread itself when nobody here listens to it (e.g. it ran a command another node forwarded).
-   */
-  private settleLock(committed: TreeChange | undefined): void {
-    const starts = committed?.nodes.some((node) => node.status === 'streaming') ?? false;
-    if (this.generation || starts) return;
-    this.dependencies.link.releaseGeneration();
-    this.releaseIfIdle();
-  }
-
-  /** Takes the thread's generation lock before committing a generation's start; another node holding it is busy. */
-  private async claimGeneration(): Promise<void> {
-    if (!(await this.dependencies.link.claimGeneration())) {
-      throw new CPPError(ErrorCode.THREAD_BUSY, `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`);
-    }
   }
 
   /** True when a generation streams on another node, which then ran the command. */
@@ -472,7 +401,7 @@ export class ThreadEngine {
     if (!(await this.dependencies.link.claimGeneration())) return this.releaseIfIdle();
     await this.dependencies.link.reload();
     const node = streamingNode(this.graph);
-    if (!node || this.generation) return this.settleLock(undefined);
+    if (!node || this.generation) return this.slot.settle(undefined);
     // Where the dead node's last chunk began is not known here: lastChunkReceived stays empty.
     await this.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
   }
@@ -515,23 +444,12 @@ export class ThreadEngine {
 
   /** Another node took this thread's generation over while this one stalled: stop writing, commit nothing. */
   generationLost(): void {
-    const generation = this.generation;
-    if (!generation) return;
-    generation.halt();
-    this.dropGeneration();
-    this.dependencies.link.releaseGeneration();
-    this.releaseIfIdle();
-  }
-
-  /** The generation's node is no longer this server's to stream or to save. */
-  private dropGeneration(): void {
-    if (this.generation) this.dependencies.persister.forget(this.generation.nodeId);
-    this.generation = undefined;
+    this.slot.lose();
   }
 
   /** Another node ended this node's generation (it took the generation over): it must not stream on. */
   private dropOverriddenGeneration(): void {
-    if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.generationLost();
+    if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.slot.lose();
   }
 
   private releaseIfIdle(): void {
@@ -549,11 +467,6 @@ function streamState(graph: ThreadGraph): string {
 function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
   const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
   return change.nodes.find((node) => node.id === userNodeId)?.parentId;
-}
-
-function titleOf(prompt: string): string {
-  const title = prompt.replace(/\s+/g, ' ').trim();
-  return title.slice(0, safeCutLength(title, TITLE_LENGTH));
 }
 
 function providerMessage(outcome: Extract<GenerationOutcome, { kind: 'failed' }>): string {

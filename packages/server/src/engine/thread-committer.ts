@@ -1,0 +1,65 @@
+import { CPPError, ErrorCode, applyChange, getNode, safeCutLength, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
+import type { ThreadLink } from '../cluster/thread-link.js';
+import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
+import { StoreConflictError } from '../store/store-conflict-error.js';
+import type { GenerationSlot } from './generation-slot.js';
+
+const TITLE_LENGTH = 80;
+
+/** A commit refused because another node had committed first is planned again on the thread reloaded, this often. */
+const COMMIT_ATTEMPTS = 3;
+
+/** Commits the changes of one thread: to the store in one transaction, then to the live graph. */
+export class ThreadCommitter {
+  constructor(
+    private readonly graph: ThreadGraph,
+    private readonly record: ThreadRecord,
+    private readonly store: ConversationStore,
+    private readonly link: ThreadLink,
+    private readonly slot: GenerationSlot,
+  ) {}
+
+  /**
+   * Plans a change, persists it, then applies it to the live graph. The generation is over once its node has left
+   * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
+   * thread reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is.
+   */
+  async commit(plan: () => TreeChange, prompt?: string, planned?: TreeChange): Promise<TreeChange> {
+    const change = await this.slot.releasingOnFailure(() => this.commitPlanned(plan, prompt, planned));
+    // A reload while the commit was on its way may have brought the change already.
+    if (change.version > this.graph.version) applyChange(this.graph, change);
+    const generation = this.slot.generation;
+    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.slot.drop();
+    this.slot.settle(change);
+    return change;
+  }
+
+  /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
+  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
+    for (let attempt = 1; ; attempt += 1) {
+      const change = attempt === 1 && planned ? planned : plan();
+      const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
+      try {
+        await this.link.confirmGeneration();
+        await this.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
+      } catch (error) {
+        if (!StoreConflictError.isInstance(error)) throw error;
+        if (attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
+        throw new CPPError(ErrorCode.CONFLICT, error.message);
+      }
+      if (title) this.record.title = title;
+      return change;
+    }
+  }
+
+  /** Reloads the thread after a refused commit; true when it had moved on, so that planning again may succeed. */
+  private async caughtUp(baseVersion: number): Promise<boolean> {
+    await this.link.reload();
+    return this.graph.version !== baseVersion;
+  }
+}
+
+function titleOf(prompt: string): string {
+  const title = prompt.replace(/\s+/g, ' ').trim();
+  return title.slice(0, safeCutLength(title, TITLE_LENGTH));
+}
