@@ -4,41 +4,50 @@ import type { AccessOptions } from '../auth/access-options.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../auth/limits/server-limits.js';
 import { integer, list, onOff } from './argument-parsers.js';
 
+interface LimitFlag {
+  /** As commander declares it. */
+  flag: string;
+  /** Where commander puts its value: the long flag in camelCase. */
+  attribute: string;
+  env: string;
+  description: string;
+}
+
+/**
+ * Every limit of ServerLimits, under its key, and the flag that sets it: the one place a limit is named. The
+ * attribute is not always the key (`--max-frames-per-second` sets `framesPerSecond`).
+ */
+const LIMIT_FLAGS = {
+  maxPromptLength: { flag: '--max-prompt-length <chars>', attribute: 'maxPromptLength', env: 'CPP_MAX_PROMPT_LENGTH', description: 'longest prompt, in UTF-16 code units' },
+  framesPerSecond: { flag: '--max-frames-per-second <count>', attribute: 'maxFramesPerSecond', env: 'CPP_MAX_FRAMES_PER_SECOND', description: 'frames a connection may send per second' },
+  frameBurst: { flag: '--frame-burst <count>', attribute: 'frameBurst', env: 'CPP_FRAME_BURST', description: 'frames a connection may send at once' },
+  maxConnectionsPerIp: { flag: '--max-connections-per-ip <count>', attribute: 'maxConnectionsPerIp', env: 'CPP_MAX_CONNECTIONS_PER_IP', description: 'open connections from one address' },
+  maxConnectionsPerDid: { flag: '--max-connections-per-did <count>', attribute: 'maxConnectionsPerDid', env: 'CPP_MAX_CONNECTIONS_PER_DID', description: 'open connections of one DID' },
+  maxThreadsPerDid: { flag: '--max-threads-per-did <count>', attribute: 'maxThreadsPerDid', env: 'CPP_MAX_THREADS_PER_DID', description: 'threads one DID may own' },
+  maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
+  handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
+  authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
+  idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
+} as const satisfies Record<keyof ServerLimits, LimitFlag>;
+
+/** In the table's order, which is the help's. */
+const LIMIT_KEYS = Object.keys(LIMIT_FLAGS) as (keyof ServerLimits)[];
+
+/** The limit flags' values as commander parses them, each under its flag's attribute. */
+type LimitFlagValues = { [Key in keyof ServerLimits as (typeof LIMIT_FLAGS)[Key]['attribute']]: number };
+
 /** The flags of `cpp-server` about authentication, origins, TLS and limits, as commander parses them. */
-export interface AccessFlags {
+export interface AccessFlags extends LimitFlagValues {
   auth: 'did-key' | 'claimed';
   publicUrl?: string;
   allowedOrigins: string[];
   trustProxy: boolean;
   tlsCert?: string;
   tlsKey?: string;
-  maxPromptLength: number;
-  maxFramesPerSecond: number;
-  frameBurst: number;
-  maxConnectionsPerIp: number;
-  maxConnectionsPerDid: number;
-  maxThreadsPerDid: number;
-  maxNodesPerThread: number;
-  handshakeTimeoutMs: number;
-  authTimeoutMs: number;
-  idleTimeoutMs: number;
 }
 
 /** Limits the CLI sets where CPPServer leaves them to the deployment: a public server needs them. */
 const CLI_LIMITS: ServerLimits = { ...DEFAULT_LIMITS, maxConnectionsPerIp: 256, maxConnectionsPerDid: 32, maxThreadsPerDid: 10_000 };
-
-const LIMIT_FLAGS: [flag: string, env: string, key: keyof ServerLimits, description: string][] = [
-  ['--max-prompt-length <chars>', 'CPP_MAX_PROMPT_LENGTH', 'maxPromptLength', 'longest prompt, in UTF-16 code units'],
-  ['--max-frames-per-second <count>', 'CPP_MAX_FRAMES_PER_SECOND', 'framesPerSecond', 'frames a connection may send per second'],
-  ['--frame-burst <count>', 'CPP_FRAME_BURST', 'frameBurst', 'frames a connection may send at once'],
-  ['--max-connections-per-ip <count>', 'CPP_MAX_CONNECTIONS_PER_IP', 'maxConnectionsPerIp', 'open connections from one address'],
-  ['--max-connections-per-did <count>', 'CPP_MAX_CONNECTIONS_PER_DID', 'maxConnectionsPerDid', 'open connections of one DID'],
-  ['--max-threads-per-did <count>', 'CPP_MAX_THREADS_PER_DID', 'maxThreadsPerDid', 'threads one DID may own'],
-  ['--max-nodes-per-thread <count>', 'CPP_MAX_NODES_PER_THREAD', 'maxNodesPerThread', 'messages one thread may hold'],
-  ['--handshake-timeout-ms <ms>', 'CPP_HANDSHAKE_TIMEOUT_MS', 'handshakeTimeoutMs', 'time for the upgrade request to arrive'],
-  ['--auth-timeout-ms <ms>', 'CPP_AUTH_TIMEOUT_MS', 'authTimeoutMs', 'time from the upgrade to an accepted proof'],
-  ['--idle-timeout-ms <ms>', 'CPP_IDLE_TIMEOUT_MS', 'idleTimeoutMs', 'time a connection may send nothing'],
-];
 
 export function addAccessFlags(program: Command): Command {
   program
@@ -48,7 +57,8 @@ export function addAccessFlags(program: Command): Command {
     .addOption(new Option('--trust-proxy [enabled]', 'behind a reverse proxy: client address from X-Forwarded-For, scheme from X-Forwarded-Proto').env('CPP_TRUST_PROXY').preset('true').default(false).argParser(onOff))
     .addOption(new Option('--tls-cert <file>', 'PEM certificate: serve wss:// directly (with --tls-key)').env('CPP_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('CPP_TLS_KEY'));
-  for (const [flag, env, key, description] of LIMIT_FLAGS) {
+  for (const key of LIMIT_KEYS) {
+    const { flag, env, description } = LIMIT_FLAGS[key];
     program.addOption(new Option(flag, `${description}; 0: no limit`).env(env).default(CLI_LIMITS[key]).argParser(integer));
   }
   return program;
@@ -64,19 +74,15 @@ export async function accessOptionsOf(flags: AccessFlags): Promise<AccessOptions
     trustProxy: flags.trustProxy,
     ...(flags.publicUrl === undefined ? {} : { publicUrl: flags.publicUrl }),
     ...(tls ? { tls } : {}),
-    limits: {
-      maxPromptLength: flags.maxPromptLength,
-      framesPerSecond: flags.maxFramesPerSecond,
-      frameBurst: flags.frameBurst,
-      maxConnectionsPerIp: flags.maxConnectionsPerIp,
-      maxConnectionsPerDid: flags.maxConnectionsPerDid,
-      maxThreadsPerDid: flags.maxThreadsPerDid,
-      maxNodesPerThread: flags.maxNodesPerThread,
-      handshakeTimeoutMs: flags.handshakeTimeoutMs,
-      authTimeoutMs: flags.authTimeoutMs,
-      idleTimeoutMs: flags.idleTimeoutMs,
-    },
+    limits: limitsOf(flags),
   };
+}
+
+/** Each limit's flag under its key. Every key is set: LIMIT_FLAGS has all of ServerLimits, as its `satisfies` checks. */
+function limitsOf(flags: LimitFlagValues): ServerLimits {
+  const limits: Partial<ServerLimits> = {};
+  for (const key of LIMIT_KEYS) limits[key] = flags[LIMIT_FLAGS[key].attribute];
+  return limits as ServerLimits;
 }
 
 /** What `--auth claimed` means, said where nobody can miss it: on stderr, before anything else. */

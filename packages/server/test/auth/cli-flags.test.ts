@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { ServerLimits } from '../../src/auth/limits/server-limits.js';
 import { accessOptionsOf, addAccessFlags, type AccessFlags } from '../../src/cli/access-flags.js';
 import { runCli, type CliProcess } from '../observability/support/cli-process.js';
 import { expectError, openThread } from '../support/protocol-steps.js';
@@ -23,6 +24,20 @@ function parse(argv: string[], env: Record<string, string> = {}): AccessFlags {
   }
 }
 
+/** Each limit with the flag and the variable that set it, written out apart from the CLI's table: a wrong mapping shows. */
+const LIMIT_SETTERS: Record<keyof ServerLimits, [flag: string, env: string]> = {
+  maxPromptLength: ['--max-prompt-length', 'CPP_MAX_PROMPT_LENGTH'],
+  framesPerSecond: ['--max-frames-per-second', 'CPP_MAX_FRAMES_PER_SECOND'],
+  frameBurst: ['--frame-burst', 'CPP_FRAME_BURST'],
+  maxConnectionsPerIp: ['--max-connections-per-ip', 'CPP_MAX_CONNECTIONS_PER_IP'],
+  maxConnectionsPerDid: ['--max-connections-per-did', 'CPP_MAX_CONNECTIONS_PER_DID'],
+  maxThreadsPerDid: ['--max-threads-per-did', 'CPP_MAX_THREADS_PER_DID'],
+  maxNodesPerThread: ['--max-nodes-per-thread', 'CPP_MAX_NODES_PER_THREAD'],
+  handshakeTimeoutMs: ['--handshake-timeout-ms', 'CPP_HANDSHAKE_TIMEOUT_MS'],
+  authTimeoutMs: ['--auth-timeout-ms', 'CPP_AUTH_TIMEOUT_MS'],
+  idleTimeoutMs: ['--idle-timeout-ms', 'CPP_IDLE_TIMEOUT_MS'],
+};
+
 describe('the access flags', () => {
   it('default to did-key, pages of the server itself, and limits for a public server', async () => {
     const options = await accessOptionsOf(parse([]));
@@ -41,6 +56,12 @@ describe('the access flags', () => {
       trustProxy: false,
       limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, handshakeTimeoutMs: 12, authTimeoutMs: 13, idleTimeoutMs: 14 },
     });
+  });
+
+  it.each(Object.entries(LIMIT_SETTERS))('set %s, and no other limit, from %j', async (key, [flag, env]) => {
+    const defaults = (await accessOptionsOf(parse([]))).limits;
+    expect((await accessOptionsOf(parse([flag, '4242']))).limits).toStrictEqual({ ...defaults, [key]: 4242 });
+    expect((await accessOptionsOf(parse([], { [env]: '4343' }))).limits).toStrictEqual({ ...defaults, [key]: 4343 });
   });
 
   it('read the TLS certificate and key, which go together', async () => {
