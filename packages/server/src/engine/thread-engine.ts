@@ -3,32 +3,24 @@ import {
   ErrorCode,
   getNode,
   newMessageId,
-  pathToRoot,
-  pathToRootAfter,
   planAnchor,
-  planFinish,
   planPivotSplice,
   planPrompt,
-  type FinishInput,
-  type HaltReason,
-  type MessageNode,
   type ServerFrame,
   type ThreadGraph,
-  type TreeChange,
 } from '@promethea/cpp-protocol';
 import { applyRemoteFrame } from '../cluster/remote-frame.js';
 import type { ThreadCommand } from '../cluster/thread-command.js';
 import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ModelProvider } from '../model/model-provider.js';
-import { ProviderError } from '../model/provider-error.js';
 import type { Observers } from '../observability/observers.js';
 import type { PivotObservation } from '../observability/server-observer.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
-import { cutAt, type Cut } from './cut.js';
-import { Generation, type GenerationOutcome } from './generation.js';
+import type { Cut } from './cut.js';
+import type { Generation } from './generation.js';
+import { GenerationLifecycle } from './generation-lifecycle.js';
 import { GenerationSlot } from './generation-slot.js';
 import type { Identity } from './identity.js';
-import { modelMessages } from './model-context.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import { SerialQueue } from './serial-queue.js';
 import type { StreamPersister } from './stream-persister.js';
@@ -87,6 +79,7 @@ export class ThreadEngine {
   private readonly fanout: ThreadFanout;
   private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
+  private readonly lifecycle: GenerationLifecycle;
 
   constructor(
     private readonly record: ThreadRecord,
@@ -96,6 +89,7 @@ export class ThreadEngine {
     this.fanout = new ThreadFanout(graph, record, dependencies.link);
     this.slot = new GenerationSlot(graph.threadId, dependencies.link, dependencies.persister, () => this.releaseIfIdle());
     this.committer = new ThreadCommitter(graph, record, dependencies.store, dependencies.link, this.slot);
+    this.lifecycle = new GenerationLifecycle(graph, this.queue, this.fanout, this.slot, this.committer, dependencies);
   }
 
   get threadId(): string {
@@ -134,7 +128,7 @@ export class ThreadEngine {
       const retry = await isRetry(this.graph, this.dependencies.store, request.newNodeId, request.userPrompt, request.parentNodeId);
       if (retry) return requester.send(this.fanout.syncFrame());
       checkVersion(this.graph, request.expectedVersion);
-      await this.commitEndedGeneration();
+      await this.lifecycle.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
       checkIdle(this.threadId, this.generation);
       const assistantNodeId = newMessageId();
@@ -151,7 +145,7 @@ export class ThreadEngine {
           ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
         });
       };
-      const { change, generation } = await this.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
+      const { change, generation } = await this.lifecycle.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
       this.fanout.publishChange(change);
       this.slot.stream(generation);
     });
@@ -166,7 +160,7 @@ export class ThreadEngine {
       if (retry) return requester.send(this.fanout.syncFrame());
       checkVersion(this.graph, request.expectedVersion);
       requireNode(this.graph, request.interruptedNodeId);
-      await this.commitEndedGeneration();
+      await this.lifecycle.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PIVOT_INIT', request, identity }, requester)) return;
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
@@ -179,7 +173,7 @@ export class ThreadEngine {
       try {
         await this.dependencies.runPivot(context);
       } finally {
-        if (run.cut && !run.spawned) await this.commitHalt(request.interruptedNodeId, run.cut);
+        if (run.cut && !run.spawned) await this.lifecycle.commitHalt(request.interruptedNodeId, run.cut);
       }
     });
     pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
@@ -190,9 +184,9 @@ export class ThreadEngine {
     return this.queue.run(async () => {
       const node = requireNode(this.graph, request.nodeId);
       if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
-      const cut = this.generation?.nodeId === node.id ? await this.haltGeneration(request.receivedContentLength, 'stop') : undefined;
+      const cut = this.generation?.nodeId === node.id ? await this.lifecycle.haltGeneration(request.receivedContentLength, 'stop') : undefined;
       if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
-      await this.commitHalt(node.id, cut);
+      await this.lifecycle.commitHalt(node.id, cut);
     });
   }
 
@@ -211,8 +205,8 @@ export class ThreadEngine {
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
       const nodeId = this.generation?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.haltGeneration(undefined, 'shutdown');
-      if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut);
+      const cut = nodeId === undefined ? undefined : await this.lifecycle.haltGeneration(undefined, 'shutdown');
+      if (nodeId !== undefined && cut) await this.lifecycle.commitHalt(nodeId, cut);
     });
   }
 
@@ -220,7 +214,7 @@ export class ThreadEngine {
     if (run.aborted) return;
     run.aborted = true;
     if (this.generation?.nodeId !== run.request.interruptedNodeId) return;
-    const cut = await run.observation.step('abort', () => this.haltGeneration(run.request.receivedContentLength, 'pivot'));
+    const cut = await run.observation.step('abort', () => this.lifecycle.haltGeneration(run.request.receivedContentLength, 'pivot'));
     if (!cut) return;
     run.cut = cut;
     run.observation.halted();
@@ -243,141 +237,13 @@ export class ThreadEngine {
         ...(run.cut ? { cutContent: run.cut.content } : {}),
       });
     };
-    const { change, generation } = await this.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
+    const { change, generation } = await this.lifecycle.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
     run.spawned = { assistantNodeId };
     run.observation.step('insert', () => {
       this.fanout.publishChange(change);
       this.slot.stream(generation);
     });
     return run.spawned;
-  }
-
-  /**
-   * Stops the running generation and returns where its text is cut, which CPP_STREAM_HALTED confirms at once: the
-   * cut is final as soon as the stream stops, and the commit that keeps it (`commitHalt`) need not delay it.
-   * `undefined` when the stream had already ended by itself: that ending is committed first, so the node is no
-   * longer streaming.
-   */
-  private async haltGeneration(receivedContentLength: number | undefined, reason: HaltReason): Promise<Cut | undefined> {
-    const generation = this.generation;
-    if (!generation) return undefined;
-    const point = generation.halt();
-    if (!point) {
-      await this.finishGeneration(generation);
-      return undefined;
-    }
-    const cut = cutAt(point, receivedContentLength);
-    this.fanout.publishHalted(generation.nodeId, cut, reason);
-    return cut;
-  }
-
-  /**
-   * Keeps a halted node, cut, as `interrupted`. Its CPP_STREAM_HALTED was sent when this server halted it; a
-   * dead node's answer (`unannounced`) is announced only once the commit shows that no live node kept it.
-   */
-  private async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.committer.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
-    if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
-    this.fanout.publishChange(change);
-  }
-
-  /**
-   * Commits a change that starts the answer `assistantNodeId`, with the answer's model call already on its way:
-   * the call is made, held, before the commit, so that a store that commits over the network (PostgreSQL) does so
-   * while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
-   * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
-   * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
-   * The text waits for the slot's `stream`, after the change is published: clients get the node before its first
-   * chunk. A refused commit aborts the call, leaving nothing streaming.
-   */
-  private async commitAnswer(
-    plan: () => TreeChange,
-    prompt: string,
-    assistantNodeId: string,
-    requester: Subscriber,
-    step: PivotObservation['step'] = (_name, work) => work(),
-  ): Promise<{ change: TreeChange; generation: Generation }> {
-    // Planned before the call, so that a refused prompt or pivot never reaches the model; the commit uses this plan.
-    const planned = await this.slot.releasingOnFailure(plan);
-    let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
-    let change: TreeChange;
-    try {
-      change = await step('commit', () => this.committer.commit(plan, prompt, planned));
-    } catch (error) {
-      generation.halt();
-      throw error;
-    }
-    if (parentOf(change, assistantNodeId) !== parentOf(planned, assistantNodeId)) {
-      // Planned again on a thread another server had changed: the answer's context moved with it.
-      generation.halt();
-      generation = this.createGeneration(assistantNodeId, requester, pathToRoot(this.graph, assistantNodeId));
-    }
-    return { change, generation };
-  }
-
-  /**
-   * A held generation writing `assistantNodeId`, whose branch is `branch` (the node last). `requester` asked for
-   * the answer: its connection is named in what observers hear of it.
-   */
-  private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
-    const messages = modelMessages(branch.slice(0, -1));
-    const { provider, model } = this.dependencies.model;
-    const observation = this.dependencies.observers.generationStarted({
-      connectionId: requester.connectionId,
-      threadId: this.threadId,
-      nodeId: assistantNodeId,
-      provider,
-      model,
-      contextMessages: messages.length,
-    });
-    const { threadId } = this;
-    const generation: Generation = new Generation(
-      assistantNodeId,
-      this.dependencies.model,
-      messages,
-      {
-        onChunk: (offset, delta) => {
-          const node = getNode(this.graph, assistantNodeId);
-          if (node) node.content += delta;
-          const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
-          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-          this.dependencies.persister.touch(streaming);
-        },
-        onEnd: () => {
-          this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
-        },
-      },
-      this.dependencies.chunkIntervalMs,
-      observation,
-    );
-    const streaming = { threadId, nodeId: assistantNodeId, get text() { return generation.text; } };
-    return generation;
-  }
-
-  /** A stream that ended by itself while this operation waited its turn is not busy any more. */
-  private async commitEndedGeneration(): Promise<void> {
-    if (this.generation?.outcome) await this.finishGeneration(this.generation);
-  }
-
-  /** Commits how a generation ended by itself. Runs in the queue; a no-op when a halt got there first. */
-  private async finishGeneration(generation: Generation): Promise<void> {
-    const outcome = generation.outcome;
-    if (this.generation !== generation || !outcome) return;
-    const nodeId = generation.nodeId;
-    const finish: FinishInput = { nodeId, status: outcome.kind === 'completed' ? 'completed' : 'failed', content: generation.text };
-    if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
-    const change = await this.committer.commit(() => planFinish(this.graph, finish));
-    if (outcome.kind === 'completed') {
-      this.fanout.publish('CPP_STREAM_COMPLETED', {
-        threadId: this.threadId,
-        nodeId,
-        finalContentLength: generation.text.length,
-        finishReason: outcome.finishReason,
-      });
-    } else {
-      this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
-    }
-    this.fanout.publishChange(change);
   }
 
   /** True when a generation streams on another node, which then ran the command. */
@@ -403,7 +269,7 @@ export class ThreadEngine {
     const node = streamingNode(this.graph);
     if (!node || this.generation) return this.slot.settle(undefined);
     // Where the dead node's last chunk began is not known here: lastChunkReceived stays empty.
-    await this.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
+    await this.lifecycle.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
   }
 
   /** A generation of another node streams in this thread. */
@@ -461,14 +327,4 @@ export class ThreadEngine {
 function streamState(graph: ThreadGraph): string {
   const streaming = streamingNode(graph);
   return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
-}
-
-/** The parent of the user node above `assistantNodeId` in a change that creates both. */
-function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
-  const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
-  return change.nodes.find((node) => node.id === userNodeId)?.parentId;
-}
-
-function providerMessage(outcome: Extract<GenerationOutcome, { kind: 'failed' }>): string {
-  return ProviderError.isInstance(outcome.error) ? outcome.error.message : 'the model provider failed';
 }
