@@ -2,11 +2,15 @@ import { APICallError, type LanguageModel, streamText } from 'ai';
 import { toFinishReason } from './finish-reason.js';
 import { runGeneration } from './generation.js';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
+import { lineTooLong } from './line-too-long-error.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
 import type { ProviderError } from './provider-error.js';
 import { streamChunks } from './stream-chunks.js';
 import { tokenUsage } from './token-usage.js';
-import { missingTerminator, statusFailure, streamedFailure } from './upstream-failures.js';
+import { malformedStream, missingTerminator, statusFailure, streamedFailure } from './upstream-failures.js';
+
+/** For the model's provider factory (`createOpenAI({ fetch: boundedFetch() })`): the bridge cannot reach its HTTP. */
+export { boundedFetch } from './bounded-fetch.js';
 
 export interface AiSdkProviderOptions {
   /** A model from any AI SDK provider package, e.g. `openai('gpt-4o-mini')` or `google('gemini-2.5-flash')`. */
@@ -83,6 +87,8 @@ export class AiSdkProvider implements ModelProvider {
   }
 
   private describeFailure(error: unknown): ProviderError {
+    const tooLong = lineTooLong(error);
+    if (tooLong) return malformedStream(this.vendor, tooLong.message, tooLong);
     if (APICallError.isInstance(error) && error.statusCode !== undefined) {
       return statusFailure(this.vendor, error.statusCode, error.message);
     }

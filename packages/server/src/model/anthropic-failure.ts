@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { lineTooLong } from './line-too-long-error.js';
 import type { ProviderError } from './provider-error.js';
 import { connectionFailure, malformedStream, statusFailure, streamedFailure } from './upstream-failures.js';
 
@@ -25,5 +26,6 @@ export function describeAnthropicFailure(vendor: string, error: unknown, apiKey:
     return streamedFailure(vendor, message, apiKey, error.type ? STATUS_OF_ERROR_TYPE[error.type] : undefined);
   }
   if (error instanceof SyntaxError) return malformedStream(vendor, 'an event whose data is not JSON', error);
-  return undefined;
+  const tooLong = lineTooLong(error);
+  return tooLong ? malformedStream(vendor, tooLong.message, tooLong) : undefined;
 }

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { anthropicMessages } from './anthropic-messages.js';
 import { describeAnthropicFailure } from './anthropic-failure.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { toFinishReason } from './finish-reason.js';
 import { runGeneration } from './generation.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
@@ -23,7 +24,14 @@ export class AnthropicProvider implements ModelProvider {
   /** `maxTokens` is required by the Messages API. */
   constructor(private readonly settings: ProviderSettings & { apiKey: string; maxTokens: number }) {
     this.model = settings.model;
-    this.client = new Anthropic({ apiKey: settings.apiKey, baseURL: settings.baseUrl, maxRetries: 0, logLevel: 'off' });
+    this.client = new Anthropic({
+      apiKey: settings.apiKey,
+      baseURL: settings.baseUrl,
+      maxRetries: 0,
+      logLevel: 'off',
+      // The SDK's SSE parser keeps a pending line without limit.
+      fetch: boundedFetch(),
+    });
   }
 
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {

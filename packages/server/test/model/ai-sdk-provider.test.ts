@@ -1,9 +1,11 @@
 import { getEventListeners } from 'node:events';
-import { APICallError } from 'ai';
+import { APICallError, createGateway } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { AiSdkProvider } from '../../src/model/ai-sdk-provider.js';
-import { drain, streamOf } from './provider-contract.js';
+import { AiSdkProvider, boundedFetch } from '../../src/model/ai-sdk-provider.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { API_KEY, drain, streamOf } from './provider-contract.js';
+import { endlessLine, startReplayServer } from './replay-server.js';
 
 type StreamResult = Awaited<ReturnType<MockLanguageModelV3['doStream']>>;
 type StreamPart = StreamResult['stream'] extends ReadableStream<infer Part> ? Part : never;
@@ -130,5 +132,20 @@ describe('AiSdkProvider', () => {
     const signal = new AbortController().signal;
     for (let generation = 0; generation < 50; generation += 1) await drain(streamOf(provider, undefined, signal));
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+
+  it('fails as a malformed stream when a line runs past the bound, given boundedFetch, and ends the upstream request', { timeout: 10_000 }, async () => {
+    // The AI Gateway provider ships with `ai`; its wire format is SSE whose events are the model's stream parts.
+    const toHello = TEXT.slice(0, 3).map((part) => `data: ${JSON.stringify(part)}\n\n`).join('');
+    const server = await startReplayServer(endlessLine('text/event-stream', toHello));
+    try {
+      const gateway = createGateway({ baseURL: server.url, apiKey: API_KEY, fetch: boundedFetch() });
+      const { text, error } = await drain(streamOf(new AiSdkProvider({ model: gateway('openai/gpt-4o-mini') })));
+      expect(text).toBe('Hello');
+      expect(error?.message).toBe(`AI SDK provider gateway sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`);
+      await server.requests[0]?.closed;
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../../src/model/provider-factory.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
-import { fixture, type ReplayServer, sse, startReplayServer } from './replay-server.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { endlessLine, fixture, type ReplayServer, sse, startReplayServer } from './replay-server.js';
 
 const STREAM = fixture('anthropic-messages-stream.sse');
 
@@ -74,6 +75,16 @@ describe('anthropic: the request and vendor specifics', () => {
         { role: 'user', content: 'Make it Korea' },
       ],
     });
+  });
+
+  it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', { timeout: 10_000 }, async () => {
+    // message_start, content_block_start, ping and the "Hello" delta.
+    const toHello = STREAM.split('\n\n').slice(0, 4).join('\n\n');
+    server = await startReplayServer(endlessLine('text/event-stream', `${toHello}\n\n`));
+    const { text, error } = await drain(streamOf(anthropic(server.url)));
+    expect(text).toBe('Hello');
+    expect(error?.message).toBe(`Anthropic sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`);
+    await server.requests[0]?.closed;
   });
 
   it('retries an overloaded error event that comes before any text', async () => {

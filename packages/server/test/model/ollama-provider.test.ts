@@ -1,9 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../../src/model/provider-factory.js';
 import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
-import { fixture, ndjson, type ReplayServer, startReplayServer } from './replay-server.js';
+import { endlessLine, fixture, ndjson, type ReplayServer, startReplayServer } from './replay-server.js';
 
 const STREAM = fixture('ollama-chat-stream.ndjson');
 
@@ -61,17 +60,7 @@ describe('ollama: the request and vendor specifics', () => {
 
   it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', { timeout: 10_000 }, async () => {
     const [hello] = STREAM.split('\n');
-    server = await startReplayServer(async (response, closed) => {
-      response.writeHead(200, { 'content-type': 'application/x-ndjson' });
-      response.write(`${hello}\n`);
-      // Four times the bound, then nothing more and no end: only the bound stops the reader.
-      const piece = 'x'.repeat(64 * 1024);
-      for (let sent = 0; sent < 4 * MAX_STREAM_FRAME_LENGTH && !response.destroyed; sent += piece.length) {
-        response.write(piece);
-        await nextTurn();
-      }
-      await closed;
-    });
+    server = await startReplayServer(endlessLine('application/x-ndjson', `${hello}\n`));
     const { text, error } = await drain(streamOf(createModelProvider({ provider: 'ollama', baseUrl: server.url })));
     expect(text).toBe('Hello');
     expect(error?.message).toBe(`Ollama sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} characters without ending`);

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
 
 /** What the replay server received, and a promise that settles when that request's connection is closed. */
 export interface RecordedRequest {
@@ -107,6 +109,23 @@ export function status(code: number, body: unknown): Reply {
   return (response) => {
     response.writeHead(code, { 'content-type': 'application/json' });
     response.end(JSON.stringify(body));
+  };
+}
+
+/**
+ * Sends `frames`, then four times MAX_STREAM_FRAME_LENGTH bytes without a line feed, and never ends: only a bound on
+ * the pending line stops the reader.
+ */
+export function endlessLine(contentType: string, frames: string): Reply {
+  return async (response, closed) => {
+    response.writeHead(200, { 'content-type': contentType });
+    response.write(frames);
+    const piece = 'x'.repeat(64 * 1024);
+    for (let sent = 0; sent < 4 * MAX_STREAM_FRAME_LENGTH && !response.destroyed; sent += piece.length) {
+      response.write(piece);
+      await nextTurn();
+    }
+    await closed;
   };
 }
 

@@ -1,0 +1,38 @@
+import { LineTooLongError } from './line-too-long-error.js';
+import { MAX_STREAM_FRAME_LENGTH } from './stream-limits.js';
+
+const LINE_FEED = 0x0a;
+
+/**
+ * A fetch whose response bodies fail with LineTooLongError once more than MAX_STREAM_FRAME_LENGTH bytes arrive
+ * without a line feed, and then cancel the upstream response. For the vendor SDKs, whose stream parsers keep a pending
+ * line without limit: SSE and NDJSON frames are made of lines, so a valid stream never comes near the bound, while a
+ * broken or hostile upstream can no longer grow the server's memory through them. Bytes pass through unchanged.
+ */
+export function boundedFetch(base: typeof fetch = globalThis.fetch): typeof fetch {
+  return async (input, init) => bounded(await base(input, init));
+}
+
+function bounded(response: Response): Response {
+  if (response.body === null) return response;
+  // An error in the transform errors its writable side, which makes pipeThrough cancel the upstream body.
+  const body = response.body.pipeThrough(lineLengthBound());
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+function lineLengthBound(): TransformStream<Uint8Array, Uint8Array> {
+  let lineLength = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      for (let start = 0; ; ) {
+        const lineFeed = chunk.indexOf(LINE_FEED, start);
+        lineLength += (lineFeed === -1 ? chunk.length : lineFeed) - start;
+        if (lineLength > MAX_STREAM_FRAME_LENGTH) throw new LineTooLongError();
+        if (lineFeed === -1) break;
+        lineLength = 0;
+        start = lineFeed + 1;
+      }
+      controller.enqueue(chunk);
+    },
+  });
+}
