@@ -7,6 +7,7 @@ import { runGeneration } from './generation.js';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
 import type { ProviderSettings } from './provider-settings.js';
 import { tokenUsage } from './token-usage.js';
+import { untilTerminator } from './until-terminator.js';
 import { missingTerminator } from './upstream-failures.js';
 
 const VENDOR = 'Anthropic';
@@ -59,7 +60,7 @@ export class AnthropicProvider implements ModelProvider {
     let inputTokens: number | null = null;
     let outputTokens: number | null = null;
     let stopReason: string | null = null;
-    for await (const event of events) {
+    for await (const event of untilTerminator(events, (event) => event.type === 'message_stop')) {
       switch (event.type) {
         case 'message_start':
           inputTokens = event.message.usage.input_tokens;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { DRAIN_LIMIT_MS } from './stream-limits.js';
 import { connectionFailure, statusFailure } from './upstream-failures.js';
 import { vendorErrorMessage } from './vendor-error-message.js';
 
@@ -38,12 +39,6 @@ export async function postJson(request: JsonPost): Promise<AsyncIterable<string>
   }
   return textOf(response, request.signal);
 }
-
-/**
- * A response that the reader stopped reading before its end is cut, unless it ends within this time: after a
- * stream's terminator only the end of the HTTP response is left to come, and reading it keeps the connection.
- */
-const DRAIN_LIMIT_MS = 1000;
 
 /** Sends the request; aborting `signal` before the response arrives cuts it. */
 function send({ url, headers, body, signal }: JsonPost): Promise<IncomingMessage> {

@@ -4,3 +4,9 @@
  * keeps a broken or hostile upstream from filling the server's memory.
  */
 export const MAX_STREAM_FRAME_LENGTH = 1024 * 1024;
+
+/**
+ * A response that the reader stopped reading before its end is cut, unless it ends within this time: after a
+ * stream's terminator only the end of the HTTP response is left to come, and reading it keeps the connection.
+ */
+export const DRAIN_LIMIT_MS = 1000;

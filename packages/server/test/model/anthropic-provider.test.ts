@@ -19,7 +19,6 @@ providerContract({
   malformed: sse(fixture('anthropic-malformed.sse')),
   errorBody: (message) => ({ type: 'error', error: { type: 'api_error', message } }),
   finish: { finishReason: 'stop', usage: { inputTokens: 25, outputTokens: 15 } },
-  keepsConnections: false,
 });
 
 describe('anthropic: the request and vendor specifics', () => {

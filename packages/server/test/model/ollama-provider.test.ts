@@ -15,7 +15,6 @@ providerContract({
   malformed: ndjson(fixture('ollama-malformed.ndjson')),
   errorBody: (message) => ({ error: message }),
   finish: { finishReason: 'stop', usage: { inputTokens: 26, outputTokens: 282 } },
-  keepsConnections: true,
 });
 
 describe('ollama: the request and vendor specifics', () => {

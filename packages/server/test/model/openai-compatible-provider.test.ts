@@ -15,7 +15,6 @@ providerContract({
   malformed: sse(fixture('openai-malformed.sse')),
   errorBody: (message) => ({ error: { message, type: 'invalid_request_error', param: null, code: null } }),
   finish: { finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 3 } },
-  keepsConnections: true,
 });
 
 describe('openai-compatible: the request and vendor specifics', () => {

@@ -49,11 +49,6 @@ export interface ProviderUnderTest {
   /** The vendor's JSON body for an error status. */
   errorBody(message: string): unknown;
   finish: { finishReason: FinishReason; usage: TokenUsage };
-  /**
-   * Whether consecutive generations reuse one connection. The providers on node:http do; Anthropic's SDK (on fetch)
-   * cuts the connection when it stops reading at `message_stop`.
-   */
-  keepsConnections: boolean;
 }
 
 /** The behaviour every HTTP provider owes the engine, run against each vendor's replayed wire format. */
@@ -176,7 +171,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
       expect(next.text).toBe('Hello there!');
     });
 
-    it.skipIf(!vendor.keepsConnections)('reuses one connection for consecutive generations', async () => {
+    it('reuses one connection for consecutive generations', async () => {
       // The first answer arrives whole; the others frame by frame, the end of the response after the terminator.
       const replay = await serve(vendor.reply({ then: 'at-once' }), vendor.reply());
       const provider = create(replay.url);
@@ -188,6 +183,14 @@ export function providerContract(vendor: ProviderUnderTest): void {
         await sleep(20);
       }
       expect(replay.connections).toBe(1);
+    });
+
+    it('completes at the terminator of a response held open, and cuts that response soon after', async () => {
+      const replay = await serve(vendor.reply({ then: 'hold' }));
+      const { text, error } = await drain(streamOf(create(replay.url)));
+      expect(error).toBeUndefined();
+      expect(text).toBe('Hello there!');
+      await replay.requests[0]?.closed;
     });
 
     it('closes the upstream request when the consumer stops iterating early', async () => {
