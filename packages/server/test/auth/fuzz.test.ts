@@ -44,7 +44,7 @@ describe('the server under random and mutated frames', () => {
     const failures: unknown[] = [];
     server.on('error', (error) => failures.push(error));
     const identities = [TestIdentity.generate(), TestIdentity.generate(), TestIdentity.generate()];
-    const pools: IdPools = { threadIds: [], nodeIds: [] };
+    const pools: IdPools = { threadIds: [], nodeIds: [], threadOfNode: new Map() };
     const renderer = new FrameRenderer(pools, MAX_FRAME_BYTES);
     const lanes: Lane[] = [];
     for (const identity of [...identities, identities[0], undefined]) lanes.push({ identity, connection: await FuzzConnection.open(server.url, pools, identity) });

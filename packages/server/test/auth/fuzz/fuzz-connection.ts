@@ -79,8 +79,12 @@ export class FuzzConnection {
     const frame = decoded.frame;
     if (frame.type === 'CPP_ERROR') return this.receiveError(frame.payload);
     if (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') {
-      remember(this.pools.threadIds, frame.payload.threadId);
-      for (const nodeId of Object.keys(frame.payload.nodes)) remember(this.pools.nodeIds, nodeId);
+      const { threadId } = frame.payload;
+      remember(this.pools.threadIds, threadId);
+      for (const nodeId of Object.keys(frame.payload.nodes)) {
+        remember(this.pools.nodeIds, nodeId);
+        this.pools.threadOfNode.set(nodeId, threadId);
+      }
     }
   }
 

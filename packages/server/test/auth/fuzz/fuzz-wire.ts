@@ -5,6 +5,8 @@ import type { Mutation, Pick, Recipe, ValidRecipe } from './fuzz-recipes.js';
 export interface IdPools {
   threadIds: string[];
   nodeIds: string[];
+  /** The thread of each node seen. */
+  threadOfNode: Map<string, string>;
 }
 
 export type WireFrame = { data: string | Uint8Array; binary: boolean; bytes: number };
@@ -78,27 +80,35 @@ export class FrameRenderer {
         return { threadId: this.thread(recipe.thread) };
       case 'CPP_THREAD_LIST':
         return {};
-      case 'CPP_PROMPT':
+      case 'CPP_PROMPT': {
+        const threadId = this.thread(recipe.thread);
         return {
-          activeThreadId: this.thread(recipe.thread),
+          activeThreadId: threadId,
           userPrompt: recipe.prompt,
           newNodeId: this.newNode(recipe.newNode),
-          ...optional('parentNodeId', recipe.parent && this.node(recipe.parent)),
+          ...optional('parentNodeId', recipe.parent && this.node(recipe.parent, threadId)),
           ...optional('expectedVersion', recipe.expectedVersion),
         };
-      case 'CPP_PIVOT_INIT':
+      }
+      case 'CPP_PIVOT_INIT': {
+        const threadId = this.thread(recipe.thread);
         return {
-          activeThreadId: this.thread(recipe.thread),
-          interruptedNodeId: this.node(recipe.interrupted),
+          activeThreadId: threadId,
+          interruptedNodeId: this.node(recipe.interrupted, threadId),
           userPrompt: recipe.prompt,
           newBranchNodeId: this.newNode(recipe.newNode),
           ...optional('receivedContentLength', recipe.received),
           ...optional('expectedVersion', recipe.expectedVersion),
         };
-      case 'CPP_STREAM_STOP':
-        return { activeThreadId: this.thread(recipe.thread), nodeId: this.node(recipe.node), ...optional('receivedContentLength', recipe.received) };
-      case 'CPP_ANCHOR_HEAD':
-        return { activeThreadId: this.thread(recipe.thread), targetNodeId: this.node(recipe.target), ...optional('expectedVersion', recipe.expectedVersion) };
+      }
+      case 'CPP_STREAM_STOP': {
+        const threadId = this.thread(recipe.thread);
+        return { activeThreadId: threadId, nodeId: this.node(recipe.node, threadId), ...optional('receivedContentLength', recipe.received) };
+      }
+      case 'CPP_ANCHOR_HEAD': {
+        const threadId = this.thread(recipe.thread);
+        return { activeThreadId: threadId, targetNodeId: this.node(recipe.target, threadId), ...optional('expectedVersion', recipe.expectedVersion) };
+      }
       case 'CPP_AUTH_PROOF':
         return { did: 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp', nonce: recipe.nonce, signature: recipe.signature };
     }
@@ -108,8 +118,16 @@ export class FrameRenderer {
     return 'made' in pick ? pick.made : (this.pools.threadIds[pick.pool % Math.max(1, this.pools.threadIds.length)] ?? 'thread_none');
   }
 
-  private node(pick: Pick): string {
-    return 'made' in pick ? pick.made : (this.pools.nodeIds[pick.pool % Math.max(1, this.pools.nodeIds.length)] ?? 'msg_none');
+  /**
+   * A node seen in the server's frames; for a frame about `threadId`, half the time one of that thread's, so that
+   * such frames reach the checks a thread makes on its own nodes (a pick among all the nodes seen would rarely
+   * name one of the thread's: CPP_STREAM_STOP would almost never meet NOT_STREAMING).
+   */
+  private node(pick: Pick, threadId?: string): string {
+    if ('made' in pick) return pick.made;
+    const own = threadId !== undefined && pick.pool % 2 === 0 ? this.pools.nodeIds.filter((nodeId) => this.pools.threadOfNode.get(nodeId) === threadId) : [];
+    const choices = own.length > 0 ? own : this.pools.nodeIds;
+    return choices[Math.floor(pick.pool / 2) % Math.max(1, choices.length)] ?? 'msg_none';
   }
 
   /** A new node id, mostly fresh; sometimes an existing one, for exact retries and CONFLICT. */
