@@ -131,7 +131,7 @@ export class GenerationLifecycle {
           if (node) node.content += delta;
           const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
           this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-          this.dependencies.persister.touch(streaming);
+          this.dependencies.persister.append(threadId, assistantNodeId, delta);
         },
         onEnd: () => {
           this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
@@ -140,7 +140,6 @@ export class GenerationLifecycle {
       this.dependencies.chunkIntervalMs,
       observation,
     );
-    const streaming = { threadId, nodeId: assistantNodeId, get text() { return generation.text; } };
     return generation;
   }
 

@@ -1,24 +1,21 @@
 import type { ConversationStore, StreamedText } from '../store/conversation-store.js';
 
-/** An answer streaming on this server, as the persister reads it when its batch is written. */
-export interface StreamingSource {
-  readonly threadId: string;
-  readonly nodeId: string;
-  /** The text sent to clients so far. */
-  readonly text: string;
-}
-
+/** One answer streaming on this server, and what of its text the store does not hold yet. */
 interface Tracked {
-  source: StreamingSource;
+  threadId: string;
+  nodeId: string;
   /** How much of its text the store holds. */
   saved: number;
+  /** The text sent since: the next batch's piece of this answer. */
+  unsaved: string;
 }
 
 /**
  * Saves the text of every answer streaming on this server in one batch per interval: one timer and one store
  * transaction for all of them, however many there are, each writing only what its answer streamed since its last
  * save. A crash then loses at most what streamed since the last batch written; the commit that ends an answer
- * writes its whole text anyway.
+ * writes its whole text anyway. The persister keeps each answer's unsaved text itself, from the chunks it is
+ * given: taking it from the answer's whole text would copy all of that text at every batch.
  *
  * One batch is written at a time: the next waits for it, so saves reach the store in order, and a failed batch's
  * text is written again by the next, from where the store's text ends.
@@ -36,13 +33,14 @@ export class StreamPersister {
     private readonly onError: (error: unknown, batch: readonly StreamedText[]) => void,
   ) {}
 
-  /** The answer has new text: the next batch writes it. */
-  touch(source: StreamingSource): void {
-    let tracked = this.tracked.get(source.nodeId);
+  /** The answer `nodeId` sent `text`, which follows what it sent before: the next batch writes it. */
+  append(threadId: string, nodeId: string, text: string): void {
+    let tracked = this.tracked.get(nodeId);
     if (!tracked) {
-      tracked = { source, saved: 0 };
-      this.tracked.set(source.nodeId, tracked);
+      tracked = { threadId, nodeId, saved: 0, unsaved: '' };
+      this.tracked.set(nodeId, tracked);
     }
+    tracked.unsaved += text;
     this.due.add(tracked);
     this.arm();
   }
@@ -59,27 +57,36 @@ export class StreamPersister {
   flush(): void {
     this.cancelTimer();
     if (this.writing || this.due.size === 0) return;
-    const written = [...this.due].filter(({ source, saved }) => source.text.length > saved);
+    const written = [...this.due].filter((tracked) => tracked.unsaved.length > 0);
     this.due.clear();
     if (written.length === 0) return;
-    const batch = written.map(({ source, saved }) => ({ threadId: source.threadId, nodeId: source.nodeId, offset: saved, text: source.text.slice(saved) }));
+    const batch = written.map(({ threadId, nodeId, saved, unsaved }) => ({ threadId, nodeId, offset: saved, text: unsaved }));
     this.writing = true;
-    this.store.saveStreamedText(batch).then(
-      () => batch.forEach((entry, index) => (written[index]!.saved = entry.offset + entry.text.length)),
-      (error: unknown) => {
-        this.onError(error, batch);
-        for (const tracked of written) if (this.tracked.get(tracked.source.nodeId) === tracked) this.due.add(tracked);
-      },
-    ).finally(() => {
-      this.writing = false;
-      if (this.due.size > 0) this.arm();
-    });
+    this.store
+      .saveStreamedText(batch)
+      .then(
+        () => batch.forEach(({ text }, index) => this.saved(written[index]!, text.length)),
+        (error: unknown) => {
+          this.onError(error, batch);
+          for (const tracked of written) if (this.tracked.get(tracked.nodeId) === tracked) this.due.add(tracked);
+        },
+      )
+      .finally(() => {
+        this.writing = false;
+        if (this.due.size > 0) this.arm();
+      });
   }
 
   /** No batch is written any more (a batch being written ends as it will); the server's shutdown uses it. */
   stop(): void {
     this.stopped = true;
     this.cancelTimer();
+  }
+
+  /** The store holds `length` more of the answer's text: what streamed while it was written stays unsaved. */
+  private saved(tracked: Tracked, length: number): void {
+    tracked.saved += length;
+    tracked.unsaved = tracked.unsaved.slice(length);
   }
 
   private arm(): void {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, type StreamedText } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
-import { StreamPersister, type StreamingSource } from '../../src/engine/stream-persister.js';
+import { StreamPersister } from '../../src/engine/stream-persister.js';
 
 /** A store that records each batch it is given (one call = one transaction), and can refuse or hold them. */
 class RecordingStore extends MemoryStore {
@@ -16,22 +16,21 @@ class RecordingStore extends MemoryStore {
   }
 }
 
-function source(nodeId: string, text: string): StreamingSource & { text: string } {
-  return { threadId: `thread_${nodeId}`, nodeId, text };
+/** An answer as the engine streams it: each chunk given to the persister. */
+function answer(persister: StreamPersister, nodeId: string) {
+  return { send: (text: string) => persister.append(`thread_${nodeId}`, nodeId, text) };
 }
 
 const INTERVAL_MS = 30;
 
 describe('StreamPersister', () => {
-  it('saves every answer touched in an interval in one batch, with the text each has when the batch is written', async () => {
+  it('saves every answer that streamed in an interval in one batch, with all it streamed by then', async () => {
     const store = new RecordingStore();
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
-    const first = source('a', 'Hel');
-    const second = source('b', 'Wor');
-    persister.touch(first);
-    persister.touch(second);
-    first.text = 'Hello';
-    persister.touch(first);
+    const [first, second] = [answer(persister, 'a'), answer(persister, 'b')];
+    first.send('Hel');
+    second.send('Wor');
+    first.send('lo');
     expect(store.batches).toEqual([]);
     await sleep(INTERVAL_MS * 3);
     expect(store.batches).toEqual([
@@ -45,14 +44,12 @@ describe('StreamPersister', () => {
   it('writes only what streamed since the last batch, and nothing when nothing new streamed', async () => {
     const store = new RecordingStore();
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
-    const answer = source('a', 'One');
-    persister.touch(answer);
+    const one = answer(persister, 'a');
+    one.send('One');
     await sleep(INTERVAL_MS * 3);
-    persister.touch(answer);
     await sleep(INTERVAL_MS * 3);
     expect(store.batches).toHaveLength(1);
-    answer.text = 'One two';
-    persister.touch(answer);
+    one.send(' two');
     await sleep(INTERVAL_MS * 3);
     expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'One']], [[3, ' two']]]);
   });
@@ -60,8 +57,8 @@ describe('StreamPersister', () => {
   it('forgets an answer that ended: its commit writes it', async () => {
     const store = new RecordingStore();
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
-    persister.touch(source('a', 'Kept'));
-    persister.touch(source('b', 'Ended'));
+    answer(persister, 'a').send('Kept');
+    answer(persister, 'b').send('Ended');
     persister.forget('b');
     await sleep(INTERVAL_MS * 3);
     expect(store.batches).toEqual([[{ threadId: 'thread_a', nodeId: 'a', offset: 0, text: 'Kept' }]]);
@@ -72,10 +69,10 @@ describe('StreamPersister', () => {
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
     let release = (): void => undefined;
     store.held = new Promise((resolve) => (release = resolve));
-    persister.touch(source('a', 'Now'));
+    answer(persister, 'a').send('Now');
     persister.flush();
     expect(store.batches).toHaveLength(1);
-    persister.touch(source('b', 'Never'));
+    answer(persister, 'b').send('Never');
     release();
     persister.stop();
     await sleep(INTERVAL_MS * 3);
@@ -86,18 +83,17 @@ describe('StreamPersister', () => {
     const store = new RecordingStore();
     const reported: Array<{ error: unknown; batch: readonly StreamedText[] }> = [];
     const persister = new StreamPersister(store, INTERVAL_MS, (error, batch) => reported.push({ error, batch }));
-    const answer = source('a', 'Saved');
-    persister.touch(answer);
+    const one = answer(persister, 'a');
+    one.send('Saved');
     await sleep(INTERVAL_MS * 3);
     store.failure = new Error('disk full');
-    answer.text = 'Saved, lost';
-    persister.touch(answer);
+    one.send(', lost');
     await sleep(INTERVAL_MS * 3);
     // Tried again every interval while the store refuses it.
     expect(reported[0]).toEqual({ error: store.failure, batch: [{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost' }] });
     expect(reported.every(({ batch }) => batch[0]?.offset === 5)).toBe(true);
     store.failure = undefined;
-    answer.text = 'Saved, lost, then found';
+    one.send(', then found');
     await sleep(INTERVAL_MS * 3);
     expect(store.batches.at(-1)).toEqual([{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost, then found' }]);
   });
@@ -107,11 +103,10 @@ describe('StreamPersister', () => {
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
     let release = (): void => undefined;
     store.held = new Promise((resolve) => (release = resolve));
-    const answer = source('a', 'Slow');
-    persister.touch(answer);
+    const slow = answer(persister, 'a');
+    slow.send('Slow');
     persister.flush();
-    answer.text = 'Slow store';
-    persister.touch(answer);
+    slow.send(' store');
     persister.flush();
     await sleep(INTERVAL_MS * 3);
     expect(store.batches).toHaveLength(1);
