@@ -11,7 +11,7 @@ export { UpgradeRefusal } from './transport/ws-transport.js';
 export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamedText } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
-export { SqliteStore } from './store/sqlite-store.js';
+export { SqliteStore, type SqliteStoreOptions } from './store/sqlite-store.js';
 export { PostgresStore, type PostgresStoreOptions } from './store/postgres-store.js';
 export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand, CommandReply, Subscription } from './cluster/cluster-transport.js';
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';

@@ -4,6 +4,7 @@ import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeRow, toNodeRow } from './sql-rows.js';
@@ -13,6 +14,19 @@ import { endedAnswerIds, piecesByNode, spellStreamedText, withStreamedText } fro
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
 
+export interface SqliteStoreOptions {
+  /** How often a thread of its own checkpoints the write-ahead log (see `SqliteCheckpointer`). Default 500 ms. */
+  checkpointIntervalMs?: number;
+}
+
+const CHECKPOINT_INTERVAL_MS = 500;
+
+/**
+ * The store's own connection checkpoints only once the log reaches this many pages (64 MiB): never while the
+ * checkpointing thread keeps up, and still if that thread fails or falls behind, so the log stays bounded.
+ */
+const FALLBACK_CHECKPOINT_PAGES = 16_384;
+
 /**
  * Conversations in one SQLite file, in WAL mode so that readers never wait for the writer. better-sqlite3 is
  * synchronous; the methods stay Promise-returning because that is the shape every adapter shares.
@@ -20,8 +34,11 @@ const BUSY_TIMEOUT_MS = 5_000;
 export class SqliteStore implements ConversationStore {
   private readonly statements: SqliteStatements;
 
-  /** Opens (or creates, with its parent folders) the database file and brings its schema up to date. */
-  static open(filename: string): SqliteStore {
+  /**
+   * Opens (or creates, with its parent folders) the database file, brings its schema up to date, and starts the
+   * thread that checkpoints its log.
+   */
+  static open(filename: string, options: SqliteStoreOptions = {}): SqliteStore {
     mkdirSync(dirname(filename), { recursive: true });
     const db = new Database(filename, { timeout: BUSY_TIMEOUT_MS });
     try {
@@ -29,15 +46,19 @@ export class SqliteStore implements ConversationStore {
       // In WAL mode NORMAL cannot corrupt the file; a power cut may only lose the last commits.
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
+      db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
       migrate(db);
-      return new SqliteStore(db);
+      return new SqliteStore(db, SqliteCheckpointer.start(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS));
     } catch (error) {
       db.close();
       throw error;
     }
   }
 
-  private constructor(private readonly db: Database.Database) {
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly checkpointer: SqliteCheckpointer,
+  ) {
     this.statements = prepareStatements(db);
   }
 
@@ -98,6 +119,9 @@ export class SqliteStore implements ConversationStore {
   }
 
   async close(): Promise<void> {
+    if (!this.db.open) return;
+    // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
+    await this.checkpointer.close();
     if (this.db.open) this.db.close();
   }
 

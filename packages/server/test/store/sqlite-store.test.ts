@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
@@ -88,6 +88,21 @@ describe('SqliteStore on its file', () => {
     expect(await store.interruptStreamingNodes(2)).toEqual(['thr_old']);
     expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ status: 'interrupted', content: 'Saved whole, then in pieces' });
     expect(inspect().prepare('SELECT count(*) FROM streamed_text').pluck().get()).toBe(0);
+  });
+
+  it('checkpoints its log from a thread of its own, and closes that thread with the store', async () => {
+    const store = SqliteStore.open(path, { checkpointIntervalMs: 20 });
+    const driver = await ThreadDriver.create(store, new TestClock());
+    const { assistantNodeId } = await driver.prompt('Hello');
+    let streamed = '';
+    for (let batch = 0; batch < 40; batch += 1) await driver.stream(assistantNodeId, (streamed += 'word '.repeat(2_000)));
+    // Far below the store's own connection's threshold (64 MiB of log): only the thread copies pages this soon.
+    await vi.waitFor(() => expect(statSync(path).size).toBeGreaterThan(400_000));
+
+    await store.close();
+    // The last connection to close removes the log: the thread's had closed before.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    await driver.expectStoreToMatch(open());
   });
 
   it('refuses a file whose schema is newer than it knows', () => {
