@@ -51,6 +51,9 @@ export class SqliteCheckpointer {
 
   /** Stops checkpointing and closes the thread's connection; resolves once the thread has ended. */
   async close(): Promise<void> {
+    // Held again while it ends: a process with nothing else to do would otherwise exit before the thread's end,
+    // in the middle of whatever its shutdown still had to do after closing the store.
+    this.worker.ref();
     this.worker.postMessage('close');
     await this.exited;
   }
