@@ -28,9 +28,14 @@ export class GenerationSlot {
     generation.release();
   }
 
+  /** Takes the thread's generation lock; false when another node holds it. */
+  tryClaim(): Promise<boolean> {
+    return this.link.claimGeneration();
+  }
+
   /** Takes the thread's generation lock before committing a generation's start; another node holding it is busy. */
   async claim(): Promise<void> {
-    if (!(await this.link.claimGeneration())) {
+    if (!(await this.tryClaim())) {
       throw new CPPError(ErrorCode.THREAD_BUSY, `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`);
     }
   }

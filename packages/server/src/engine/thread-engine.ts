@@ -264,7 +264,7 @@ export class ThreadEngine {
   /** Commits the streaming node of a dead node as `interrupted`, unless another node does it or its node lives. */
   private async recoverLost(): Promise<void> {
     if (this.generation) return;
-    if (!(await this.dependencies.link.claimGeneration())) return this.releaseIfIdle();
+    if (!(await this.slot.tryClaim())) return this.releaseIfIdle();
     await this.dependencies.link.reload();
     const node = streamingNode(this.graph);
     if (!node || this.generation) return this.slot.settle(undefined);

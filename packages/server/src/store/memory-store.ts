@@ -88,7 +88,8 @@ export class MemoryStore implements ConversationStore {
     for (const { threadId, nodeId, offset, text } of batch) {
       if (this.threads.get(threadId)?.nodes.get(nodeId)?.status !== 'streaming') continue;
       const pieces = this.pieces.get(nodeId) ?? new Map<number, string>();
-      this.pieces.set(nodeId, pieces.set(offset, text));
+      pieces.set(offset, text);
+      this.pieces.set(nodeId, pieces);
     }
   }
 

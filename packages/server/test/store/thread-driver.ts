@@ -99,7 +99,8 @@ export class ThreadDriver {
     const node = this.graph.nodes[nodeId];
     if (node?.status !== 'streaming') return;
     const streamed = this.streamed.get(nodeId) ?? { base: node.content, pieces: new Map<number, string>() };
-    this.streamed.set(nodeId, streamed.pieces.set(offset, text) && streamed);
+    streamed.pieces.set(offset, text);
+    this.streamed.set(nodeId, streamed);
     node.content = spellStreamedText(streamed.base, [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece })));
   }
 
