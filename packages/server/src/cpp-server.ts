@@ -83,6 +83,8 @@ export interface CPPServerEvents {
   prompt: [event: OperationEvent];
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
+  regenerate: [event: OperationEvent];
+  deleteBranch: [event: OperationEvent];
   connection: [event: ConnectionEvent];
   /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
   authenticated: [event: ConnectionEvent];
@@ -100,10 +102,12 @@ export const DEFAULT_CHUNK_INTERVAL_MS = 30;
 export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop'>> = {
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'deleteBranch'>> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
+  CPP_REGENERATE: 'regenerate',
+  CPP_BRANCH_DELETE: 'deleteBranch',
 };
 
 /**

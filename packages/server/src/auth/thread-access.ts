@@ -42,13 +42,19 @@ export class ThreadAccess {
 
   /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes. */
   checkPrompt(engine: ThreadEngine, userPrompt: string, newNodeId: string): void {
-    const { maxPromptLength, maxNodesPerThread } = this.settings.limits;
+    const { maxPromptLength } = this.settings.limits;
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
+    this.checkRoom(engine, newNodeId, 2);
+  }
+
+  /** Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one). */
+  checkRoom(engine: ThreadEngine, newNodeId: string, count: number): void {
+    const { maxNodesPerThread } = this.settings.limits;
     // An exact retry creates nothing: the thread's engine answers it, full or not.
     if (maxNodesPerThread <= 0 || getNode(engine.graph, newNodeId)) return;
-    if (Object.keys(engine.graph.nodes).length + 2 > maxNodesPerThread) {
+    if (Object.keys(engine.graph.nodes).length + count > maxNodesPerThread) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${engine.threadId} is full: the limit is ${maxNodesPerThread} messages`);
     }
   }

@@ -147,6 +147,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_ANCHOR_HEAD':
         return (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion);
+      case 'CPP_REGENERATE': {
+        const { activeThreadId, ...request } = frame.payload;
+        const engine = await this.thread(activeThreadId);
+        access.checkRoom(engine, request.newNodeId, 1);
+        return engine.regenerate(request, this);
+      }
+      case 'CPP_BRANCH_DELETE':
+        return (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion);
     }
   }
 
