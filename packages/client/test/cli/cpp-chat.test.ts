@@ -85,6 +85,8 @@ describe('cpp-chat against a scripted server', () => {
     await server.frame('CPP_PROMPT');
     const firstAnswer = server.streaming('thread_anchor');
     server.complete('thread_anchor', firstAnswer);
+    // The answer (empty) has ended on screen: the chat's mirror holds the question.
+    await chat.stdout.until(/commands\n\n$/);
     // The question is message 1 of /tree, and the start of its id names it too.
     chat.type('/anchor ' + server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId.slice(0, -3));
     await chat.stdout.until('head is now');
