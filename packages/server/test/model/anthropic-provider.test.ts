@@ -52,6 +52,19 @@ describe('anthropic: the request and vendor specifics', () => {
     expect(provider).toMatchObject({ provider: 'anthropic', model: 'claude-haiku-4-5' });
   });
 
+  it('reads extended thinking (thinking_delta) apart from the answer, skipping its signature', async () => {
+    server = await startReplayServer(sse(fixture('anthropic-thinking-stream.sse')));
+    const { parts, error } = await drain(streamOf(anthropic(server.url)));
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      { type: 'reasoning-delta', text: 'The user greets me.' },
+      { type: 'reasoning-delta', text: ' Greet back.' },
+      { type: 'text-delta', text: 'Hello' },
+      { type: 'text-delta', text: ' there!' },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 25, outputTokens: 40 } },
+    ]);
+  });
+
   it('sends strictly alternating turns that start with the user, and 4096 max tokens by default', async () => {
     server = await startReplayServer(sse(STREAM));
     await drain(

@@ -74,6 +74,19 @@ describe('openai-compatible: the request and vendor specifics', () => {
     expect(server.requests[0]?.body).not.toHaveProperty('max_completion_tokens');
   });
 
+  it('reads reasoning apart from the answer, as reasoning_content (DeepSeek, vLLM) and as reasoning (OpenRouter)', async () => {
+    server = await startReplayServer(sse(fixture('openai-reasoning-stream.sse')));
+    const { parts, error } = await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'deepseek-reasoner' })));
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      { type: 'reasoning-delta', text: 'The user greets me.' },
+      { type: 'reasoning-delta', text: ' Greet back.' },
+      { type: 'text-delta', text: 'Hello' },
+      { type: 'text-delta', text: ' there!' },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 12 } },
+    ]);
+  });
+
   it('sends no authorization header to a local server without a key', async () => {
     server = await startReplayServer(sse(STREAM));
     await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })));
