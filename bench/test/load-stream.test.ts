@@ -20,17 +20,20 @@ interface Received {
   dueTimes: number[];
 }
 
-/** Starts one load stream and collects what it hands over for `ms`. */
-async function stream(target: LoadTarget, ms: number): Promise<Received & { firstDue: number }> {
+/** Starts one load stream and collects what it hands over until `tokens` tokens have come. */
+async function stream(target: LoadTarget, tokens: number): Promise<Received & { firstDue: number }> {
   const received: Received = { frames: 0, dueTimes: [] };
+  let enough = (): void => undefined;
+  const collected = new Promise<void>((resolve) => (enough = resolve));
   const load = await LoadStream.connect(target, (bytes, from) => {
     received.frames += 1;
     readDueTimes(bytes, from, (due) => received.dueTimes.push(due));
+    if (received.dueTimes.length >= tokens) enough();
   });
   cleanup.push(() => load.close());
   const firstDue = await load.start(performance.now());
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return { ...received, firstDue };
+  if (tokens > 0) await collected;
+  return { ...received, dueTimes: received.dueTimes.slice(), firstDue };
 }
 
 async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
@@ -57,19 +60,19 @@ function expectConsecutive(dueTimes: readonly number[], firstDue: number): void 
 
 describe('a load stream', () => {
   it('gets every token from the raw baseline, several to a chunk as CPP paces them', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await raw(CHUNK_MS), 300);
+    const { frames, dueTimes, firstDue } = await stream(await raw(CHUNK_MS), 60);
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });
 
   it('gets one chunk per token from the raw baseline when the chunk interval is 0', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await raw(0), 200);
+    const { frames, dueTimes, firstDue } = await stream(await raw(0), 40);
     expectConsecutive(dueTimes, firstDue);
     expect(frames).toBe(dueTimes.length);
   });
 
   it('gets every token of a CPP answer, in paced chunks, and nothing but chunks', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await cpp(), 300);
+    const { frames, dueTimes, firstDue } = await stream(await cpp(), 60);
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });
