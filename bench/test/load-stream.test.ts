@@ -1,6 +1,7 @@
 import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
-import { CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
+import type { CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../packages/server/test/support/start-server.js';
 import { startBaselineServer } from '../src/baseline-server.js';
 import { LoadStream, type LoadTarget } from '../src/load-stream.js';
 import { PacedProvider } from '../src/paced-provider.js';
@@ -43,8 +44,7 @@ async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
 }
 
 async function cpp(options: CPPServerOptions = {}): Promise<LoadTarget> {
-  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
-  await server.ready;
+  const server = await startServer({ model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
   cleanup.push(() => server.close());
   return { url: `ws://127.0.0.1:${server.port}${CPP_SESSION_PATH}`, kind: 'cpp' };
 }
