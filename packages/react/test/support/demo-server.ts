@@ -1,12 +1,6 @@
 import { DemoProvider, type CPPServer, type MemoryStore } from '@promethea/cpp-server';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { startServer } from '../../../server/test/support/start-server.js';
-
-const running: CPPServer[] = [];
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.close()));
-});
 
 export interface DemoServerOptions {
   port?: number;
@@ -22,7 +16,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     model: new DemoProvider(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }),
     ...(options.store && { store: options.store }),
   });
-  running.push(server);
+  onTestFinished(() => server.close());
   return server;
 }
 
