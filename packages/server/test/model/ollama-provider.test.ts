@@ -15,6 +15,8 @@ providerContract({
   malformed: ndjson(fixture('ollama-malformed.ndjson')),
   errorBody: (message) => ({ error: message }),
   finish: { finishReason: 'stop', usage: { inputTokens: 26, outputTokens: 282 } },
+  reasoning: ndjson(fixture('ollama-thinking-stream.ndjson')),
+  reasoningFinish: { finishReason: 'stop', usage: { inputTokens: 11, outputTokens: 12 } },
 });
 
 describe('ollama: the request and vendor specifics', () => {
@@ -48,19 +50,6 @@ describe('ollama: the request and vendor specifics', () => {
       options: { temperature: 0.7, num_predict: 128 },
     });
     expect(provider).toMatchObject({ provider: 'ollama', model: 'qwen3:8b' });
-  });
-
-  it("reads a thinking model's message.thinking apart from the answer", async () => {
-    server = await startReplayServer(ndjson(fixture('ollama-thinking-stream.ndjson')));
-    const { parts, error } = await drain(streamOf(createModelProvider({ provider: 'ollama', baseUrl: server.url, model: 'qwen3:8b' })));
-    expect(error).toBeUndefined();
-    expect(parts).toEqual([
-      { type: 'reasoning-delta', text: 'The user greets me.' },
-      { type: 'reasoning-delta', text: ' Greet back.' },
-      { type: 'text-delta', text: 'Hello' },
-      { type: 'text-delta', text: ' there!' },
-      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 11, outputTokens: 12 } },
-    ]);
   });
 
   it('sends no options when none are set, and a bearer token when a key is', async () => {
