@@ -1,5 +1,5 @@
-import { AnthropicProvider } from './anthropic-provider.js';
 import { DemoProvider } from './demo-provider.js';
+import { LazyProvider } from './lazy-provider.js';
 import type { ModelProvider } from './model-provider.js';
 import { OllamaProvider } from './ollama-provider.js';
 import { OpenAICompatibleProvider } from './openai-compatible-provider.js';
@@ -18,7 +18,11 @@ export function createModelProvider(config: ProviderConfig): ModelProvider {
     case 'anthropic': {
       const settings = providerSettings(config, 'anthropic');
       if (!settings.apiKey) throw new Error('The anthropic provider needs an API key');
-      return new AnthropicProvider({ ...settings, apiKey: settings.apiKey, maxTokens: settings.maxTokens ?? 4096 });
+      const apiKey = settings.apiKey;
+      return new LazyProvider('anthropic', settings.model, async () => {
+        const { AnthropicProvider } = await import('./anthropic-provider.js');
+        return new AnthropicProvider({ ...settings, apiKey, maxTokens: settings.maxTokens ?? 4096 });
+      });
     }
     default:
       throw new Error(`Unknown model provider "${String(config.provider)}"; expected one of ${PROVIDER_KINDS.join(', ')}`);
