@@ -76,6 +76,8 @@ interface PivotRun {
  */
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
+  /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
+  private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
   private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
@@ -110,13 +112,33 @@ export class ThreadEngine {
     return this.fanout.size === 0 && this.generation === undefined;
   }
 
-  /** Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. */
+  /**
+   * Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. A
+   * subscriber already there gets the mode it asks for in its turn, after the frames it sent before; one whose
+   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void.
+   */
   subscribe(subscriber: Subscriber, patches?: boolean): void {
-    this.fanout.subscribe(subscriber, patches);
+    if (!this.fanout.has(subscriber)) return this.fanout.subscribe(subscriber, patches);
+    const rejoining = this.leaving.delete(subscriber);
+    if (!rejoining && patches === undefined) return;
+    void this.queue.run(async () => {
+      if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
+    });
   }
 
   unsubscribe(subscriber: Subscriber): void {
     if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
+  }
+
+  /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
+  leave(subscriber: Subscriber): Promise<void> {
+    const departure = {};
+    this.leaving.set(subscriber, departure);
+    return this.queue.run(async () => {
+      if (this.leaving.get(subscriber) !== departure) return;
+      this.leaving.delete(subscriber);
+      this.unsubscribe(subscriber);
+    });
   }
 
   sync(subscriber: Subscriber): Promise<void> {

@@ -28,6 +28,10 @@ export class ThreadFanout {
     return this.subscribers.size;
   }
 
+  has(subscriber: Subscriber): boolean {
+    return this.subscribers.has(subscriber);
+  }
+
   /** A subscriber already there keeps the mode it asked for, unless it asks again. */
   subscribe(subscriber: Subscriber, patches: boolean | undefined): void {
     const existing = this.subscribers.get(subscriber);

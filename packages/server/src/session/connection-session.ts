@@ -11,6 +11,7 @@ import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Identity } from '../engine/identity.js';
+import { SerialQueue } from '../engine/serial-queue.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { Observers } from '../observability/observers.js';
@@ -34,6 +35,7 @@ export interface SessionDependencies {
 
 type ErrorReference = { refId?: string; refType?: string };
 
+
 let sessionCount = 0;
 
 /**
@@ -49,6 +51,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   private readonly threads = new Set<ThreadEngine>();
   private closed = false;
   private readonly outbound: BackpressureQueue;
+  /**
+   * The connection's frames take their turn here, in receipt order, from the identity and access checks until they
+   * are queued on their thread: a frame right behind a CPP_THREAD_OPEN that creates the thread finds it, whatever
+   * the store's latency (docs/PROTOCOL.md §15.1). Only the routing is serial; threads then work independently.
+   */
+  private readonly receipt = new SerialQueue();
+  /** The frames queued on their threads and not yet applied: a thread list waits for those sent before it. */
+  private readonly applying = new Set<Promise<void>>();
 
   constructor(
     private readonly socket: CPPSocket,
@@ -95,10 +105,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);
-    this.handle(frame).then(
-      () => this.dependencies.onFrameHandled(this, frame),
-      (error: unknown) => this.fail(error, frame),
-    );
+    this.receipt.run(() => this.route(frame)).catch((error: unknown) => this.fail(error, frame));
   }
 
   onClose(): void {
@@ -108,46 +115,76 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.threads.clear();
   }
 
-  private async handle(frame: ClientFrame): Promise<void> {
+  /** Checks the frame and hands it to its thread's queue (or answers it), without waiting for the thread's turn. */
+  private async route(frame: ClientFrame): Promise<void> {
     const { guard, access } = this.dependencies;
-    if (frame.type === 'CPP_AUTH_PROOF') return guard.authenticate(frame);
+    if (frame.type === 'CPP_AUTH_PROOF') {
+      guard.authenticate(frame);
+      return this.answered(frame, Promise.resolve());
+    }
     guard.requireIdentity();
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
         const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
-        return engine.sync(this);
+        return this.answered(frame, engine.sync(this));
       }
       case 'CPP_THREAD_CLOSE': {
         const engine = await access.thread(frame.payload.threadId, this.identity);
-        engine.unsubscribe(this);
         this.threads.delete(engine);
-        return;
+        return this.answered(frame, engine.leave(this));
       }
       case 'CPP_THREAD_LIST': {
-        const threads = await this.dependencies.store.listThreads(this.identity.did);
-        return this.send(encodeServerFrame('CPP_THREADS', { threads }));
+        // The frames behind it wait: a thread one of them creates is not listed, as for a client that waits.
+        const listed = this.listThreads([...this.applying]);
+        this.answered(frame, listed);
+        return listed.catch(() => undefined);
       }
       case 'CPP_SYNC_REQUEST':
-        return (await this.thread(frame.payload.threadId)).sync(this);
+        return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
       case 'CPP_PROMPT': {
         const { activeThreadId, ...request } = frame.payload;
         const engine = await this.thread(activeThreadId);
         access.checkPrompt(engine, request.userPrompt, request.newNodeId);
-        return engine.prompt(request, this);
+        return this.answered(frame, engine.prompt(request, this));
       }
       case 'CPP_PIVOT_INIT': {
         const { activeThreadId, receivedContentLength, ...request } = frame.payload;
         const engine = await this.thread(activeThreadId);
         access.checkPrompt(engine, request.userPrompt, request.newBranchNodeId);
-        return engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this);
+        return this.answered(frame, engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this));
       }
       case 'CPP_STREAM_STOP': {
         const { activeThreadId, ...request } = frame.payload;
-        return (await this.thread(activeThreadId)).stop(request);
+        return this.answered(frame, (await this.thread(activeThreadId)).stop(request));
       }
       case 'CPP_ANCHOR_HEAD':
-        return (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion);
+        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion));
     }
+  }
+
+  /**
+   * Answers `frame` once `applied` settles. The handlers go on the operation's own promise as it is queued, so that
+   * a refusal is sent before the thread applies its next frame (they run before the queue's next turn starts).
+   */
+  private answered(frame: ClientFrame, applied: Promise<void>): void {
+    this.applying.add(applied);
+    applied.then(
+      () => {
+        this.applying.delete(applied);
+        this.dependencies.onFrameHandled(this, frame);
+      },
+      (error: unknown) => {
+        this.applying.delete(applied);
+        this.fail(error, frame);
+      },
+    );
+  }
+
+  /** CPP_THREAD_LIST, as it stands once the frames sent `before` it are applied. */
+  private async listThreads(before: Promise<void>[]): Promise<void> {
+    await Promise.allSettled(before);
+    const threads = await this.dependencies.store.listThreads(this.identity.did);
+    this.send(encodeServerFrame('CPP_THREADS', { threads }));
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
