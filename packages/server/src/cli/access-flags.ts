@@ -25,6 +25,8 @@ const LIMIT_FLAGS = {
   maxConnectionsPerDid: { flag: '--max-connections-per-did <count>', attribute: 'maxConnectionsPerDid', env: 'CPP_MAX_CONNECTIONS_PER_DID', description: 'open connections of one DID' },
   maxThreadsPerDid: { flag: '--max-threads-per-did <count>', attribute: 'maxThreadsPerDid', env: 'CPP_MAX_THREADS_PER_DID', description: 'threads one DID may own' },
   maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
+  maxThreadBytes: { flag: '--max-thread-bytes <bytes>', attribute: 'maxThreadBytes', env: 'CPP_MAX_THREAD_BYTES', description: 'bytes of text (UTF-8) one thread may hold' },
+  syncsPerMinute: { flag: '--max-syncs-per-minute <count>', attribute: 'maxSyncsPerMinute', env: 'CPP_MAX_SYNCS_PER_MINUTE', description: 'full syncs one identity may ask for per minute' },
   handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
   authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
   idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },

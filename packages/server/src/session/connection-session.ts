@@ -114,6 +114,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     guard.requireIdentity();
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
+        access.checkSync(this.identity, this.id);
         const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
         return engine.sync(this);
       }
@@ -128,6 +129,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return this.send(encodeServerFrame('CPP_THREADS', { threads }));
       }
       case 'CPP_SYNC_REQUEST':
+        access.checkSync(this.identity, this.id);
         return (await this.thread(frame.payload.threadId)).sync(this);
       case 'CPP_PROMPT': {
         const { activeThreadId, ...request } = frame.payload;
