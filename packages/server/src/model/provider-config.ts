@@ -1,4 +1,4 @@
-import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-runner.js';
 
 export const PROVIDER_KINDS = ['demo', 'openai-compatible', 'anthropic', 'ollama'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -41,3 +41,21 @@ export const PROVIDER_DEFAULTS: Record<Exclude<ProviderKind, 'demo'>, ProviderDe
   // A local model may first have to be loaded from disk, which can take minutes for a large one.
   ollama: { baseUrl: 'http://127.0.0.1:11434', model: 'llama3.2', policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 } },
 };
+
+/** What every HTTP model provider is built from; `createModelProvider` fills in the defaults. */
+export interface ProviderSettings {
+  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`. */
+  baseUrl: string;
+  model: string;
+  /** Sent upstream only; never logged, never in an error message. */
+  apiKey?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  policy: GenerationPolicy;
+}
+
+/** `baseUrl` + `path`, whether or not the base URL ends in a slash. */
+export function endpoint(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+}

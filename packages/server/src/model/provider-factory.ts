@@ -1,10 +1,9 @@
-import { AnthropicProvider } from './anthropic-provider.js';
 import { DemoProvider } from './demo-provider.js';
 import type { ModelProvider } from './model-provider.js';
-import { OllamaProvider } from './ollama-provider.js';
-import { OpenAICompatibleProvider } from './openai-compatible-provider.js';
-import { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './provider-config.js';
-import type { ProviderSettings } from './provider-settings.js';
+import { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind, type ProviderSettings } from './provider-config.js';
+import { AnthropicProvider } from './providers/anthropic-provider.js';
+import { OllamaProvider } from './providers/ollama-provider.js';
+import { OpenAICompatibleProvider } from './providers/openai-compatible-provider.js';
 
 /** Builds the configured model provider; throws an Error naming the problem when the configuration cannot work. */
 export function createModelProvider(config: ProviderConfig): ModelProvider {

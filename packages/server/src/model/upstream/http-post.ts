@@ -2,8 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { DRAIN_LIMIT_MS } from './stream-limits.js';
-import { connectionFailure, statusFailure } from './upstream-failures.js';
-import { vendorErrorMessage } from './vendor-error-message.js';
+import { connectionFailure, statusFailure } from '../provider-error.js';
 
 export interface JsonPost {
   url: string;
@@ -108,4 +107,25 @@ async function text(response: IncomingMessage): Promise<string> {
   response.setEncoding('utf8');
   for await (const chunk of response) body += String(chunk);
   return body;
+}
+
+/**
+ * The human-readable message of an error body, in the shapes the supported vendors use: OpenAI and Anthropic
+ * `{"error": {"message": "..."}}`, Ollama `{"error": "..."}`, some proxies `{"message": "..."}`; otherwise the body
+ * text itself.
+ */
+export function vendorErrorMessage(body: string): string {
+  try {
+    return messageOf(JSON.parse(body)) ?? body;
+  } catch {
+    return body;
+  }
+}
+
+function messageOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.error === 'string') return record.error;
+  if (typeof record.message === 'string') return record.message;
+  return messageOf(record.error);
 }

@@ -1,7 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { runGeneration, type OpenAttempt } from '../../src/model/generation.js';
-import type { GenerationPolicy } from '../../src/model/generation-policy.js';
+import { type GenerationPolicy, runGeneration, type OpenAttempt } from '../../src/model/generation-runner.js';
 import type { ModelStreamPart } from '../../src/model/model-provider.js';
 import { ProviderError } from '../../src/model/provider-error.js';
 import { drain } from './provider-contract.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets, statusFailure } from '../../src/model/upstream-failures.js';
-import { vendorErrorMessage } from '../../src/model/vendor-error-message.js';
+import { redactSecrets, statusFailure } from '../../src/model/provider-error.js';
+import { vendorErrorMessage } from '../../src/model/upstream/http-post.js';
 
 describe('redactSecrets', () => {
   it('removes the configured key wherever it appears', () => {

@@ -1,9 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { GenerationPolicy } from './generation-policy.js';
 import type { ModelStreamPart } from './model-provider.js';
-import { ProviderError } from './provider-error.js';
-import { retryDelayMs } from './retry-policy.js';
-import { connectionFailure, firstTokenTimeout } from './upstream-failures.js';
+import { connectionFailure, firstTokenTimeout, ProviderError } from './provider-error.js';
+
+/** How one generation waits for and retries its upstream. */
+export interface GenerationPolicy {
+  /** Fail an attempt that produced neither text nor a finish within this many milliseconds. */
+  firstTokenTimeoutMs: number;
+  /** Further attempts after a retryable failure (429, 5xx) that came before anything was streamed. */
+  maxRetries: number;
+  /** The first backoff delay in milliseconds; doubled before each further attempt. */
+  retryBaseDelayMs: number;
+}
+
+/** For a hosted API: a minute to start answering, two retries after 0.5 s and 1 s. */
+export const DEFAULT_GENERATION_POLICY: GenerationPolicy = { firstTokenTimeoutMs: 60_000, maxRetries: 2, retryBaseDelayMs: 500 };
 
 /** Opens one attempt at the upstream stream; aborting `signal` must end its HTTP request. */
 export type OpenAttempt = (signal: AbortSignal) => AsyncIterable<ModelStreamPart>;
@@ -89,4 +99,9 @@ async function pause(delayMs: number, signal: AbortSignal): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Exponential backoff: the base delay, doubled after each failed attempt, never more than 30 s. */
+function retryDelayMs(attempt: number, baseDelayMs: number): number {
+  return Math.min(baseDelayMs * 2 ** attempt, 30_000);
 }
