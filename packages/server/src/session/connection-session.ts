@@ -82,6 +82,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.socket.terminate();
   }
 
+  limitMessageBytes(bytes?: number): void {
+    this.socket.limitMessageBytes(bytes);
+  }
+
   onMessage(data: string | Uint8Array, byteLength: number): void {
     if (!this.dependencies.guard.admitMessage()) return;
     if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});

@@ -73,7 +73,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
       if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
       sockets.handleUpgrade(request, stream, head, (webSocket) => {
         heartbeat?.watch(webSocket);
-        listen(webSocket, options.connect(wrap(webSocket), identity, request));
+        listen(webSocket, options.connect(wrap(webSocket, options.maxPayload), identity, request));
       });
     };
     const decided = options.identify(request);
@@ -127,8 +127,20 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
   webSocket.on('error', () => undefined);
 }
 
-function wrap(webSocket: WebSocket): CPPSocket {
+/**
+ * ws has one `maxPayload` per server. Its receiver checks each frame header against its own copy, so changing that
+ * copy limits this connection alone, before the frame's payload is buffered (ws 8; the transport tests check it).
+ */
+interface WithReceiver {
+  _receiver?: { _maxPayload: number };
+}
+
+function wrap(webSocket: WebSocket, maxPayload: number): CPPSocket {
   return {
+    limitMessageBytes: (bytes = maxPayload) => {
+      const receiver = (webSocket as unknown as WithReceiver)._receiver;
+      if (receiver) receiver._maxPayload = bytes;
+    },
     send: (text, written) => {
       if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written);
     },

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CloseCode } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
@@ -132,6 +133,25 @@ describe('with auth did-key', () => {
     const refusal = await RawClient.refusal(server.url, { did: 'did:web:example.com' });
     expect(refusal.status).toBe(401);
     expect(refusal.body).toContain('did:key');
+  });
+
+  it('reads no frame larger than 4 KiB before the proof: 1009 as soon as its header announces more, and its usual limit after', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const unproven = await fixture.connect();
+    await challengeOf(unproven);
+    // The header of a 7 MiB text frame and its first kilobyte: the server does not wait for the rest.
+    const socket = (unproven.socket as unknown as { _socket: Socket })._socket;
+    const header = Buffer.alloc(14);
+    header.writeUInt8(0x81, 0);
+    header.writeUInt8(0x80 | 127, 1);
+    header.writeBigUInt64BE(BigInt(7 * 1024 * 1024), 2);
+    socket.write(Buffer.concat([header, Buffer.alloc(1024, 0x20)]));
+    expect(await unproven.closed).toBe(1009);
+
+    const proven = await fixture.connect();
+    await authenticate(proven, alice);
+    proven.send('CPP_THREAD_LIST', {}, { padding: ' '.repeat(64 * 1024) });
+    expect((await proven.next('CPP_THREADS')).payload.threads).toEqual([]);
   });
 
   it('closes with 4408 a connection that does not authenticate in time', async () => {
