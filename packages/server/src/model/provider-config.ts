@@ -14,7 +14,14 @@ export interface ProviderConfig {
   systemPrompt?: string;
   temperature?: number;
   maxTokens?: number;
+  /**
+   * Whether the model reasons before it answers. Unset: OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5`…,
+   * also behind a router's `openai/` prefix) are recognised by name, other models are taken not to.
+   */
+  reasoning?: boolean;
   firstTokenTimeoutMs?: number;
+  /** Cut an answer whose stream, once started, sends nothing for this long. */
+  stallTimeoutMs?: number;
   maxRetries?: number;
   /** The first retry's delay; later ones double it. */
   retryBaseDelayMs?: number;
@@ -52,7 +59,15 @@ export interface ProviderSettings {
   systemPrompt?: string;
   temperature?: number;
   maxTokens?: number;
+  reasoning: boolean;
   policy: GenerationPolicy;
+}
+
+/** OpenAI's reasoning model families, by name, with or without a router's `openai/` prefix. */
+const OPENAI_REASONING_MODEL = /^(?:openai\/)?(?:o\d|gpt-5)/;
+
+export function isReasoningModelName(model: string): boolean {
+  return OPENAI_REASONING_MODEL.test(model);
 }
 
 /** `baseUrl` + `path`, whether or not the base URL ends in a slash. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets, statusFailure } from '../../src/model/provider-error.js';
+import { redactSecrets, retryAfterMs, statusFailure } from '../../src/model/provider-error.js';
 import { vendorErrorMessage } from '../../src/model/upstream/http-post.js';
 
 describe('redactSecrets', () => {
@@ -33,6 +33,49 @@ describe('vendorErrorMessage', () => {
 
 describe('statusFailure', () => {
   it('falls back to the status alone when the vendor said nothing', () => {
-    expect(statusFailure('Ollama', 502, '').message).toBe('Ollama answered HTTP 502');
+    expect(statusFailure('Ollama', { status: 502, vendorMessage: '' }).message).toBe('Ollama answered HTTP 502');
+  });
+});
+
+describe('redactSecrets: echoes of the configured key in other forms', () => {
+  const key = 'local-Secret_123/abc+XYZ';
+  it.each([
+    ['upper case', key.toUpperCase()],
+    ['lower case', key.toLowerCase()],
+    ['percent-encoded', encodeURIComponent(key)],
+    ['percent-encoded in full, lower-case hex', [...key].map((character) => `%${character.charCodeAt(0).toString(16)}`).join('')],
+    ['base64', Buffer.from(key).toString('base64')],
+    ['base64url', Buffer.from(key).toString('base64url')],
+  ])('removes the key %s', (_form, echoed) => {
+    const redacted = redactSecrets(`rejected credential ${echoed} for this route`, key);
+    expect(redacted).toBe('rejected credential [redacted] for this route');
+  });
+
+  it.each([0, 1, 2, 3])('removes the key from inside a longer base64 text, after %i bytes of it', (before) => {
+    const credential = Buffer.from(`${'u'.repeat(before)}user:${key}`).toString('base64');
+    const redacted = redactSecrets(`Basic ${credential} refused`, key);
+    const stable = Buffer.from(key).toString('base64').slice(2, -4);
+    expect(redacted).not.toContain(stable);
+    expect(redacted).toContain('[redacted]');
+  });
+
+  it('leaves text alone that only shares short pieces with the key', () => {
+    expect(redactSecrets('local secret abc', key)).toBe('local secret abc');
+  });
+});
+
+describe('retryAfterMs', () => {
+  const headers = (values: Record<string, string>) => (name: string) => values[name];
+  it('reads seconds, an HTTP date, and OpenAI\'s retry-after-ms before either', () => {
+    expect(retryAfterMs(headers({ 'retry-after': '7' }))).toBe(7000);
+    expect(retryAfterMs(headers({ 'retry-after': '0.5' }))).toBe(500);
+    expect(retryAfterMs(headers({ 'retry-after': 'Tue, 01 Dec 2026 19:00:30 GMT' }), Date.parse('Tue, 01 Dec 2026 19:00:00 GMT'))).toBe(30_000);
+    expect(retryAfterMs(headers({ 'retry-after': '7', 'retry-after-ms': '1200' }))).toBe(1200);
+  });
+
+  it('is undefined when the header is absent or unreadable', () => {
+    expect(retryAfterMs(headers({}))).toBeUndefined();
+    expect(retryAfterMs(headers({ 'retry-after': 'soon' }))).toBeUndefined();
+    expect(retryAfterMs(headers({ 'retry-after': '-3' }))).toBeUndefined();
   });
 });

@@ -105,9 +105,9 @@ export const ndjson = (text: string, options: FrameOptions = {}): Reply =>
   streamFixture(text, { contentType: 'application/x-ndjson', frameEnd: '\n', ...options });
 
 /** An error response with a JSON body, as vendors send for 401, 404, 429 and 5xx. */
-export function status(code: number, body: unknown): Reply {
+export function status(code: number, body: unknown, headers: Record<string, string> = {}): Reply {
   return (response) => {
-    response.writeHead(code, { 'content-type': 'application/json' });
+    response.writeHead(code, { 'content-type': 'application/json', ...headers });
     response.end(JSON.stringify(body));
   };
 }

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
-import { connectionFailure, malformedStream, missingTerminator, type ProviderError, statusFailure, streamedFailure } from '../provider-error.js';
+import { connectionFailure, malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
 import { runGeneration } from '../generation-runner.js';
 import { boundedFetch, lineTooLong } from '../upstream/bounded-fetch.js';
@@ -127,7 +127,10 @@ export function describeAnthropicFailure(vendor: string, error: unknown, apiKey:
   if (error instanceof Anthropic.APIConnectionError) return connectionFailure(vendor, error.cause ?? error);
   if (error instanceof Anthropic.APIError) {
     const message = error.apiMessage ?? error.message;
-    if (error.status !== undefined) return statusFailure(vendor, error.status, message, apiKey);
+    if (error.status !== undefined) {
+      const { headers } = error;
+      return statusFailure(vendor, { status: error.status, vendorMessage: message, apiKey, retryAfterMs: retryAfterMs((name) => headers?.get(name)) });
+    }
     return streamedFailure(vendor, message, apiKey, error.type ? STATUS_OF_ERROR_TYPE[error.type] : undefined);
   }
   if (error instanceof SyntaxError) return malformedStream(vendor, 'an event whose data is not JSON', error);

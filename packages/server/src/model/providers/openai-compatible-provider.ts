@@ -59,15 +59,17 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
   }
 
   private requestBody(messages: readonly ModelMessage[]): Record<string, unknown> {
-    const { model, systemPrompt, temperature, maxTokens } = this.settings;
+    const { model, systemPrompt, temperature, maxTokens, reasoning } = this.settings;
+    // `max_tokens` for every compatible server, which all accept it; OpenAI's reasoning models refuse it and take
+    // `max_completion_tokens`, a limit that also counts the reasoning tokens.
+    const limit = reasoning ? 'max_completion_tokens' : 'max_tokens';
     return {
       model,
       messages: chatMessages(messages, systemPrompt),
       stream: true,
       stream_options: { include_usage: true },
       ...(temperature !== undefined ? { temperature } : {}),
-      // `max_tokens` rather than `max_completion_tokens`: every compatible server accepts it.
-      ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+      ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
     };
   }
 }
