@@ -94,8 +94,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     }
     const decoded = decodeClientFrame(data);
     if (!decoded.ok) {
-      const { code, message, ...reference } = decoded;
-      return this.sendError(code, message, reference);
+      const { code, message, refId, refType } = decoded;
+      return this.sendError(code, message, { ...(refId === undefined ? {} : { refId }), ...(refType === undefined ? {} : { refType }) });
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);

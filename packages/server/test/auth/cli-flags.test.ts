@@ -50,11 +50,12 @@ describe('the access flags', () => {
   it('set every limit, from flags or from the environment', async () => {
     const flags = parse(
       ['--max-prompt-length', '5', '--max-frames-per-second', '6', '--frame-burst', '7', '--max-connections-per-ip', '8', '--max-connections-per-did', '9', '--max-threads-per-did', '10', '--max-nodes-per-thread', '11', '--max-thread-bytes', '15', '--max-syncs-per-minute', '16', '--handshake-timeout-ms', '12', '--auth-timeout-ms', '13'],
-      { CPP_IDLE_TIMEOUT_MS: '14', CPP_AUTH: 'claimed', CPP_ALLOWED_ORIGINS: 'https://a.example, self' },
+      { CPP_IDLE_TIMEOUT_MS: '14', CPP_AUTH: 'claimed', CPP_ALLOWED_ORIGINS: 'https://a.example, self', CPP_ALLOWED_HOSTS: 'chat.example,cpp.internal' },
     );
     expect(await accessOptionsOf(flags)).toEqual({
       auth: 'claimed',
       allowedOrigins: ['https://a.example', 'self'],
+      allowedHosts: ['chat.example', 'cpp.internal'],
       trustProxy: false,
       limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, maxThreadBytes: 15, syncsPerMinute: 16, handshakeTimeoutMs: 12, authTimeoutMs: 13, idleTimeoutMs: 14 },
     });

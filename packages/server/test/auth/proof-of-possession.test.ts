@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloseCode } from '@promethea/cpp-protocol';
+import { CloseCode, didKeyFromEd25519PublicKey, encodeBase64Url } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { listThreads, openThread } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
@@ -119,6 +119,15 @@ describe('with auth did-key', () => {
     const client = await fixture.connect({ did: alice.did });
     const challenge = await challengeOf(client);
     await expectRefused(client, { did: mallory.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge) }, /another DID/);
+  });
+
+  it('refuses the identity point as a key, with the signature R = identity, S = 0 that any message would pass', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    const identityPoint = Uint8Array.from({ length: 32 }, (_, index) => (index === 0 ? 1 : 0));
+    const signature = encodeBase64Url(Uint8Array.from({ length: 64 }, (_, index) => (index === 0 ? 1 : 0)));
+    await expectRefused(client, { did: didKeyFromEd25519PublicKey(identityPoint), nonce: challenge.nonce, signature }, /signature/);
   });
 
   it('refuses a proof of a DID that is not an Ed25519 did:key', async () => {
