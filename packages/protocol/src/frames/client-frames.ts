@@ -13,7 +13,9 @@ export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a th
 export const UserPromptSchema = z
   .string()
   .regex(/\S/, 'expected a prompt with at least one non-space character')
-  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)');
+  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)')
+  // Stores hold text as UTF-8, which has no lone surrogate: SQLite would keep U+FFFD instead, and lengths would change.
+  .regex(/^\P{Surrogate}*$/u, 'a prompt may not contain a lone surrogate (half of a UTF-16 pair)');
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();

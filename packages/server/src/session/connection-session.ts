@@ -92,6 +92,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.socket.terminate();
   }
 
+  limitMessageBytes(bytes?: number): void {
+    this.socket.limitMessageBytes(bytes);
+  }
+
   onMessage(data: string | Uint8Array, byteLength: number): void {
     if (!this.dependencies.guard.admitMessage()) return;
     if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
@@ -100,8 +104,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     }
     const decoded = decodeClientFrame(data);
     if (!decoded.ok) {
-      const { code, message, ...reference } = decoded;
-      return this.sendError(code, message, reference);
+      const { code, message, refId, refType } = decoded;
+      return this.sendError(code, message, { ...(refId === undefined ? {} : { refId }), ...(refType === undefined ? {} : { refType }) });
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);
@@ -125,6 +129,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     guard.requireIdentity();
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
+        access.checkSync(this.identity, this.id);
         const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
         return this.answered(frame, engine.sync(this));
       }
@@ -140,6 +145,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return listed.catch(() => undefined);
       }
       case 'CPP_SYNC_REQUEST':
+        access.checkSync(this.identity, this.id);
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
       case 'CPP_PROMPT': {
         const { activeThreadId, ...request } = frame.payload;
