@@ -1,5 +1,14 @@
 // What both entry points export besides their CPPClient.
-export type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
+export type {
+  AnchorOptions,
+  CPPClientOptions,
+  DeleteBranchOptions,
+  EditOptions,
+  PivotOptions,
+  PromptOptions,
+  RegenerateOptions,
+  StopOptions,
+} from './client-options.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
 export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';

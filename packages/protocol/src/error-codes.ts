@@ -19,6 +19,8 @@ export const ErrorCode = {
   THREAD_BUSY: 'THREAD_BUSY',
   /** `CPP_STREAM_STOP` named a node that is not streaming. */
   NOT_STREAMING: 'NOT_STREAMING',
+  /** The node exists but the operation does not apply to it: regenerating an assistant node, deleting the root. */
+  INVALID_NODE: 'INVALID_NODE',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */
   PROVIDER_ERROR: 'PROVIDER_ERROR',
   /** The identity is missing or not proven. */

@@ -87,6 +87,31 @@ export const ThreadListFrameSchema = clientFrame('CPP_THREAD_LIST', z.object({})
 /** Ask for a full CPP_SYNC_GRAPH of an open thread. */
 export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
 
+/**
+ * A new answer to `userNodeId`, beside its earlier ones. The client names the new assistant node, so that a retry
+ * is recognised as for a prompt; an answer of that user node still streaming is halted first, as a pivot halts it.
+ */
+export const RegenerateFrameSchema = clientFrame(
+  'CPP_REGENERATE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    userNodeId: MessageIdSchema,
+    newNodeId: MessageIdSchema,
+    receivedContentLength: ContentLengthSchema.optional(),
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** Remove a node and everything under it; the root only goes with its thread. */
+export const BranchDeleteFrameSchema = clientFrame(
+  'CPP_BRANCH_DELETE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -96,6 +121,8 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  RegenerateFrameSchema,
+  BranchDeleteFrameSchema,
   AuthProofFrameSchema,
 ]);
 
@@ -107,6 +134,8 @@ export type PromptFrame = z.infer<typeof PromptFrameSchema>;
 export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
 export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
+export type RegenerateFrame = z.infer<typeof RegenerateFrameSchema>;
+export type BranchDeleteFrame = z.infer<typeof BranchDeleteFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];

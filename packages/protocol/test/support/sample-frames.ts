@@ -71,6 +71,18 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
   },
   CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
   CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
+  CPP_REGENERATE: {
+    type: 'CPP_REGENERATE',
+    timestamp: TIMESTAMP,
+    id: 'request-10',
+    payload: { activeThreadId: THREAD_ID, userNodeId: 'msg_01h8v0', newNodeId: 'msg_01h8v2', receivedContentLength: 12, expectedVersion: 1 },
+  },
+  CPP_BRANCH_DELETE: {
+    type: 'CPP_BRANCH_DELETE',
+    timestamp: TIMESTAMP,
+    id: 'request-11',
+    payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', expectedVersion: 1 },
+  },
   CPP_AUTH_PROOF: {
     type: 'CPP_AUTH_PROOF',
     timestamp: TIMESTAMP,

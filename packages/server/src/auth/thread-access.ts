@@ -66,10 +66,18 @@ export class ThreadAccess {
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
+    this.checkRoom(engine, newNodeId, 2, Buffer.byteLength(userPrompt));
+  }
+
+  /**
+   * Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one), and
+   * `addedBytes` more bytes of text.
+   */
+  checkRoom(engine: ThreadEngine, newNodeId: string, count: number, addedBytes = 0): void {
     // An exact retry creates nothing: the thread's engine answers it, full or not.
     if (getNode(engine.graph, newNodeId)) return;
     const { nodes, bytes } = threadSize(engine.graph);
-    this.checkSize(engine.threadId, { nodes: nodes + 2, bytes: bytes + Buffer.byteLength(userPrompt) });
+    this.checkSize(engine.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
   }
 
   /**

@@ -4,8 +4,11 @@ import {
   getNode,
   newMessageId,
   planAnchor,
+  planBranchDelete,
   planPivotSplice,
   planPrompt,
+  planRegenerate,
+  regeneratedPrompt,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -27,7 +30,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -51,6 +54,13 @@ export interface PromptRequest {
   userPrompt: string;
   newNodeId: string;
   parentNodeId?: string;
+  expectedVersion?: number;
+}
+
+export interface RegenerateRequest {
+  userNodeId: string;
+  newNodeId: string;
+  receivedContentLength?: number;
   expectedVersion?: number;
 }
 
@@ -200,6 +210,55 @@ export class ThreadEngine {
     });
     pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
     return pivoted;
+  }
+
+  /** CPP_REGENERATE (PROTOCOL.md §24.1): a new answer beside the user node's others, halting the one streaming. */
+  regenerate(request: RegenerateRequest, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (await isAnswerRetry(this.graph, this.dependencies.store, request.newNodeId, request.userNodeId)) return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
+      const userNode = regeneratedPrompt(this.graph, request.userNodeId);
+      await this.lifecycle.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_REGENERATE', request }, requester)) return;
+      const halting = this.generation;
+      if (halting && getNode(this.graph, halting.nodeId)?.parentId !== userNode.id) {
+        throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${this.threadId}; stop it first`);
+      }
+      const cut = halting && (await this.lifecycle.haltGeneration(request.receivedContentLength, 'regenerate'));
+      try {
+        await this.slot.claim();
+        const plan = () => {
+          checkNothingStreams(this.graph, cut ? halting.nodeId : undefined);
+          return planRegenerate(this.graph, {
+            userNodeId: userNode.id,
+            assistantNodeId: request.newNodeId,
+            model: this.dependencies.model.model,
+            createdAt: Date.now(),
+            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content } } : {}),
+          });
+        };
+        const { change, generation } = await this.lifecycle.commitAnswer(plan, userNode.content, request.newNodeId, requester);
+        this.fanout.publishChange(change);
+        this.slot.stream(generation);
+      } catch (error) {
+        // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
+        if (halting && cut && getNode(this.graph, halting.nodeId)?.status === 'streaming') await this.lifecycle.commitHalt(halting.nodeId, cut);
+        throw error;
+      }
+    });
+  }
+
+  /** CPP_BRANCH_DELETE (PROTOCOL.md §24.3): a node and its subtree removed; the head inside moves to the parent. */
+  deleteBranch(nodeId: string, expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      await this.lifecycle.commitEndedGeneration();
+      const change = await this.committer.commit(() => {
+        requireNode(this.graph, nodeId);
+        checkVersion(this.graph, expectedVersion);
+        return planBranchDelete(this.graph, nodeId);
+      });
+      this.fanout.publishChange(change);
+    });
   }
 
   stop(request: StopRequest): Promise<void> {

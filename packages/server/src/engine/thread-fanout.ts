@@ -65,6 +65,7 @@ export class ThreadFanout {
       rootNodeId: change.rootNodeId,
       activeHeadMessageId: change.activeHeadMessageId,
       nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+      ...(change.removedNodeIds ? { removedNodeIds: change.removedNodeIds } : {}),
     });
     this.link.change(change, patch, this.record.title);
     this.sendChange(patch);

@@ -165,6 +165,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_ANCHOR_HEAD':
         return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion));
+      case 'CPP_REGENERATE': {
+        const { activeThreadId, ...request } = frame.payload;
+        const engine = await this.thread(activeThreadId);
+        access.checkRoom(engine, request.newNodeId, 1);
+        return this.answered(frame, engine.regenerate(request, this));
+      }
+      case 'CPP_BRANCH_DELETE':
+        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
     }
   }
 
