@@ -8,6 +8,7 @@ import { createModelProvider, describeProvider } from '../model/provider-factory
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
 import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
+import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { decimal, integer, onOff } from './argument-parsers.js';
@@ -64,6 +65,7 @@ const program = new Command('cpp-server')
   .option('--no-ui', 'do not serve the web UI');
 addDeploymentFlags(program);
 program.addCommand(migrateCommand());
+program.addCommand(importCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {

@@ -34,6 +34,11 @@ export class ThreadFanout {
     this.subscribers.set(subscriber, { patches: patches ?? existing?.patches ?? false });
   }
 
+  /** The thread is gone: nobody is subscribed any more. */
+  unsubscribeAll(): void {
+    this.subscribers.clear();
+  }
+
   /** False when `subscriber` was not subscribed. */
   unsubscribe(subscriber: Subscriber): boolean {
     return this.subscribers.delete(subscriber);
@@ -57,6 +62,7 @@ export class ThreadFanout {
       rootNodeId: change.rootNodeId,
       activeHeadMessageId: change.activeHeadMessageId,
       nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+      title: this.record.title,
     });
     this.link.change(change, patch, this.record.title);
     this.sendChange(patch);

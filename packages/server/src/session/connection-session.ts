@@ -2,10 +2,12 @@ import {
   CPPError,
   CloseCode,
   ErrorCode,
+  SEARCH_RESULTS_DEFAULT,
   decodeClientFrame,
   encodeServerFrame,
   type ClientFrame,
   type ErrorCode as ErrorCodeType,
+  searchTerms,
 } from '@promethea/cpp-protocol';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
@@ -147,7 +149,34 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_ANCHOR_HEAD':
         return (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion);
+      case 'CPP_THREAD_RENAME':
+        return (await this.thread(frame.payload.threadId)).rename(frame.payload.title, frame.payload.expectedVersion, this);
+      case 'CPP_THREAD_DELETE':
+        return this.deleteThread(frame.payload.threadId, frame.payload.expectedVersion);
+      case 'CPP_THREAD_SEARCH': {
+        const { query, limit = SEARCH_RESULTS_DEFAULT } = frame.payload;
+        const hits = await this.dependencies.store.searchThreads(this.identity.did, searchTerms(query), limit);
+        return this.send(encodeServerFrame('CPP_SEARCH_RESULTS', { query, hits }));
+      }
+      case 'CPP_THREAD_IMPORT': {
+        const threads = await access.importThreads(this.identity, frame.payload.format, frame.payload.document);
+        return this.send(encodeServerFrame('CPP_THREADS_IMPORTED', { threads }));
+      }
     }
+  }
+
+  /**
+   * A subscriber hears of the deletion from the thread; this connection is told here when it was not subscribed, or
+   * when the thread is already gone (a retry).
+   */
+  private async deleteThread(threadId: string, expectedVersion: number | undefined): Promise<void> {
+    const engine = await this.dependencies.access.existing(threadId, this.identity);
+    const told = engine !== undefined && this.threads.has(engine);
+    if (engine) {
+      await engine.delete(expectedVersion);
+      this.threads.delete(engine);
+    }
+    if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
