@@ -22,9 +22,9 @@ export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';
 export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';
-export { OpenAICompatibleProvider } from './model/openai-compatible-provider.js';
-export { AnthropicProvider } from './model/anthropic-provider.js';
-export { OllamaProvider } from './model/ollama-provider.js';
+export { OpenAICompatibleProvider } from './model/providers/openai-compatible-provider.js';
+export { AnthropicProvider } from './model/providers/anthropic-provider.js';
+export { OllamaProvider } from './model/providers/ollama-provider.js';
 export type { ObservabilityOptions } from './observability/observability-options.js';
 export type {
   ServerObserver,

@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
-import { type ProviderConfig } from '../model/provider-config.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
@@ -11,20 +10,13 @@ import { addDeploymentFlags, openCluster, openStore, withoutPassword, type Deplo
 import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
-import { decimal, integer, onOff } from './argument-parsers.js';
+import { integer, onOff } from './argument-parsers.js';
+import { addModelFlags, modelConfigOf, type ModelFlags } from './model-flags.js';
 
-interface CliOptions extends AccessFlags, DeploymentFlags {
+interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   port: number;
   host?: string;
   db: string;
-  model: ProviderConfig['provider'];
-  modelBaseUrl?: string;
-  modelName?: string;
-  modelApiKey?: string;
-  systemPrompt?: string;
-  temperature?: number;
-  maxTokens?: number;
-  demoDelayMs?: number;
   maxFrameBytes?: number;
   persistIntervalMs?: number;
   chunkIntervalMs?: number;
@@ -44,14 +36,6 @@ const program = new Command('cpp-server')
   .addOption(new Option('-p, --port <port>', 'port to listen on').env('PORT').default(8080).argParser(integer))
   .addOption(new Option('--host <host>', 'interface to listen on (default: all)').env('HOST'))
   .addOption(new Option('--db <path>', 'SQLite database file').env('CPP_DB').default('./data/cpp.sqlite'))
-  .addOption(new Option('--model <provider>', 'model provider').env('CPP_MODEL').default('demo').choices(['demo', 'openai-compatible', 'anthropic', 'ollama']))
-  .addOption(new Option('--model-base-url <url>', 'base URL of the model API').env('CPP_MODEL_BASE_URL'))
-  .addOption(new Option('--model-name <name>', 'model name').env('CPP_MODEL_NAME'))
-  .addOption(new Option('--model-api-key <key>', 'API key (prefer the environment variable: flags show in ps)').env('CPP_MODEL_API_KEY'))
-  .addOption(new Option('--system-prompt <text>', 'system prompt given to the model').env('CPP_SYSTEM_PROMPT'))
-  .addOption(new Option('--temperature <number>', 'sampling temperature').env('CPP_TEMPERATURE').argParser(decimal))
-  .addOption(new Option('--max-tokens <count>', 'largest answer, in tokens').env('CPP_MAX_TOKENS').argParser(integer))
-  .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
   .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
   .addOption(new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)').env('CPP_PERSIST_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--chunk-interval-ms <ms>', 'shortest time between two chunks of one answer; sooner text is merged (default 30; 0: every delta)').env('CPP_CHUNK_INTERVAL_MS').argParser(integer))
@@ -63,22 +47,14 @@ const program = new Command('cpp-server')
   )
   .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
+addModelFlags(program);
 addDeploymentFlags(program);
 program.addCommand(migrateCommand());
 program.addCommand(importCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
-  const modelConfig: ProviderConfig = {
-    provider: options.model,
-    baseUrl: options.modelBaseUrl,
-    model: options.modelName,
-    apiKey: options.modelApiKey,
-    systemPrompt: options.systemPrompt,
-    temperature: options.temperature,
-    maxTokens: options.maxTokens,
-    demoDelayMs: options.demoDelayMs,
-  };
+  const modelConfig = modelConfigOf(options);
   const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
   if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
   const access = await accessOptionsOf(options);

@@ -1,4 +1,4 @@
-import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-runner.js';
 
 export const PROVIDER_KINDS = ['demo', 'openai-compatible', 'anthropic', 'ollama'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
@@ -14,7 +14,14 @@ export interface ProviderConfig {
   systemPrompt?: string;
   temperature?: number;
   maxTokens?: number;
+  /**
+   * Whether the model reasons before it answers. Unset: OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5`…,
+   * also behind a router's `openai/` prefix) are recognised by name, other models are taken not to.
+   */
+  reasoning?: boolean;
   firstTokenTimeoutMs?: number;
+  /** Cut an answer whose stream, once started, sends nothing for this long. */
+  stallTimeoutMs?: number;
   maxRetries?: number;
   /** The first retry's delay; later ones double it. */
   retryBaseDelayMs?: number;
@@ -41,3 +48,29 @@ export const PROVIDER_DEFAULTS: Record<Exclude<ProviderKind, 'demo'>, ProviderDe
   // A local model may first have to be loaded from disk, which can take minutes for a large one.
   ollama: { baseUrl: 'http://127.0.0.1:11434', model: 'llama3.2', policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 } },
 };
+
+/** What every HTTP model provider is built from; `createModelProvider` fills in the defaults. */
+export interface ProviderSettings {
+  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`. */
+  baseUrl: string;
+  model: string;
+  /** Sent upstream only; never logged, never in an error message. */
+  apiKey?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  reasoning: boolean;
+  policy: GenerationPolicy;
+}
+
+/** OpenAI's reasoning model families, by name, with or without a router's `openai/` prefix. */
+const OPENAI_REASONING_MODEL = /^(?:openai\/)?(?:o\d|gpt-5)/;
+
+export function isReasoningModelName(model: string): boolean {
+  return OPENAI_REASONING_MODEL.test(model);
+}
+
+/** `baseUrl` + `path`, whether or not the base URL ends in a slash. */
+export function endpoint(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+}

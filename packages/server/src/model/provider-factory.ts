@@ -1,10 +1,9 @@
-import { AnthropicProvider } from './anthropic-provider.js';
 import { DemoProvider } from './demo-provider.js';
 import type { ModelProvider } from './model-provider.js';
-import { OllamaProvider } from './ollama-provider.js';
-import { OpenAICompatibleProvider } from './openai-compatible-provider.js';
-import { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './provider-config.js';
-import type { ProviderSettings } from './provider-settings.js';
+import { isReasoningModelName, PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind, type ProviderSettings } from './provider-config.js';
+import { AnthropicProvider } from './providers/anthropic-provider.js';
+import { OllamaProvider } from './providers/ollama-provider.js';
+import { OpenAICompatibleProvider } from './providers/openai-compatible-provider.js';
 
 /** Builds the configured model provider; throws an Error naming the problem when the configuration cannot work. */
 export function createModelProvider(config: ProviderConfig): ModelProvider {
@@ -39,15 +38,18 @@ function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'd
   checkNumbers(config);
   const defaults = PROVIDER_DEFAULTS[kind];
   if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) throw new Error('The model base URL must be an http:// or https:// URL');
+  const model = config.model ?? defaults.model;
   return {
     baseUrl: config.baseUrl ?? defaults.baseUrl,
-    model: config.model ?? defaults.model,
+    model,
     apiKey: config.apiKey || undefined,
     systemPrompt: config.systemPrompt || undefined,
     temperature: config.temperature,
     maxTokens: config.maxTokens ?? defaults.maxTokens,
+    reasoning: config.reasoning ?? isReasoningModelName(model),
     policy: {
       firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? defaults.policy.firstTokenTimeoutMs,
+      stallTimeoutMs: config.stallTimeoutMs ?? defaults.policy.stallTimeoutMs,
       maxRetries: config.maxRetries ?? defaults.policy.maxRetries,
       retryBaseDelayMs: config.retryBaseDelayMs ?? defaults.policy.retryBaseDelayMs,
     },
@@ -60,6 +62,7 @@ function checkNumbers(config: ProviderConfig): void {
     ['temperature', config.temperature, (value) => value >= 0, 'a number of at least 0'],
     ['maxTokens', config.maxTokens, (value) => Number.isInteger(value) && value > 0, 'a positive integer'],
     ['firstTokenTimeoutMs', config.firstTokenTimeoutMs, (value) => value > 0, 'a positive number'],
+    ['stallTimeoutMs', config.stallTimeoutMs, (value) => value > 0, 'a positive number'],
     ['maxRetries', config.maxRetries, (value) => Number.isInteger(value) && value >= 0, 'an integer of at least 0'],
     ['retryBaseDelayMs', config.retryBaseDelayMs, (value) => value >= 0, 'a number of at least 0'],
   ];

@@ -2,8 +2,8 @@ import { getEventListeners } from 'node:events';
 import { APICallError, createGateway } from 'ai';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { AiSdkProvider, boundedFetch } from '../../src/model/ai-sdk-provider.js';
-import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { AiSdkProvider, boundedFetch } from '../../src/model/providers/ai-sdk-provider.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
 import { API_KEY, drain, streamOf } from './provider-contract.js';
 import { endlessLine, startReplayServer } from './replay-server.js';
 

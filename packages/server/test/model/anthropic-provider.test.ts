@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../../src/model/provider-factory.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
-import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
 import { endlessLine, fixture, type ReplayServer, sse, startReplayServer } from './replay-server.js';
 
 const STREAM = fixture('anthropic-messages-stream.sse');

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { boundedFetch } from '../../src/model/bounded-fetch.js';
-import { LineTooLongError } from '../../src/model/line-too-long-error.js';
-import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { boundedFetch, LineTooLongError } from '../../src/model/upstream/bounded-fetch.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
 import { endlessLine, type ReplayServer, startReplayServer } from './replay-server.js';
 
 const LINE_FEED = 0x0a;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelProvider } from '../../src/model/provider-factory.js';
-import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
 import { endlessLine, fixture, ndjson, type ReplayServer, startReplayServer } from './replay-server.js';
 

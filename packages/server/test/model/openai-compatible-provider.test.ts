@@ -56,6 +56,24 @@ describe('openai-compatible: the request and vendor specifics', () => {
     expect(provider).toMatchObject({ provider: 'openai-compatible', model: 'llama3.2' });
   });
 
+  it.each([
+    ['o3-mini', {}],
+    ['openai/gpt-5-mini', {}],
+    ['my-deployment', { reasoning: true }],
+  ])('limits the answer of %s, a reasoning model, with max_completion_tokens', async (model, config) => {
+    server = await startReplayServer(sse(STREAM));
+    await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model, maxTokens: 512, ...config })));
+    expect(server.requests[0]?.body).toMatchObject({ model, max_completion_tokens: 512 });
+    expect(server.requests[0]?.body).not.toHaveProperty('max_tokens');
+  });
+
+  it('keeps max_tokens for a model not taken to reason', async () => {
+    server = await startReplayServer(sse(STREAM));
+    await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'o3-mini', reasoning: false, maxTokens: 512 })));
+    expect(server.requests[0]?.body).toMatchObject({ max_tokens: 512 });
+    expect(server.requests[0]?.body).not.toHaveProperty('max_completion_tokens');
+  });
+
   it('sends no authorization header to a local server without a key', async () => {
     server = await startReplayServer(sse(STREAM));
     await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })));

@@ -1,13 +1,16 @@
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ModelMessage, ModelProvider, ModelStreamPart } from '../../src/model/model-provider.js';
 import type { ProviderConfig } from '../../src/model/provider-config.js';
 import { ProviderError } from '../../src/model/provider-error.js';
 import { type Reply, type ReplayServer, silence, startReplayServer, status } from './replay-server.js';
 
 export const API_KEY = 'sk-test-0123456789abcdefghijklmnop';
+
+/** An error body as large as the one that once took a server from 110 MB to 1.7 GB. */
+const HUGE_BODY_BYTES = 300 * 1024 * 1024;
 
 export interface Drained {
   parts: ModelStreamPart[];
@@ -222,6 +225,61 @@ export function providerContract(vendor: ProviderUnderTest): void {
       const { error } = await drain(streamOf(create(replay.url, { maxRetries: 2 })));
       expect(error).toMatchObject({ status: 401 });
       expect(replay.requests).toHaveLength(1);
+    });
+
+    it('cuts a stream that stalls after its first token, keeping the text that came before', async () => {
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const parts = streamOf(create(replay.url, { stallTimeoutMs: 5_000 }))[Symbol.asyncIterator]();
+        expect((await parts.next()).value).toEqual({ type: 'text-delta', text: 'Hello' });
+        const next = parts.next();
+        const failure = expect(next).rejects.toThrow(`sent nothing for 5000 ms after the answer started`);
+        await vi.advanceTimersByTimeAsync(5_000);
+        await failure;
+      } finally {
+        vi.useRealTimers();
+      }
+      await replay.requests[0]?.closed;
+    });
+
+    it('reads how long a 429 asks to wait before a retry', async () => {
+      const { url } = await serve(status(429, vendor.errorBody('slow down'), { 'retry-after': '7' }));
+      const { error } = await drain(streamOf(create(url, { maxRetries: 0 })));
+      expect(error).toMatchObject({ status: 429, retryAfterMs: 7000 });
+    });
+
+    it('reads only the start of a huge error body, and cuts the rest of it', async () => {
+      let written = 0;
+      const replay = await serve(async (response, closed) => {
+        let open = true;
+        void closed.then(() => (open = false));
+        response.writeHead(500, { 'content-type': 'application/json' });
+        const piece = Buffer.alloc(64 * 1024, 'x');
+        while (open && written < HUGE_BODY_BYTES) {
+          written += piece.length;
+          if (!response.write(piece)) await Promise.race([once(response, 'drain'), closed]);
+        }
+        response.end();
+      });
+      const heapBefore = process.memoryUsage().heapUsed;
+      const { error } = await drain(streamOf(create(replay.url, { maxRetries: 0 })));
+      const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+      expect(error).toMatchObject({ status: 500 });
+      expect(error?.message.length).toBeLessThan(600);
+      await replay.requests[0]?.closed;
+      // What the upstream could write before it was cut: the bytes read plus what the sockets' buffers hold.
+      expect(written).toBeLessThan(HUGE_BODY_BYTES / 10);
+      expect(heapGrowth).toBeLessThan(HUGE_BODY_BYTES / 10);
+    });
+
+    it('keeps every form of the key out of an error that echoes it', async () => {
+      const echoes = [API_KEY.toUpperCase(), encodeURIComponent(API_KEY), Buffer.from(API_KEY).toString('base64'), Buffer.from(`user:${API_KEY}`).toString('base64url')];
+      const { url } = await serve(status(401, vendor.errorBody(`refused ${echoes.join(' ')}`)));
+      const { error } = await drain(streamOf(create(url, { maxRetries: 0 })));
+      expect(error?.message).toContain('refused');
+      // Base64 keeps the few characters that also encode its neighbours (`user:`, padding): never a piece of the key.
+      expect(error?.message).toMatch(/refused \[redacted\] \[redacted\] \[redacted\][\w+/=]{0,3} [\w-]{0,9}\[redacted\][\w-]{0,3}$/);
     });
 
     it('leaves no listener on the caller signal after many generations', async () => {

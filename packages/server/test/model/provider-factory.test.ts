@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DemoProvider } from '../../src/model/demo-provider.js';
-import { AnthropicProvider } from '../../src/model/anthropic-provider.js';
-import { OllamaProvider } from '../../src/model/ollama-provider.js';
-import { OpenAICompatibleProvider } from '../../src/model/openai-compatible-provider.js';
+import { AnthropicProvider } from '../../src/model/providers/anthropic-provider.js';
+import { OllamaProvider } from '../../src/model/providers/ollama-provider.js';
+import { OpenAICompatibleProvider } from '../../src/model/providers/openai-compatible-provider.js';
 import { isProviderKind, type ProviderConfig } from '../../src/model/provider-config.js';
 import { createModelProvider, describeProvider } from '../../src/model/provider-factory.js';
 import { API_KEY } from './provider-contract.js';

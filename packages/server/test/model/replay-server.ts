@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/stream-limits.js';
+import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
 
 /** What the replay server received, and a promise that settles when that request's connection is closed. */
 export interface RecordedRequest {
@@ -105,9 +105,9 @@ export const ndjson = (text: string, options: FrameOptions = {}): Reply =>
   streamFixture(text, { contentType: 'application/x-ndjson', frameEnd: '\n', ...options });
 
 /** An error response with a JSON body, as vendors send for 401, 404, 429 and 5xx. */
-export function status(code: number, body: unknown): Reply {
+export function status(code: number, body: unknown, headers: Record<string, string> = {}): Reply {
   return (response) => {
-    response.writeHead(code, { 'content-type': 'application/json' });
+    response.writeHead(code, { 'content-type': 'application/json', ...headers });
     response.end(JSON.stringify(body));
   };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { postJson } from '../../src/model/http-post.js';
-import { ndjsonLines } from '../../src/model/ndjson-lines.js';
+import { postJson } from '../../src/model/upstream/http-post.js';
+import { ndjsonLines } from '../../src/model/upstream/stream-frames.js';
 import { type Reply, type ReplayServer, startReplayServer } from './replay-server.js';
 
 /** Writes each piece of bytes as its own chunk, a turn of the event loop apart. */

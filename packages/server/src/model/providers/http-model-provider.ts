@@ -1,7 +1,7 @@
-import { runGeneration } from './generation.js';
-import { postJson } from './http-post.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
-import { endpoint, type ProviderSettings } from './provider-settings.js';
+import { runGeneration } from '../generation-runner.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { endpoint, type ProviderSettings } from '../provider-config.js';
+import { postJson } from '../upstream/http-post.js';
 
 /**
  * What the providers written on node:http share: one generation per request (timeout, retries, cancellation) around an

@@ -1,16 +1,13 @@
 import { APICallError, type LanguageModel, streamText } from 'ai';
-import { toFinishReason } from './finish-reason.js';
-import { runGeneration } from './generation.js';
-import { DEFAULT_GENERATION_POLICY, type GenerationPolicy } from './generation-policy.js';
-import { lineTooLong } from './line-too-long-error.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
-import type { ProviderError } from './provider-error.js';
-import { streamChunks } from './stream-chunks.js';
-import { tokenUsage } from './token-usage.js';
-import { malformedStream, missingTerminator, statusFailure, streamedFailure } from './upstream-failures.js';
+import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
+import { lineTooLong } from '../upstream/bounded-fetch.js';
+import { streamChunks } from '../upstream/stream-chunks.js';
+import { toFinishReason, tokenUsage } from './vendor-formats.js';
 
 /** For the model's provider factory (`createOpenAI({ fetch: boundedFetch() })`): the bridge cannot reach its HTTP. */
-export { boundedFetch } from './bounded-fetch.js';
+export { boundedFetch } from '../upstream/bounded-fetch.js';
 
 export interface AiSdkProviderOptions {
   /** A model from any AI SDK provider package, e.g. `openai('gpt-4o-mini')` or `google('gemini-2.5-flash')`. */
@@ -90,8 +87,18 @@ export class AiSdkProvider implements ModelProvider {
     const tooLong = lineTooLong(error);
     if (tooLong) return malformedStream(this.vendor, tooLong.message, tooLong);
     if (APICallError.isInstance(error) && error.statusCode !== undefined) {
-      return statusFailure(this.vendor, error.statusCode, error.message);
+      const headers = error.responseHeaders ?? {};
+      return statusFailure(this.vendor, {
+        status: error.statusCode,
+        vendorMessage: error.message,
+        retryAfterMs: retryAfterMs((name) => headerOf(headers, name)),
+      });
     }
     return streamedFailure(this.vendor, error instanceof Error ? error.message : String(error));
   }
+}
+
+/** AI SDK providers keep the response's header names as the server sent them. */
+function headerOf(headers: Record<string, string>, name: string): string | undefined {
+  return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }

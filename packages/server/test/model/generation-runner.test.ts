@@ -1,12 +1,11 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
-import { runGeneration, type OpenAttempt } from '../../src/model/generation.js';
-import type { GenerationPolicy } from '../../src/model/generation-policy.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type GenerationPolicy, MAX_RETRY_DELAY_MS, runGeneration, type OpenAttempt } from '../../src/model/generation-runner.js';
 import type { ModelStreamPart } from '../../src/model/model-provider.js';
 import { ProviderError } from '../../src/model/provider-error.js';
 import { drain } from './provider-contract.js';
 
-const POLICY: GenerationPolicy = { firstTokenTimeoutMs: 10_000, maxRetries: 3, retryBaseDelayMs: 1 };
+const POLICY: GenerationPolicy = { firstTokenTimeoutMs: 10_000, stallTimeoutMs: 10_000, maxRetries: 3, retryBaseDelayMs: 1 };
 const overloaded = () => new ProviderError('overloaded', { status: 503, retryable: true });
 
 /** An upstream that plays one script per attempt and counts the attempts. */
@@ -122,5 +121,56 @@ describe('runGeneration', () => {
     for (let generation = 0; generation < 5000; generation += 1) await drain(generate(upstream.open, signal));
     expect(upstream.attempts).toBe(5000);
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('runGeneration: waits asked for by the upstream', () => {
+  afterEach(() => vi.useRealTimers());
+  const rateLimited = (retryAfterMs: number) => async function* (): AsyncGenerator<ModelStreamPart> {
+    throw new ProviderError('slow down', { status: 429, retryable: true, retryAfterMs });
+  };
+
+  it('waits the Retry-After of a failure before the next attempt, instead of its own backoff', async () => {
+    vi.useFakeTimers();
+    const upstream = scriptedUpstream(rateLimited(7_000), answer);
+    const result = drain(generate(upstream.open));
+    await vi.advanceTimersByTimeAsync(6_999);
+    expect(upstream.attempts).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await result).toMatchObject({ text: 'Hello' });
+    expect(upstream.attempts).toBe(2);
+  });
+
+  it('gives up at once when the Retry-After is longer than the longest wait', async () => {
+    const upstream = scriptedUpstream(rateLimited(MAX_RETRY_DELAY_MS + 1), answer);
+    const { error } = await drain(generate(upstream.open));
+    expect(error).toMatchObject({ status: 429, message: 'slow down' });
+    expect(upstream.attempts).toBe(1);
+  });
+
+  it('cuts a stream that sends nothing for the stall timeout after its first part, keeping what came', async () => {
+    vi.useFakeTimers();
+    const upstream = scriptedUpstream(async function* (signal) {
+      yield { type: 'text-delta', text: 'Hel' };
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    });
+    const result = drain(generate(upstream.open, undefined, { ...POLICY, stallTimeoutMs: 2_000 }));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await result).toMatchObject({ text: 'Hel', error: { message: 'Test vendor sent nothing for 2000 ms after the answer started: it was cut there' } });
+  });
+
+  it('restarts the stall timeout with every part', async () => {
+    vi.useFakeTimers();
+    const upstream = scriptedUpstream(async function* () {
+      for (const text of ['a', 'b', 'c']) {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        yield { type: 'text-delta', text };
+      }
+      yield { type: 'finish', finishReason: 'stop' };
+    });
+    const result = drain(generate(upstream.open, undefined, { ...POLICY, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 }));
+    await vi.advanceTimersByTimeAsync(4_500);
+    expect(await result).toMatchObject({ text: 'abc' });
+    expect((await result).error).toBeUndefined();
   });
 });

@@ -1,18 +1,28 @@
-import { chatMessages } from './chat-messages.js';
-import { toFinishReason } from './finish-reason.js';
+import { z } from 'zod';
+import type { ModelMessage, ModelStreamPart } from '../model-provider.js';
+import { missingTerminator, streamedFailure } from '../provider-error.js';
+import type { ProviderSettings } from '../provider-config.js';
+import { ndjsonLines, parseStreamPayload } from '../upstream/stream-frames.js';
 import { HttpModelProvider } from './http-model-provider.js';
-import type { ModelMessage, ModelStreamPart } from './model-provider.js';
-import { ndjsonLines } from './ndjson-lines.js';
-import { OllamaChatLineSchema } from './ollama-chunk.js';
-import type { ProviderSettings } from './provider-settings.js';
-import { parseStreamPayload } from './stream-payload.js';
-import { tokenUsage } from './token-usage.js';
-import { missingTerminator, streamedFailure } from './upstream-failures.js';
+import { chatMessages, TokenCountSchema, toFinishReason, tokenUsage } from './vendor-formats.js';
+
+/**
+ * One line of Ollama's `/api/chat` stream, as far as CPP reads it: message text while streaming, then a last line
+ * with `done: true`, the stop reason and the token counts. A failure mid-stream is a line `{"error": "..."}`.
+ */
+export const OllamaChatLineSchema = z.object({
+  message: z.object({ content: z.string().nullish() }).nullish(),
+  done: z.boolean().nullish(),
+  done_reason: z.string().nullish(),
+  prompt_eval_count: TokenCountSchema.nullish(),
+  eval_count: TokenCountSchema.nullish(),
+  error: z.string().nullish(),
+});
 
 const VENDOR = 'Ollama';
 
 /**
- * Ollama's native `/api/chat` (NDJSON). Written on node:http (see http-post.ts) rather than the `ollama` package:
+ * Ollama's native `/api/chat` (NDJSON). Written on node:http (see upstream/http-post.ts) rather than the `ollama` package:
  * that package skips malformed lines with a console warning instead of failing, and cannot abort a request before
  * its response headers arrive (the first-token timeout needs to). A plain local Ollama needs no key; one behind an
  * authenticating proxy (or Ollama's cloud) takes a bearer token.

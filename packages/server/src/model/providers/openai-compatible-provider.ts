@@ -1,20 +1,35 @@
 import type { TokenUsage } from '@promethea/cpp-protocol';
-import { chatMessages } from './chat-messages.js';
-import { toFinishReason } from './finish-reason.js';
+import { z } from 'zod';
+import type { ModelMessage, ModelStreamPart } from '../model-provider.js';
+import { missingTerminator, streamedFailure } from '../provider-error.js';
+import type { ProviderSettings } from '../provider-config.js';
+import { parseStreamPayload, serverSentEvents } from '../upstream/stream-frames.js';
 import { HttpModelProvider } from './http-model-provider.js';
-import type { ModelMessage, ModelStreamPart } from './model-provider.js';
-import { ChatCompletionChunkSchema } from './openai-chunk.js';
-import type { ProviderSettings } from './provider-settings.js';
-import { parseStreamPayload } from './stream-payload.js';
-import { tokenUsage } from './token-usage.js';
-import { serverSentEvents } from './server-sent-events.js';
-import { missingTerminator, streamedFailure } from './upstream-failures.js';
+import { chatMessages, TokenCountSchema, toFinishReason, tokenUsage } from './vendor-formats.js';
+
+/**
+ * One `data:` payload of an OpenAI chat-completions stream, as far as CPP reads it. Servers differ in what else they
+ * send (roles, tool calls, logprobs, null for absent fields), so only the fields used here are checked. Some
+ * servers (OpenRouter, vLLM) report a failure mid-stream as `{"error": {...}}`.
+ */
+export const ChatCompletionChunkSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: z.string().nullish() }).nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: z.object({ prompt_tokens: TokenCountSchema.nullish(), completion_tokens: TokenCountSchema.nullish() }).nullish(),
+  error: z.object({ message: z.string(), code: z.union([z.string(), z.number()]).nullish() }).nullish(),
+});
 
 const VENDOR = 'OpenAI-compatible server';
 
 /**
  * Chat completions streaming as OpenAI defines it, which OpenAI, Ollama's /v1, vLLM, llama.cpp's server, LM Studio,
- * Groq and OpenRouter all speak. Written on node:http (see http-post.ts) rather than the openai SDK: the SDK ends
+ * Groq and OpenRouter all speak. Written on node:http (see upstream/http-post.ts) rather than the openai SDK: the SDK ends
  * quietly when a stream stops before `data: [DONE]`, so a cut answer would pass for a complete one.
  */
 export class OpenAICompatibleProvider extends HttpModelProvider {
@@ -44,15 +59,17 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
   }
 
   private requestBody(messages: readonly ModelMessage[]): Record<string, unknown> {
-    const { model, systemPrompt, temperature, maxTokens } = this.settings;
+    const { model, systemPrompt, temperature, maxTokens, reasoning } = this.settings;
+    // `max_tokens` for every compatible server, which all accept it; OpenAI's reasoning models refuse it and take
+    // `max_completion_tokens`, a limit that also counts the reasoning tokens.
+    const limit = reasoning ? 'max_completion_tokens' : 'max_tokens';
     return {
       model,
       messages: chatMessages(messages, systemPrompt),
       stream: true,
       stream_options: { include_usage: true },
       ...(temperature !== undefined ? { temperature } : {}),
-      // `max_tokens` rather than `max_completion_tokens`: every compatible server accepts it.
-      ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+      ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
     };
   }
 }

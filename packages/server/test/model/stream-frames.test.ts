@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { postJson } from '../../src/model/http-post.js';
+import { postJson } from '../../src/model/upstream/http-post.js';
 import { ProviderError } from '../../src/model/provider-error.js';
-import { serverSentEvents } from '../../src/model/server-sent-events.js';
+import { serverSentEvents } from '../../src/model/upstream/stream-frames.js';
 import { type Reply, type ReplayServer, startReplayServer } from './replay-server.js';
 
 /** Sends the whole text in one write, so that every event in it reaches the parser in one chunk. */

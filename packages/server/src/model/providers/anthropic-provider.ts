@@ -1,14 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { anthropicMessages } from './anthropic-messages.js';
-import { describeAnthropicFailure } from './anthropic-failure.js';
-import { boundedFetch } from './bounded-fetch.js';
-import { toFinishReason } from './finish-reason.js';
-import { runGeneration } from './generation.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
-import type { ProviderSettings } from './provider-settings.js';
-import { tokenUsage } from './token-usage.js';
-import { untilTerminator } from './until-terminator.js';
-import { missingTerminator } from './upstream-failures.js';
+import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { connectionFailure, malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
+import type { ProviderSettings } from '../provider-config.js';
+import { runGeneration } from '../generation-runner.js';
+import { boundedFetch, lineTooLong } from '../upstream/bounded-fetch.js';
+import { untilTerminator } from '../upstream/until-terminator.js';
+import { toFinishReason, tokenUsage } from './vendor-formats.js';
 
 const VENDOR = 'Anthropic';
 
@@ -88,4 +86,54 @@ export class AnthropicProvider implements ModelProvider {
     // Also reached when the SDK ends quietly on an abort; the generation then reports the cancellation or timeout.
     throw missingTerminator(VENDOR, 'message_stop');
   }
+}
+
+/** Anthropic needs a user turn first; stands in when the branch starts with an assistant turn. */
+const OPENING_TURN = '(The conversation so far follows.)';
+
+/**
+ * The branch in the Messages API's shape: roles strictly alternate, starting with the user. Consecutive turns of one
+ * role (a prompt after a failed or skipped answer) are merged, and whitespace-only turns, which the API rejects,
+ * are left out.
+ */
+export function anthropicMessages(messages: readonly ModelMessage[]): MessageParam[] {
+  const turns: ModelMessage[] = [];
+  for (const { role, content } of messages) {
+    if (content.trim() === '') continue;
+    const previous = turns.at(-1);
+    if (previous?.role === role) previous.content = `${previous.content}\n\n${content}`;
+    else turns.push({ role, content });
+  }
+  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', content: OPENING_TURN });
+  return turns;
+}
+
+/** The HTTP status Anthropic documents for each error type, for error events that arrive inside a 200 stream. */
+const STATUS_OF_ERROR_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+/** Maps the Anthropic SDK's errors; anything else is left to the generation's default (a network failure). */
+export function describeAnthropicFailure(vendor: string, error: unknown, apiKey: string | undefined): ProviderError | undefined {
+  if (error instanceof Anthropic.APIConnectionError) return connectionFailure(vendor, error.cause ?? error);
+  if (error instanceof Anthropic.APIError) {
+    const message = error.apiMessage ?? error.message;
+    if (error.status !== undefined) {
+      const { headers } = error;
+      return statusFailure(vendor, { status: error.status, vendorMessage: message, apiKey, retryAfterMs: retryAfterMs((name) => headers?.get(name)) });
+    }
+    return streamedFailure(vendor, message, apiKey, error.type ? STATUS_OF_ERROR_TYPE[error.type] : undefined);
+  }
+  if (error instanceof SyntaxError) return malformedStream(vendor, 'an event whose data is not JSON', error);
+  const tooLong = lineTooLong(error);
+  return tooLong ? malformedStream(vendor, tooLong.message, tooLong) : undefined;
 }

@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { DRAIN_LIMIT_MS } from './stream-limits.js';
-import { connectionFailure, statusFailure } from './upstream-failures.js';
-import { vendorErrorMessage } from './vendor-error-message.js';
+import { connectionFailure, retryAfterMs, statusFailure } from '../provider-error.js';
+import { DRAIN_LIMIT_MS, MAX_ERROR_BODY_BYTES } from './stream-limits.js';
 
 export interface JsonPost {
   url: string;
@@ -34,8 +33,13 @@ export async function postJson(request: JsonPost): Promise<AsyncIterable<string>
   }
   const status = response.statusCode ?? 0;
   if (status < 200 || status > 299) {
-    const body = await text(response).catch(() => '');
-    throw statusFailure(request.vendor, status, vendorErrorMessage(body) || (response.statusMessage ?? ''), request.apiKey);
+    const body = await errorBodyOf(response).catch(() => '');
+    throw statusFailure(request.vendor, {
+      status,
+      vendorMessage: vendorErrorMessage(body) || (response.statusMessage ?? ''),
+      apiKey: request.apiKey,
+      retryAfterMs: retryAfterMs((name) => headerValue(response.headers[name])),
+    });
   }
   return textOf(response, request.signal);
 }
@@ -103,9 +107,43 @@ function drain(response: IncomingMessage, signal: AbortSignal): void {
   response.resume();
 }
 
-async function text(response: IncomingMessage): Promise<string> {
-  let body = '';
-  response.setEncoding('utf8');
-  for await (const chunk of response) body += String(chunk);
-  return body;
+/**
+ * The start of an error response's body, at most MAX_ERROR_BODY_BYTES; the rest is not read but cut, with its
+ * connection. A vendor's error message is short, and a body is the upstream's to make as large as it likes.
+ */
+async function errorBodyOf(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of response.iterator({ destroyOnReturn: true })) {
+    const bytes = chunk as Buffer;
+    chunks.push(bytes.subarray(0, MAX_ERROR_BODY_BYTES - length));
+    length += bytes.length;
+    if (length >= MAX_ERROR_BODY_BYTES) break;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The human-readable message of an error body, in the shapes the supported vendors use: OpenAI and Anthropic
+ * `{"error": {"message": "..."}}`, Ollama `{"error": "..."}`, some proxies `{"message": "..."}`; otherwise the body
+ * text itself.
+ */
+export function vendorErrorMessage(body: string): string {
+  try {
+    return messageOf(JSON.parse(body)) ?? body;
+  } catch {
+    return body;
+  }
+}
+
+function messageOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.error === 'string') return record.error;
+  if (typeof record.message === 'string') return record.message;
+  return messageOf(record.error);
 }

@@ -1,0 +1,42 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { addModelFlags, modelConfigOf, type ModelFlags } from '../../src/cli/model-flags.js';
+
+function parse(argv: string[], env: Record<string, string> = {}): ModelFlags {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
+    addModelFlags(program);
+    return program.parse(argv, { from: 'user' }).opts<ModelFlags>();
+  } finally {
+    process.env = saved;
+  }
+}
+
+describe('the model flags', () => {
+  it('set the generation policy from flags', () => {
+    const config = modelConfigOf(
+      parse(['--model', 'ollama', '--first-token-timeout-ms', '1000', '--stall-timeout-ms', '2000', '--max-retries', '3', '--retry-base-delay-ms', '40']),
+    );
+    expect(config).toMatchObject({ provider: 'ollama', firstTokenTimeoutMs: 1000, stallTimeoutMs: 2000, maxRetries: 3, retryBaseDelayMs: 40 });
+  });
+
+  it('set the generation policy from the environment', () => {
+    const config = modelConfigOf(
+      parse([], { CPP_MODEL: 'anthropic', CPP_FIRST_TOKEN_TIMEOUT_MS: '1000', CPP_STALL_TIMEOUT_MS: '2000', CPP_MAX_RETRIES: '0', CPP_RETRY_BASE_DELAY_MS: '40' }),
+    );
+    expect(config).toMatchObject({ provider: 'anthropic', firstTokenTimeoutMs: 1000, stallTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 40 });
+  });
+
+  it('leave the policy to the provider defaults when unset', () => {
+    const config = modelConfigOf(parse([]));
+    expect(config).toMatchObject({ provider: 'demo' });
+    expect(config.stallTimeoutMs).toBeUndefined();
+    expect(config.maxRetries).toBeUndefined();
+  });
+
+  it('refuse a value that is not a whole number', () => {
+    expect(() => parse(['--stall-timeout-ms', 'soon'])).toThrow(/whole number/);
+  });
+});
