@@ -1,8 +1,9 @@
-import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
+import { importThreads } from '../threads/thread-importer.js';
 import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
@@ -50,6 +51,21 @@ export class ThreadAccess {
     const engine = await this.registry.require(threadId);
     this.checkOwner(engine, identity);
     return engine;
+  }
+
+  /** The thread a frame names, or `undefined` when there is none; FORBIDDEN when it is not the identity's. */
+  async existing(threadId: string, identity: Identity): Promise<ThreadEngine | undefined> {
+    try {
+      return await this.thread(threadId, identity);
+    } catch (error) {
+      if (CPPError.isInstance(error) && error.code === ErrorCode.NOT_FOUND) return undefined;
+      throw error;
+    }
+  }
+
+  /** CPP_THREAD_IMPORT: new threads of the identity, within its quota and the limits of a thread. */
+  importThreads(identity: Identity, format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
+    return importThreads(this.store, identity.did, format, document, this.settings.limits);
   }
 
   /** CPP_THREAD_OPEN: opens the identity's thread, or creates one within the identity's quota. */

@@ -9,6 +9,7 @@ import {
   planPrompt,
   planRegenerate,
   regeneratedPrompt,
+  planRename,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -282,6 +283,32 @@ export class ThreadEngine {
     });
   }
 
+  /** CPP_THREAD_RENAME: the user's own title; the title the thread already has is a retry, answered with a sync. */
+  rename(title: string, expectedVersion: number | undefined, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.record.title === title) return requester.send(this.fanout.syncFrame());
+      const plan = () => {
+        checkVersion(this.graph, expectedVersion);
+        return planRename(this.graph);
+      };
+      this.fanout.publishChange(await this.committer.commit(plan, { rename: title }));
+    });
+  }
+
+  /**
+   * CPP_THREAD_DELETE: the thread and everything in it, unless something streams. Every subscriber, on this node
+   * and the others, is told and unsubscribed; the frames still queued for the thread, and any later, are NOT_FOUND.
+   */
+  delete(expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      checkVersion(this.graph, expectedVersion);
+      checkNothingStreams(this.graph, undefined);
+      await this.dependencies.store.deleteThread(this.threadId);
+      this.fanout.publish('CPP_THREAD_DELETED', { threadId: this.threadId });
+      this.closeDeleted();
+    });
+  }
+
   /** Server shutdown: the running answer is kept, as far as it was sent, as `interrupted`. */
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
@@ -365,6 +392,11 @@ export class ThreadEngine {
 
   /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
+    if (frame.type === 'CPP_THREAD_DELETED') {
+      this.fanout.send(text);
+      this.closeDeleted();
+      return true;
+    }
     const outcome = applyRemoteFrame(this.graph, frame, text);
     if (outcome.kind === 'gap') return false;
     if (outcome.kind === 'change') {
@@ -397,6 +429,12 @@ export class ThreadEngine {
   /** Another node ended this node's generation (it took the generation over): it must not stream on. */
   private dropOverriddenGeneration(): void {
     if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.slot.lose();
+  }
+
+  private closeDeleted(): void {
+    this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
+    this.fanout.unsubscribeAll();
+    this.releaseIfIdle();
   }
 
   private releaseIfIdle(): void {

@@ -42,6 +42,11 @@ export class ThreadFanout {
     this.subscribers.set(subscriber, { patches: patches ?? existing?.patches ?? false });
   }
 
+  /** The thread is gone: nobody is subscribed any more. */
+  unsubscribeAll(): void {
+    this.subscribers.clear();
+  }
+
   /** False when `subscriber` was not subscribed. */
   unsubscribe(subscriber: Subscriber): boolean {
     return this.subscribers.delete(subscriber);
@@ -66,6 +71,7 @@ export class ThreadFanout {
       activeHeadMessageId: change.activeHeadMessageId,
       nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
       ...(change.removedNodeIds ? { removedNodeIds: change.removedNodeIds } : {}),
+      title: this.record.title,
     });
     this.link.change(change, patch, this.record.title);
     this.sendChange(patch);

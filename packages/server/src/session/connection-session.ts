@@ -2,10 +2,12 @@ import {
   CPPError,
   CloseCode,
   ErrorCode,
+  SEARCH_RESULTS_DEFAULT,
   decodeClientFrame,
   encodeServerFrame,
   type ClientFrame,
   type ErrorCode as ErrorCodeType,
+  searchTerms,
 } from '@promethea/cpp-protocol';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
@@ -138,12 +140,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         this.threads.delete(engine);
         return this.answered(frame, engine.leave(this));
       }
-      case 'CPP_THREAD_LIST': {
-        // The frames behind it wait: a thread one of them creates is not listed, as for a client that waits.
-        const listed = this.listThreads([...this.applying]);
-        this.answered(frame, listed);
-        return listed.catch(() => undefined);
-      }
+      case 'CPP_THREAD_LIST':
+        return this.inTurn(frame, async () => {
+          const threads = await this.dependencies.store.listThreads(this.identity.did);
+          this.send(encodeServerFrame('CPP_THREADS', { threads }));
+        });
       case 'CPP_SYNC_REQUEST':
         access.checkSync(this.identity, this.id);
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
@@ -173,6 +174,23 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_BRANCH_DELETE':
         return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
+      case 'CPP_THREAD_RENAME':
+        return this.answered(frame, (await this.thread(frame.payload.threadId)).rename(frame.payload.title, frame.payload.expectedVersion, this));
+      case 'CPP_THREAD_DELETE': {
+        const engine = await access.existing(frame.payload.threadId, this.identity);
+        return this.answered(frame, this.deleteThread(frame.payload.threadId, engine, frame.payload.expectedVersion));
+      }
+      case 'CPP_THREAD_SEARCH':
+        return this.inTurn(frame, async () => {
+          const { query, limit = SEARCH_RESULTS_DEFAULT } = frame.payload;
+          const hits = await this.dependencies.store.searchThreads(this.identity.did, searchTerms(query), limit);
+          this.send(encodeServerFrame('CPP_SEARCH_RESULTS', { query, hits }));
+        });
+      case 'CPP_THREAD_IMPORT':
+        return this.inTurn(frame, async () => {
+          const threads = await access.importThreads(this.identity, frame.payload.format, frame.payload.document);
+          this.send(encodeServerFrame('CPP_THREADS_IMPORTED', { threads }));
+        });
     }
   }
 
@@ -194,11 +212,27 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     );
   }
 
-  /** CPP_THREAD_LIST, as it stands once the frames sent `before` it are applied. */
-  private async listThreads(before: Promise<void>[]): Promise<void> {
-    await Promise.allSettled(before);
-    const threads = await this.dependencies.store.listThreads(this.identity.did);
-    this.send(encodeServerFrame('CPP_THREADS', { threads }));
+  /**
+   * Answers a frame that no thread queues (a list, a search, an import) once the frames sent before it are applied;
+   * the frames behind it wait, so that it sees and is seen as by a client that waits for each answer.
+   */
+  private inTurn(frame: ClientFrame, work: () => Promise<void>): Promise<void> {
+    const done = Promise.allSettled([...this.applying]).then(work);
+    this.answered(frame, done);
+    return done.catch(() => undefined);
+  }
+
+  /**
+   * A subscriber hears of the deletion from the thread; this connection is told here when it was not subscribed, or
+   * when the thread is already gone (a retry).
+   */
+  private async deleteThread(threadId: string, engine: ThreadEngine | undefined, expectedVersion: number | undefined): Promise<void> {
+    const told = engine !== undefined && this.threads.has(engine);
+    if (engine) {
+      await engine.delete(expectedVersion);
+      this.threads.delete(engine);
+    }
+    if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */

@@ -3,13 +3,13 @@ import {
   CPPServer,
   LocalCluster,
   MemoryStore,
-  PostgresStore,
-  RedisClusterTransport,
-  SqliteStore,
   type ClusterTransport,
   type ConversationStore,
   type CPPServerOptions,
 } from '@promethea/cpp-server';
+import { PostgresStore } from '@promethea/cpp-server/postgres';
+import { RedisClusterTransport } from '@promethea/cpp-server/redis';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestIdentity } from '../auth/support/did-key-identity.js';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
