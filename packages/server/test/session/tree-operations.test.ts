@@ -132,6 +132,7 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
         activeHeadMessageId: setup.assistantNodeId,
         nodes: { [setup.assistantNodeId]: expect.objectContaining({ childrenIds: [kept.userNodeId] }) },
         removedNodeIds: expect.arrayContaining([doomed.userNodeId, doomed.assistantNodeId]),
+        title: 'Tell me about Clojure',
       });
       const stored = await expectStoredAsMirrored(setup);
       expect(Object.keys(stored.nodes)).toHaveLength(4);
