@@ -48,21 +48,22 @@ export default defineConfig({
   test: {
     // Timeouts only catch a test that hangs: on a shared two-core machine starting a process or a browser alone
     // can take seconds, and a test that waits for its events is not made flaky by a long limit.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    // Most tests wait on sockets, timers and other processes rather than the CPU: three files at a time keep two
-    // cores busy (Vitest's default is one fewer than the cores, so one here).
-    maxWorkers: 3,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Most tests wait on sockets, timers and other processes rather than the CPU: two files at a time keep two
+    // cores busy (Vitest's default is one fewer than the cores, so one here). Three starved each other of CPU on a
+    // machine already loaded.
+    maxWorkers: 2,
     // One module graph per worker for all its files: loading the packages once per file was most of the suite's CPU
     // time (6× the unit project's). So a test file must leave no state behind: fixtures close what they open after
     // each test, fake timers are put back, and a support module registers no top-level hook (use onTestFinished).
     isolate: false,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT, exclude: [...configDefaults.exclude, ...BROWSER], testTimeout: 20_000 } },
+      { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000 } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
       { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK] } },
       // Each file launches its Chromium once (web-harness.ts) and closes it after its last test.
-      { extends: true, test: { name: 'browser', include: BROWSER, isolate: true } },
+      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true } },
       { extends: true, test: { name: 'soak', include: SOAK } },
     ],
   },

@@ -16,6 +16,7 @@ export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
+export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';

@@ -16,7 +16,7 @@ import {
 import { applyRemoteFrame } from '../cluster/remote-frame.js';
 import type { ThreadCommand } from '../cluster/thread-command.js';
 import type { ThreadLink } from '../cluster/thread-link.js';
-import type { ModelProvider } from '../model/model-provider.js';
+import type { ModelCatalog } from '../model/model-catalog.js';
 import type { Observers } from '../observability/observers.js';
 import type { PivotObservation } from '../observability/server-observer.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
@@ -37,7 +37,8 @@ export interface ThreadEngineDependencies {
   store: ConversationStore;
   /** The other nodes of the cluster, if any: what they must hear, and where the thread's generation runs. */
   link: ThreadLink;
-  model: ModelProvider;
+  /** The models answers are written by: the one a prompt or pivot names, or the default. */
+  models: ModelCatalog;
   /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
   chunkIntervalMs: number;
   /** Saves the text of this server's streaming answers while they stream. */
@@ -56,6 +57,8 @@ export interface PromptRequest {
   newNodeId: string;
   parentNodeId?: string;
   expectedVersion?: number;
+  /** The model to answer with; absent: the default. */
+  model?: string;
 }
 
 export interface RegenerateRequest {
@@ -73,6 +76,8 @@ export interface StopRequest {
 /** A pivot in progress: what its steps have done so far. */
 interface PivotRun {
   request: PivotRequest;
+  /** The model the new answer is written by, checked before anything is halted. */
+  model: string;
   requester: Subscriber;
   observation: PivotObservation;
   cut?: Cut;
@@ -164,6 +169,7 @@ export class ThreadEngine {
       await this.lifecycle.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
       checkIdle(this.threadId, this.generation);
+      const model = this.dependencies.models.resolve(request.model);
       const assistantNodeId = newMessageId();
       await this.slot.claim();
       const plan = () => {
@@ -173,7 +179,7 @@ export class ThreadEngine {
           userNodeId: request.newNodeId,
           userPrompt: request.userPrompt,
           assistantNodeId,
-          model: this.dependencies.model.model,
+          model,
           createdAt: Date.now(),
           ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
         });
@@ -198,7 +204,7 @@ export class ThreadEngine {
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
       }
-      const run: PivotRun = { request, requester, observation, aborted: false };
+      const run: PivotRun = { request, model: this.dependencies.models.resolve(request.model), requester, observation, aborted: false };
       const context = new PivotContext(request, identity, {
         abortActiveStream: () => this.abortForPivot(run),
         spawnSiblingStream: () => this.spawnSibling(run),
@@ -233,7 +239,7 @@ export class ThreadEngine {
           return planRegenerate(this.graph, {
             userNodeId: userNode.id,
             assistantNodeId: request.newNodeId,
-            model: this.dependencies.model.model,
+            model: this.dependencies.models.resolve(undefined),
             createdAt: Date.now(),
             ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content } } : {}),
           });
@@ -340,7 +346,7 @@ export class ThreadEngine {
         userNodeId: run.request.newBranchNodeId,
         userPrompt: run.request.userPrompt,
         assistantNodeId,
-        model: this.dependencies.model.model,
+        model: run.model,
         createdAt: Date.now(),
         ...(run.cut ? { cutContent: run.cut.content } : {}),
       });

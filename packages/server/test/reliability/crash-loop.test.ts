@@ -34,7 +34,7 @@ interface Figures {
 }
 
 describe('cpp-server under kill -9', () => {
-  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, { timeout: 60_000 + ITERATIONS * 6_000 }, async () => {
+  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, { timeout: 120_000 + ITERATIONS * 12_000 }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     let server = await start(database.path);

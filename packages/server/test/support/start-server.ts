@@ -9,7 +9,8 @@ import { RawClient, type ConnectOptions } from './raw-client.js';
  * listening starts it here; the caller closes it (the fixtures do).
  */
 export async function startServer(options: CPPServerOptions = {}): Promise<CPPServer> {
-  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider({ delayMs: 5, words: 200 }), chunkIntervalMs: 0, ...options });
+  const model = options.models ? {} : { model: new DemoProvider({ delayMs: 5, words: 200 }) };
+  const server = new CPPServer({ port: 0, host: '127.0.0.1', ...model, chunkIntervalMs: 0, ...options });
   await server.ready;
   return server;
 }
