@@ -59,7 +59,9 @@ export class FrameRenderer {
 
   private text(data: string, messageLimitBytes: number): { frame: WireFrame; expected: Expectation } {
     const bytes = Buffer.byteLength(data);
-    const expected: Expectation = bytes > messageLimitBytes ? { kind: 'close', code: 1009 } : this.expectationOf(data, bytes);
+    // What the server reads is the UTF-8 the socket carries, in which a lone surrogate has become U+FFFD.
+    const received = Buffer.from(data, 'utf8').toString('utf8');
+    const expected: Expectation = bytes > messageLimitBytes ? { kind: 'close', code: 1009 } : this.expectationOf(received, bytes);
     return { frame: { data, binary: false, bytes }, expected };
   }
 
