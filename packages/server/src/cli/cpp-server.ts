@@ -7,6 +7,7 @@ import { CPPServer } from '../cpp-server.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
 import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
+import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { integer, onOff } from './argument-parsers.js';
@@ -49,6 +50,7 @@ const program = new Command('cpp-server')
 addModelFlags(program);
 addDeploymentFlags(program);
 program.addCommand(migrateCommand());
+program.addCommand(importCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
