@@ -48,6 +48,10 @@ export class ThreadCopies {
       case 'CPP_ERROR':
         if (frame.payload.nodeId !== undefined) this.ended.add(frame.payload.nodeId);
         return [];
+      case 'CPP_THREAD_DELETED':
+        // The thread is gone: one opened again under its id starts again at version 0.
+        this.graphs.delete(frame.payload.threadId);
+        return [];
       default:
         return [];
     }

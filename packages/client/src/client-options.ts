@@ -96,6 +96,19 @@ export interface AnchorOptions {
   expectedVersion?: number;
 }
 
+export interface RenameOptions {
+  threadId?: string;
+  expectedVersion?: number;
+}
+
+export interface SearchOptions {
+  /** 1–50 hits; the server's default is 20. */
+  limit?: number;
+}
+
+/** `cpp-thread`: the whole tree as CPP JSON; `markdown`: the active branch (PROTOCOL.md §25.4). */
+export type ExportFormat = 'cpp-thread' | 'markdown';
+
 export interface StopOptions {
   threadId?: string;
   /** How much of the stopped node the user has seen; default: all that this client holds of it. */

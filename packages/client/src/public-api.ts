@@ -4,9 +4,12 @@ export type {
   CPPClientOptions,
   DeleteBranchOptions,
   EditOptions,
+  ExportFormat,
   PivotOptions,
   PromptOptions,
   RegenerateOptions,
+  RenameOptions,
+  SearchOptions,
   StopOptions,
 } from './client-options.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
@@ -21,4 +24,12 @@ export type { DidSigner } from './identity/did-signer.js';
 export { browserIdentity } from './identity/browser-identity.js';
 export type { GenerationResult, GenerationStatus } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
-export { CPPError, ErrorCode, type MessageNode, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
+export {
+  CPPError,
+  ErrorCode,
+  type ImportFormat,
+  type MessageNode,
+  type SearchHit,
+  type ThreadGraph,
+  type ThreadSummary,
+} from '@promethea/cpp-protocol';

@@ -3,7 +3,7 @@
  * error frame, and the connection stays usable.
  */
 export const ErrorCode = {
-  /** The text was not JSON, or was a binary frame. */
+  /** The text was not JSON (or nested deeper than 32 levels), or was a binary frame. */
   BAD_FRAME: 'BAD_FRAME',
   /** The frame parsed but a field is missing, mistyped or out of range. */
   INVALID_FRAME: 'INVALID_FRAME',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema } from '../node.js';
+import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
 import { AuthProofFrameSchema } from './auth-frames.js';
 
 export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
@@ -13,7 +14,9 @@ export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a th
 export const UserPromptSchema = z
   .string()
   .regex(/\S/, 'expected a prompt with at least one non-space character')
-  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)');
+  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)')
+  // Stores hold text as UTF-8, which has no lone surrogate: SQLite would keep U+FFFD instead, and lengths would change.
+  .regex(/^\P{Surrogate}*$/u, 'a prompt may not contain a lone surrogate (half of a UTF-16 pair)');
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();
@@ -118,6 +121,47 @@ export const BranchDeleteFrameSchema = clientFrame(
   }),
 );
 
+/** The longest title a user may give a thread, in UTF-16 code units. */
+export const THREAD_TITLE_MAX_LENGTH = 200;
+
+/** A title says something (a non-space character), fits a list, and holds no NUL (PostgreSQL text cannot). */
+export const ThreadTitleSchema = z
+  .string()
+  .max(THREAD_TITLE_MAX_LENGTH)
+  .regex(/\S/, 'expected a title with at least one non-space character')
+  .regex(/^[^\u0000]*$/, 'a title may not contain the NUL character (U+0000)');
+
+/** Give a thread the user's own title, which automatic titles never replace. */
+export const ThreadRenameFrameSchema = clientFrame(
+  'CPP_THREAD_RENAME',
+  z.object({ threadId: ThreadIdSchema, title: ThreadTitleSchema, expectedVersion: ExpectedVersionSchema.optional() }),
+);
+
+/** Delete a thread and everything in it; answered by CPP_THREAD_DELETED. */
+export const ThreadDeleteFrameSchema = clientFrame(
+  'CPP_THREAD_DELETE',
+  z.object({ threadId: ThreadIdSchema, expectedVersion: ExpectedVersionSchema.optional() }),
+);
+
+/** Search the identity's threads by title and message text; answered by CPP_SEARCH_RESULTS. */
+export const ThreadSearchFrameSchema = clientFrame(
+  'CPP_THREAD_SEARCH',
+  z.object({
+    query: z.string().max(SEARCH_QUERY_MAX_LENGTH),
+    limit: z.number().int().min(1).max(SEARCH_RESULTS_MAX).optional(),
+  }),
+);
+
+/** The formats a thread can be imported from. */
+export const ImportFormatSchema = z.enum(['cpp-thread', 'chatgpt']);
+export type ImportFormat = z.infer<typeof ImportFormatSchema>;
+
+/** Import threads from a document the user holds (an export of CPP or of ChatGPT); answered by CPP_THREADS_IMPORTED. */
+export const ThreadImportFrameSchema = clientFrame(
+  'CPP_THREAD_IMPORT',
+  z.object({ format: ImportFormatSchema, document: z.unknown() }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -131,6 +175,10 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   BranchDeleteFrameSchema,
   ModelListFrameSchema,
   AuthProofFrameSchema,
+  ThreadRenameFrameSchema,
+  ThreadDeleteFrameSchema,
+  ThreadSearchFrameSchema,
+  ThreadImportFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -143,6 +191,10 @@ export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
 export type RegenerateFrame = z.infer<typeof RegenerateFrameSchema>;
 export type BranchDeleteFrame = z.infer<typeof BranchDeleteFrameSchema>;
+export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
+export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
+export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
+export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];

@@ -9,6 +9,7 @@ import {
   planPrompt,
   planRegenerate,
   regeneratedPrompt,
+  planRename,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -91,6 +92,8 @@ interface PivotRun {
  */
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
+  /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
+  private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
   private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
@@ -125,13 +128,33 @@ export class ThreadEngine {
     return this.fanout.size === 0 && this.generation === undefined;
   }
 
-  /** Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. */
+  /**
+   * Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. A
+   * subscriber already there gets the mode it asks for in its turn, after the frames it sent before; one whose
+   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void.
+   */
   subscribe(subscriber: Subscriber, patches?: boolean): void {
-    this.fanout.subscribe(subscriber, patches);
+    if (!this.fanout.has(subscriber)) return this.fanout.subscribe(subscriber, patches);
+    const rejoining = this.leaving.delete(subscriber);
+    if (!rejoining && patches === undefined) return;
+    void this.queue.run(async () => {
+      if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
+    });
   }
 
   unsubscribe(subscriber: Subscriber): void {
     if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
+  }
+
+  /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
+  leave(subscriber: Subscriber): Promise<void> {
+    const departure = {};
+    this.leaving.set(subscriber, departure);
+    return this.queue.run(async () => {
+      if (this.leaving.get(subscriber) !== departure) return;
+      this.leaving.delete(subscriber);
+      this.unsubscribe(subscriber);
+    });
   }
 
   sync(subscriber: Subscriber): Promise<void> {
@@ -266,6 +289,32 @@ export class ThreadEngine {
     });
   }
 
+  /** CPP_THREAD_RENAME: the user's own title; the title the thread already has is a retry, answered with a sync. */
+  rename(title: string, expectedVersion: number | undefined, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.record.title === title) return requester.send(this.fanout.syncFrame());
+      const plan = () => {
+        checkVersion(this.graph, expectedVersion);
+        return planRename(this.graph);
+      };
+      this.fanout.publishChange(await this.committer.commit(plan, { rename: title }));
+    });
+  }
+
+  /**
+   * CPP_THREAD_DELETE: the thread and everything in it, unless something streams. Every subscriber, on this node
+   * and the others, is told and unsubscribed; the frames still queued for the thread, and any later, are NOT_FOUND.
+   */
+  delete(expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      checkVersion(this.graph, expectedVersion);
+      checkNothingStreams(this.graph, undefined);
+      await this.dependencies.store.deleteThread(this.threadId);
+      this.fanout.publish('CPP_THREAD_DELETED', { threadId: this.threadId });
+      this.closeDeleted();
+    });
+  }
+
   /** Server shutdown: the running answer is kept, as far as it was sent, as `interrupted`. */
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
@@ -349,6 +398,11 @@ export class ThreadEngine {
 
   /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
+    if (frame.type === 'CPP_THREAD_DELETED') {
+      this.fanout.send(text);
+      this.closeDeleted();
+      return true;
+    }
     const outcome = applyRemoteFrame(this.graph, frame, text);
     if (outcome.kind === 'gap') return false;
     if (outcome.kind === 'change') {
@@ -381,6 +435,12 @@ export class ThreadEngine {
   /** Another node ended this node's generation (it took the generation over): it must not stream on. */
   private dropOverriddenGeneration(): void {
     if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.slot.lose();
+  }
+
+  private closeDeleted(): void {
+    this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
+    this.fanout.unsubscribeAll();
+    this.releaseIfIdle();
   }
 
   private releaseIfIdle(): void {

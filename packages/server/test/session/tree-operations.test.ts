@@ -1,5 +1,7 @@
 import { ErrorCode, findInvariantViolations, newMessageId, type ThreadGraph } from '@promethea/cpp-protocol';
-import { MemoryStore, PostgresStore, SqliteStore, type ConversationStore } from '@promethea/cpp-server';
+import { MemoryStore, type ConversationStore } from '@promethea/cpp-server';
+import { PostgresStore } from '@promethea/cpp-server/postgres';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { completion, expectError, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
@@ -130,6 +132,7 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
         activeHeadMessageId: setup.assistantNodeId,
         nodes: { [setup.assistantNodeId]: expect.objectContaining({ childrenIds: [kept.userNodeId] }) },
         removedNodeIds: expect.arrayContaining([doomed.userNodeId, doomed.assistantNodeId]),
+        title: 'Tell me about Clojure',
       });
       const stored = await expectStoredAsMirrored(setup);
       expect(Object.keys(stored.nodes)).toHaveLength(4);

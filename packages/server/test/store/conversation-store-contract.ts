@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'v
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
+import { describeThreadOperationsContract } from './thread-operations-contract.js';
 import { loadSound, streamBatch, TestClock, ThreadDriver } from './thread-driver.js';
 
 export interface StoreFixture {
@@ -468,6 +469,18 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const { graph } = await loadSound(reopened, driver.threadId);
         expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Persisted prefix' });
       });
+    });
+
+    describeThreadOperationsContract({
+      store: () => store,
+      clock: () => clock,
+      startThread,
+      reopen: async () => {
+        if (!fixture.reopen) return undefined;
+        await store.close();
+        store = await fixture.reopen();
+        return store;
+      },
     });
 
     it('gives back after any sequence of operations exactly the graph the protocol computes', async () => {
