@@ -13,6 +13,10 @@ const HELP = `Type a message to prompt; typing while an answer streams pivots it
   /stop          stop the answer that is streaming
   /threads       list your threads
   /open ID       open another thread
+  /rename TITLE  give this thread your own title
+  /delete        delete this thread with all its messages
+  /search WORDS  search your threads' titles and messages
+  /export md|json  print this thread as Markdown (its branch) or CPP JSON (its tree)
   /help          this text
   /quit          leave`;
 
@@ -39,7 +43,8 @@ export class ChatSession {
       this.send(text);
       return true;
     }
-    const [command = '', argument = ''] = text.split(/\s+/, 2);
+    const [command = ''] = text.split(/\s+/, 1);
+    const argument = text.slice(command.length).trim();
     if (command === '/quit') return false;
     await this.run(command, argument).catch((error: unknown) => this.report(error));
     return true;
@@ -74,6 +79,15 @@ export class ChatSession {
         return this.listThreads();
       case '/open':
         return this.open(required(argument, 'ID'));
+      case '/rename':
+        await this.client.renameThread(required(argument, 'TITLE'));
+        return this.output.write(`thread renamed ${JSON.stringify(argument)}\n`);
+      case '/delete':
+        return this.deleteThread();
+      case '/search':
+        return this.search(required(argument, 'WORDS'));
+      case '/export':
+        return this.output.write(await this.client.exportThread(exportFormat(argument)));
       default:
         return this.output.error(`unknown command ${command}; /help lists the commands\n`);
     }
@@ -86,6 +100,18 @@ export class ChatSession {
       const marker = thread.threadId === this.client.activeThreadId ? '*' : ' ';
       this.output.write(`${marker} ${thread.threadId} ${JSON.stringify(thread.title)} (${thread.nodeCount} messages)\n`);
     }
+  }
+
+  private async deleteThread(): Promise<void> {
+    const threadId = this.currentGraph().threadId;
+    await this.client.deleteThread(threadId);
+    this.output.write(`thread ${threadId} deleted; /open ID or /threads to go on\n`);
+  }
+
+  private async search(query: string): Promise<void> {
+    const hits = await this.client.searchThreads(query);
+    if (hits.length === 0) return this.output.write('(nothing found)\n');
+    for (const hit of hits) this.output.write(`${hit.threadId} ${hit.nodeId ?? '(title)'} ${JSON.stringify(hit.nodeId === null ? hit.title : hit.snippet)}\n`);
   }
 
   private currentGraph() {
@@ -103,6 +129,12 @@ export class ChatSession {
 function ending(result: GenerationResult): string {
   if (result.status === 'completed') return '\n';
   return `\n[${result.status} after ${result.content.length} characters]\n`;
+}
+
+function exportFormat(argument: string): 'markdown' | 'cpp-thread' {
+  if (argument === 'md' || argument === 'markdown') return 'markdown';
+  if (argument === 'json') return 'cpp-thread';
+  throw new Error('say /export md or /export json');
 }
 
 function required(argument: string, name: string): string {
