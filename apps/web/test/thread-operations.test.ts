@@ -14,7 +14,7 @@ describe('thread operations in the browser', () => {
     const first = chat.threadId();
     await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
 
-    await threads.getByRole('button', { name: 'Rename Tell me about the Danube' }).click();
+    await threads.getByRole('button', { name: 'Rename thread' }).click();
     const title = threads.getByRole('textbox', { name: 'Thread title' });
     await title.fill('Rivers of Europe');
     await title.press('Enter');
@@ -39,7 +39,7 @@ describe('thread operations in the browser', () => {
 
     await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
     chat.page.once('dialog', (dialog) => void dialog.accept());
-    await threads.getByRole('button', { name: 'Delete Rivers of Europe' }).click();
+    await threads.getByRole('button', { name: 'Delete thread' }).click();
     await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
     expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });

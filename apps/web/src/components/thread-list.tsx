@@ -98,10 +98,10 @@ function ThreadItem({ thread, activeThreadId, onSelect, onRename, onDelete }: Th
       </button>
       {active && (
         <span className="thread-actions">
-          <button type="button" className="quiet" aria-label={`Rename ${title}`} onClick={() => setRenaming(true)}>
+          <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>
-          <button type="button" className="quiet" aria-label={`Delete ${title}`} onClick={() => window.confirm(`Delete “${title}” and all its messages?`) && onDelete(thread.threadId)}>
+          <button type="button" className="quiet" aria-label="Delete thread" onClick={() => window.confirm(`Delete “${title}” and all its messages?`) && onDelete(thread.threadId)}>
             Delete
           </button>
         </span>
