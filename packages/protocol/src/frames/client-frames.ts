@@ -22,6 +22,9 @@ const ExpectedVersionSchema = z.number().int().nonnegative();
 /** A count of UTF-16 code units the client had shown of a streaming node. */
 const ContentLengthSchema = z.number().int().nonnegative();
 
+/** One of the ids `CPP_MODELS` lists; absent: the server's default model. */
+export const ModelIdSchema = z.string().min(1).max(200);
+
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
   'CPP_PIVOT_INIT',
@@ -32,6 +35,7 @@ export const PivotInitFrameSchema = clientFrame(
     newBranchNodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
   }),
 );
 
@@ -67,6 +71,7 @@ export const PromptFrameSchema = clientFrame(
     newNodeId: MessageIdSchema,
     parentNodeId: MessageIdSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
   }),
 );
 
@@ -82,6 +87,9 @@ export const StreamStopFrameSchema = clientFrame(
 
 /** List the threads of this identity; answered by CPP_THREADS. */
 export const ThreadListFrameSchema = clientFrame('CPP_THREAD_LIST', z.object({}));
+
+/** List the models this server offers; answered by CPP_MODELS. */
+export const ModelListFrameSchema = clientFrame('CPP_MODEL_LIST', z.object({}));
 
 /** Ask for a full CPP_SYNC_GRAPH of an open thread. */
 export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
@@ -136,6 +144,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  ModelListFrameSchema,
   AuthProofFrameSchema,
   ThreadRenameFrameSchema,
   ThreadDeleteFrameSchema,
@@ -155,6 +164,7 @@ export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
 export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
 export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
 export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
+export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];

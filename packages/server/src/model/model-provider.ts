@@ -24,7 +24,9 @@ export type ModelStreamPart =
 export interface ModelProvider {
   /** The provider kind, for logs and the CLI banner, e.g. `demo` or `openai-compatible`. */
   readonly provider: string;
-  /** The model name recorded on each assistant node. */
+  /** The model's name upstream; a server's only model is listed, and recorded on its answers, under it. */
   readonly model: string;
+  /** Whether the model reasons before it answers, for clients to show. Default: false. */
+  readonly reasoning?: boolean;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

@@ -18,11 +18,13 @@ const VENDOR = 'Anthropic';
 export class AnthropicProvider implements ModelProvider {
   readonly provider = 'anthropic';
   readonly model: string;
+  readonly reasoning: boolean;
   private readonly client: Anthropic;
 
   /** `maxTokens` is required by the Messages API. */
   constructor(private readonly settings: ProviderSettings & { apiKey: string; maxTokens: number }) {
     this.model = settings.model;
+    this.reasoning = settings.reasoning;
     this.client = new Anthropic({
       apiKey: settings.apiKey,
       baseURL: settings.baseUrl,
