@@ -20,9 +20,12 @@ import { EventEmitter } from 'eventemitter3';
 import type {
   AnchorOptions,
   CPPClientOptions,
+  DeleteBranchOptions,
+  EditOptions,
   ExportFormat,
   PivotOptions,
   PromptOptions,
+  RegenerateOptions,
   RenameOptions,
   SearchOptions,
   StopOptions,
@@ -156,6 +159,63 @@ export class CPPClient {
     return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
   }
 
+  /**
+   * A new answer to a user node (PROTOCOL.md §24.1), beside its earlier ones; an answer of it still streaming is
+   * halted first, cut where the user had seen it. Settles when the new answer ends.
+   */
+  async regenerate(options: RegenerateOptions = {}): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const graph = this.mirrors.get(threadId);
+    const named = graph && getNode(graph, options.nodeId ?? graph.activeHeadMessageId ?? '');
+    const userNode = named?.role === 'assistant' && named.parentId !== null ? getNode(graph!, named.parentId) : named;
+    if (!userNode) throw new Error(`no node ${options.nodeId ?? '(the head)'} to regenerate in thread ${threadId}`);
+    const streaming = this.streamingNode(threadId);
+    const halting = streaming?.parentId === userNode.id ? streaming : undefined;
+    const receivedContentLength = options.receivedContentLength ?? halting?.content.length;
+    const assistantNodeId = newMessageId();
+    const frame = this.frames.create('CPP_REGENERATE', {
+      activeThreadId: threadId,
+      userNodeId: userNode.id,
+      newNodeId: assistantNodeId,
+      ...(halting && receivedContentLength !== undefined ? { receivedContentLength } : {}),
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    if (halting && receivedContentLength !== undefined) this.requests.interrupting(halting.id, receivedContentLength);
+    return this.generate(frame, { threadId, userNodeId: userNode.id, assistantNodeId, onStream: options.onStream });
+  }
+
+  /**
+   * Edits a prompt (PROTOCOL.md §24.2): the new text goes beside the user node `nodeId`, under the same parent, and
+   * is answered; the old branch stays. The first prompt of a thread has no parent and cannot be edited in place.
+   */
+  async edit(options: EditOptions): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const graph = this.mirrors.get(threadId);
+    const edited = graph && getNode(graph, options.nodeId);
+    if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
+    if (edited.parentId === null) throw new Error(`node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`);
+    const { userPrompt, expectedVersion, onStream } = options;
+    return this.prompt({ userPrompt, threadId, parentNodeId: edited.parentId, onStream, ...(expectedVersion === undefined ? {} : { expectedVersion }) });
+  }
+
+  /**
+   * Deletes a node and its subtree (PROTOCOL.md §24.3); the head moves to its parent when it was inside. Resolves
+   * with the mirror once it no longer holds the node.
+   */
+  async deleteBranch(nodeId: string, options: DeleteBranchOptions = {}): Promise<ThreadGraph> {
+    const threadId = await this.ensureThread(options.threadId);
+    const frame = this.frames.create('CPP_BRANCH_DELETE', {
+      activeThreadId: threadId,
+      nodeId,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    const removed = (reply: ServerFrame): Answer<ThreadGraph> => {
+      const graph = this.structuralUpdateOf(threadId, reply);
+      return graph && !getNode(graph, nodeId) ? { value: graph } : undefined;
+    };
+    return this.request(frame, new FrameWaiter(frame.id, removed, threadId));
+  }
+
   /** Spec §3.1.B: moves the thread's head; resolves with the mirror once it shows the new head. */
   async anchor(targetNodeId: string, options: AnchorOptions = {}): Promise<ThreadGraph> {
     const threadId = await this.ensureThread(options.threadId);
@@ -237,7 +297,7 @@ export class CPPClient {
     return this.request(frame, new FrameWaiter(frame.id, deleted));
   }
 
-  /** The identity's threads whose title or messages hold every word of the query (PROTOCOL.md §24.3), best first. */
+  /** The identity's threads whose title or messages hold every word of the query (PROTOCOL.md §25.3), best first. */
   searchThreads(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const frame = this.frames.create('CPP_THREAD_SEARCH', { query, ...(options.limit === undefined ? {} : { limit: options.limit }) });
     const results = (reply: ServerFrame) => (reply.type === 'CPP_SEARCH_RESULTS' && reply.payload.query === query ? { value: reply.payload.hits } : undefined);
@@ -246,7 +306,7 @@ export class CPPClient {
 
   /**
    * A thread (default: the active one) as a file: `cpp-thread` JSON (the whole tree) or the active branch as
-   * Markdown (PROTOCOL.md §24.4). Opens the thread when it is not open.
+   * Markdown (PROTOCOL.md §25.4). Opens the thread when it is not open.
    */
   async exportThread(format: ExportFormat, threadId?: string): Promise<string> {
     const id = await this.ensureThread(threadId);

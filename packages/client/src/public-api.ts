@@ -2,9 +2,12 @@
 export type {
   AnchorOptions,
   CPPClientOptions,
+  DeleteBranchOptions,
+  EditOptions,
   ExportFormat,
   PivotOptions,
   PromptOptions,
+  RegenerateOptions,
   RenameOptions,
   SearchOptions,
   StopOptions,

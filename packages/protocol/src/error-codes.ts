@@ -3,7 +3,7 @@
  * error frame, and the connection stays usable.
  */
 export const ErrorCode = {
-  /** The text was not JSON, or was a binary frame. */
+  /** The text was not JSON (or nested deeper than 32 levels), or was a binary frame. */
   BAD_FRAME: 'BAD_FRAME',
   /** The frame parsed but a field is missing, mistyped or out of range. */
   INVALID_FRAME: 'INVALID_FRAME',
@@ -19,6 +19,8 @@ export const ErrorCode = {
   THREAD_BUSY: 'THREAD_BUSY',
   /** `CPP_STREAM_STOP` named a node that is not streaming. */
   NOT_STREAMING: 'NOT_STREAMING',
+  /** The node exists but the operation does not apply to it: regenerating an assistant node, deleting the root. */
+  INVALID_NODE: 'INVALID_NODE',
   /** CPP_PROMPT or CPP_PIVOT_INIT named a model that CPP_MODELS does not list. */
   UNKNOWN_MODEL: 'UNKNOWN_MODEL',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */

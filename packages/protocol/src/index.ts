@@ -22,6 +22,8 @@ export * from './tree/exchange.js';
 export * from './tree/prompt.js';
 export * from './tree/pivot-splice.js';
 export * from './tree/anchor.js';
+export * from './tree/regenerate.js';
+export * from './tree/branch-delete.js';
 export * from './tree/rename.js';
 export * from './tree/finish.js';
 export * from './tree/path.js';

@@ -62,6 +62,11 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   staticDir?: string;
   /** How often each connection is pinged, in milliseconds (default 30 000; 0: never); one that misses a pong is dropped. */
   heartbeatIntervalMs?: number;
+  /**
+   * How long a peer has to answer the server's close frame, in milliseconds (default 1000), before its connection is
+   * dropped: a peer closed for reading too slowly or not authenticating would otherwise hold its buffers meanwhile.
+   */
+  closeHandshakeMs?: number;
   /** When a slow reader's chunks are merged (soft) and when it is closed with 4429 (hard); see docs/PROTOCOL.md. */
   backpressure?: Partial<BackpressureLimits>;
   /**
@@ -91,6 +96,8 @@ export interface CPPServerEvents {
   prompt: [event: OperationEvent];
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
+  regenerate: [event: OperationEvent];
+  deleteBranch: [event: OperationEvent];
   connection: [event: ConnectionEvent];
   /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
   authenticated: [event: ConnectionEvent];
@@ -99,7 +106,6 @@ export interface CPPServerEvents {
   error: [error: unknown];
 }
 
-const CLOSE_HANDSHAKE_MS = 1000;
 /**
  * A third fewer frames than tokens for a 50 tokens/s answer (a half at 40 ms, a quarter at 100 tokens/s) while no
  * text waits more than 30 ms: within the 50 ms a reader does not notice, with room left for a busy event loop.
@@ -107,11 +113,14 @@ const CLOSE_HANDSHAKE_MS = 1000;
 export const DEFAULT_CHUNK_INTERVAL_MS = 30;
 export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
+const CLOSE_HANDSHAKE_MS = 1000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop'>> = {
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'deleteBranch'>> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
+  CPP_REGENERATE: 'regenerate',
+  CPP_BRANCH_DELETE: 'deleteBranch',
 };
 
 /**
@@ -215,6 +224,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       maxPayload: maxFrameBytes * 8,
       refuseOtherPaths: this.ownsHttpServer,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+      closeHandshakeMs: this.closeHandshakeMs,
       identify: (request) => this.access.admit(request),
       connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
         guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),
@@ -255,6 +265,10 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return session;
   }
 
+  private get closeHandshakeMs(): number {
+    return this.options.closeHandshakeMs ?? CLOSE_HANDSHAKE_MS;
+  }
+
   private async runPivot(context: PivotContext): Promise<void> {
     const listeners = this.listeners('pivot');
     if (listeners.length === 0) {
@@ -278,7 +292,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** Closes with 1001 and waits a moment for the closing handshakes, then drops whoever did not answer. */
   private async closeSessions(): Promise<void> {
     for (const session of this.sessions) session.close(CloseCode.GOING_AWAY, 'server shutting down');
-    const deadline = Date.now() + CLOSE_HANDSHAKE_MS;
+    const deadline = Date.now() + this.closeHandshakeMs;
     while (this.sessions.size > 0 && Date.now() < deadline) await sleep(10);
     for (const session of this.sessions) session.terminate();
   }

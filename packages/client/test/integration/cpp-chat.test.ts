@@ -1,7 +1,7 @@
 import type { ThreadGraph } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatProcess } from '../support/chat-process.js';
-import { ENDLESS_ANSWERS, SHORT_ANSWERS, useRealServer } from '../support/real-server.js';
+import { ENDLESS_ANSWERS, useRealServer } from '../support/real-server.js';
 
 const INTERRUPTED = /\[interrupted after (\d+) characters\]/;
 
@@ -40,27 +40,6 @@ describe('cpp-chat against the real CPPServer with the demo model', () => {
     expect(chat.stdout.text.slice(answerStart)).toContain(`${firstAnswer.content}\n[interrupted after ${shown} characters]`);
     expect(tree).toContain(`${branchAnswer.id} assistant interrupted`);
     expect(tree).toMatch(new RegExp(`${branchAnswer.id} .*<- head`));
-  });
-
-  it('renames, searches, exports and deletes the thread with /rename, /search, /export and /delete', async () => {
-    const server = await real.start(SHORT_ANSWERS);
-    const chat = new ChatProcess([server.url, '--thread', 'thread_commands']);
-    chats.push(chat);
-    await chat.stdout.until(/\(0 messages\)[^\n]*\n/);
-    chat.type('Tell me about the Danube.');
-    await chat.stdout.until('You said: "Tell me about the Danube."');
-
-    chat.type('/rename Rivers of Europe');
-    await chat.stdout.until('thread renamed "Rivers of Europe"');
-    chat.type('/search danub');
-    await chat.stdout.until('thread_commands (title) "Rivers of Europe"');
-    chat.type('/export md');
-    await chat.stdout.until('# Rivers of Europe\n\n## User\n\nTell me about the Danube.\n\n## Assistant');
-    chat.type('/delete');
-    await chat.stdout.until('thread thread_commands deleted');
-    chat.type('/quit');
-    expect(await chat.exited).toBe(0);
-    expect(await real.connect(server).listThreads()).toEqual([]);
   });
 });
 

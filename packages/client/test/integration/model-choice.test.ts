@@ -1,6 +1,7 @@
 import { CPPClient } from '@promethea/cpp-client';
-import { CPPServer, DemoProvider } from '@promethea/cpp-server';
+import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 import { DID } from '../support/session.js';
 
 describe('CPPClient: choosing a model', () => {
@@ -12,15 +13,12 @@ describe('CPPClient: choosing a model', () => {
   });
 
   it('lists the server models and answers a prompt and a pivot with the one it names', async () => {
-    server = new CPPServer({
-      port: 0,
-      host: '127.0.0.1',
+    server = await startServer({
       models: [
         { id: 'short', label: 'Short answers', provider: new DemoProvider({ delayMs: 0, words: 5 }) },
         { id: 'long', label: 'Long answers', provider: new DemoProvider({ delayMs: 0, words: 9 }) },
       ],
     });
-    await server.ready;
     client = new CPPClient({ endpoint: server.url, did: DID });
     expect(await client.listModels()).toEqual({
       models: [

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CPPClient, ConnectionClosedError } from '@promethea/cpp-client';
-import { CPPServer } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 
 describe('a connection that fails to open, in Node', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -11,9 +11,8 @@ describe('a connection that fails to open, in Node', () => {
   });
 
   it("carries the HTTP status and body of the server's refusal", async () => {
-    const server = new CPPServer({ port: 0, host: '127.0.0.1', auth: 'did-key' });
+    const server = await startServer({ auth: 'did-key' });
     closers.push(() => server.close());
-    await server.ready;
     const client = new CPPClient({ endpoint: server.url, did: 'did:key:z6MkpTHR8VNs...' });
 
     const error = await client.ready().catch((caught: unknown) => caught);

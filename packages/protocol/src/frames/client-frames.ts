@@ -14,7 +14,9 @@ export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a th
 export const UserPromptSchema = z
   .string()
   .regex(/\S/, 'expected a prompt with at least one non-space character')
-  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)');
+  .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)')
+  // Stores hold text as UTF-8, which has no lone surrogate: SQLite would keep U+FFFD instead, and lengths would change.
+  .regex(/^\P{Surrogate}*$/u, 'a prompt may not contain a lone surrogate (half of a UTF-16 pair)');
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();
@@ -94,6 +96,31 @@ export const ModelListFrameSchema = clientFrame('CPP_MODEL_LIST', z.object({}));
 /** Ask for a full CPP_SYNC_GRAPH of an open thread. */
 export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
 
+/**
+ * A new answer to `userNodeId`, beside its earlier ones. The client names the new assistant node, so that a retry
+ * is recognised as for a prompt; an answer of that user node still streaming is halted first, as a pivot halts it.
+ */
+export const RegenerateFrameSchema = clientFrame(
+  'CPP_REGENERATE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    userNodeId: MessageIdSchema,
+    newNodeId: MessageIdSchema,
+    receivedContentLength: ContentLengthSchema.optional(),
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** Remove a node and everything under it; the root only goes with its thread. */
+export const BranchDeleteFrameSchema = clientFrame(
+  'CPP_BRANCH_DELETE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
 /** The longest title a user may give a thread, in UTF-16 code units. */
 export const THREAD_TITLE_MAX_LENGTH = 200;
 
@@ -144,6 +171,8 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  RegenerateFrameSchema,
+  BranchDeleteFrameSchema,
   ModelListFrameSchema,
   AuthProofFrameSchema,
   ThreadRenameFrameSchema,
@@ -160,6 +189,8 @@ export type PromptFrame = z.infer<typeof PromptFrameSchema>;
 export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
 export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
+export type RegenerateFrame = z.infer<typeof RegenerateFrameSchema>;
+export type BranchDeleteFrame = z.infer<typeof BranchDeleteFrameSchema>;
 export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
 export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
 export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;

@@ -15,7 +15,39 @@ export type DecodeResult<Frame> = { ok: true; frame: Frame } | DecodeFailure;
 
 /** The one place where a client frame's text becomes a value: JSON, then the envelope, then the frame's schema. */
 export function decodeClientFrame(text: string): DecodeResult<ClientFrame> {
+  if (nestsDeeperThan(text, MAX_FRAME_DEPTH)) {
+    return { ok: false, code: ErrorCode.BAD_FRAME, message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels` };
+  }
   return decodeFrame(text, ClientFrameSchema, CLIENT_FRAME_TYPES);
+}
+
+/**
+ * How deep a client frame's arrays and objects may nest (no CPP frame needs more than 4). Parsing a megabyte of
+ * nested arrays took 170 ms of the event loop before its frame could be refused; counting brackets first takes
+ * about one.
+ */
+export const MAX_FRAME_DEPTH = 32;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const [OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT] = [0x5b, 0x5d, 0x7b, 0x7d];
+
+/** Whether the JSON text opens more than `limit` arrays or objects inside one another (strings are skipped). */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === BACKSLASH) index += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) depth -= 1;
+  }
+  return false;
 }
 
 /** The client SDK's edge: servers are validated as strictly as clients. */

@@ -10,7 +10,7 @@ const VersionSchema = z.number().int().nonnegative();
 const NodeMapSchema = z.record(z.string(), MessageNodeSchema);
 
 /** Why a generation stopped early. */
-export const HaltReasonSchema = z.enum(['pivot', 'stop', 'shutdown']);
+export const HaltReasonSchema = z.enum(['pivot', 'stop', 'shutdown', 'regenerate']);
 export type HaltReason = z.infer<typeof HaltReasonSchema>;
 
 /** §3.2.A — the generation of `interruptedNodeId` is over; its content is now exactly `finalContentLength` long. */
@@ -49,6 +49,8 @@ export const GraphPatchFrameSchema = serverFrame(
     rootNodeId: MessageIdSchema.nullable(),
     activeHeadMessageId: MessageIdSchema.nullable(),
     nodes: NodeMapSchema,
+    /** The nodes the change removed (a deleted branch); absent when it removed none. */
+    removedNodeIds: z.array(MessageIdSchema).optional(),
     /** The thread's title after the change (a rename, or the first prompt, changes it); absent: unchanged. */
     title: z.string().optional(),
   }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_FRAME_TYPES, SERVER_FRAME_TYPES, decodeClientFrame, encodeClientFrame } from '@promethea/cpp-protocol';
+import { CLIENT_FRAME_TYPES, MAX_FRAME_DEPTH, SERVER_FRAME_TYPES, decodeClientFrame, encodeClientFrame } from '@promethea/cpp-protocol';
 import { clientSamples, seedClientFrames, variant } from '../support/sample-frames.js';
 
 const decodeValue = (value: unknown) => decodeClientFrame(JSON.stringify(value));
@@ -180,5 +180,32 @@ describe('decodeClientFrame: prompts', () => {
       expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id, refType: sample.type });
       expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: /);
     }
+  });
+});
+
+describe('decodeClientFrame: surrogates in prompts', () => {
+  it.each(['\ud83d', 'a\ude80b', '\ude80\ud83d'])('refuses the lone surrogate of %j with INVALID_FRAME, and takes a pair', (prompt) => {
+    for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
+      const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
+      expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id });
+      expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: .*lone surrogate/);
+      expect(decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = 'to the 🚀')))).toMatchObject({ ok: true });
+    }
+  });
+});
+
+describe('decodeClientFrame: nesting', () => {
+  it(`refuses with BAD_FRAME, before parsing it, a frame nesting deeper than ${MAX_FRAME_DEPTH} levels`, () => {
+    const deep = (depth: number) => `{"type":"CPP_THREAD_LIST","timestamp":1,"payload":{},"extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    expect(decodeClientFrame(deep(MAX_FRAME_DEPTH))).toMatchObject({ ok: true });
+    expect(decodeClientFrame(deep(MAX_FRAME_DEPTH + 1))).toEqual({ ok: false, code: 'BAD_FRAME', message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels` });
+    // A megabyte of it, which JSON.parse would have turned into half a million arrays.
+    expect(decodeClientFrame(deep(512 * 1024))).toMatchObject({ ok: false, code: 'BAD_FRAME' });
+  });
+
+  it('counts no bracket inside a string, escaped quotes included', () => {
+    const userPrompt = `[[[{{{ \\" ]]] " ${'['.repeat(100)}`;
+    const frame = { type: 'CPP_PROMPT', timestamp: 1, payload: { activeThreadId: 'thread_a', userPrompt, newNodeId: 'msg_a' } };
+    expect(decodeValue(frame)).toEqual({ ok: true, frame });
   });
 });

@@ -6,6 +6,7 @@ import type { UpgradeRefusal } from '../transport/ws-transport.js';
 import { publicSessionUrl } from './audience.js';
 import type { AccessOptions } from './access-options.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { ANY_HOST } from './host-policy.js';
 import { ConnectionCounter } from './limits/connection-counter.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
 import { MemoryReplayCache } from './replay-cache.js';
@@ -34,6 +35,7 @@ export class AccessControl {
     this.admission = {
       auth,
       allowedOrigins: options.allowedOrigins ?? ['*'],
+      allowedHosts: [...(options.allowedHosts ?? [ANY_HOST]), ...(options.publicUrl === undefined ? [] : [new URL(options.publicUrl).hostname])],
       trustProxy: options.trustProxy ?? false,
       publicUrl: options.publicUrl === undefined ? undefined : publicSessionUrl(options.publicUrl),
       secure: options.tls !== undefined,

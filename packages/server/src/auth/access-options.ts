@@ -14,6 +14,11 @@ export interface AccessOptions {
   publicUrl?: string;
   /** Origins whose pages may connect: origins, `self` (the server's own) or `*`. Default `['*']`. */
   allowedOrigins?: readonly string[];
+  /**
+   * Host names this server answers to at the upgrade, against DNS rebinding: IP addresses, `localhost` and the host
+   * of `publicUrl` always pass; `*` lets every Host through. Others get HTTP 403. Default `['*']`.
+   */
+  allowedHosts?: readonly string[];
   /** Behind a reverse proxy: take the client's address from X-Forwarded-For and the scheme from X-Forwarded-Proto. */
   trustProxy?: boolean;
   /** Serve `wss://` directly with this certificate and key (PEM). Omit behind a TLS-terminating proxy. */

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
 
 /** A Host header as browsers and proxies send it: a name or address, and a port. */
-const HOST_PATTERN = /^[A-Za-z0-9.:[\]-]{1,255}$/;
+export const HOST_PATTERN = /^[A-Za-z0-9.:[\]-]{1,255}$/;
 
 /**
  * The endpoint a challenge names as its audience, which a client checks against the URL it connected to. A

@@ -14,7 +14,16 @@ export interface GuardedConnection {
   send(text: string): void;
   sendError(code: ErrorCodeType, message: string, reference: { refId?: string; refType?: string }): void;
   close(code: number, reason: string): void;
+  /** Bounds the messages the connection reads (no argument: the transport's own limit again). */
+  limitMessageBytes(bytes?: number): void;
 }
+
+/**
+ * The largest message a connection reads while its proof is awaited: a proof is under 1 KB, and nothing else is
+ * taken before it. Larger frames close the connection with 1009 before their payload is buffered, so connections
+ * that never prove anything cannot hold megabytes each (issue 21).
+ */
+export const UNPROVEN_MAX_MESSAGE_BYTES = 4096;
 
 export interface GuardSettings {
   limits: ServerLimits;
@@ -64,6 +73,7 @@ export class ConnectionGuard {
     this.connection = connection;
     if (this.challenge) connection.send(encodeServerFrame('CPP_AUTH_CHALLENGE', this.challenge));
     if (this.awaitingProof) {
+      connection.limitMessageBytes(UNPROVEN_MAX_MESSAGE_BYTES);
       this.authTimer = this.timer(this.settings.limits.authTimeoutMs, 'authentication did not finish in time');
     } else {
       this.countIdentity();
@@ -106,6 +116,7 @@ export class ConnectionGuard {
     this.current = { did: outcome.did, verified: true };
     this.awaitingProof = false;
     clearTimeout(this.authTimer);
+    this.connection?.limitMessageBytes();
     if (!this.releaseDid) this.countIdentity();
     if (this.closed || !this.connection) return;
     this.connection.send(encodeServerFrame('CPP_AUTH_ACCEPTED', { did: outcome.did }));

@@ -1,10 +1,25 @@
-import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadSummary } from '@promethea/cpp-protocol';
-import type { Identity } from '../engine/identity.js';
+import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
+import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
+import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
 import type { ServerLimits } from './limits/server-limits.js';
+
+/** What a thread holds, as the thread limits count it. */
+export interface ThreadSize {
+  nodes: number;
+  /** UTF-8 bytes of the nodes' text. */
+  bytes: number;
+}
+
+export function threadSize(graph: ThreadGraph): ThreadSize {
+  let bytes = 0;
+  const nodes = Object.values(graph.nodes);
+  for (const node of nodes) bytes += Buffer.byteLength(node.content);
+  return { nodes: nodes.length, bytes };
+}
 
 export interface ThreadAccessSettings {
   /**
@@ -12,7 +27,7 @@ export interface ThreadAccessSettings {
    * capability to its thread (docs/PROTOCOL.md §2.3), since anyone may claim the owner's DID anyway.
    */
   ownerOnly: boolean;
-  limits: Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxPromptLength'>;
+  limits: Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength' | 'syncsPerMinute'>;
 }
 
 /**
@@ -20,11 +35,16 @@ export interface ThreadAccessSettings {
  * DID's thread is FORBIDDEN and the thread and size limits are RATE_LIMITED, before anything is subscribed or done.
  */
 export class ThreadAccess {
+  private readonly syncs: KeyedRateLimiter | undefined;
+
   constructor(
     private readonly registry: ThreadRegistry,
     private readonly store: ConversationStore,
     private readonly settings: ThreadAccessSettings,
-  ) {}
+  ) {
+    const { syncsPerMinute } = settings.limits;
+    this.syncs = syncsPerMinute > 0 ? new KeyedRateLimiter(syncsPerMinute / 60, syncsPerMinute) : undefined;
+  }
 
   /** The thread a frame names: NOT_FOUND when there is none, FORBIDDEN when it is not the identity's. */
   async thread(threadId: string, identity: Identity): Promise<ThreadEngine> {
@@ -56,17 +76,47 @@ export class ThreadAccess {
     return engine;
   }
 
-  /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes. */
+  /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes and the prompt. */
   checkPrompt(engine: ThreadEngine, userPrompt: string, newNodeId: string): void {
-    const { maxPromptLength, maxNodesPerThread } = this.settings.limits;
+    const { maxPromptLength } = this.settings.limits;
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
+    this.checkRoom(engine, newNodeId, 2, Buffer.byteLength(userPrompt));
+  }
+
+  /**
+   * Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one), and
+   * `addedBytes` more bytes of text.
+   */
+  checkRoom(engine: ThreadEngine, newNodeId: string, count: number, addedBytes = 0): void {
     // An exact retry creates nothing: the thread's engine answers it, full or not.
-    if (maxNodesPerThread <= 0 || getNode(engine.graph, newNodeId)) return;
-    if (Object.keys(engine.graph.nodes).length + 2 > maxNodesPerThread) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${engine.threadId} is full: the limit is ${maxNodesPerThread} messages`);
+    if (getNode(engine.graph, newNodeId)) return;
+    const { nodes, bytes } = threadSize(engine.graph);
+    this.checkSize(engine.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
+  }
+
+  /**
+   * RATE_LIMITED when a thread would hold more than the limits allow: for every way a thread grows (a prompt, a pivot,
+   * an import), with the size it would have.
+   */
+  checkSize(threadId: string, size: ThreadSize): void {
+    const { maxNodesPerThread, maxThreadBytes } = this.settings.limits;
+    if (maxNodesPerThread > 0 && size.nodes > maxNodesPerThread) {
+      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${threadId} is full: the limit is ${maxNodesPerThread} messages`);
     }
+    if (maxThreadBytes > 0 && size.bytes > maxThreadBytes) {
+      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${threadId} is full: the limit is ${maxThreadBytes} bytes of text`);
+    }
+  }
+
+  /**
+   * CPP_THREAD_OPEN and CPP_SYNC_REQUEST, each answered with a whole thread: RATE_LIMITED past the identity's
+   * allowance. Anonymous connections are nobody's, so each has an allowance of its own.
+   */
+  checkSync(identity: Identity, connectionId: string): void {
+    if (!this.syncs || this.syncs.take(identity.did === ANONYMOUS_DID ? `connection ${connectionId}` : identity.did)) return;
+    throw new CPPError(ErrorCode.RATE_LIMITED, `too many syncs: the limit is ${this.settings.limits.syncsPerMinute} per minute`);
   }
 
   private checkOwner(engine: ThreadEngine, identity: Identity): void {

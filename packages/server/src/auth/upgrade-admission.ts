@@ -6,6 +6,7 @@ import { UpgradeRefusal } from '../transport/ws-transport.js';
 import { audienceOf } from './audience.js';
 import type { AuthOption } from './auth-mode.js';
 import { issueChallenge, type Challenge } from './challenge.js';
+import { hostAllowed } from './host-policy.js';
 import { clientAddress } from './client-address.js';
 import type { ConnectionCounter } from './limits/connection-counter.js';
 import { originAllowed } from './origin-policy.js';
@@ -13,6 +14,8 @@ import { originAllowed } from './origin-policy.js';
 export interface AdmissionSettings {
   auth: AuthOption;
   allowedOrigins: readonly string[];
+  /** The names the Host header may carry besides IP addresses and localhost (see `hostAllowed`). */
+  allowedHosts: readonly string[];
   trustProxy: boolean;
   /** The session URL challenges name as their audience; derived from each request when undefined. */
   publicUrl: string | undefined;
@@ -37,6 +40,9 @@ export interface Admission {
 
 /** Decides at the upgrade, before a WebSocket exists, whether a request may connect, and as whom. */
 export async function admit(request: IncomingMessage, settings: AdmissionSettings): Promise<Admission | UpgradeRefusal> {
+  if (!hostAllowed(request.headers.host, settings.allowedHosts)) {
+    return new UpgradeRefusal(403, `this server does not answer to the Host ${JSON.stringify(request.headers.host?.slice(0, 255) ?? '')}; allow it with --allowed-hosts`);
+  }
   if (!originAllowed(request, settings.allowedOrigins)) return new UpgradeRefusal(403, `pages of ${request.headers.origin} may not open CPP sessions here`);
   const address = clientAddress(request, settings.trustProxy);
   if (settings.maxConnectionsPerIp > 0 && settings.addresses.count(address) >= settings.maxConnectionsPerIp) {

@@ -25,6 +25,8 @@ const LIMIT_FLAGS = {
   maxConnectionsPerDid: { flag: '--max-connections-per-did <count>', attribute: 'maxConnectionsPerDid', env: 'CPP_MAX_CONNECTIONS_PER_DID', description: 'open connections of one DID' },
   maxThreadsPerDid: { flag: '--max-threads-per-did <count>', attribute: 'maxThreadsPerDid', env: 'CPP_MAX_THREADS_PER_DID', description: 'threads one DID may own' },
   maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
+  maxThreadBytes: { flag: '--max-thread-bytes <bytes>', attribute: 'maxThreadBytes', env: 'CPP_MAX_THREAD_BYTES', description: 'bytes of text (UTF-8) one thread may hold' },
+  syncsPerMinute: { flag: '--max-syncs-per-minute <count>', attribute: 'maxSyncsPerMinute', env: 'CPP_MAX_SYNCS_PER_MINUTE', description: 'full syncs one identity may ask for per minute' },
   handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
   authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
   idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
@@ -41,6 +43,9 @@ export interface AccessFlags extends LimitFlagValues {
   auth: 'did-key' | 'claimed';
   publicUrl?: string;
   allowedOrigins: string[];
+  allowedHosts: string[];
+  /** The listen address of `--host`, which the Host header may name too. */
+  host?: string;
   trustProxy: boolean;
   tlsCert?: string;
   tlsKey?: string;
@@ -54,6 +59,7 @@ export function addAccessFlags(program: Command): Command {
     .addOption(new Option('--auth <mode>', 'did-key: every connection proves its did:key; claimed: trust the DID header (development only)').env('CPP_AUTH').default('did-key').choices(['did-key', 'claimed']))
     .addOption(new Option('--public-url <url>', 'public URL of this server, named in every authentication challenge').env('CPP_PUBLIC_URL'))
     .addOption(new Option('--allowed-origins <origins>', 'comma-separated origins whose pages may connect; "self" is this server, "*" any').env('CPP_ALLOWED_ORIGINS').default(['self'], 'self').argParser(list))
+    .addOption(new Option('--allowed-hosts <hosts>', 'comma-separated host names the Host header may carry, besides IP addresses, localhost, --host and --public-url\'s host; "*" any').env('CPP_ALLOWED_HOSTS').default([], 'none').argParser(list))
     .addOption(new Option('--trust-proxy [enabled]', 'behind a reverse proxy: client address from X-Forwarded-For, scheme from X-Forwarded-Proto').env('CPP_TRUST_PROXY').preset('true').default(false).argParser(onOff))
     .addOption(new Option('--tls-cert <file>', 'PEM certificate: serve wss:// directly (with --tls-key)').env('CPP_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('CPP_TLS_KEY'));
@@ -71,6 +77,7 @@ export async function accessOptionsOf(flags: AccessFlags): Promise<AccessOptions
   return {
     auth: flags.auth,
     allowedOrigins: flags.allowedOrigins,
+    allowedHosts: flags.host === undefined ? flags.allowedHosts : [...flags.allowedHosts, flags.host],
     trustProxy: flags.trustProxy,
     ...(flags.publicUrl === undefined ? {} : { publicUrl: flags.publicUrl }),
     ...(tls ? { tls } : {}),

@@ -2,6 +2,7 @@ import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
 import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
+import { ModelText } from './model-text.js';
 
 export type GenerationOutcome =
   | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
@@ -37,6 +38,7 @@ export class Generation {
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
   outcome: GenerationOutcome | undefined;
   private readonly pacer: ChunkPacer;
+  private readonly modelText = new ModelText();
   private held = true;
   private heldText = '';
   private heldOutcome: GenerationOutcome | undefined;
@@ -91,21 +93,21 @@ export class Generation {
     try {
       for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
         if (this.halted) return;
-        if (part.type === 'text-delta') this.deliver(part.text);
-        else {
+        if (part.type === 'text-delta') this.deliver(this.modelText.take(part.text));
+        else if (part.type === 'finish') {
           finishReason = part.finishReason;
           usage = part.usage;
         }
       }
+      const rest = this.modelText.rest();
+      if (rest) this.deliver(rest);
       this.settle({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
     } catch (error) {
       this.settle({ kind: 'failed', error });
     }
   }
 
-  private deliver(modelText: string): void {
-    // Every store must hold what clients were sent; PostgreSQL text cannot hold U+0000. Same length, so offsets hold.
-    const text = modelText.replaceAll('\u0000', '\uFFFD');
+  private deliver(text: string): void {
     if (this.held) this.heldText += text;
     else this.pacer.push(text);
   }

@@ -4,8 +4,11 @@ import {
   getNode,
   newMessageId,
   planAnchor,
+  planBranchDelete,
   planPivotSplice,
   planPrompt,
+  planRegenerate,
+  regeneratedPrompt,
   planRename,
   type ServerFrame,
   type ThreadGraph,
@@ -28,7 +31,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -58,6 +61,13 @@ export interface PromptRequest {
   model?: string;
 }
 
+export interface RegenerateRequest {
+  userNodeId: string;
+  newNodeId: string;
+  receivedContentLength?: number;
+  expectedVersion?: number;
+}
+
 export interface StopRequest {
   nodeId: string;
   receivedContentLength?: number;
@@ -82,6 +92,8 @@ interface PivotRun {
  */
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
+  /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
+  private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
   private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
@@ -116,13 +128,33 @@ export class ThreadEngine {
     return this.fanout.size === 0 && this.generation === undefined;
   }
 
-  /** Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. */
+  /**
+   * Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. A
+   * subscriber already there gets the mode it asks for in its turn, after the frames it sent before; one whose
+   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void.
+   */
   subscribe(subscriber: Subscriber, patches?: boolean): void {
-    this.fanout.subscribe(subscriber, patches);
+    if (!this.fanout.has(subscriber)) return this.fanout.subscribe(subscriber, patches);
+    const rejoining = this.leaving.delete(subscriber);
+    if (!rejoining && patches === undefined) return;
+    void this.queue.run(async () => {
+      if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
+    });
   }
 
   unsubscribe(subscriber: Subscriber): void {
     if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
+  }
+
+  /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
+  leave(subscriber: Subscriber): Promise<void> {
+    const departure = {};
+    this.leaving.set(subscriber, departure);
+    return this.queue.run(async () => {
+      if (this.leaving.get(subscriber) !== departure) return;
+      this.leaving.delete(subscriber);
+      this.unsubscribe(subscriber);
+    });
   }
 
   sync(subscriber: Subscriber): Promise<void> {
@@ -185,6 +217,55 @@ export class ThreadEngine {
     });
     pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
     return pivoted;
+  }
+
+  /** CPP_REGENERATE (PROTOCOL.md §24.1): a new answer beside the user node's others, halting the one streaming. */
+  regenerate(request: RegenerateRequest, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (await isAnswerRetry(this.graph, this.dependencies.store, request.newNodeId, request.userNodeId)) return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
+      const userNode = regeneratedPrompt(this.graph, request.userNodeId);
+      await this.lifecycle.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_REGENERATE', request }, requester)) return;
+      const halting = this.generation;
+      if (halting && getNode(this.graph, halting.nodeId)?.parentId !== userNode.id) {
+        throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${this.threadId}; stop it first`);
+      }
+      const cut = halting && (await this.lifecycle.haltGeneration(request.receivedContentLength, 'regenerate'));
+      try {
+        await this.slot.claim();
+        const plan = () => {
+          checkNothingStreams(this.graph, cut ? halting.nodeId : undefined);
+          return planRegenerate(this.graph, {
+            userNodeId: userNode.id,
+            assistantNodeId: request.newNodeId,
+            model: this.dependencies.models.resolve(undefined),
+            createdAt: Date.now(),
+            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content } } : {}),
+          });
+        };
+        const { change, generation } = await this.lifecycle.commitAnswer(plan, userNode.content, request.newNodeId, requester);
+        this.fanout.publishChange(change);
+        this.slot.stream(generation);
+      } catch (error) {
+        // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
+        if (halting && cut && getNode(this.graph, halting.nodeId)?.status === 'streaming') await this.lifecycle.commitHalt(halting.nodeId, cut);
+        throw error;
+      }
+    });
+  }
+
+  /** CPP_BRANCH_DELETE (PROTOCOL.md §24.3): a node and its subtree removed; the head inside moves to the parent. */
+  deleteBranch(nodeId: string, expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      await this.lifecycle.commitEndedGeneration();
+      const change = await this.committer.commit(() => {
+        requireNode(this.graph, nodeId);
+        checkVersion(this.graph, expectedVersion);
+        return planBranchDelete(this.graph, nodeId);
+      });
+      this.fanout.publishChange(change);
+    });
   }
 
   stop(request: StopRequest): Promise<void> {

@@ -10,6 +10,7 @@ import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ThreadRecord } from '../store/conversation-store.js';
 import type { Cut } from './cut.js';
 import type { Subscriber } from './subscriber.js';
+import { SyncFrameCache } from './sync-frame-cache.js';
 
 /**
  * Where the frames of one thread go: to this node's subscribers, each getting changes as it asked (patches or the
@@ -17,15 +18,22 @@ import type { Subscriber } from './subscriber.js';
  */
 export class ThreadFanout {
   private readonly subscribers = new Map<Subscriber, { patches: boolean }>();
+  private readonly syncs: SyncFrameCache;
 
   constructor(
     private readonly graph: ThreadGraph,
     private readonly record: ThreadRecord,
     private readonly link: ThreadLink,
-  ) {}
+  ) {
+    this.syncs = new SyncFrameCache(graph, record);
+  }
 
   get size(): number {
     return this.subscribers.size;
+  }
+
+  has(subscriber: Subscriber): boolean {
+    return this.subscribers.has(subscriber);
   }
 
   /** A subscriber already there keeps the mode it asked for, unless it asks again. */
@@ -62,6 +70,7 @@ export class ThreadFanout {
       rootNodeId: change.rootNodeId,
       activeHeadMessageId: change.activeHeadMessageId,
       nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+      ...(change.removedNodeIds ? { removedNodeIds: change.removedNodeIds } : {}),
       title: this.record.title,
     });
     this.link.change(change, patch, this.record.title);
@@ -88,13 +97,6 @@ export class ThreadFanout {
   }
 
   syncFrame(): string {
-    return encodeServerFrame('CPP_SYNC_GRAPH', {
-      threadId: this.graph.threadId,
-      rootNodeId: this.graph.rootNodeId,
-      activeHeadMessageId: this.graph.activeHeadMessageId,
-      nodes: this.graph.nodes,
-      version: this.graph.version,
-      title: this.record.title,
-    });
+    return this.syncs.get();
   }
 }

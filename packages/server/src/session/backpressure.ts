@@ -6,7 +6,10 @@ export type ChunkPayload = StreamChunkFrame['payload'];
 export interface BackpressureLimits {
   /** Past this many bytes waiting in the socket, frames wait here and a node's chunks merge. Default 1 MiB. */
   softLimitBytes: number;
-  /** Past this many bytes waiting in the socket and here together, the connection is given up. Default 32 MiB. */
+  /**
+   * Past this many bytes waiting in the socket and here together, the connection is given up. Default 32 MiB. A frame
+   * being written counts: one frame that alone takes the socket's buffer past it gives the connection up too.
+   */
   hardLimitBytes: number;
 }
 
@@ -29,7 +32,9 @@ interface Waiting {
  * a chunk of a node whose previous chunk still waits (with no other frame queued behind that one) is appended to
  * it, which keeps the offset rules: one chunk with the first offset and the concatenated delta. When the socket's
  * buffer and this queue together pass the hard limit, the queue is dropped, nothing more is sent, and `overflow`
- * is called: the connection is closed, and the client resumes from a sync when it reconnects. Every frame of the
+ * is called: the connection is closed, and the client resumes from a sync when it reconnects. The budget is checked
+ * after every write as well, since a single large frame (a sync of a big thread) goes straight into the socket's
+ * buffer, where a reader that never reads would otherwise hold it for good. Every frame of the
  * connection goes through here with a `written` callback, so while frames wait a callback is always on its way.
  */
 export class BackpressureQueue {
@@ -54,12 +59,13 @@ export class BackpressureQueue {
   /** `chunk` is given when `text` is a CPP_STREAM_CHUNK. */
   send(text: string, chunk?: ChunkPayload): void {
     if (this.overflowed) return;
-    if (this.waiting.length === 0 && this.socket.bufferedAmount < this.limits.softLimitBytes) {
-      this.socket.send(text, this.written);
-      return;
-    }
-    this.enqueue(text, chunk);
-    if (this.socket.bufferedAmount + this.waitingBytes > this.limits.hardLimitBytes) this.giveUp();
+    if (this.waiting.length === 0 && this.socket.bufferedAmount < this.limits.softLimitBytes) this.socket.send(text, this.written);
+    else this.enqueue(text, chunk);
+    this.checkBudget();
+  }
+
+  private checkBudget(): void {
+    if (!this.overflowed && this.socket.bufferedAmount + this.waitingBytes > this.limits.hardLimitBytes) this.giveUp();
   }
 
   private enqueue(text: string, chunk: ChunkPayload | undefined): void {
@@ -86,6 +92,7 @@ export class BackpressureQueue {
       this.waitingBytes -= entry.bytes;
       if (entry.chunk && this.open.get(entry.chunk.nodeId) === entry) this.open.delete(entry.chunk.nodeId);
       this.socket.send(entry.merged && entry.chunk ? encodeServerFrame('CPP_STREAM_CHUNK', entry.chunk) : entry.text, this.written);
+      this.checkBudget();
     }
   }
 

@@ -75,7 +75,8 @@ export interface ConversationStore {
   findNodeThread(nodeId: string): Promise<string | undefined>;
 
   /**
-   * Writes every node of the change (insert or replace), the root, the head and the version, in one transaction.
+   * Writes every node of the change (insert or replace), deletes its removed nodes of the thread (a deleted branch)
+   * with their streamed pieces, and writes the root, the head and the version, in one transaction.
    * Throws `StoreConflictError`, writing nothing, when the thread does not exist, its stored version is not
    * `change.baseVersion`, or a node's id is already used in another thread. `meta.title` replaces the title only
    * when given.

@@ -120,6 +120,11 @@ export class MemoryStore implements ConversationStore {
       const owner = this.nodeThreads.get(node.id);
       if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
     }
+    for (const nodeId of change.removedNodeIds ?? []) {
+      if (!thread.nodes.delete(nodeId)) continue;
+      this.nodeThreads.delete(nodeId);
+      this.pieces.delete(nodeId);
+    }
     for (const node of change.nodes) {
       thread.nodes.set(node.id, toNodeRecord(structuredClone(node)));
       this.nodeThreads.set(node.id, change.threadId);

@@ -37,6 +37,8 @@ export const POSTGRES_STATEMENTS = {
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
     WHERE nodes.thread_id = excluded.thread_id`,
+  // Their streamed pieces go with them (ON DELETE CASCADE).
+  deleteNodes: 'DELETE FROM nodes WHERE thread_id = $1 AND node_id = ANY ($2::text[])',
   // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
   selectStreamedText: `
     SELECT streamed_text.node_id AS "nodeId", text_offset AS "offset", text

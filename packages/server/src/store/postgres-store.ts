@@ -156,6 +156,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
   const { threadId } = change;
   const [locked] = (await client.query<{ version: number }>(SQL.lockThreadVersion, [threadId])).rows;
   if (locked?.version !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, locked?.version, change.baseVersion);
+  if (change.removedNodeIds?.length) await client.query(SQL.deleteNodes, [threadId, change.removedNodeIds]);
   for (const node of change.nodes) {
     const row = toNodeRow(threadId, node);
     const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage];

@@ -27,6 +27,7 @@ export interface SqliteStatements {
   selectNodes: Statement<[string], NodeRow>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
+  deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
   insertStreamedText: Statement<StreamedText>;
   deleteStreamedText: Statement<[string]>;
@@ -83,6 +84,8 @@ export function prepareStatements(db: Database): SqliteStatements {
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
+    // Its streamed pieces go with it (ON DELETE CASCADE).
+    deleteNode: db.prepare<{ nodeId: string; threadId: string }>('DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId'),
     // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
     selectStreamedText: db.prepare<[string], TextPieceRow>(`
       SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text

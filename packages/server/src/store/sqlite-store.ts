@@ -164,6 +164,7 @@ export class SqliteStore implements ConversationStore {
     const { threadId } = change;
     const storedVersion = this.statements.selectThreadVersion.get(threadId);
     if (storedVersion !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
+    for (const nodeId of change.removedNodeIds ?? []) this.statements.deleteNode.run({ nodeId, threadId });
     for (const node of change.nodes) {
       const owner = this.statements.selectNodeThread.get(node.id);
       if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);

@@ -14,7 +14,7 @@ import type { ConversationStore, StoredThread } from '../store/conversation-stor
 export type ImportLimits = Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxPromptLength'>;
 
 /**
- * Imports the threads of a document for `ownerDid` (PROTOCOL.md §24.5): all of them, in one transaction, or none.
+ * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them, in one transaction, or none.
  * A malformed document is INVALID_FRAME and one over a limit RATE_LIMITED, before anything is written.
  */
 export async function importThreads(

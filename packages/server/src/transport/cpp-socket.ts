@@ -9,6 +9,11 @@ export interface CPPSocket {
   close(code: number, reason: string): void;
   /** Drops the connection at once, for a peer that does not finish the closing handshake. */
   terminate(): void;
+  /**
+   * Reads messages of at most `bytes` from now on, closing the connection with 1009 as soon as a frame header
+   * announces more; without `bytes`, the transport's own limit applies again.
+   */
+  limitMessageBytes(bytes?: number): void;
   /** Bytes queued but not yet written to the network. */
   readonly bufferedAmount: number;
 }

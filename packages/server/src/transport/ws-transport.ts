@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
 import { Heartbeat } from './heartbeat.js';
 
@@ -23,6 +23,11 @@ export interface WsTransportOptions<Identity> {
   refuseOtherPaths: boolean;
   /** How often each connection is pinged; one that has not answered the previous ping is dropped. 0: never. */
   heartbeatIntervalMs: number;
+  /**
+   * How long a peer has to answer a close frame before it is dropped. `ws` alone waits 30 s, during which a peer closed
+   * for not reading (4429) or not authenticating (4408) would still hold everything buffered for it.
+   */
+  closeHandshakeMs: number;
   /** Decides, before the upgrade completes, who connects, or refuses; it may take its time (a custom verifier). */
   identify(request: IncomingMessage): Identity | UpgradeRefusal | Promise<Identity | UpgradeRefusal>;
   /** A connection is open. */
@@ -46,11 +51,14 @@ const closedTransports = new WeakMap<HttpServer, UpgradeListener>();
 
 /** The only module that knows `ws`: it turns upgrades on the CPP path into sessions over `CPPSocket`. */
 export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsTransportOptions<Identity>): { close(): void } {
-  const sockets = new WebSocketServer({
+  // `closeTimeout` is an option of ws, not yet of @types/ws.
+  const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
     maxPayload: options.maxPayload,
     handleProtocols: () => CPP_SUBPROTOCOL,
-  });
+    closeTimeout: options.closeHandshakeMs,
+  };
+  const sockets = new WebSocketServer(serverOptions);
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
   const closedOne = closedTransports.get(httpServer);
   if (closedOne) httpServer.off('upgrade', closedOne);
@@ -65,7 +73,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
       if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
       sockets.handleUpgrade(request, stream, head, (webSocket) => {
         heartbeat?.watch(webSocket);
-        listen(webSocket, options.connect(wrap(webSocket), identity, request));
+        listen(webSocket, options.connect(wrap(webSocket, options.maxPayload), identity, request));
       });
     };
     const decided = options.identify(request);
@@ -119,8 +127,20 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
   webSocket.on('error', () => undefined);
 }
 
-function wrap(webSocket: WebSocket): CPPSocket {
+/**
+ * ws has one `maxPayload` per server. Its receiver checks each frame header against its own copy, so changing that
+ * copy limits this connection alone, before the frame's payload is buffered (ws 8; the transport tests check it).
+ */
+interface WithReceiver {
+  _receiver?: { _maxPayload: number };
+}
+
+function wrap(webSocket: WebSocket, maxPayload: number): CPPSocket {
   return {
+    limitMessageBytes: (bytes = maxPayload) => {
+      const receiver = (webSocket as unknown as WithReceiver)._receiver;
+      if (receiver) receiver._maxPayload = bytes;
+    },
     send: (text, written) => {
       if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written);
     },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrameRateLimiter } from '../../src/auth/limits/frame-rate-limiter.js';
+import { KeyedRateLimiter } from '../../src/auth/limits/keyed-rate-limiter.js';
 
 describe('FrameRateLimiter', () => {
   it('takes a burst at once, then refills at the rate', () => {
@@ -21,5 +22,19 @@ describe('FrameRateLimiter', () => {
     now = 1000;
     expect(limiter.take()).toBe('accepted');
     expect([limiter.take(), limiter.take(), limiter.take()]).toEqual(['refused', 'refused', 'exceeded']);
+  });
+});
+
+describe('KeyedRateLimiter', () => {
+  it('gives each key its own bucket, and forgets the refilled ones once there are many keys', () => {
+    let now = 0;
+    const limiter = new KeyedRateLimiter(1, 2, () => now);
+    expect([limiter.take('alice'), limiter.take('alice'), limiter.take('alice'), limiter.take('bob')]).toEqual([true, true, false, true]);
+    for (let index = 0; index < 1022; index += 1) limiter.take(`did:key:z${index}`);
+    expect(limiter.size).toBe(1024);
+    now = 2000;
+    limiter.take('carol');
+    expect(limiter.size).toBe(1);
+    expect([limiter.take('alice'), limiter.take('alice'), limiter.take('alice')]).toEqual([true, true, false]);
   });
 });

@@ -7,6 +7,7 @@ import { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
 import { challengeOf, connectAs } from './support/authenticate.js';
 import { TestIdentity } from './support/did-key-identity.js';
+import { ScriptedModel } from '../support/scripted-model.js';
 
 const fixture = useServer();
 
@@ -101,6 +102,37 @@ describe('the thread and node limits', () => {
     client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'two', newNodeId: second.userNodeId }, { id: 'retry' });
     expect(Object.keys((await client.next('CPP_SYNC_GRAPH')).payload.nodes)).toHaveLength(4);
     expect(Object.keys((await requestSync(client, threadId)).nodes)).toHaveLength(4);
+  });
+});
+
+describe('the thread byte limit', () => {
+  it('refuses with RATE_LIMITED a prompt or pivot that would take the thread\'s text past maxThreadBytes, counted in UTF-8', async () => {
+    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), limits: { maxThreadBytes: 40 } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    // 32 bytes in 8 code units, and the answer's 2.
+    const first = await prompt(client, threadId, '🚀'.repeat(8));
+    await completion(client, threadId, first.assistantNodeId);
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'seven b', newNodeId: newMessageId() }, { id: 'over' });
+    expect((await expectError(client, 'RATE_LIMITED', { refId: 'over' })).message).toMatch(/40 bytes/);
+    client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: first.assistantNodeId, userPrompt: 'seven b', newBranchNodeId: newMessageId() }, { id: 'over-pivot' });
+    await expectError(client, 'RATE_LIMITED', { refId: 'over-pivot' });
+    await completion(client, threadId, (await prompt(client, threadId, 'six b!')).assistantNodeId);
+  });
+});
+
+describe('the sync allowance', () => {
+  it('refuses with RATE_LIMITED the syncs of one DID past syncsPerMinute, over all its connections, and not another DID\'s', async () => {
+    await fixture.start({ limits: { syncsPerMinute: 3 } });
+    const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];
+    const { threadId } = await openThread(first);
+    await requestSync(first, threadId);
+    await openThread(second, { threadId });
+    second.send('CPP_SYNC_REQUEST', { threadId }, { id: 'fourth' });
+    expect((await expectError(second, 'RATE_LIMITED', { refId: 'fourth' })).message).toMatch(/3 per minute/);
+    first.send('CPP_THREAD_OPEN', { threadId }, { id: 'fifth' });
+    await expectError(first, 'RATE_LIMITED', { refId: 'fifth' });
+    await openThread(await fixture.connect({ did: 'did:key:zBob' }));
   });
 });
 

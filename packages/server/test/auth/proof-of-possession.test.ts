@@ -1,4 +1,5 @@
-import { CloseCode } from '@promethea/cpp-protocol';
+import type { Socket } from 'node:net';
+import { CloseCode, didKeyFromEd25519PublicKey, encodeBase64Url } from '@promethea/cpp-protocol';
 import { describe, expect, it, vi } from 'vitest';
 import { listThreads, openThread } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
@@ -123,6 +124,15 @@ describe('with auth did-key', () => {
     await expectRefused(client, { did: mallory.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge) }, /another DID/);
   });
 
+  it('refuses the identity point as a key, with the signature R = identity, S = 0 that any message would pass', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    const identityPoint = Uint8Array.from({ length: 32 }, (_, index) => (index === 0 ? 1 : 0));
+    const signature = encodeBase64Url(Uint8Array.from({ length: 64 }, (_, index) => (index === 0 ? 1 : 0)));
+    await expectRefused(client, { did: didKeyFromEd25519PublicKey(identityPoint), nonce: challenge.nonce, signature }, /signature/);
+  });
+
   it('refuses a proof of a DID that is not an Ed25519 did:key', async () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect();
@@ -135,6 +145,25 @@ describe('with auth did-key', () => {
     const refusal = await RawClient.refusal(server.url, { did: 'did:web:example.com' });
     expect(refusal.status).toBe(401);
     expect(refusal.body).toContain('did:key');
+  });
+
+  it('reads no frame larger than 4 KiB before the proof: 1009 as soon as its header announces more, and its usual limit after', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const unproven = await fixture.connect();
+    await challengeOf(unproven);
+    // The header of a 7 MiB text frame and its first kilobyte: the server does not wait for the rest.
+    const socket = (unproven.socket as unknown as { _socket: Socket })._socket;
+    const header = Buffer.alloc(14);
+    header.writeUInt8(0x81, 0);
+    header.writeUInt8(0x80 | 127, 1);
+    header.writeBigUInt64BE(BigInt(7 * 1024 * 1024), 2);
+    socket.write(Buffer.concat([header, Buffer.alloc(1024, 0x20)]));
+    expect(await unproven.closed).toBe(1009);
+
+    const proven = await fixture.connect();
+    await authenticate(proven, alice);
+    proven.send('CPP_THREAD_LIST', {}, { padding: ' '.repeat(64 * 1024) });
+    expect((await proven.next('CPP_THREADS')).payload.threads).toEqual([]);
   });
 
   it('closes with 4408 a connection that does not authenticate in time', async () => {

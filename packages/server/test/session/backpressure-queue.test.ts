@@ -27,6 +27,7 @@ class FakeSocket implements CPPSocket {
 
   close(): void {}
   terminate(): void {}
+  limitMessageBytes(): void {}
 }
 
 function chunk(nodeId: string, offset: number, delta: string): [string, ChunkPayload] {

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { ErrorCode, findInvariantViolations, graphFromSync, newMessageId, newThreadId, type ErrorFrame } from '@promethea/cpp-protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { completion, expectError, listThreads, openThread, prompt, requestSync, type SyncPayload } from '../support/protocol-steps.js';
@@ -155,8 +156,11 @@ function refusalCases(title: string, cases: BadInput[]): void {
   describe(title, () => {
     for (const input of cases) {
       it(`answers ${input.name} with ${input.error.code}, and changes nothing`, async () => {
+        // As sent, before the schema strips what it does not know: only the error's own fields.
+        const raw = once(world.client.socket, 'message').then(([data]) => JSON.parse(String(data)) as { payload: object });
         world.client.sendRaw(input.send(world));
         const error = await expectError(world.client, input.error.code, input.error);
+        for (const key of Object.keys((await raw).payload)) expect(['code', 'message', 'refId', 'refType']).toContain(key);
         if (input.error.refId === undefined) expect(error.refId).toBeUndefined();
         if (input.mentions) expect(error.message).toContain(input.mentions);
         await expectNothingChanged();

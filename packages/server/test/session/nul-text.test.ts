@@ -31,3 +31,31 @@ describe('the NUL character', () => {
     expect(done.update.nodes[answer.assistantNodeId]?.content).toBe('a\uFFFDb\uFFFD');
   });
 });
+
+// SQLite and PostgreSQL keep text as UTF-8, which has no lone surrogate: a stored one came back as U+FFFD after a
+// restart, with another text than clients had been sent.
+describe('surrogates', () => {
+  it('alone in a prompt are refused with INVALID_FRAME, changing nothing; a pair is taken', async () => {
+    await fixture.start({ model: new ScriptedModel(() => ({ chunks: ['ok'] }), { gated: false }) });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client, { patches: true });
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'half \ud83d of a rocket', newNodeId: newMessageId() }, { id: 'lone' });
+    const error = await client.next('CPP_ERROR');
+    expect(error.payload).toMatchObject({ code: ErrorCode.INVALID_FRAME, refId: 'lone' });
+    expect(error.payload.message).toMatch(/^payload\.userPrompt: .*lone surrogate/);
+    expect(client.all('CPP_GRAPH_PATCH')).toEqual([]);
+    await completion(client, threadId, (await prompt(client, threadId, 'a whole 🚀')).assistantNodeId);
+  });
+
+  it('of a pair the model split between two deltas go out in one chunk; a lone one is sent and stored as U+FFFD', async () => {
+    await fixture.start({ model: new ScriptedModel(() => ({ chunks: ['Go \ud83d', '\ude80 now', ' \udc00', ' \ud83d'] }), { gated: false }) });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client, { patches: true });
+    const answer = await prompt(client, threadId, 'Launch');
+    const done = await completion(client, threadId, answer.assistantNodeId);
+    const deltas = client.all('CPP_STREAM_CHUNK').map((chunk) => chunk.payload.delta);
+    for (const delta of deltas) expect(delta).toMatch(/^\P{Surrogate}*$/u);
+    expect(deltas.join('')).toBe('Go 🚀 now \uFFFD \uFFFD');
+    expect(done.update.nodes[answer.assistantNodeId]?.content).toBe('Go 🚀 now \uFFFD \uFFFD');
+  });
+});

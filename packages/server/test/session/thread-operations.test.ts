@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { pathToRoot, type ThreadSummary } from '@promethea/cpp-protocol';
-import { MemoryStore, PostgresStore, SqliteStore, type ConversationStore } from '@promethea/cpp-server';
+import { MemoryStore, type ConversationStore } from '@promethea/cpp-server';
+import { PostgresStore } from '@promethea/cpp-server/postgres';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chunksReceived, completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
@@ -11,7 +13,7 @@ import { temporaryDatabase } from '../support/temporary-database.js';
 
 const chatGptExport = (): unknown[] => JSON.parse(readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
 
-/** The operations on whole threads (PROTOCOL.md §24), end to end over a WebSocket, on each kind of store. */
+/** The operations on whole threads (PROTOCOL.md §25), end to end over a WebSocket, on each kind of store. */
 function describeThreadOperations(storeName: string, openStore: () => Promise<ConversationStore>): void {
   describe(`thread operations on ${storeName}`, () => {
     const fixture = useServer();

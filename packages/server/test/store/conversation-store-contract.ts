@@ -130,6 +130,41 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.expectStoreToMatch();
       });
 
+      it('commits a regenerate: a new answer beside the earlier one, the streaming one kept at its cut', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Tell me about Rome');
+        await driver.stream(first.assistantNodeId, 'Rome was founded');
+        const second = await driver.regenerate(first.userNodeId, { nodeId: first.assistantNodeId, content: 'Rome' });
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[first.userNodeId]?.childrenIds).toEqual([first.assistantNodeId, second]);
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Rome' });
+        expect(graph.nodes[second]).toMatchObject({ status: 'streaming', content: '' });
+        expect(graph.activeHeadMessageId).toBe(second);
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a branch delete: the subtree gone, its parent without it, the head moved up', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi' });
+        const kept = await driver.prompt('Stay', { parentNodeId: first.assistantNodeId });
+        await driver.finish({ nodeId: kept.assistantNodeId, status: 'completed', content: 'Staying' });
+        const doomed = await driver.prompt('Go', { parentNodeId: first.assistantNodeId });
+        await driver.stream(doomed.assistantNodeId, 'Going');
+        await driver.finish({ nodeId: doomed.assistantNodeId, status: 'failed', content: 'Going' });
+        await driver.deleteBranch(doomed.userNodeId);
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[doomed.userNodeId]).toBeUndefined();
+        expect(graph.nodes[doomed.assistantNodeId]).toBeUndefined();
+        expect(graph.nodes[first.assistantNodeId]?.childrenIds).toEqual([kept.userNodeId]);
+        expect(graph.activeHeadMessageId).toBe(first.assistantNodeId);
+        expect(await store.findNodeThread(doomed.assistantNodeId)).toBeUndefined();
+        expect((await store.listThreads(ALICE))[0]?.nodeCount).toBe(4);
+        await driver.expectStoreToMatch();
+      });
+
       it('refuses a change planned against a stale version and writes nothing of it', async () => {
         const driver = await startThread();
         const { userNodeId } = await driver.prompt('Hello');

@@ -29,6 +29,12 @@ export class FrameRateLimiter {
     return this.refusedInARow > this.burst ? 'exceeded' : 'refused';
   }
 
+  /** Whether the bucket is back to a whole burst: as good as a new one. */
+  get full(): boolean {
+    this.refill();
+    return this.tokens >= this.burst;
+  }
+
   private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) * this.perSecond) / 1000);

@@ -17,6 +17,13 @@ export interface ServerLimits {
   maxThreadsPerDid: number;
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
+  /**
+   * Bytes of text (UTF-8, prompts and answers) one thread may hold: a prompt or pivot that would pass it is
+   * RATE_LIMITED. It bounds what one sync of the thread costs to build and to send.
+   */
+  maxThreadBytes: number;
+  /** Full syncs (CPP_THREAD_OPEN, CPP_SYNC_REQUEST) one identity may ask for per minute, at most that many at once: RATE_LIMITED beyond. */
+  syncsPerMinute: number;
   /** Time for the HTTP upgrade request to arrive whole (on the server's own HTTP server): HTTP 408 beyond it. */
   handshakeTimeoutMs: number;
   /** Time from the upgrade to an accepted proof, when one is required: close 4408 beyond it. */
@@ -37,6 +44,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxConnectionsPerDid: 0,
   maxThreadsPerDid: 0,
   maxNodesPerThread: 10_000,
+  maxThreadBytes: 8 * 1024 * 1024,
+  syncsPerMinute: 60,
   handshakeTimeoutMs: 10_000,
   authTimeoutMs: 10_000,
   idleTimeoutMs: 0,

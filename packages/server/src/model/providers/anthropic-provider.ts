@@ -68,6 +68,7 @@ export class AnthropicProvider implements ModelProvider {
           break;
         case 'content_block_delta':
           if (event.delta.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
+          else if (event.delta.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning-delta', text: event.delta.thinking };
           break;
         case 'message_delta':
           // The counts in message_delta are cumulative for the whole message.

@@ -1,0 +1,43 @@
+import { encodeServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import type { ThreadRecord } from '../store/conversation-store.js';
+import { streamingNode } from './thread-guards.js';
+
+/**
+ * A thread's CPP_SYNC_GRAPH, serialised once and shared by every sync until the thread changes. Serialising a
+ * thread of megabytes takes tens of milliseconds of the event loop, which every other connection waits through;
+ * built per request, a few sync requests on one big thread stalled everyone for seconds (issue 21).
+ *
+ * The frame changes with the version, the title, and the text of the streaming node (chunks change no version,
+ * docs/PROTOCOL.md §9.2), so those make up the key: while an answer streams each sync may need a new frame, which
+ * the per-identity sync allowance bounds.
+ */
+export class SyncFrameCache {
+  private key: string | undefined;
+  private frame = '';
+
+  constructor(
+    private readonly graph: ThreadGraph,
+    private readonly record: ThreadRecord,
+  ) {}
+
+  get(): string {
+    const key = this.currentKey();
+    if (key !== this.key) {
+      this.frame = encodeServerFrame('CPP_SYNC_GRAPH', {
+        threadId: this.graph.threadId,
+        rootNodeId: this.graph.rootNodeId,
+        activeHeadMessageId: this.graph.activeHeadMessageId,
+        nodes: this.graph.nodes,
+        version: this.graph.version,
+        title: this.record.title,
+      });
+      this.key = key;
+    }
+    return this.frame;
+  }
+
+  private currentKey(): string {
+    const streaming = streamingNode(this.graph);
+    return JSON.stringify([this.graph.version, this.graph.activeHeadMessageId, this.record.title, streaming?.id, streaming?.content.length]);
+  }
+}
