@@ -10,7 +10,7 @@ export interface ThreadSearch {
 }
 
 /**
- * Searches the identity's threads for `query` (PROTOCOL.md §24.3) whenever it changes. An answer to a query that
+ * Searches the identity's threads for `query` (PROTOCOL.md §25.3) whenever it changes. An answer to a query that
  * has changed since is dropped, so the hits always belong to the query shown.
  */
 export function useThreadSearch(client: CPPClient | null, query: string): ThreadSearch {
