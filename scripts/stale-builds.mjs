@@ -19,12 +19,13 @@ function newest(paths) {
   return time;
 }
 
-/** Whether `tsc -b` has something to build: a project never built, or with a source or configuration newer than its build. */
+/** Whether `tsc -b` has something to build: a project never built, or with a source or tsconfig newer than its build. */
 export function typeScriptIsStale(root) {
   const shared = newest([join(root, 'tsconfig.base.json')]);
   return TYPESCRIPT_PROJECTS.some((project) => {
     const built = newest([join(root, project, 'tsconfig.tsbuildinfo')]);
-    const inputs = newest(['src', 'tsconfig.json', 'package.json'].map((name) => join(root, project, name)));
+    // What tsc -b itself reads: a package.json change alone would leave the build record old, and stale forever.
+    const inputs = newest(['src', 'tsconfig.json'].map((name) => join(root, project, name)));
     return built === 0 || Math.max(inputs, shared) > built;
   });
 }

@@ -10,6 +10,7 @@ export class LazyProvider implements ModelProvider {
   constructor(
     readonly provider: string,
     readonly model: string,
+    readonly reasoning: boolean,
     private readonly load: () => Promise<ModelProvider>,
   ) {}
 

@@ -18,7 +18,7 @@ export function createModelProvider(config: ProviderConfig): ModelProvider {
       const settings = providerSettings(config, 'anthropic');
       if (!settings.apiKey) throw new Error('The anthropic provider needs an API key');
       const apiKey = settings.apiKey;
-      return new LazyProvider('anthropic', settings.model, async () => {
+      return new LazyProvider('anthropic', settings.model, settings.reasoning, async () => {
         const { AnthropicProvider } = await import('./providers/anthropic-provider.js');
         return new AnthropicProvider({ ...settings, apiKey, maxTokens: settings.maxTokens ?? 4096 });
       });
