@@ -5,9 +5,12 @@ import { promisify } from 'node:util';
 import type { ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { temporaryDatabase, type TemporaryDatabase } from '../support/temporary-database.js';
+
+// Each test starts the CLI once to three times: a process of its own, slow on a loaded machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const CLI = fileURLToPath(new URL('../../dist/cli/cpp-server.js', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url));
