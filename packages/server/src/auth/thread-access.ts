@@ -1,25 +1,12 @@
-import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadSummary } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
 import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
+import { threadSize, type ThreadSize } from './limits/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
-
-/** What a thread holds, as the thread limits count it. */
-export interface ThreadSize {
-  nodes: number;
-  /** UTF-8 bytes of the nodes' text. */
-  bytes: number;
-}
-
-export function threadSize(graph: ThreadGraph): ThreadSize {
-  let bytes = 0;
-  const nodes = Object.values(graph.nodes);
-  for (const node of nodes) bytes += Buffer.byteLength(node.content);
-  return { nodes: nodes.length, bytes };
-}
 
 export interface ThreadAccessSettings {
   /**

@@ -27,7 +27,7 @@ export function importCommand(): Command {
       const format = flags.format ?? recogniseFormat(document);
       const { store, description } = await openStore(flags, () => {});
       try {
-        const threads = await importThreads(store, flags.did, format, document, { maxThreadsPerDid: 0, maxNodesPerThread: 0, maxPromptLength: 0 });
+        const threads = await importThreads(store, flags.did, format, document, { maxThreadsPerDid: 0, maxNodesPerThread: 0, maxThreadBytes: 0, maxPromptLength: 0 });
         console.log(`imported ${threads.length} thread${threads.length === 1 ? '' : 's'} (${format}) for ${flags.did} into ${description}`);
         for (const { threadId, title, nodeCount } of threads) console.log(`  ${threadId}  ${nodeCount} messages  ${title}`);
       } catch (error) {

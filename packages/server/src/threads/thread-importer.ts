@@ -8,10 +8,11 @@ import {
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
 import type { ServerLimits } from '../auth/limits/server-limits.js';
+import { threadSize } from '../auth/limits/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
 
 /** The limits an import respects, as a prompt does; 0 turns one off. */
-export type ImportLimits = Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxPromptLength'>;
+export type ImportLimits = Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength'>;
 
 /**
  * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them, in one transaction, or none.
@@ -41,11 +42,15 @@ function readDocument(format: ImportFormat, document: unknown): ImportedThread[]
 }
 
 async function checkLimits(store: ConversationStore, ownerDid: string, threads: readonly ImportedThread[], limits: ImportLimits): Promise<void> {
-  const { maxThreadsPerDid, maxNodesPerThread, maxPromptLength } = limits;
+  const { maxThreadsPerDid, maxNodesPerThread, maxThreadBytes, maxPromptLength } = limits;
   for (const [index, { graph }] of threads.entries()) {
     const nodes = Object.values(graph.nodes);
     if (maxNodesPerThread > 0 && nodes.length > maxNodesPerThread) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${index + 1} of the document holds ${nodes.length} messages; the limit is ${maxNodesPerThread}`);
+    }
+    const { bytes } = threadSize(graph);
+    if (maxThreadBytes > 0 && bytes > maxThreadBytes) {
+      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${index + 1} of the document holds ${bytes} bytes of text; the limit is ${maxThreadBytes}`);
     }
     const longPrompt = maxPromptLength > 0 ? nodes.find((node) => node.role === 'user' && node.content.length > maxPromptLength) : undefined;
     if (longPrompt) {

@@ -22,7 +22,7 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
     afterAll(() => Promise.all(stores.map((store) => store.close())));
     let store: ConversationStore;
 
-    async function startWith(options: { model?: ScriptedModel; limits?: { maxNodesPerThread: number } }): Promise<void> {
+    async function startWith(options: { model?: ScriptedModel; limits?: { maxNodesPerThread?: number; maxThreadBytes?: number } }): Promise<void> {
       store = await openStore();
       stores.push(store);
       await fixture.start({ ...options, store });
@@ -195,6 +195,15 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         alice.send('CPP_THREAD_IMPORT', { format: 'chatgpt', document: chatGptExport() }, { id: 'too-big' });
         const limited = await expectError(alice, 'RATE_LIMITED', { refId: 'too-big' });
         expect(limited.message).toMatch(/7 messages; the limit is 6/);
+        expect(await listThreads(alice)).toEqual([]);
+      });
+
+      it('refuses a document holding a thread past the text limit with RATE_LIMITED, importing nothing', async () => {
+        await startWith({ limits: { maxThreadBytes: 64 } });
+        const alice = await fixture.connect();
+        alice.send('CPP_THREAD_IMPORT', { format: 'chatgpt', document: chatGptExport() }, { id: 'too-long' });
+        const limited = await expectError(alice, 'RATE_LIMITED', { refId: 'too-long', refType: 'CPP_THREAD_IMPORT' });
+        expect(limited.message).toMatch(/bytes of text; the limit is 64$/);
         expect(await listThreads(alice)).toEqual([]);
       });
     });
