@@ -1,7 +1,37 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+const ALL = ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'conformance/test/**/*.test.ts', 'bench/test/**/*.test.ts', 'test/**/*.test.ts'];
+
+/** Pure logic: no socket, no file, no process, no database. `npm run test:unit` runs them in seconds. */
+const UNIT = [
+  'packages/protocol/test/**/*.test.ts',
+  'packages/server/test/engine/**/*.test.ts',
+  'packages/server/test/auth/{client-address-and-audience,frame-rate-limiter,proof-check,replay-cache}.test.ts',
+  'packages/server/test/cluster/{local-cluster,remote-frame}.test.ts',
+  'packages/server/test/model/{demo-provider,generation-runner,model-flags,provider-factory}.test.ts',
+  'packages/server/test/session/backpressure-queue.test.ts',
+  'packages/server/test/store/memory-store.test.ts',
+  'packages/client/test/{reconnect-policy,session-url}.test.ts',
+  'packages/client/test/cli/format-tree.test.ts',
+  'packages/client/test/identity/{did-key-identity,kept-identity}.test.ts',
+  'packages/react/test/{branch,graph-snapshot}.test.ts',
+  'conformance/test/{pattern,thread-copies}.test.ts',
+  'bench/test/paced-tokens.test.ts',
+  'test/bench-harness.test.ts',
+  'apps/web/test/tree-layout.test.ts',
+];
+
+/** Chromium driven through playwright-core: the web UI, and the client SDK in a browser. */
+const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts'];
+
+/**
+ * Soak-sized suites: a sample of their size in `npm test`, all of it under `npm run test:soak` (see
+ * test/support/soak-size.ts).
+ */
+const SOAK = ['packages/server/test/reliability/crash-loop.test.ts', 'packages/client/test/reliability/flaky-clients.test.ts', 'packages/server/test/auth/fuzz.test.ts'];
 
 // Tests run against the TypeScript sources of the workspace packages; tests that spawn the CLI use the build,
 // which `npm test` makes first.
@@ -15,8 +45,25 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'conformance/test/**/*.test.ts', 'bench/test/**/*.test.ts', 'test/**/*.test.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Timeouts only catch a test that hangs: on a shared two-core machine starting a process or a browser alone
+    // can take seconds, and a test that waits for its events is not made flaky by a long limit.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Most tests wait on sockets, timers and other processes rather than the CPU: two files at a time keep two
+    // cores busy (Vitest's default is one fewer than the cores, so one here). Three starved each other of CPU on a
+    // machine already loaded.
+    maxWorkers: 2,
+    // One module graph per worker for all its files: loading the packages once per file was most of the suite's CPU
+    // time (6× the unit project's). So a test file must leave no state behind: fixtures close what they open after
+    // each test, fake timers are put back, and a support module registers no top-level hook (use onTestFinished).
+    isolate: false,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000 } },
+      // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
+      { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK] } },
+      // Each file launches its Chromium once (web-harness.ts) and closes it after its last test.
+      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true } },
+      { extends: true, test: { name: 'soak', include: SOAK } },
+    ],
   },
 });

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CPPClient } from '@promethea/cpp-client';
+import { CPPServer } from '@promethea/cpp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The spec's Quick Start code, run as written: both blocks are kept verbatim in examples/quick-start, and only the
@@ -48,6 +49,28 @@ describe('the spec Quick Start', () => {
     expect(output.stderr).toBe('');
   });
 
+  it("README: the client snippet for the Quick Start server streams its answer, and exits once it closed", async () => {
+    const [forQuickStartServer] = await readmeClientSnippets();
+    const output = run(await pointedAt(forQuickStartServer!, port, 'readme-client.mjs'));
+    expect(await output.exited).toBe(0);
+    expect(output.stdout).toMatch(/(Streaming new branch:[^\n]*\n){3}/);
+    expect(output.stderr).toBe('');
+  });
+
+  it('README: the client snippet for `npm start` proves a did:key, streams its answer, and exits once it closed', async () => {
+    const provingServer = new CPPServer({ port: 0, host: '127.0.0.1', auth: 'did-key' });
+    try {
+      await provingServer.ready;
+      const [, forNpmStart] = await readmeClientSnippets();
+      const output = run(await pointedAt(forNpmStart!, Number(new URL(provingServer.url).port), 'readme-did-key-client.mjs'));
+      expect(await output.exited).toBe(0);
+      expect(output.stdout).toMatch(/(Streaming new branch:[^\n]*\n){3}/);
+      expect(output.stderr).toBe('');
+    } finally {
+      await provingServer.close();
+    }
+  });
+
   it("server: the 'pivot' listener halts the running answer and spawns the sibling branch", async () => {
     const client = new CPPClient({ endpoint: `ws://127.0.0.1:${port}/v1/cpp/session`, did: 'did:key:z6MkQuickStart' });
     const threadId = (await client.openThread()).threadId;
@@ -67,9 +90,25 @@ describe('the spec Quick Start', () => {
   });
 });
 
+/** The README's client snippets (its `js` blocks that make a CPPClient), in order. */
+async function readmeClientSnippets(): Promise<string[]> {
+  const readme = await readFile(join(root, 'README.md'), 'utf8');
+  return [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((match) => match[1]!).filter((code) => code.includes('new CPPClient'));
+}
+
+/** A snippet written to the work folder, its endpoint (localhost:8080, as the README says) pointed at `target`. */
+async function pointedAt(code: string, target: number, name: string): Promise<string> {
+  expect(code).toContain("'ws://localhost:8080/v1/cpp/session'");
+  const file = join(workDir, name);
+  await writeFile(file, code.replace('ws://localhost:8080', `ws://127.0.0.1:${target}`));
+  return file;
+}
+
 interface Output {
   stdout: string;
   stderr: string;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
   until(condition: () => boolean | Promise<boolean>): Promise<void>;
 }
 
@@ -79,6 +118,7 @@ function run(file: string): Output {
   const output: Output = {
     stdout: '',
     stderr: '',
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
     async until(condition) {
       while (!(await condition())) {
         if (child.exitCode !== null) throw new Error(`${file} exited (${child.exitCode}): ${output.stderr}`);

@@ -1,6 +1,7 @@
 import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
-import { CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
+import type { CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../packages/server/test/support/start-server.js';
 import { startBaselineServer } from '../src/baseline-server.js';
 import { LoadStream, type LoadTarget } from '../src/load-stream.js';
 import { PacedProvider } from '../src/paced-provider.js';
@@ -20,17 +21,20 @@ interface Received {
   dueTimes: number[];
 }
 
-/** Starts one load stream and collects what it hands over for `ms`. */
-async function stream(target: LoadTarget, ms: number): Promise<Received & { firstDue: number }> {
+/** Starts one load stream and collects what it hands over until `tokens` tokens have come. */
+async function stream(target: LoadTarget, tokens: number): Promise<Received & { firstDue: number }> {
   const received: Received = { frames: 0, dueTimes: [] };
+  let enough = (): void => undefined;
+  const collected = new Promise<void>((resolve) => (enough = resolve));
   const load = await LoadStream.connect(target, (bytes, from) => {
     received.frames += 1;
     readDueTimes(bytes, from, (due) => received.dueTimes.push(due));
+    if (received.dueTimes.length >= tokens) enough();
   });
   cleanup.push(() => load.close());
   const firstDue = await load.start(performance.now());
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return { ...received, firstDue };
+  if (tokens > 0) await collected;
+  return { ...received, dueTimes: received.dueTimes.slice(), firstDue };
 }
 
 async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
@@ -40,8 +44,7 @@ async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
 }
 
 async function cpp(options: CPPServerOptions = {}): Promise<LoadTarget> {
-  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
-  await server.ready;
+  const server = await startServer({ model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
   cleanup.push(() => server.close());
   return { url: `ws://127.0.0.1:${server.port}${CPP_SESSION_PATH}`, kind: 'cpp' };
 }
@@ -57,19 +60,19 @@ function expectConsecutive(dueTimes: readonly number[], firstDue: number): void 
 
 describe('a load stream', () => {
   it('gets every token from the raw baseline, several to a chunk as CPP paces them', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await raw(CHUNK_MS), 300);
+    const { frames, dueTimes, firstDue } = await stream(await raw(CHUNK_MS), 60);
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });
 
   it('gets one chunk per token from the raw baseline when the chunk interval is 0', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await raw(0), 200);
+    const { frames, dueTimes, firstDue } = await stream(await raw(0), 40);
     expectConsecutive(dueTimes, firstDue);
     expect(frames).toBe(dueTimes.length);
   });
 
   it('gets every token of a CPP answer, in paced chunks, and nothing but chunks', async () => {
-    const { frames, dueTimes, firstDue } = await stream(await cpp(), 300);
+    const { frames, dueTimes, firstDue } = await stream(await cpp(), 60);
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });

@@ -1,12 +1,14 @@
 import { CPP_DID_QUERY_PARAMETER, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import type { CPPClientOptions } from './client-options.js';
 import { CPPClient as CPPClientCore } from './cpp-client.js';
+import { BROWSER_OPEN_FAILURE, OpenFailureSocket } from './open-failure-socket.js';
 import { sessionUrl } from './session-url.js';
 import type { WebSocketConstructor } from './web-socket-like.js';
 
 /**
  * The browser client: the native WebSocket. Browsers cannot set headers on a WebSocket, so the DID travels as the
- * `did` query parameter instead of the X-Client-Sovereign-DID header.
+ * `did` query parameter instead of the X-Client-Sovereign-DID header. Nor can a page see why a socket failed to open,
+ * and a failure says so.
  */
 export class CPPClient extends CPPClientCore {
   constructor(options: CPPClientOptions) {
@@ -14,7 +16,7 @@ export class CPPClient extends CPPClientCore {
     super(options, (endpoint, did) => {
       const url = sessionUrl(endpoint);
       if (did !== undefined) url.searchParams.set(CPP_DID_QUERY_PARAMETER, did);
-      return new Socket(url.href, CPP_SUBPROTOCOL);
+      return new OpenFailureSocket(new Socket(url.href, CPP_SUBPROTOCOL), () => BROWSER_OPEN_FAILURE);
     });
   }
 }

@@ -48,6 +48,8 @@ export interface PromptOptions {
   parentNodeId?: string;
   /** Refuse with CONFLICT if the thread has changed since this version. */
   expectedVersion?: number;
+  /** The id of the model to answer with, one of `listModels()`; default: the server's default model. */
+  model?: string;
   /** Each piece of the answer's text, in order, as it streams. */
   onStream?: (delta: string) => void;
 }
@@ -57,6 +59,8 @@ export interface PivotOptions {
   threadId?: string;
   /** How much of the interrupted node the user has seen; default: all that this client holds of it. */
   receivedContentLength?: number;
+  /** The id of the model to answer the new prompt with; default: the server's default model. */
+  model?: string;
   onStream?: (delta: string) => void;
 }
 

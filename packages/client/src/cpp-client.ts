@@ -10,6 +10,7 @@ import {
   type ServerFrame,
   type ThreadGraph,
   type ThreadSummary,
+  type ModelsFrame,
 } from '@promethea/cpp-protocol';
 import { EventEmitter } from 'eventemitter3';
 import type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
@@ -115,6 +116,7 @@ export class CPPClient {
       newNodeId: userNodeId,
       ...(options.parentNodeId === undefined ? {} : { parentNodeId: options.parentNodeId }),
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.model === undefined ? {} : { model: options.model }),
     });
     return this.generate(frame, { threadId, userNodeId, onStream: options.onStream });
   }
@@ -126,7 +128,7 @@ export class CPPClient {
   async pivot(options: PivotOptions): Promise<GenerationResult> {
     const threadId = await this.ensureThread(options.threadId);
     const interrupted = this.streamingNode(threadId);
-    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, onStream: options.onStream });
+    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream: options.onStream });
     const newBranchNodeId = newMessageId();
     const receivedContentLength = options.receivedContentLength ?? interrupted.content.length;
     const frame = this.frames.create('CPP_PIVOT_INIT', {
@@ -135,6 +137,7 @@ export class CPPClient {
       userPrompt: options.userPrompt,
       newBranchNodeId,
       receivedContentLength,
+      ...(options.model === undefined ? {} : { model: options.model }),
     });
     this.requests.interrupting(interrupted.id, receivedContentLength);
     return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
@@ -174,6 +177,12 @@ export class CPPClient {
     this.requests.interrupting(node.id, receivedContentLength);
     const stopped = (reply: ServerFrame) => notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id);
     await this.request(frame, new FrameWaiter(frame.id, (reply) => (stopped(reply) ? { value: undefined } : undefined), threadId));
+  }
+
+  /** The models the server offers, and the id of the one a prompt without `model` gets. */
+  listModels(): Promise<ModelsFrame['payload']> {
+    const frame = this.frames.create('CPP_MODEL_LIST', {});
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_MODELS' ? { value: reply.payload } : undefined)));
   }
 
   listThreads(): Promise<ThreadSummary[]> {

@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { rolldown } from 'rolldown';
@@ -20,7 +23,7 @@ async function browserBundle(): Promise<string> {
   return output[0].code;
 }
 
-describe('the browser entry in Chromium, against a server that never answers the upgrade', () => {
+describe('the browser entry in Chromium, against a server that does not let it connect', () => {
   let browser: Browser;
   let script: string;
   beforeAll(async () => {
@@ -47,6 +50,24 @@ describe('the browser entry in Chromium, against a server that never answers the
       expect(hole.accepted).toBe(1);
     } finally {
       await hole.close();
+    }
+  });
+
+  it('says that a browser is not told why the server refused the upgrade', async () => {
+    const refusing = createServer().on('upgrade', (_request, socket: Duplex) => socket.end('HTTP/1.1 401 Unauthorized\r\n\r\nnot you'));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await browser.newPage();
+      await page.addScriptTag({ content: script });
+      const failure = await page.evaluate(async (endpoint) => {
+        const { CPPClient } = (globalThis as unknown as { CPP: typeof BrowserEntry }).CPP;
+        const error = await new CPPClient({ endpoint }).ready().then(() => undefined, (reason: unknown) => reason as Error);
+        return { name: error?.name, message: error?.message };
+      }, `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}`);
+      expect(failure.name).toBe('ConnectionClosedError');
+      expect(failure.message).toMatch(/^CPP connection closed \(1006: the WebSocket failed before it opened, and browsers do not tell a page why: .*network panel/);
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
     }
   });
 });

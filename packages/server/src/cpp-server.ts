@@ -16,6 +16,7 @@ import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
 import { DemoProvider } from './model/demo-provider.js';
+import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
 import { ObservedStore } from './observability/observed-store.js';
@@ -39,8 +40,15 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   server?: HttpServer;
   /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
   store?: ConversationStore;
-  /** The model that answers. Default: the deterministic demo model. */
+  /** The model that answers. Default: the deterministic demo model. Give `models` instead to offer several. */
   model?: ModelProvider;
+  /**
+   * The models clients may choose from (CPP_MODEL_LIST), each named by its id on a prompt or pivot. Default: `model`
+   * alone. Not together with `model`.
+   */
+  models?: readonly ModelEntry[];
+  /** The id of the model a prompt without `model` gets. Default: the first of `models`. */
+  defaultModel?: string;
   /** Largest accepted frame in bytes (default 1 MiB); larger ones get FRAME_TOO_LARGE, 8× larger close with 1009. */
   maxFrameBytes?: number;
   /** How often streamed text is persisted while it streams, in milliseconds (default 200); one batch for all answers. */
@@ -122,6 +130,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly ownsHttpServer: boolean;
   private readonly ownsStore: boolean;
   private readonly store: ConversationStore;
+  private readonly models: ModelCatalog;
   private readonly registry: ThreadRegistry;
   private readonly persister: StreamPersister;
   private readonly access: AccessControl;
@@ -143,6 +152,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       threads: () => this.registry.size,
       bufferedBytes: () => [...this.sessions].reduce((sum, session) => sum + session.bufferedBytes, 0),
     }));
+    this.models = modelCatalogOf(options);
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore();
     this.store = new ObservedStore(store, this.observers);
@@ -153,7 +163,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.cluster = new ClusterCoordinator(this.clusterTransport, this.store, timings, (error) => this.reportError(error));
     this.persister = new StreamPersister(this.store, options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS, (error) => this.reportError(error));
     this.registry = new ThreadRegistry(this.store, {
-      model: options.model ?? new DemoProvider(),
+      models: this.models,
       chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
       persister: this.persister,
       observers: this.observers,
@@ -217,6 +227,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),
         access: this.access.threads,
         store: this.store,
+        models: this.models,
         maxFrameBytes,
         observers: this.observers,
         backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
@@ -300,4 +311,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (!this.options.cluster) await this.clusterTransport.close();
     if (this.ownsStore) await this.store.close();
   }
+}
+
+function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {
+  if (model && models) throw new Error('Give the server `model` or `models`, not both');
+  return new ModelCatalog(models ?? [{ provider: model ?? new DemoProvider() }], defaultModel);
 }

@@ -18,6 +18,7 @@ export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js'
 export { RedisClusterTransport, DEFAULT_REDIS_PREFIX, type RedisClusterOptions } from './cluster/redis-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
+export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CPPServer, DemoProvider, MemoryStore, type ModelProvider } from '@promethea/cpp-server';
+import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type ModelProvider } from '@promethea/cpp-server';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
+import { startServer } from '../../../../packages/server/test/support/start-server.js';
 import { ChatPage } from './chat-page.js';
 
 const STATIC_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
@@ -48,23 +49,21 @@ afterAll(async () => {
  * gets from `npm start`. The server and the browser profiles are closed after each test.
  */
 export class WebHarness {
-  private server: CPPServer;
-  private readonly store = new MemoryStore();
   private readonly contexts: BrowserContext[] = [];
 
   private constructor(
     private readonly browser: Browser,
     private readonly options: HarnessOptions,
-  ) {
-    this.server = this.createServer(0);
-  }
+    private readonly store: MemoryStore,
+    private server: CPPServer,
+  ) {}
 
   static async start(options: HarnessOptions = {}): Promise<WebHarness> {
     if (!existsSync(`${STATIC_DIR}/index.html`)) throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
     sharedBrowser ??= chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
-    const harness = new WebHarness(await sharedBrowser, options);
+    const store = new MemoryStore();
+    const harness = new WebHarness(await sharedBrowser, options, store, await startWebServer(options, store, 0));
     opened.push(harness);
-    await harness.server.ready;
     return harness;
   }
 
@@ -95,20 +94,19 @@ export class WebHarness {
   }
 
   async restartServer(port: number): Promise<void> {
-    this.server = this.createServer(port);
-    await this.server.ready;
+    this.server = await startWebServer(this.options, this.store, port);
   }
 
   async close(): Promise<void> {
     await Promise.all(this.contexts.map((context) => context.close()));
     await this.server.close();
   }
+}
 
-  private createServer(port: number): CPPServer {
-    const model = this.options.model ?? new DemoProvider(this.options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
-    // As `npm start` runs it: every connection proves its did:key.
-    return new CPPServer({ port, host: '127.0.0.1', model, store: this.store, staticDir: STATIC_DIR, auth: 'did-key' });
-  }
+function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
+  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
+  // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
+  return startServer({ port, model, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS });
 }
 
 /** Saves what the page looks like now as test-output/web/<name>.png, for a person to look at. */

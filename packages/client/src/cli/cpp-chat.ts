@@ -2,8 +2,10 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { CPPClient, fileIdentity } from '../node.js';
-import { ChatSession, type ChatOutput } from './chat-session.js';
+import { PlainOutput, type ChatOutput } from './chat-output.js';
+import { ChatSession } from './chat-session.js';
 import { defaultIdentityFile } from './identity-file.js';
+import { TerminalScreen } from './terminal-screen.js';
 
 const USAGE = [
   'usage: cpp-chat URL [--identity FILE | --did DID] [--thread ID]',
@@ -11,12 +13,10 @@ const USAGE = [
   '  --did DID        claim DID without proving it, for a server run with --auth claimed',
 ].join('\n');
 
-const output: ChatOutput = {
-  write: (text) => process.stdout.write(text),
-  error: (text) => process.stderr.write(text),
-};
-
-/** A terminal client: each line is a prompt, or a pivot while an answer streams; commands start with '/'. */
+/**
+ * A terminal client: each line is a prompt, or a pivot while an answer streams; commands start with '/'. On a
+ * terminal the line being typed stays below the streaming answer (TerminalScreen); with pipes, plain text.
+ */
 async function main(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -25,22 +25,30 @@ async function main(args: string[]): Promise<number> {
   });
   const [endpoint] = positionals;
   if (values.help || endpoint === undefined || positionals.length > 1 || (values.did !== undefined && values.identity !== undefined)) {
-    output.error(`${USAGE}\n`);
+    process.stderr.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
+
+  const interactive = process.stdin.isTTY && process.stdout.isTTY;
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity, ...(interactive ? { output: process.stdout, terminal: true } : {}) });
+  const screen = interactive ? new TerminalScreen(lines, process.stdout) : undefined;
+  const output: ChatOutput = screen ?? new PlainOutput(process.stdout, process.stderr);
+  // Before anything else hears the line: readline has moved below it, and the screen must know at once.
+  if (screen) lines.on('line', () => screen.submitted());
 
   // A dropped connection ends the chat (and says so) rather than reconnecting behind the person's back.
   const who = values.did === undefined ? { identity: await fileIdentity(values.identity ?? defaultIdentityFile()) } : { did: values.did };
   const client = new CPPClient({ endpoint, reconnect: false, ...who });
   const session = new ChatSession(client, output);
   client.on('error', (error) => session.report(error));
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   let leaving = false;
   client.on('status', (status) => {
     if (status !== 'closed' || leaving) return;
-    output.error('connection closed\n');
+    output.error('connection closed');
     lines.close();
   });
+  // Ctrl-C stops the answer that streams; with none, it leaves.
+  lines.on('SIGINT', () => (session.answering ? void session.stop() : lines.close()));
 
   try {
     await session.open(values.thread);
@@ -50,7 +58,7 @@ async function main(args: string[]): Promise<number> {
       if (quit) break;
     }
     if (client.status === 'closed') return 1;
-    // Input ended (a pipe, or Ctrl-D): let the answers finish. /quit leaves at once.
+    // Input ended (a pipe, Ctrl-D or Ctrl-C): let the answers finish. /quit leaves at once.
     if (!quit) await session.settle();
     return 0;
   } catch (error) {

@@ -10,21 +10,34 @@ interface Line {
 }
 
 /**
- * The thread as an indented tree with each node's id, role, status and the start of its text, the head marked.
- * A lone child continues at its parent's column, so a long linear conversation does not drift to the right;
- * only branch points indent. Iterative, so a deep thread cannot overflow the stack.
+ * The thread as an indented tree, one numbered line per node with its id, role, status and the start of its text,
+ * the head marked. The numbers are the nodes' places in `treeOrder`, by which commands name them. A lone child
+ * continues at its parent's column, so a long linear conversation does not drift to the right; only branch points
+ * indent.
  */
 export function formatTree(graph: ThreadGraph): string {
-  if (graph.rootNodeId === null) return '(empty thread)';
-  const output: string[] = [];
-  const pending: Line[] = [{ nodeId: graph.rootNodeId, indent: '', connector: '' }];
+  const lines = treeOrder(graph);
+  if (lines.length === 0) return '(empty thread)';
+  const width = String(lines.length).length;
+  return lines
+    .map(({ node, indent, connector }, index) => {
+      const head = node.id === graph.activeHeadMessageId ? '  <- head' : '';
+      return `${String(index + 1).padStart(width)}  ${indent}${connector}${describe(node)}${head}`;
+    })
+    .join('\n');
+}
+
+/** The thread's nodes in the order the tree draws them (depth first), each with what is drawn left of it. Iterative, so a deep thread cannot overflow the stack. */
+export function treeOrder(graph: ThreadGraph): (Line & { node: MessageNode })[] {
+  const output: (Line & { node: MessageNode })[] = [];
+  const pending: Line[] = graph.rootNodeId === null ? [] : [{ nodeId: graph.rootNodeId, indent: '', connector: '' }];
   for (let line = pending.pop(); line; line = pending.pop()) {
     const node = getNode(graph, line.nodeId);
     if (!node) continue;
-    output.push(`${line.indent}${line.connector}${describe(node)}${node.id === graph.activeHeadMessageId ? '  <- head' : ''}`);
+    output.push({ ...line, node });
     pending.push(...childLines(node, continuation(line)).reverse());
   }
-  return output.join('\n');
+  return output;
 }
 
 function childLines(node: MessageNode, indent: string): Line[] {

@@ -53,14 +53,14 @@ describe('cpp-chat against a scripted server', () => {
     await chat.stdout.until('thread thread_commands');
 
     chat.type('/threads');
-    await chat.stdout.until('* thread_commands "" (0 messages)');
+    await chat.stdout.until('1 * thread_commands "" (0 messages)');
     chat.type('/anchor msg_missing');
-    await chat.stderr.until('error: NOT_FOUND');
+    await chat.stderr.until('error: no message id starts with msg_missing: /tree lists them');
     chat.type('/nonsense');
     await chat.stderr.until('unknown command /nonsense');
     chat.type('/stop');
     chat.type('/help');
-    await chat.stdout.until('/anchor ID');
+    await chat.stdout.until('/anchor MSG');
     chat.type('/open thread_other');
     await chat.stdout.until('thread thread_other (0 messages)');
     chat.type('Hello there');
@@ -85,7 +85,10 @@ describe('cpp-chat against a scripted server', () => {
     await server.frame('CPP_PROMPT');
     const firstAnswer = server.streaming('thread_anchor');
     server.complete('thread_anchor', firstAnswer);
-    chat.type('/anchor ' + server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId);
+    // The answer (empty) has ended on screen: the chat's mirror holds the question.
+    await chat.stdout.until(/commands\n\n$/);
+    // The question is message 1 of /tree, and the start of its id names it too.
+    chat.type('/anchor ' + server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId.slice(0, -3));
     await chat.stdout.until('head is now');
     chat.type('Second question');
     const second = await server.frame('CPP_PROMPT', 2);

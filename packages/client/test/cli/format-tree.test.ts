@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { formatTree } from '../../src/cli/format-tree.js';
 
 describe('formatTree', () => {
-  it('draws branches, keeps lone children in their column and marks the head', () => {
+  it('numbers the messages, draws branches, keeps lone children in their column and marks the head', () => {
     const graph = emptyGraph('thread_tree');
     const createdAt = 1;
     applyChange(graph, planPrompt(graph, { userNodeId: 'msg_u1', userPrompt: 'Explain\nSNNs', assistantNodeId: 'msg_a1', createdAt }));
@@ -13,12 +13,12 @@ describe('formatTree', () => {
 
     expect(formatTree(graph)).toBe(
       [
-        'msg_u1 user completed "Explain SNNs"',
-        'msg_a1 assistant interrupted "Spiking neural"',
-        '├─ msg_u2 user completed "Rust"',
-        '│  msg_a2 assistant streaming ""',
-        '└─ msg_u3 user completed "Go"',
-        '   msg_a3 assistant streaming ""  <- head',
+        '1  msg_u1 user completed "Explain SNNs"',
+        '2  msg_a1 assistant interrupted "Spiking neural"',
+        '3  ├─ msg_u2 user completed "Rust"',
+        '4  │  msg_a2 assistant streaming ""',
+        '5  └─ msg_u3 user completed "Go"',
+        '6     msg_a3 assistant streaming ""  <- head',
       ].join('\n'),
     );
   });
@@ -26,7 +26,7 @@ describe('formatTree', () => {
   it('shortens long text', () => {
     const graph = emptyGraph('thread_long');
     applyChange(graph, planPrompt(graph, { userNodeId: 'msg_u', userPrompt: 'x'.repeat(100), assistantNodeId: 'msg_a', createdAt: 1 }));
-    expect(formatTree(graph).split('\n')[0]).toBe(`msg_u user completed "${'x'.repeat(59)}…"`);
+    expect(formatTree(graph).split('\n')[0]).toBe(`1  msg_u user completed "${'x'.repeat(59)}…"`);
   });
 
   it('says when the thread is empty', () => {

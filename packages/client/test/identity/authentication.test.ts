@@ -1,6 +1,7 @@
 import { CPPClient, DidKeyIdentity, type CPPClientOptions, type DidSigner } from '@promethea/cpp-client';
-import { CPPServer, DemoProvider, type CPPServerOptions } from '@promethea/cpp-server';
+import { DemoProvider, type CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -8,10 +9,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startServer(options: CPPServerOptions = {}): Promise<{ server: CPPServer; proven: string[] }> {
-  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider({ delayMs: 0, words: 12 }), auth: 'did-key', ...options });
+/** A did-key server, and the DIDs it saw proven. */
+async function startProvingServer(options: CPPServerOptions = {}): Promise<{ server: CPPServer; proven: string[] }> {
+  const server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 12 }), auth: 'did-key', ...options });
   cleanups.push(() => server.close());
-  await server.ready;
   const proven: string[] = [];
   server.on('authenticated', ({ identity }) => proven.push(identity.did));
   return { server, proven };
@@ -25,7 +26,7 @@ function connect(endpoint: string, options: Partial<CPPClientOptions> = {}): CPP
 
 describe('a client with an identity', () => {
   it('proves it to a did-key server and acts as it', async () => {
-    const { server, proven } = await startServer();
+    const { server, proven } = await startProvingServer();
     const alice = DidKeyIdentity.generate();
     const client = connect(server.url, { identity: alice });
     const { threadId } = await client.openThread();
@@ -35,7 +36,7 @@ describe('a client with an identity', () => {
   });
 
   it('takes a private key, or any signer, sync or async', async () => {
-    const { server, proven } = await startServer();
+    const { server, proven } = await startProvingServer();
     const key = DidKeyIdentity.generate().toStored().privateKey;
     await connect(server.url, { identity: key }).listThreads();
     const wallet = DidKeyIdentity.generate();
@@ -45,28 +46,28 @@ describe('a client with an identity', () => {
   });
 
   it("cannot open another identity's thread: FORBIDDEN", async () => {
-    const { server } = await startServer();
+    const { server } = await startProvingServer();
     const { threadId } = await connect(server.url, { identity: DidKeyIdentity.generate() }).openThread();
     const intruder = connect(server.url, { identity: DidKeyIdentity.generate() });
     await expect(intruder.openThread(threadId)).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 
   it('proves itself to a server that takes claims too', async () => {
-    const { server, proven } = await startServer({ auth: 'claimed' });
+    const { server, proven } = await startProvingServer({ auth: 'claimed' });
     const alice = DidKeyIdentity.generate();
     await connect(server.url, { identity: alice }).openThread();
     expect(proven).toEqual([alice.did]);
   });
 
   it('refuses to sign a challenge for another endpoint, and closes with 1008', async () => {
-    const { server, proven } = await startServer({ publicUrl: 'wss://elsewhere.example' });
+    const { server, proven } = await startProvingServer({ publicUrl: 'wss://elsewhere.example' });
     const client = connect(server.url, { identity: DidKeyIdentity.generate() });
     await expect(client.ready()).rejects.toMatchObject({ code: 1008, reason: 'the challenge is for another endpoint' });
     expect(proven).toEqual([]);
   });
 
   it('is closed for good with 4401 when its proof is refused, and hears why', async () => {
-    const { server } = await startServer();
+    const { server } = await startProvingServer();
     const impostor: DidSigner = { did: DidKeyIdentity.generate().did, sign: (message) => DidKeyIdentity.generate().sign(message) };
     const client = connect(server.url, { identity: impostor, reconnect: true });
     const errors: string[] = [];
@@ -77,7 +78,7 @@ describe('a client with an identity', () => {
   });
 
   it('authenticates again on every reconnect, then resumes its threads', async () => {
-    const { server, proven } = await startServer({ model: new DemoProvider({ delayMs: 2, words: 150 }) });
+    const { server, proven } = await startProvingServer({ model: new DemoProvider({ delayMs: 2, words: 150 }) });
     const proxy = await TcpProxy.start(server.port);
     cleanups.push(() => proxy.close());
     const alice = DidKeyIdentity.generate();
@@ -96,7 +97,7 @@ describe('a client with an identity', () => {
 
 describe('a client without an identity', () => {
   it('is refused by a did-key server with UNAUTHORIZED', async () => {
-    const { server } = await startServer();
+    const { server } = await startProvingServer();
     await expect(connect(server.url).listThreads()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 

@@ -1,8 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CPPClient, DidKeyIdentity } from '@promethea/cpp-client';
-import { CPPServer, DemoProvider } from '@promethea/cpp-server';
+import { DemoProvider } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 import { CONFIG_HOME, ChatProcess } from '../support/chat-process.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -12,9 +13,8 @@ afterEach(async () => {
 
 describe('cpp-chat', () => {
   it('proves the identity kept in its config directory, created 0600 on first use, to a did-key server', async () => {
-    const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider({ delayMs: 0, words: 5 }), auth: 'did-key' });
+    const server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 5 }), auth: 'did-key' });
     cleanups.push(() => server.close());
-    await server.ready;
     const chat = new ChatProcess([server.url, '--thread', 'thread_chat_identity']);
     cleanups.push(() => chat.kill());
     await chat.stdout.until(/\(0 messages\)[^\n]*\n/);

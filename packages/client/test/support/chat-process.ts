@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../bin/cpp-chat.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../bin/cpp-chat.js', import.meta.url));
 /** The config directory the chats of this test run see, where cpp-chat keeps its default identity. */
 export const CONFIG_HOME = mkdtempSync(join(tmpdir(), 'cpp-chat-config-'));
 process.once('exit', () => rmSync(CONFIG_HOME, { recursive: true, force: true }));

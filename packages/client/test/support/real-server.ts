@@ -1,9 +1,13 @@
 import { CPPClient, type CPPClientOptions } from '@promethea/cpp-client';
-import { CPPServer, DemoProvider, type DemoProviderOptions } from '@promethea/cpp-server';
+import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, type CPPServer, type DemoProviderOptions } from '@promethea/cpp-server';
 import { afterEach } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 import { DID } from './session.js';
 
-/** The real CPPServer with the demo model, in memory on port 0, and clients that are closed after each test. */
+/**
+ * The real CPPServer with the demo model, in memory on port 0, its chunks paced as a deployed server paces them, and
+ * clients that are closed after each test.
+ */
 export function useRealServer() {
   const servers: CPPServer[] = [];
   const clients: CPPClient[] = [];
@@ -13,9 +17,8 @@ export function useRealServer() {
   });
   return {
     async start(demo: DemoProviderOptions): Promise<CPPServer> {
-      const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider(demo) });
+      const server = await startServer({ model: new DemoProvider(demo), chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS });
       servers.push(server);
-      await server.ready;
       return server;
     },
     connect(server: CPPServer, did = DID, options: Partial<CPPClientOptions> = {}): CPPClient {

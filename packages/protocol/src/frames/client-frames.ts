@@ -23,6 +23,9 @@ const ExpectedVersionSchema = z.number().int().nonnegative();
 /** A count of UTF-16 code units the client had shown of a streaming node. */
 const ContentLengthSchema = z.number().int().nonnegative();
 
+/** One of the ids `CPP_MODELS` lists; absent: the server's default model. */
+export const ModelIdSchema = z.string().min(1).max(200);
+
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
   'CPP_PIVOT_INIT',
@@ -33,6 +36,7 @@ export const PivotInitFrameSchema = clientFrame(
     newBranchNodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
   }),
 );
 
@@ -68,6 +72,7 @@ export const PromptFrameSchema = clientFrame(
     newNodeId: MessageIdSchema,
     parentNodeId: MessageIdSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
   }),
 );
 
@@ -84,6 +89,9 @@ export const StreamStopFrameSchema = clientFrame(
 /** List the threads of this identity; answered by CPP_THREADS. */
 export const ThreadListFrameSchema = clientFrame('CPP_THREAD_LIST', z.object({}));
 
+/** List the models this server offers; answered by CPP_MODELS. */
+export const ModelListFrameSchema = clientFrame('CPP_MODEL_LIST', z.object({}));
+
 /** Ask for a full CPP_SYNC_GRAPH of an open thread. */
 export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
 
@@ -96,6 +104,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  ModelListFrameSchema,
   AuthProofFrameSchema,
 ]);
 
@@ -107,6 +116,7 @@ export type PromptFrame = z.infer<typeof PromptFrameSchema>;
 export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
 export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
+export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];

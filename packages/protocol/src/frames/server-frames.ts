@@ -85,6 +85,22 @@ export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 /** The identity's threads, most recently active first. */
 export const ThreadsFrameSchema = serverFrame('CPP_THREADS', z.object({ threads: z.array(ThreadSummarySchema) }));
 
+/** One model a server offers. */
+export const ModelInfoSchema = z.object({
+  /** What `model` names on CPP_PROMPT and CPP_PIVOT_INIT, and what the answers it writes record as `model`. */
+  id: z.string(),
+  /** For people, e.g. in a model picker. */
+  label: z.string(),
+  /** The kind of provider that serves it, e.g. `openai-compatible`, `anthropic`, `ollama`, `demo`. */
+  provider: z.string(),
+  /** Whether it reasons before it answers. */
+  reasoning: z.boolean(),
+});
+export type ModelInfo = z.infer<typeof ModelInfoSchema>;
+
+/** The models this server offers, and the one a prompt without `model` gets. */
+export const ModelsFrameSchema = serverFrame('CPP_MODELS', z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string() }));
+
 export const ErrorCodeSchema = z.enum(ERROR_CODES as [string, ...string[]]);
 
 /** One operation failed. `refId`/`refType` name the client frame it answers; `threadId`/`nodeId` what it concerns. */
@@ -107,6 +123,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamChunkFrameSchema,
   StreamCompletedFrameSchema,
   ThreadsFrameSchema,
+  ModelsFrameSchema,
   ErrorFrameSchema,
   AuthChallengeFrameSchema,
   AuthAcceptedFrameSchema,
@@ -118,6 +135,7 @@ export type GraphPatchFrame = z.infer<typeof GraphPatchFrameSchema>;
 export type StreamChunkFrame = z.infer<typeof StreamChunkFrameSchema>;
 export type StreamCompletedFrame = z.infer<typeof StreamCompletedFrameSchema>;
 export type ThreadsFrame = z.infer<typeof ThreadsFrameSchema>;
+export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];

@@ -41,6 +41,7 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
       newBranchNodeId: 'msg_01h8w',
       receivedContentLength: 12,
       expectedVersion: 3,
+      model: 'fast',
     },
   },
   CPP_ANCHOR_HEAD: {
@@ -61,6 +62,7 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
       newNodeId: 'msg_01h8v0',
       parentNodeId: 'msg_01h8v1',
       expectedVersion: 2,
+      model: 'deep',
     },
   },
   CPP_STREAM_STOP: {
@@ -70,6 +72,7 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', receivedContentLength: 0 },
   },
   CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
+  CPP_MODEL_LIST: { type: 'CPP_MODEL_LIST', timestamp: TIMESTAMP, id: 'request-10', payload: {} },
   CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
   CPP_AUTH_PROOF: {
     type: 'CPP_AUTH_PROOF',
@@ -132,6 +135,17 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
     type: 'CPP_THREADS',
     timestamp: TIMESTAMP,
     payload: { threads: [{ threadId: THREAD_ID, title: 'Explain spiking neural networks.', createdAt: TIMESTAMP, updatedAt: TIMESTAMP + 5, version: 1, nodeCount: 2 }] },
+  },
+  CPP_MODELS: {
+    type: 'CPP_MODELS',
+    timestamp: TIMESTAMP,
+    payload: {
+      models: [
+        { id: 'fast', label: 'GPT-4o mini', provider: 'openai-compatible', reasoning: false },
+        { id: 'deep', label: 'DeepSeek R1', provider: 'openai-compatible', reasoning: true },
+      ],
+      defaultModel: 'fast',
+    },
   },
   CPP_ERROR: {
     type: 'CPP_ERROR',

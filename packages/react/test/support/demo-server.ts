@@ -1,11 +1,6 @@
-import { CPPServer, DemoProvider, MemoryStore } from '@promethea/cpp-server';
-import { afterEach } from 'vitest';
-
-const running: CPPServer[] = [];
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.close()));
-});
+import { DemoProvider, type CPPServer, type MemoryStore } from '@promethea/cpp-server';
+import { onTestFinished } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
 
 export interface DemoServerOptions {
   port?: number;
@@ -16,14 +11,12 @@ export interface DemoServerOptions {
 
 /** A real CPP server on 127.0.0.1 with the demo model (short, quick answers unless slow), closed after each test. */
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<CPPServer> {
-  const server = new CPPServer({
+  const server = await startServer({
     port: options.port ?? 0,
-    host: '127.0.0.1',
     model: new DemoProvider(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }),
     ...(options.store && { store: options.store }),
   });
-  running.push(server);
-  await server.ready;
+  onTestFinished(() => server.close());
   return server;
 }
 

@@ -3,14 +3,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
-import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
 import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { integer, onOff } from './argument-parsers.js';
-import { addModelFlags, modelConfigOf, type ModelFlags } from './model-flags.js';
+import { addModelFlags, configuredModels, type ModelFlags } from './model-flags.js';
 
 interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   port: number;
@@ -52,7 +51,7 @@ program.addCommand(migrateCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
-  const modelConfig = modelConfigOf(options);
+  const { models, defaultModel, descriptions } = await configuredModels(options);
   const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
   if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
   const access = await accessOptionsOf(options);
@@ -66,7 +65,8 @@ async function main(options: CliOptions): Promise<void> {
     host: options.host,
     store,
     cluster,
-    model: createModelProvider(modelConfig),
+    models,
+    defaultModel,
     maxFrameBytes: options.maxFrameBytes,
     persistIntervalMs: options.persistIntervalMs,
     chunkIntervalMs: options.chunkIntervalMs,
@@ -82,13 +82,13 @@ async function main(options: CliOptions): Promise<void> {
   const httpUrl = server.url.replace(/^ws/, 'http').replace(/\/v1\/cpp\/session$/, '/');
   console.log(`cpp-server listening on ${server.url}`);
   console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
-  console.log(`  model:   ${describeProvider(modelConfig)}`);
+  console.log(`  model:   ${descriptions.join('\n           ')}`);
   console.log(`  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`);
   console.log(`  store:   ${storeDescription}`);
   console.log(`  cluster: ${clusterDescription}`);
   console.log(`  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`);
-  if (options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
-  logger.info({ url: server.url, model: describeProvider(modelConfig), store: storeDescription, cluster: clusterDescription, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
+  if (!options.modelsFile && options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
+  logger.info({ url: server.url, model: descriptions.join('; '), store: storeDescription, cluster: clusterDescription, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -1,9 +1,12 @@
 import { Option, type Command } from 'commander';
 import { PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from '../model/provider-config.js';
+import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { decimal, integer } from './argument-parsers.js';
+import { type ConfiguredModels, readModelsFile } from './models-file.js';
 
 /** The flags of `cpp-server` that choose and tune the model: the table of docs/providers.md. */
 export interface ModelFlags {
+  modelsFile?: string;
   model: ProviderKind;
   modelBaseUrl?: string;
   modelName?: string;
@@ -20,6 +23,7 @@ export interface ModelFlags {
 
 export function addModelFlags(program: Command): void {
   program
+    .addOption(new Option('--models-file <path>', 'a JSON file of the models clients may choose from; replaces --model and the settings after it').env('CPP_MODELS_FILE'))
     .addOption(new Option('--model <provider>', 'model provider').env('CPP_MODEL').default('demo').choices(PROVIDER_KINDS))
     .addOption(new Option('--model-base-url <url>', 'base URL of the model API').env('CPP_MODEL_BASE_URL'))
     .addOption(new Option('--model-name <name>', 'model name').env('CPP_MODEL_NAME'))
@@ -32,6 +36,23 @@ export function addModelFlags(program: Command): void {
     .addOption(new Option('--max-retries <count>', 'further attempts after a 429 or 5xx before the first token').env('CPP_MAX_RETRIES').argParser(integer))
     .addOption(new Option('--retry-base-delay-ms <ms>', 'wait before the first retry, doubled for each next one').env('CPP_RETRY_BASE_DELAY_MS').argParser(integer))
     .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer));
+}
+
+/**
+ * The models the flags configure: those of the models file, or the one model of the other flags (the demo model also
+ * under its reasoning mode).
+ */
+export async function configuredModels(flags: ModelFlags): Promise<ConfiguredModels> {
+  const config = modelConfigOf(flags);
+  if (flags.modelsFile) {
+    const { firstTokenTimeoutMs, stallTimeoutMs, maxRetries, retryBaseDelayMs } = config;
+    return readModelsFile(flags.modelsFile, withoutUnset({ firstTokenTimeoutMs, stallTimeoutMs, maxRetries, retryBaseDelayMs }));
+  }
+  return { models: [{ provider: createModelProvider(config) }], descriptions: [describeProvider(config)] };
+}
+
+function withoutUnset<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 export function modelConfigOf(flags: ModelFlags): ProviderConfig {

@@ -33,7 +33,7 @@ export class GenerationLifecycle {
     private readonly fanout: ThreadFanout,
     private readonly slot: GenerationSlot,
     private readonly committer: ThreadCommitter,
-    private readonly dependencies: Pick<ThreadEngineDependencies, 'model' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError'>,
+    private readonly dependencies: Pick<ThreadEngineDependencies, 'models' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError'>,
   ) {}
 
   /**
@@ -111,19 +111,19 @@ export class GenerationLifecycle {
    */
   private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
     const messages = modelMessages(branch.slice(0, -1));
-    const { provider, model } = this.dependencies.model;
+    const model = this.dependencies.models.providerOf(branch.at(-1)?.model);
     const { threadId } = this.graph;
     const observation = this.dependencies.observers.generationStarted({
       connectionId: requester.connectionId,
       threadId,
       nodeId: assistantNodeId,
-      provider,
-      model,
+      provider: model.provider,
+      model: model.model,
       contextMessages: messages.length,
     });
     const generation: Generation = new Generation(
       assistantNodeId,
-      this.dependencies.model,
+      model,
       messages,
       {
         onChunk: (offset, delta) => {

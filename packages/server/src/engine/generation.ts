@@ -94,7 +94,7 @@ export class Generation {
       for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
         if (this.halted) return;
         if (part.type === 'text-delta') this.deliver(this.modelText.take(part.text));
-        else {
+        else if (part.type === 'finish') {
           finishReason = part.finishReason;
           usage = part.usage;
         }

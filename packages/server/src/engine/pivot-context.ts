@@ -7,6 +7,8 @@ export interface PivotRequest {
   userPrompt: string;
   newBranchNodeId: string;
   receivedContentLength: number | undefined;
+  /** The model to answer the new prompt with; absent: the default. */
+  model?: string;
 }
 
 /** The two steps a pivot is made of, carried out by the thread's engine. */
@@ -27,6 +29,7 @@ export class PivotContext implements PivotRequest {
   readonly userPrompt: string;
   readonly newBranchNodeId: string;
   readonly receivedContentLength: number | undefined;
+  readonly model: string | undefined;
 
   constructor(
     request: PivotRequest,
@@ -39,6 +42,7 @@ export class PivotContext implements PivotRequest {
     this.userPrompt = request.userPrompt;
     this.newBranchNodeId = request.newBranchNodeId;
     this.receivedContentLength = request.receivedContentLength;
+    this.model = request.model;
   }
 
   /** Spec §4 step 1: abort the model call of the interrupted node, if it still runs, and freeze its text at the cut. */

@@ -12,7 +12,7 @@ import {
 import { applyRemoteFrame } from '../cluster/remote-frame.js';
 import type { ThreadCommand } from '../cluster/thread-command.js';
 import type { ThreadLink } from '../cluster/thread-link.js';
-import type { ModelProvider } from '../model/model-provider.js';
+import type { ModelCatalog } from '../model/model-catalog.js';
 import type { Observers } from '../observability/observers.js';
 import type { PivotObservation } from '../observability/server-observer.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
@@ -33,7 +33,8 @@ export interface ThreadEngineDependencies {
   store: ConversationStore;
   /** The other nodes of the cluster, if any: what they must hear, and where the thread's generation runs. */
   link: ThreadLink;
-  model: ModelProvider;
+  /** The models answers are written by: the one a prompt or pivot names, or the default. */
+  models: ModelCatalog;
   /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
   chunkIntervalMs: number;
   /** Saves the text of this server's streaming answers while they stream. */
@@ -52,6 +53,8 @@ export interface PromptRequest {
   newNodeId: string;
   parentNodeId?: string;
   expectedVersion?: number;
+  /** The model to answer with; absent: the default. */
+  model?: string;
 }
 
 export interface StopRequest {
@@ -62,6 +65,8 @@ export interface StopRequest {
 /** A pivot in progress: what its steps have done so far. */
 interface PivotRun {
   request: PivotRequest;
+  /** The model the new answer is written by, checked before anything is halted. */
+  model: string;
   requester: Subscriber;
   observation: PivotObservation;
   cut?: Cut;
@@ -131,6 +136,7 @@ export class ThreadEngine {
       await this.lifecycle.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
       checkIdle(this.threadId, this.generation);
+      const model = this.dependencies.models.resolve(request.model);
       const assistantNodeId = newMessageId();
       await this.slot.claim();
       const plan = () => {
@@ -140,7 +146,7 @@ export class ThreadEngine {
           userNodeId: request.newNodeId,
           userPrompt: request.userPrompt,
           assistantNodeId,
-          model: this.dependencies.model.model,
+          model,
           createdAt: Date.now(),
           ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
         });
@@ -165,7 +171,7 @@ export class ThreadEngine {
       if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
       }
-      const run: PivotRun = { request, requester, observation, aborted: false };
+      const run: PivotRun = { request, model: this.dependencies.models.resolve(request.model), requester, observation, aborted: false };
       const context = new PivotContext(request, identity, {
         abortActiveStream: () => this.abortForPivot(run),
         spawnSiblingStream: () => this.spawnSibling(run),
@@ -232,7 +238,7 @@ export class ThreadEngine {
         userNodeId: run.request.newBranchNodeId,
         userPrompt: run.request.userPrompt,
         assistantNodeId,
-        model: this.dependencies.model.model,
+        model: run.model,
         createdAt: Date.now(),
         ...(run.cut ? { cutContent: run.cut.content } : {}),
       });

@@ -12,19 +12,26 @@ export interface ModelRequest {
   signal: AbortSignal;
 }
 
-/** Parts of a model stream, keyed on `type` as in the AI SDK. */
+/**
+ * Parts of a model stream, keyed on `type` as in the AI SDK. `reasoning-delta` is text a model reasons in before (or
+ * between) its answer's text: never part of the answer. It keeps a reasoning model's stream alive for the first-token
+ * and stall timeouts; the engine does not stream it to clients yet.
+ */
 export type ModelStreamPart =
   | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
   | { type: 'finish'; finishReason: FinishReason; usage?: TokenUsage };
 
 /**
- * A language model that streams text. `stream` yields text deltas and at most one `finish`; it throws a
+ * A language model that streams text. `stream` yields text and reasoning deltas and at most one `finish`; it throws a
  * `ProviderError` on failure, and stops (throwing or returning) promptly once `signal` is aborted.
  */
 export interface ModelProvider {
   /** The provider kind, for logs and the CLI banner, e.g. `demo` or `openai-compatible`. */
   readonly provider: string;
-  /** The model name recorded on each assistant node. */
+  /** The model's name upstream; a server's only model is listed, and recorded on its answers, under it. */
   readonly model: string;
+  /** Whether the model reasons before it answers, for clients to show. Default: false. */
+  readonly reasoning?: boolean;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

@@ -9,6 +9,7 @@ import {
 } from '@promethea/cpp-protocol';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
+import type { ModelCatalog } from '../model/model-catalog.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Identity } from '../engine/identity.js';
 import type { Subscriber } from '../engine/subscriber.js';
@@ -19,6 +20,8 @@ import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from '.
 
 export interface SessionDependencies {
   store: ConversationStore;
+  /** What CPP_MODEL_LIST lists. */
+  models: ModelCatalog;
   /** This connection's identity, authentication and allowances. */
   guard: ConnectionGuard;
   /** Whose threads it may act on, and how much. */
@@ -131,6 +134,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       case 'CPP_THREAD_LIST': {
         const threads = await this.dependencies.store.listThreads(this.identity.did);
         return this.send(encodeServerFrame('CPP_THREADS', { threads }));
+      }
+      case 'CPP_MODEL_LIST': {
+        const { models } = this.dependencies;
+        return this.send(encodeServerFrame('CPP_MODELS', { models: models.list(), defaultModel: models.defaultId }));
       }
       case 'CPP_SYNC_REQUEST':
         access.checkSync(this.identity, this.id);

@@ -2,6 +2,7 @@ import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
 import { DemoProvider, MemoryStore } from '@promethea/cpp-server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { soakSize } from '../../../../test/support/soak-size.js';
 import { completion, openThread, prompt } from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
 import { connectAs } from './support/authenticate.js';
@@ -11,10 +12,10 @@ import { batchOf } from './fuzz/fuzz-recipes.js';
 import { FrameRenderer, type IdPools } from './fuzz/fuzz-wire.js';
 
 /**
- * How many frames to send: CPP_FUZZ_FRAMES=1000000 for a long run. The default keeps `npm test` near a minute on a
- * two-core machine; CPP_FUZZ_SEED replays a run (fast-check prints the seed of a failing one).
+ * How many frames to send: a sample of 10,000 in `npm test`, 100,000 under `npm run test:soak`, CPP_FUZZ_FRAMES=1000000
+ * for a long run. CPP_FUZZ_SEED replays a run (fast-check prints the seed of a failing one).
  */
-const FRAMES = Number(process.env.CPP_FUZZ_FRAMES ?? 100_000);
+const FRAMES = soakSize('CPP_FUZZ_FRAMES', { sample: 10_000, full: 100_000 });
 const SEED = process.env.CPP_FUZZ_SEED === undefined ? undefined : Number(process.env.CPP_FUZZ_SEED);
 const BATCH = 100;
 const MAX_FRAME_BYTES = 16 * 1024;

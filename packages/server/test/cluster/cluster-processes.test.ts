@@ -105,7 +105,11 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const leaving = await first!.connect();
       await openThread(leaving, { threadId, patches: true });
       await chunksReceived(leaving, exchange.assistantNodeId, 5);
-      const seenBefore = streamedText(leaving, exchange.assistantNodeId);
+      // What the leaving client saw: the text its sync carried when it joined, then its chunks.
+      const leavingMirror = mirrorOf(leaving.frames, threadId);
+      expect(leavingMirror.problems).toEqual([]);
+      const seenBefore = leavingMirror.graph!.nodes[exchange.assistantNodeId]!.content;
+      expect(seenBefore.endsWith(streamedText(leaving, exchange.assistantNodeId))).toBe(true);
       await leaving.close();
 
       const back = await second!.connect();

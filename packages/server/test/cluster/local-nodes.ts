@@ -1,8 +1,9 @@
-import { CPPServer, MemoryStore, type CPPServerOptions } from '@promethea/cpp-server';
+import { MemoryStore, type CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, expect } from 'vitest';
 import { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { RawClient } from '../support/raw-client.js';
 import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
+import { startServer } from '../support/start-server.js';
 
 export interface LocalNode {
   server: CPPServer;
@@ -50,10 +51,8 @@ export function useLocalNodes(): LocalNodes {
       return Promise.all(
         Array.from({ length: count }, async () => {
           const model = new ScriptedModel(answer);
-          // A chunk per released delta, so that tests can count what each client was sent (as startServer).
-          const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model, cluster: cluster.join(), chunkIntervalMs: 0, ...options });
+          const server = await startServer({ store, model, cluster: cluster.join(), ...options });
           servers.push(server);
-          await server.ready;
           const connect = async () => {
             const client = await RawClient.connect(server.url);
             clients.push(client);

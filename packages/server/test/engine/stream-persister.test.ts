@@ -1,6 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryStore, type StreamedText } from '@promethea/cpp-server';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StreamPersister } from '../../src/engine/stream-persister.js';
 
 /** A store that records each batch it is given (one call = one transaction), and can refuse or hold them. */
@@ -23,7 +22,17 @@ function answer(persister: StreamPersister, nodeId: string) {
 
 const INTERVAL_MS = 30;
 
+/** Moves the fake clock on by `ms`, letting the store's promises settle between timers. */
+const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
 describe('StreamPersister', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('saves every answer that streamed in an interval in one batch, with all it streamed by then', async () => {
     const store = new RecordingStore();
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
@@ -31,8 +40,9 @@ describe('StreamPersister', () => {
     first.send('Hel');
     second.send('Wor');
     first.send('lo');
+    await pass(INTERVAL_MS - 1);
     expect(store.batches).toEqual([]);
-    await sleep(INTERVAL_MS * 3);
+    await pass(1);
     expect(store.batches).toEqual([
       [
         { threadId: 'thread_a', nodeId: 'a', offset: 0, text: 'Hello' },
@@ -46,11 +56,11 @@ describe('StreamPersister', () => {
     const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
     const one = answer(persister, 'a');
     one.send('One');
-    await sleep(INTERVAL_MS * 3);
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches).toHaveLength(1);
     one.send(' two');
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'One']], [[3, ' two']]]);
   });
 
@@ -60,7 +70,7 @@ describe('StreamPersister', () => {
     answer(persister, 'a').send('Kept');
     answer(persister, 'b').send('Ended');
     persister.forget('b');
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches).toEqual([[{ threadId: 'thread_a', nodeId: 'a', offset: 0, text: 'Kept' }]]);
   });
 
@@ -75,7 +85,7 @@ describe('StreamPersister', () => {
     answer(persister, 'b').send('Never');
     release();
     persister.stop();
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches).toHaveLength(1);
   });
 
@@ -85,16 +95,16 @@ describe('StreamPersister', () => {
     const persister = new StreamPersister(store, INTERVAL_MS, (error, batch) => reported.push({ error, batch }));
     const one = answer(persister, 'a');
     one.send('Saved');
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     store.failure = new Error('disk full');
     one.send(', lost');
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     // Tried again every interval while the store refuses it.
     expect(reported[0]).toEqual({ error: store.failure, batch: [{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost' }] });
     expect(reported.every(({ batch }) => batch[0]?.offset === 5)).toBe(true);
     store.failure = undefined;
     one.send(', then found');
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches.at(-1)).toEqual([{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost, then found' }]);
   });
 
@@ -108,11 +118,11 @@ describe('StreamPersister', () => {
     persister.flush();
     slow.send(' store');
     persister.flush();
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches).toHaveLength(1);
     store.held = undefined;
     release();
-    await sleep(INTERVAL_MS * 3);
+    await pass(INTERVAL_MS * 3);
     expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'Slow']], [[4, ' store']]]);
   });
 });

@@ -71,6 +71,22 @@ describe('AiSdkProvider', () => {
     ]);
   });
 
+  it('streams the reasoning of a reasoning model apart from its answer', async () => {
+    const reasoning: StreamPart[] = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'reasoning-start', id: 'r1' },
+      { type: 'reasoning-delta', id: 'r1', delta: 'The user greets me.' },
+      { type: 'reasoning-end', id: 'r1' },
+    ];
+    const { parts, error } = await drain(streamOf(bridge(mockModel(() => streamOfParts([...reasoning, ...TEXT.slice(1), FINISH])))));
+    expect(error).toBeUndefined();
+    expect(parts.slice(0, 3)).toEqual([
+      { type: 'reasoning-delta', text: 'The user greets me.' },
+      { type: 'text-delta', text: 'Hello' },
+      { type: 'text-delta', text: ' there!' },
+    ]);
+  });
+
   it('retries a 503 before the first token, once, through its own policy rather than the AI SDK', async () => {
     const model = mockModel(
       () => Promise.reject(unavailable(503)),

@@ -19,6 +19,9 @@ providerContract({
   malformed: sse(fixture('anthropic-malformed.sse')),
   errorBody: (message) => ({ type: 'error', error: { type: 'api_error', message } }),
   finish: { finishReason: 'stop', usage: { inputTokens: 25, outputTokens: 15 } },
+  // Extended thinking: thinking_delta blocks, then a signature_delta that is not text.
+  reasoning: sse(fixture('anthropic-thinking-stream.sse')),
+  reasoningFinish: { finishReason: 'stop', usage: { inputTokens: 25, outputTokens: 40 } },
 });
 
 describe('anthropic: the request and vendor specifics', () => {

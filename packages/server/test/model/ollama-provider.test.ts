@@ -15,6 +15,8 @@ providerContract({
   malformed: ndjson(fixture('ollama-malformed.ndjson')),
   errorBody: (message) => ({ error: message }),
   finish: { finishReason: 'stop', usage: { inputTokens: 26, outputTokens: 282 } },
+  reasoning: ndjson(fixture('ollama-thinking-stream.ndjson')),
+  reasoningFinish: { finishReason: 'stop', usage: { inputTokens: 11, outputTokens: 12 } },
 });
 
 describe('ollama: the request and vendor specifics', () => {

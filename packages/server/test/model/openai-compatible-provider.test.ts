@@ -15,6 +15,9 @@ providerContract({
   malformed: sse(fixture('openai-malformed.sse')),
   errorBody: (message) => ({ error: { message, type: 'invalid_request_error', param: null, code: null } }),
   finish: { finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 3 } },
+  // DeepSeek and vLLM send `reasoning_content`, OpenRouter and others `reasoning`: the fixture has both.
+  reasoning: sse(fixture('openai-reasoning-stream.sse')),
+  reasoningFinish: { finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 12 } },
 });
 
 describe('openai-compatible: the request and vendor specifics', () => {

@@ -52,6 +52,10 @@ export interface ProviderUnderTest {
   /** The vendor's JSON body for an error status. */
   errorBody(message: string): unknown;
   finish: { finishReason: FinishReason; usage: TokenUsage };
+  /** Replays the vendor's documented reasoning stream: "The user greets me.", " Greet back.", then "Hello there!". */
+  reasoning: Reply;
+  /** How that stream finishes. */
+  reasoningFinish: { finishReason: FinishReason; usage: TokenUsage };
 }
 
 /** The behaviour every HTTP provider owes the engine, run against each vendor's replayed wire format. */
@@ -79,6 +83,19 @@ export function providerContract(vendor: ProviderUnderTest): void {
         { type: 'text-delta', text: 'Hello' },
         { type: 'text-delta', text: ' there!' },
         { type: 'finish', ...vendor.finish },
+      ]);
+    });
+
+    it("reads the model's reasoning apart from its answer", async () => {
+      const { url } = await serve(vendor.reasoning);
+      const { parts, error } = await drain(streamOf(create(url)));
+      expect(error).toBeUndefined();
+      expect(parts).toEqual([
+        { type: 'reasoning-delta', text: 'The user greets me.' },
+        { type: 'reasoning-delta', text: ' Greet back.' },
+        { type: 'text-delta', text: 'Hello' },
+        { type: 'text-delta', text: ' there!' },
+        { type: 'finish', ...vendor.reasoningFinish },
       ]);
     });
 

@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from '@promethea/cpp-protocol';
 import { MemoryStore } from '@promethea/cpp-server';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { completion, expectError, listThreads, openThread, pivot, prompt } from '../support/protocol-steps.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { startServer, useServer } from '../support/start-server.js';
@@ -102,11 +102,10 @@ describe('GET /metrics', () => {
     client.socket.pause();
     (await model.call(0)).releaseAll();
     // 20 MB is more than the kernel's socket buffers hold: the rest waits in the server.
-    let buffered = 0;
-    for (let attempt = 0; attempt < 100 && buffered === 0; attempt += 1) {
-      buffered = (await scrape(fixture.server.port)).value('cpp_websocket_buffered_bytes');
-      if (buffered === 0) await sleep(100);
-    }
+    const buffered = await eventually(async () => {
+      const bytes = (await scrape(fixture.server.port)).value('cpp_websocket_buffered_bytes');
+      return bytes > 0 ? bytes : undefined;
+    }, 'bytes wait for the client that does not read');
     client.socket.resume();
     expect(buffered).toBeGreaterThan(0);
   });

@@ -2,6 +2,7 @@ import { CPPClient, type GenerationResult } from '@promethea/cpp-client';
 import { findInvariantViolations, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import { SqliteStore } from '@promethea/cpp-server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { soakSize } from '../../../../test/support/soak-size.js';
 import { streamedAtLeast } from '../../../../reliability/src/stream-waits.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { temporaryDatabase } from '../support/temporary-database.js';
@@ -11,9 +12,9 @@ import { temporaryDatabase } from '../support/temporary-database.js';
  * lives through all of it, reconnecting by itself. After every crash: the file holds every node the client had
  * seen committed, exactly; after every restart: the tree passes its invariants, the node that was streaming is
  * `interrupted` with the text last persisted (a prefix of what was sent), and the client's pending answer settles
- * with that text. CPP_CRASH_ITERATIONS sets the number of crashes (default 50).
+ * with that text. 5 crashes in `npm test`, 50 under `npm run test:soak`; CPP_CRASH_ITERATIONS sets the number.
  */
-const ITERATIONS = Number(process.env.CPP_CRASH_ITERATIONS ?? 50);
+const ITERATIONS = soakSize('CPP_CRASH_ITERATIONS', { sample: 5, full: 50 });
 const SERVER_FLAGS = ['--demo-delay-ms', '2', '--persist-interval-ms', '10', '--heartbeat-interval-ms', '0'];
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -33,7 +34,7 @@ interface Figures {
 }
 
 describe('cpp-server under kill -9', () => {
-  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, { timeout: 60_000 + ITERATIONS * 6_000 }, async () => {
+  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, { timeout: 120_000 + ITERATIONS * 12_000 }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     let server = await start(database.path);

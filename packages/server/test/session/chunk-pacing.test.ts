@@ -1,40 +1,85 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { DemoProvider } from '@promethea/cpp-server';
-import { describe, expect, it } from 'vitest';
-import { chunksOf, chunksReceived, completion, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import type { StreamChunkFrame } from '@promethea/cpp-protocol';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { chunksOf, chunksReceived, completion, listThreads, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 
 const fixture = useServer();
 
+const INTERVAL_MS = 40;
 /** Long enough that text released after an answer's first chunk surely waits for its own. */
 const LONG_INTERVAL_MS = 60_000;
 
+/**
+ * The server's pacing clock is faked (timers and `performance`), its sockets are real: a chunk leaves exactly when
+ * the test moves the clock past its time, and the (fake) time a client receives it at is the time it was sent.
+ */
+function useFakeClock() {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+}
+
+/** Records the (fake) time at which each chunk of the client arrives. */
+function chunkArrivals(client: RawClient): Array<{ delta: string; at: number }> {
+  const arrivals: Array<{ delta: string; at: number }> = [];
+  client.socket.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { type: string; payload: StreamChunkFrame['payload'] };
+    if (frame.type === 'CPP_STREAM_CHUNK') arrivals.push({ delta: frame.payload.delta, at: performance.now() });
+  });
+  return arrivals;
+}
+
 describe('chunk pacing (chunkIntervalMs)', () => {
-  it('merges deltas arriving within the interval: fewer chunks, at least the interval apart, the same text', async () => {
-    // A model five times faster than the interval: about five deltas to a chunk.
-    const model = new DemoProvider({ delayMs: 6, words: 60 });
-    await fixture.start({ model, chunkIntervalMs: 30 });
+  useFakeClock();
+
+  it('merges deltas arriving within the interval into one chunk, sent an interval after the previous one', async () => {
+    const model = new ScriptedModel({ chunks: ['One', ' two', ' three', ' four', ' five'] });
+    await fixture.start({ model, chunkIntervalMs: INTERVAL_MS });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
-    const arrivals: number[] = [];
-    client.socket.on('message', (data) => {
-      if (String(data).includes('"type":"CPP_STREAM_CHUNK"')) arrivals.push(performance.now());
-    });
+    const arrivals = chunkArrivals(client);
     const { assistantNodeId } = await prompt(client, threadId, 'Count');
+    const call = await model.call(0);
+    const start = performance.now();
+
+    // The answer's first delta goes at once.
+    call.release(1);
+    await chunksReceived(client, assistantNodeId, 1);
+    // Two deltas within the interval wait for it, merged: a moment before it ends, nothing more has left.
+    vi.advanceTimersByTime(10);
+    call.release(1);
+    await call.taken();
+    vi.advanceTimersByTime(10);
+    call.release(1);
+    await call.taken();
+    vi.advanceTimersByTime(INTERVAL_MS - 21);
+    await listThreads(client);
+    expect(chunksOf(client, assistantNodeId)).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    await chunksReceived(client, assistantNodeId, 2);
+    // A delta an interval or more after the last chunk goes at once.
+    vi.advanceTimersByTime(INTERVAL_MS + 10);
+    call.release(1);
+    await chunksReceived(client, assistantNodeId, 3);
+    // The answer's end sends what waits at once, before CPP_STREAM_COMPLETED.
+    call.releaseAll();
     const { completed } = await completion(client, threadId, assistantNodeId);
-    const sync = await requestSync(client, threadId);
-    const answer = sync.nodes[assistantNodeId]!;
-    expect(answer.status).toBe('completed');
+
+    expect(arrivals.map(({ delta, at }) => ({ delta, after: at - start }))).toEqual([
+      { delta: 'One', after: 0 },
+      { delta: ' two three', after: INTERVAL_MS },
+      { delta: ' four', after: 2 * INTERVAL_MS + 10 },
+      { delta: ' five', after: 2 * INTERVAL_MS + 10 },
+    ]);
+    const answer = (await requestSync(client, threadId)).nodes[assistantNodeId]!;
+    expect(answer).toMatchObject({ status: 'completed', content: 'One two three four five' });
     expect(streamedText(client, assistantNodeId)).toBe(answer.content);
     expect(completed.finalContentLength).toBe(answer.content.length);
-    const chunks = chunksOf(client, assistantNodeId);
-    expect(chunks.length).toBeLessThan(60 / 2);
-    // The answer's first delta goes at once: one word.
-    expect(chunks[0]!.delta.trim()).not.toContain(' ');
-    // Every chunk but the last (sent when the answer ended) left an interval after the one before; arrival adds
-    // jitter, and timers may fire a millisecond early: "apart" with that slack.
-    for (let index = 1; index < arrivals.length - 1; index += 1) expect(arrivals[index]! - arrivals[index - 1]!).toBeGreaterThanOrEqual(20);
   });
 
   it('sends text still waiting when the answer ends before CPP_STREAM_COMPLETED, without waiting for the interval', async () => {
@@ -61,8 +106,8 @@ describe('chunk pacing (chunkIntervalMs)', () => {
     call.release(1);
     await chunksReceived(client, assistantNodeId, 1);
     call.release(1);
-    // The second delta reaches the server and waits for its chunk; give the server time to take it in.
-    await sleep(100);
+    // The second delta has reached the server and waits for its chunk.
+    await call.taken();
     await pivot(client, threadId, assistantNodeId, 'Something else');
     const halted = client.all('CPP_STREAM_HALTED')[0]!.payload;
     expect(halted).toMatchObject({ interruptedNodeId: assistantNodeId, finalContentLength: 'Sent'.length, lastChunkReceived: 'Sent' });

@@ -5,6 +5,7 @@ import { createPool } from '../../src/store/postgres-connection.js';
 import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
+import { eventually } from '../support/eventually.js';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { describeConversationStoreContract } from './conversation-store-contract.js';
 import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
@@ -267,13 +268,17 @@ describeWithPostgres('PostgresStore', () => {
         const { assistantNodeId } = await driver.prompt('Hello');
         // The batch holds its node (FOR SHARE) while it writes the piece, slowly. Without that lock the commit would
         // go first, and the batch, which saw the node streaming, would leave a piece behind that nothing reads.
+        // It names its connection while it sleeps, so the test sees (in pg_stat_activity) when it has the node.
         await schemas.query(`
           CREATE FUNCTION ${schema}.slow_piece() RETURNS trigger LANGUAGE plpgsql AS $$
-          BEGIN PERFORM pg_sleep(0.3); RETURN NEW; END $$`);
+          BEGIN PERFORM set_config('application_name', '${schema}', true); PERFORM pg_sleep(0.3); RETURN NEW; END $$`);
         await schemas.query(`CREATE TRIGGER slow_piece BEFORE INSERT ON ${schema}.streamed_text FOR EACH ROW EXECUTE FUNCTION ${schema}.slow_piece()`);
 
         const batch = one.saveStreamedText([{ threadId: driver.threadId, nodeId: assistantNodeId, offset: 0, text: 'Hel' }]);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await eventually(async () => {
+          const writing = await schemas.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [schema]);
+          return writing.length > 0 ? true : undefined;
+        }, 'the batch is writing its piece');
         await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Hello there' });
         await batch;
 

@@ -1,6 +1,7 @@
 import { CPP_SUBPROTOCOL, decodeServerFrame, type ServerFrame, type ServerFrameType } from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
 import { FrameValidator } from '../../../../conformance/src/frame-validator.js';
+import { WAIT_LIMIT_MS } from './eventually.js';
 
 export type FrameOf<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>;
 
@@ -89,13 +90,13 @@ export class RawClient {
   }
 
   /** The next frame of `type` (after those already taken), optionally also matching `predicate`. */
-  next<Type extends ServerFrameType>(type: Type, predicate: (frame: FrameOf<Type>) => boolean = () => true, timeoutMs = 10_000): Promise<FrameOf<Type>> {
+  next<Type extends ServerFrameType>(type: Type, predicate: (frame: FrameOf<Type>) => boolean = () => true, timeoutMs = WAIT_LIMIT_MS): Promise<FrameOf<Type>> {
     const matches = (frame: ServerFrame): frame is FrameOf<Type> => frame.type === type && predicate(frame as FrameOf<Type>);
     return this.nextMatching(matches, type, timeoutMs);
   }
 
   /** The next frame (after those already taken) that `matches`; `description` names it in the timeout error. */
-  nextMatching<Frame extends ServerFrame>(matches: (frame: ServerFrame) => frame is Frame, description: string, timeoutMs = 10_000): Promise<Frame> {
+  nextMatching<Frame extends ServerFrame>(matches: (frame: ServerFrame) => frame is Frame, description: string, timeoutMs = WAIT_LIMIT_MS): Promise<Frame> {
     for (let index = this.cursor; index < this.frames.length; index += 1) {
       const frame = this.frames[index]!;
       if (matches(frame)) {

@@ -29,6 +29,9 @@ export interface ScriptedModelOptions {
 export class ModelCall {
   private allowance: number;
   private wake: (() => void) | undefined;
+  /** True while the stream waits for a release (or has ended): every part let through has been taken. */
+  private idle = false;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     readonly messages: ModelMessage[],
@@ -42,7 +45,22 @@ export class ModelCall {
   /** Lets `count` more parts (chunks, then the ending) through. */
   release(count = 1): void {
     this.allowance += count;
+    this.idle = false;
     this.wake?.();
+  }
+
+  /**
+   * Settles once the server has taken every part let through so far: it asked for the next one (so it has handled
+   * the last one given) and waits, or the answer ended. What the server does with a part on taking it is done then.
+   */
+  taken(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** The stream has left its scripted answer: nothing more will be taken. */
+  ended(): void {
+    this.becomeIdle();
   }
 
   /** Lets the rest of the answer through. */
@@ -53,12 +71,20 @@ export class ModelCall {
   /** Waits until the next part may go; false once the call is aborted. */
   async turn(): Promise<boolean> {
     while (this.allowance === 0 && !this.signal.aborted) {
+      this.becomeIdle();
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
     this.wake = undefined;
     if (this.signal.aborted) return false;
     this.allowance -= 1;
     return true;
+  }
+
+  private becomeIdle(): void {
+    this.idle = true;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 }
 
@@ -95,18 +121,22 @@ export class ScriptedModel implements ModelProvider {
     const gated = answer.gated ?? this.gated;
     const call = new ModelCall(request.messages, request.signal, gated);
     this.record(index, call);
-    for (let chunkIndex = 0; ; chunkIndex += 1) {
-      const text = chunkAt(answer.chunks, chunkIndex);
-      if (text === undefined) break;
+    try {
+      for (let chunkIndex = 0; ; chunkIndex += 1) {
+        const text = chunkAt(answer.chunks, chunkIndex);
+        if (text === undefined) break;
+        if (!(await call.turn())) return;
+        yield { type: 'text-delta', text };
+        // Lets the server's I/O run between parts, as a network stream would.
+        if (!gated) await nextTurn();
+      }
       if (!(await call.turn())) return;
-      yield { type: 'text-delta', text };
-      // Lets the server's I/O run between parts, as a network stream would.
-      if (!gated) await nextTurn();
+      const ending = answer.ending ?? { finishReason: 'stop' };
+      if (ending instanceof Error) throw ending;
+      yield { type: 'finish', ...ending };
+    } finally {
+      call.ended();
     }
-    if (!(await call.turn())) return;
-    const ending = answer.ending ?? { finishReason: 'stop' };
-    if (ending instanceof Error) throw ending;
-    yield { type: 'finish', ...ending };
   }
 
   private record(index: number, call: ModelCall): void {

@@ -3,12 +3,14 @@ import { afterEach, expect } from 'vitest';
 import { RawClient, type ConnectOptions } from './raw-client.js';
 
 /**
- * A real server on a free port, with a demo model fast enough for tests and slow enough to pivot. Each model delta
- * is a chunk of its own (`chunkIntervalMs: 0`), so that tests can say exactly what a client was sent; pacing has
- * tests of its own.
+ * A real server on a free port of 127.0.0.1, with a demo model fast enough for tests and slow enough to pivot. Each
+ * model delta is a chunk of its own (`chunkIntervalMs: 0`), so that tests can say exactly what a client was sent;
+ * pacing has tests of its own. `options` override any of these. Every test of every package that needs a CPPServer
+ * listening starts it here; the caller closes it (the fixtures do).
  */
 export async function startServer(options: CPPServerOptions = {}): Promise<CPPServer> {
-  const server = new CPPServer({ port: 0, host: '127.0.0.1', model: new DemoProvider({ delayMs: 5, words: 200 }), chunkIntervalMs: 0, ...options });
+  const model = options.models ? {} : { model: new DemoProvider({ delayMs: 5, words: 200 }) };
+  const server = new CPPServer({ port: 0, host: '127.0.0.1', ...model, chunkIntervalMs: 0, ...options });
   await server.ready;
   return server;
 }

@@ -64,6 +64,9 @@ export class AiSdkProvider implements ModelProvider {
         case 'text-delta':
           if (part.text) yield { type: 'text-delta', text: part.text };
           break;
+        case 'reasoning-delta':
+          if (part.text) yield { type: 'reasoning-delta', text: part.text };
+          break;
         case 'finish': {
           const usage = tokenUsage(part.totalUsage.inputTokens, part.totalUsage.outputTokens);
           yield { type: 'finish', finishReason: toFinishReason(part.finishReason), ...(usage ? { usage } : {}) };

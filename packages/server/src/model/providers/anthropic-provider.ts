@@ -18,11 +18,13 @@ const VENDOR = 'Anthropic';
 export class AnthropicProvider implements ModelProvider {
   readonly provider = 'anthropic';
   readonly model: string;
+  readonly reasoning: boolean;
   private readonly client: Anthropic;
 
   /** `maxTokens` is required by the Messages API. */
   constructor(private readonly settings: ProviderSettings & { apiKey: string; maxTokens: number }) {
     this.model = settings.model;
+    this.reasoning = settings.reasoning;
     this.client = new Anthropic({
       apiKey: settings.apiKey,
       baseURL: settings.baseUrl,
@@ -66,6 +68,7 @@ export class AnthropicProvider implements ModelProvider {
           break;
         case 'content_block_delta':
           if (event.delta.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
+          else if (event.delta.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning-delta', text: event.delta.thinking };
           break;
         case 'message_delta':
           // The counts in message_delta are cumulative for the whole message.

@@ -11,6 +11,7 @@ import { postJson } from '../upstream/http-post.js';
 export abstract class HttpModelProvider implements ModelProvider {
   abstract readonly provider: string;
   readonly model: string;
+  readonly reasoning: boolean;
 
   constructor(
     protected readonly settings: ProviderSettings,
@@ -18,6 +19,7 @@ export abstract class HttpModelProvider implements ModelProvider {
     protected readonly vendor: string,
   ) {
     this.model = settings.model;
+    this.reasoning = settings.reasoning;
   }
 
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {

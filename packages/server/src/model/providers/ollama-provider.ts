@@ -11,7 +11,7 @@ import { chatMessages, TokenCountSchema, toFinishReason, tokenUsage } from './ve
  * with `done: true`, the stop reason and the token counts. A failure mid-stream is a line `{"error": "..."}`.
  */
 export const OllamaChatLineSchema = z.object({
-  message: z.object({ content: z.string().nullish() }).nullish(),
+  message: z.object({ content: z.string().nullish(), thinking: z.string().nullish() }).nullish(),
   done: z.boolean().nullish(),
   done_reason: z.string().nullish(),
   prompt_eval_count: TokenCountSchema.nullish(),
@@ -39,6 +39,7 @@ export class OllamaProvider extends HttpModelProvider {
     for await (const line of ndjsonLines(body, VENDOR)) {
       const chunk = parseStreamPayload(line, OllamaChatLineSchema, VENDOR, 'a chat response line');
       if (chunk.error) throw streamedFailure(VENDOR, chunk.error, this.settings.apiKey);
+      if (chunk.message?.thinking) yield { type: 'reasoning-delta', text: chunk.message.thinking };
       if (chunk.message?.content) yield { type: 'text-delta', text: chunk.message.content };
       if (chunk.done) {
         const usage = tokenUsage(chunk.prompt_eval_count, chunk.eval_count);

@@ -16,7 +16,8 @@ export const ChatCompletionChunkSchema = z.object({
   choices: z
     .array(
       z.object({
-        delta: z.object({ content: z.string().nullish() }).nullish(),
+        // Reasoning as DeepSeek and vLLM send it (`reasoning_content`), and as OpenRouter and others do (`reasoning`).
+        delta: z.object({ content: z.string().nullish(), reasoning_content: z.string().nullish(), reasoning: z.string().nullish() }).nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -51,6 +52,8 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
       const chunk = parseStreamPayload(event.data, ChatCompletionChunkSchema, VENDOR, 'a chat completion chunk');
       if (chunk.error) throw streamedFailure(VENDOR, chunk.error.message, this.settings.apiKey);
       const choice = chunk.choices?.[0];
+      const reasoning = choice?.delta?.reasoning_content || choice?.delta?.reasoning;
+      if (reasoning) yield { type: 'reasoning-delta', text: reasoning };
       if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
       finishReason = choice?.finish_reason ?? finishReason;
       usage = tokenUsage(chunk.usage?.prompt_tokens, chunk.usage?.completion_tokens) ?? usage;

@@ -1,0 +1,54 @@
+import { CPPError, ErrorCode, type ModelInfo } from '@promethea/cpp-protocol';
+import type { ModelProvider } from './model-provider.js';
+
+/** One model a server offers. */
+export interface ModelEntry {
+  /** What clients name on a prompt, and what each answer records as its `model`. Default: the provider's model name. */
+  id?: string;
+  /** What people see in a model picker. Default: the id. */
+  label?: string;
+  provider: ModelProvider;
+  /** Whether the model reasons before it answers; clients may show that. Default: what the provider says. */
+  reasoning?: boolean;
+}
+
+/**
+ * The models a server offers, one of them the default: what CPP_MODELS lists, what a prompt's or pivot's `model`
+ * names, and which provider writes an answer that records a model id.
+ */
+export class ModelCatalog {
+  private readonly entries = new Map<string, { info: ModelInfo; provider: ModelProvider }>();
+  readonly defaultId: string;
+
+  constructor(entries: readonly ModelEntry[], defaultId?: string) {
+    for (const entry of entries) {
+      const id = entry.id ?? entry.provider.model;
+      if (this.entries.has(id)) throw new Error(`Two models have the id "${id}"; give each its own id`);
+      const info: ModelInfo = { id, label: entry.label ?? id, provider: entry.provider.provider, reasoning: entry.reasoning ?? entry.provider.reasoning ?? false };
+      this.entries.set(id, { info, provider: entry.provider });
+    }
+    const first = this.entries.keys().next();
+    if (first.done) throw new Error('A server needs at least one model');
+    this.defaultId = defaultId ?? first.value;
+    if (!this.entries.has(this.defaultId)) throw new Error(`The default model "${this.defaultId}" is not one of the models`);
+  }
+
+  /** The id of the model a prompt or pivot named, or the default's; a name the server does not offer is UNKNOWN_MODEL. */
+  resolve(id: string | undefined): string {
+    if (id === undefined) return this.defaultId;
+    if (!this.entries.has(id)) throw new CPPError(ErrorCode.UNKNOWN_MODEL, `this server offers no model "${id}"; CPP_MODEL_LIST lists those it does`);
+    return id;
+  }
+
+  /**
+   * The provider of the model an answer records. An answer recorded under a model no longer offered (the server was
+   * restarted with others) is written by the default model.
+   */
+  providerOf(id: string | undefined): ModelProvider {
+    return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).provider;
+  }
+
+  list(): ModelInfo[] {
+    return [...this.entries.values()].map(({ info }) => info);
+  }
+}
