@@ -37,12 +37,13 @@ const SOAK = ['packages/server/test/reliability/crash-loop.test.ts', 'packages/c
 // which `npm test` makes first.
 export default defineConfig({
   resolve: {
-    alias: {
-      '@promethea/cpp-protocol': source('./packages/protocol/src/index.ts'),
-      '@promethea/cpp-client/node': source('./packages/client/src/node.ts'),
-      '@promethea/cpp-client': source('./packages/client/src/node.ts'),
-      '@promethea/cpp-server': source('./packages/server/src/index.ts'),
-    },
+    alias: [
+      { find: /^@promethea\/cpp-protocol$/, replacement: source('./packages/protocol/src/index.ts') },
+      { find: /^@promethea\/cpp-client(\/node)?$/, replacement: source('./packages/client/src/node.ts') },
+      { find: /^@promethea\/cpp-server$/, replacement: source('./packages/server/src/index.ts') },
+      // Each subpath export of the server is the source file of the same name: ./sqlite is src/sqlite.ts.
+      { find: /^@promethea\/cpp-server\/([a-z-]+)$/, replacement: source('./packages/server/src/') + '$1.ts' },
+    ],
   },
   test: {
     // Timeouts only catch a test that hangs: on a shared two-core machine starting a process or a browser alone

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CPPClient } from '@promethea/cpp-client';
 import { CPPServer } from '@promethea/cpp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canConnect, freePort } from './support/local-port.js';
 
 // The spec's Quick Start code, run as written: both blocks are kept verbatim in examples/quick-start, and only the
 // port and the endpoint are pointed at this machine. Runs the built packages (`npm test` builds first).
@@ -129,18 +129,4 @@ function run(file: string): Output {
   child.stdout.on('data', (data: Buffer) => (output.stdout += data.toString()));
   child.stderr.on('data', (data: Buffer) => (output.stderr += data.toString()));
   return output;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-async function canConnect(target: number): Promise<boolean> {
-  const response = await fetch(`http://127.0.0.1:${target}/healthz`).catch(() => undefined);
-  return response?.ok ?? false;
 }

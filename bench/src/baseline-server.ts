@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeServerFrame } from '@promethea/cpp-protocol';
-import { ChunkPacer } from '@promethea/cpp-server';
+// The server's own pacing, an internal the package does not export: the baseline merges chunks as CPP does.
+import { ChunkPacer } from '../../packages/server/dist/engine/chunk-pacer.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { pacedTokens } from './paced-tokens.js';
 

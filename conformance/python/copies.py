@@ -30,6 +30,9 @@ class Copies:
             return self.end(payload["nodeId"], payload["finalContentLength"], kind, lambda held, final: final == held)
         if kind == "CPP_ERROR" and "nodeId" in payload:
             self.ended.add(payload["nodeId"])
+        if kind == "CPP_THREAD_DELETED":
+            # The thread is gone: one opened again under its id starts again at version 0.
+            self.versions.pop(payload["threadId"], None)
         return []
 
     def update(self, kind, payload) -> list:

@@ -55,6 +55,9 @@ export class Connection {
 
   static async open(handshake: Handshake, validator: FrameValidator, timeoutMs: number): Promise<Connection> {
     const socket = new WebSocket(handshake.url, handshake.protocols, { headers: handshake.headers, handshakeTimeout: timeoutMs });
+    // Listening before the upgrade completes: a frame the server sends at once (CPP_AUTH_CHALLENGE) can arrive with
+    // the 101 response and be emitted before code awaiting 'open' resumes, and would otherwise be lost.
+    const connection = new Connection(socket, validator);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('error', reject);
@@ -64,7 +67,7 @@ export class Connection {
       socket.terminate();
       throw new Error(`the server selected the subprotocol "${socket.protocol}", not ${CPP_SUBPROTOCOL}`);
     }
-    return new Connection(socket, validator);
+    return connection;
   }
 
   send(data: string | Buffer): void {

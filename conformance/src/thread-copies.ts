@@ -48,6 +48,10 @@ export class ThreadCopies {
       case 'CPP_ERROR':
         if (frame.payload.nodeId !== undefined) this.ended.add(frame.payload.nodeId);
         return [];
+      case 'CPP_THREAD_DELETED':
+        // The thread is gone: one opened again under its id starts again at version 0.
+        this.graphs.delete(frame.payload.threadId);
+        return [];
       default:
         return [];
     }
@@ -66,6 +70,7 @@ export class ThreadCopies {
     if (!graph) return [`CPP_GRAPH_PATCH of thread ${payload.threadId}, of which this connection was sent no CPP_SYNC_GRAPH first`];
     if (payload.version !== graph.version + 1) return [`CPP_GRAPH_PATCH version ${payload.version} does not follow version ${graph.version}`];
     for (const [id, node] of Object.entries(payload.nodes)) graph.nodes[id] = structuredClone(node);
+    for (const id of payload.removedNodeIds ?? []) delete graph.nodes[id];
     Object.assign(graph, { rootNodeId: payload.rootNodeId, activeHeadMessageId: payload.activeHeadMessageId, version: payload.version });
     return this.soundness(graph, 'CPP_GRAPH_PATCH');
   }

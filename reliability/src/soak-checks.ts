@@ -1,6 +1,6 @@
 import { CPPClient } from '@promethea/cpp-client/node';
 import { findInvariantViolations, type ThreadGraph } from '@promethea/cpp-protocol';
-import { SqliteStore } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { SOAK_DID, type SoakSession } from './soak-session.js';
 
 /** What the end-of-run checks found; every list is empty in a good run. */

@@ -1,4 +1,5 @@
-import { CPPServer, DemoProvider, SqliteStore } from '@promethea/cpp-server';
+import { CPPServer, DemoProvider } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import type { ServerReply, ServerRequest } from './server-child.js';
 
 /**

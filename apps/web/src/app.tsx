@@ -1,6 +1,6 @@
-import { newThreadId } from '@promethea/cpp-protocol';
+import { newThreadId, type SearchHit } from '@promethea/cpp-protocol';
 import { browserIdentity } from '@promethea/cpp-client';
-import { useBranch, useCPP, useThreads } from '@promethea/cpp-react';
+import { useBranch, useCPP, useThreadSearch, useThreads } from '@promethea/cpp-react';
 import { useCallback, useEffect, useMemo, useState, type KeyboardEvent } from 'react';
 import { ConnectionBadge } from './components/connection-badge.js';
 import { Conversation } from './components/conversation.js';
@@ -26,6 +26,10 @@ export function App() {
   const branch = useBranch(client, graph);
   const [panel, setPanel] = useState<Panel | undefined>();
   const [revealId, setRevealId] = useState<string>();
+  const [query, setQuery] = useState('');
+  const { hits, error: searchError } = useThreadSearch(client, query);
+  // A search hit in another thread: shown once that thread's graph is here.
+  const [pendingHit, setPendingHit] = useState<SearchHit>();
   const { report } = feed;
 
   useEffect(() => {
@@ -40,6 +44,10 @@ export function App() {
   useEffect(() => {
     if (threadsError) report(threadsError);
   }, [threadsError, report]);
+
+  useEffect(() => {
+    if (searchError) report(searchError);
+  }, [searchError, report]);
 
   const selectThread = (id: string) => {
     showThread(id);
@@ -65,6 +73,31 @@ export function App() {
   );
   const onRevealed = useCallback(() => setRevealId(undefined), []);
 
+  useEffect(() => {
+    if (!pendingHit || graph?.threadId !== pendingHit.threadId) return;
+    setPendingHit(undefined);
+    if (pendingHit.nodeId !== null && graph.nodes[pendingHit.nodeId]) jumpTo(pendingHit.nodeId);
+  }, [pendingHit, graph, jumpTo]);
+
+  const openHit = (hit: SearchHit) => {
+    setPendingHit(hit);
+    selectThread(hit.threadId);
+  };
+
+  const renameThread = (id: string, title: string) => {
+    client?.renameThread(title, { threadId: id }).catch(report);
+  };
+
+  const deleteThread = (id: string) => {
+    client
+      ?.deleteThread(id)
+      .then(() => {
+        // The URL must not keep naming it: opening it again would start a new thread under its id.
+        if (id === threadId) showThread(threads?.find((thread) => thread.threadId !== id)?.threadId ?? newThreadId());
+      })
+      .catch(report);
+  };
+
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key === 'Escape' && panel) {
       event.preventDefault();
@@ -87,7 +120,18 @@ export function App() {
         </button>
       </header>
       <aside id="threads-panel" className="side threads-panel">
-        <ThreadList threads={threads} activeThreadId={threadId} onSelect={selectThread} onNew={startThread} />
+        <ThreadList
+          threads={threads}
+          activeThreadId={threadId}
+          onSelect={selectThread}
+          onNew={startThread}
+          onRename={renameThread}
+          onDelete={deleteThread}
+          query={query}
+          onQueryChange={setQuery}
+          hits={hits}
+          onOpenHit={openHit}
+        />
       </aside>
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />

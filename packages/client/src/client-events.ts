@@ -21,4 +21,6 @@ export interface CPPClientEvents {
   /** A CPP_ERROR that answers no pending request (e.g. PROVIDER_ERROR of another client's prompt), or an invalid frame. */
   error: (error: CPPServerError) => void;
   threads: (threads: ThreadSummary[]) => void;
+  /** A thread was deleted, by this client or another (PROTOCOL.md §25.2); its mirror is gone. */
+  threadDeleted: (threadId: string) => void;
 }

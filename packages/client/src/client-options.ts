@@ -64,10 +64,50 @@ export interface PivotOptions {
   onStream?: (delta: string) => void;
 }
 
+export interface RegenerateOptions {
+  /**
+   * The answer to write again, or the user node to answer again; default: the thread's head. The new answer goes
+   * beside the user node's earlier answers.
+   */
+  nodeId?: string;
+  threadId?: string;
+  /** When an answer of that user node streams: how much of it the user has seen; default: all this client holds. */
+  receivedContentLength?: number;
+  expectedVersion?: number;
+  onStream?: (delta: string) => void;
+}
+
+export interface EditOptions {
+  /** The user node to edit: the edited prompt goes beside it, under the same parent, and is answered. */
+  nodeId: string;
+  userPrompt: string;
+  threadId?: string;
+  expectedVersion?: number;
+  onStream?: (delta: string) => void;
+}
+
+export interface DeleteBranchOptions {
+  threadId?: string;
+  expectedVersion?: number;
+}
+
 export interface AnchorOptions {
   threadId?: string;
   expectedVersion?: number;
 }
+
+export interface RenameOptions {
+  threadId?: string;
+  expectedVersion?: number;
+}
+
+export interface SearchOptions {
+  /** 1–50 hits; the server's default is 20. */
+  limit?: number;
+}
+
+/** `cpp-thread`: the whole tree as CPP JSON; `markdown`: the active branch (PROTOCOL.md §25.4). */
+export type ExportFormat = 'cpp-thread' | 'markdown';
 
 export interface StopOptions {
   threadId?: string;

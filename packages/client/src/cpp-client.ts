@@ -1,11 +1,15 @@
 import {
   ErrorCode,
   encodeClientFrame,
+  exportThread,
+  threadToMarkdown,
   getNode,
   newMessageId,
   newThreadId,
   type ClientFrame,
   type DecodeFailure,
+  type ImportFormat,
+  type SearchHit,
   type MessageNode,
   type ServerFrame,
   type ThreadGraph,
@@ -13,7 +17,19 @@ import {
   type ModelsFrame,
 } from '@promethea/cpp-protocol';
 import { EventEmitter } from 'eventemitter3';
-import type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
+import type {
+  AnchorOptions,
+  CPPClientOptions,
+  DeleteBranchOptions,
+  EditOptions,
+  ExportFormat,
+  PivotOptions,
+  PromptOptions,
+  RegenerateOptions,
+  RenameOptions,
+  SearchOptions,
+  StopOptions,
+} from './client-options.js';
 import type { CPPClientEvents } from './client-events.js';
 import { ClientFrameFactory } from './client-frame.js';
 import type { ConnectionClosedError } from './connection-closed-error.js';
@@ -143,6 +159,63 @@ export class CPPClient {
     return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
   }
 
+  /**
+   * A new answer to a user node (PROTOCOL.md §24.1), beside its earlier ones; an answer of it still streaming is
+   * halted first, cut where the user had seen it. Settles when the new answer ends.
+   */
+  async regenerate(options: RegenerateOptions = {}): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const graph = this.mirrors.get(threadId);
+    const named = graph && getNode(graph, options.nodeId ?? graph.activeHeadMessageId ?? '');
+    const userNode = named?.role === 'assistant' && named.parentId !== null ? getNode(graph!, named.parentId) : named;
+    if (!userNode) throw new Error(`no node ${options.nodeId ?? '(the head)'} to regenerate in thread ${threadId}`);
+    const streaming = this.streamingNode(threadId);
+    const halting = streaming?.parentId === userNode.id ? streaming : undefined;
+    const receivedContentLength = options.receivedContentLength ?? halting?.content.length;
+    const assistantNodeId = newMessageId();
+    const frame = this.frames.create('CPP_REGENERATE', {
+      activeThreadId: threadId,
+      userNodeId: userNode.id,
+      newNodeId: assistantNodeId,
+      ...(halting && receivedContentLength !== undefined ? { receivedContentLength } : {}),
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    if (halting && receivedContentLength !== undefined) this.requests.interrupting(halting.id, receivedContentLength);
+    return this.generate(frame, { threadId, userNodeId: userNode.id, assistantNodeId, onStream: options.onStream });
+  }
+
+  /**
+   * Edits a prompt (PROTOCOL.md §24.2): the new text goes beside the user node `nodeId`, under the same parent, and
+   * is answered; the old branch stays. The first prompt of a thread has no parent and cannot be edited in place.
+   */
+  async edit(options: EditOptions): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const graph = this.mirrors.get(threadId);
+    const edited = graph && getNode(graph, options.nodeId);
+    if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
+    if (edited.parentId === null) throw new Error(`node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`);
+    const { userPrompt, expectedVersion, onStream } = options;
+    return this.prompt({ userPrompt, threadId, parentNodeId: edited.parentId, onStream, ...(expectedVersion === undefined ? {} : { expectedVersion }) });
+  }
+
+  /**
+   * Deletes a node and its subtree (PROTOCOL.md §24.3); the head moves to its parent when it was inside. Resolves
+   * with the mirror once it no longer holds the node.
+   */
+  async deleteBranch(nodeId: string, options: DeleteBranchOptions = {}): Promise<ThreadGraph> {
+    const threadId = await this.ensureThread(options.threadId);
+    const frame = this.frames.create('CPP_BRANCH_DELETE', {
+      activeThreadId: threadId,
+      nodeId,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    const removed = (reply: ServerFrame): Answer<ThreadGraph> => {
+      const graph = this.structuralUpdateOf(threadId, reply);
+      return graph && !getNode(graph, nodeId) ? { value: graph } : undefined;
+    };
+    return this.request(frame, new FrameWaiter(frame.id, removed, threadId));
+  }
+
   /** Spec §3.1.B: moves the thread's head; resolves with the mirror once it shows the new head. */
   async anchor(targetNodeId: string, options: AnchorOptions = {}): Promise<ThreadGraph> {
     const threadId = await this.ensureThread(options.threadId);
@@ -188,6 +261,67 @@ export class CPPClient {
   listThreads(): Promise<ThreadSummary[]> {
     const frame = this.frames.create('CPP_THREAD_LIST', {});
     return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS' ? { value: reply.payload.threads } : undefined)));
+  }
+
+  /** Gives a thread (default: the active one) the user's own title; resolves with the mirror once it shows it. */
+  async renameThread(title: string, options: RenameOptions = {}): Promise<ThreadGraph> {
+    const threadId = await this.ensureThread(options.threadId);
+    const frame = this.frames.create('CPP_THREAD_RENAME', {
+      threadId,
+      title,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    const renamed = (reply: ServerFrame) => {
+      const graph = this.structuralUpdateOf(threadId, reply);
+      return graph && this.mirrors.title(threadId) === title ? { value: graph } : undefined;
+    };
+    return this.request(frame, new FrameWaiter(frame.id, renamed, threadId));
+  }
+
+  /** The user's own title of a thread, as its mirror holds it. */
+  threadTitle(threadId = this.currentThreadId): string | undefined {
+    return threadId === undefined ? undefined : this.mirrors.title(threadId);
+  }
+
+  /**
+   * Deletes a thread (default: the active one) with everything in it. Resolves once the server confirms; its
+   * mirror is dropped then, as on every client subscribed to it (a `threadDeleted` event).
+   */
+  deleteThread(threadId = this.currentThreadId, options: { expectedVersion?: number } = {}): Promise<void> {
+    if (threadId === undefined) return Promise.reject(new Error('no thread is open: name the thread to delete'));
+    const frame = this.frames.create('CPP_THREAD_DELETE', {
+      threadId,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    });
+    const deleted = (reply: ServerFrame) => (reply.type === 'CPP_THREAD_DELETED' && reply.payload.threadId === threadId ? { value: undefined } : undefined);
+    return this.request(frame, new FrameWaiter(frame.id, deleted));
+  }
+
+  /** The identity's threads whose title or messages hold every word of the query (PROTOCOL.md §25.3), best first. */
+  searchThreads(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const frame = this.frames.create('CPP_THREAD_SEARCH', { query, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+    const results = (reply: ServerFrame) => (reply.type === 'CPP_SEARCH_RESULTS' && reply.payload.query === query ? { value: reply.payload.hits } : undefined);
+    return this.request(frame, new FrameWaiter(frame.id, results));
+  }
+
+  /**
+   * A thread (default: the active one) as a file: `cpp-thread` JSON (the whole tree) or the active branch as
+   * Markdown (PROTOCOL.md §25.4). Opens the thread when it is not open.
+   */
+  async exportThread(format: ExportFormat, threadId?: string): Promise<string> {
+    const id = await this.ensureThread(threadId);
+    const graph = this.mirrors.get(id)!;
+    const title = this.mirrors.title(id) ?? '';
+    return format === 'markdown' ? threadToMarkdown(graph, title) : `${JSON.stringify(exportThread(graph, title, Date.now()), null, 2)}\n`;
+  }
+
+  /**
+   * Imports threads from a CPP JSON export or a ChatGPT `conversations.json` (parsed): all of them or none.
+   * Resolves with the new threads. Not idempotent: after a lost connection, list the threads before trying again.
+   */
+  importThreads(format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
+    const frame = this.frames.create('CPP_THREAD_IMPORT', { format, document });
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS_IMPORTED' ? { value: reply.payload.threads } : undefined)));
   }
 
   /** Asks for a full CPP_SYNC_GRAPH of an open thread and resolves with the mirror it rebuilt. */
@@ -282,6 +416,7 @@ export class CPPClient {
   }
 
   private receive(frame: ServerFrame): void {
+    if (frame.type === 'CPP_THREAD_DELETED') this.dropDeleted(frame.payload.threadId);
     const change = this.mirrors.apply(frame);
     const graph = change && this.mirrors.get(change.threadId);
     if (change?.outcome === 'applied' && graph) this.events.emit('graph', { threadId: change.threadId, graph });
@@ -296,6 +431,16 @@ export class CPPClient {
     else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
     else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
     else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);
+  }
+
+  /** The thread no longer exists: its mirror goes, and requests waiting on it fail, as when it is closed. */
+  private dropDeleted(threadId: string): void {
+    if (this.mirrors.get(threadId)) {
+      this.mirrors.close(threadId);
+      this.requests.failThread(threadId, new ThreadClosedError(threadId, 'deleted'));
+    }
+    if (this.currentThreadId === threadId) this.currentThreadId = undefined;
+    this.events.emit('threadDeleted', threadId);
   }
 
   /** A mirror that missed a frame asks for the whole graph once; frames until the sync arrives cannot help it. */

@@ -16,16 +16,18 @@ export interface GenerationResult {
 }
 
 export interface GenerationRequest {
-  /** The id of the CPP_PROMPT or CPP_PIVOT_INIT frame, which errors about it name as `refId`. */
+  /** The id of the CPP_PROMPT, CPP_PIVOT_INIT or CPP_REGENERATE frame, which errors about it name as `refId`. */
   frameId: string;
   threadId: string;
-  /** The user node the request creates; the server creates the assistant node as its only child. */
+  /** The user node answered: created by a prompt or pivot (the server creates the answer as its only child). */
   userNodeId: string;
+  /** The answer's id when the client chose it (a regenerate); otherwise the server names it by creating it. */
+  assistantNodeId?: string;
   onStream?: (delta: string) => void;
 }
 
 /**
- * One prompt or pivot, from the frame that asked for it until its assistant node stops streaming. Everything it
+ * One prompt, pivot or regenerate, from the frame that asked for it until its assistant node stops streaming. Everything it
  * reports is read from the thread's mirror, which is exact, so `onStream` never sees text twice or out of order.
  * It settles when the mirror shows the node finished (the patch right after CPP_STREAM_COMPLETED or
  * CPP_STREAM_HALTED), so that the mirror is final by then: its content is the whole answer, or the cut.
@@ -41,7 +43,9 @@ export class Generation implements PendingRequest {
   constructor(
     private readonly request: GenerationRequest,
     private readonly graphOf: (threadId: string) => ThreadGraph | undefined,
-  ) {}
+  ) {
+    this.assistantNodeId = request.assistantNodeId;
+  }
 
   get promise(): Promise<GenerationResult> {
     return this.settlement.promise;
@@ -68,10 +72,10 @@ export class Generation implements PendingRequest {
     if (nodeId === this.assistantNodeId) this.visibleLength = Math.min(this.visibleLength, receivedContentLength);
   }
 
-  /** The server created our user node: sending the frame again would only be an exact retry. */
+  /** The server created the node our frame names as new: sending the frame again would only be an exact retry. */
   carriedOut(): boolean {
     const graph = this.graphOf(this.request.threadId);
-    return graph !== undefined && getNode(graph, this.request.userNodeId) !== undefined;
+    return graph !== undefined && getNode(graph, this.request.assistantNodeId ?? this.request.userNodeId) !== undefined;
   }
 
   /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */

@@ -1,5 +1,17 @@
 // What both entry points export besides their CPPClient.
-export type { AnchorOptions, CPPClientOptions, PivotOptions, PromptOptions, StopOptions } from './client-options.js';
+export type {
+  AnchorOptions,
+  CPPClientOptions,
+  DeleteBranchOptions,
+  EditOptions,
+  ExportFormat,
+  PivotOptions,
+  PromptOptions,
+  RegenerateOptions,
+  RenameOptions,
+  SearchOptions,
+  StopOptions,
+} from './client-options.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
 export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';
@@ -12,4 +24,12 @@ export type { DidSigner } from './identity/did-signer.js';
 export { browserIdentity } from './identity/browser-identity.js';
 export type { GenerationResult, GenerationStatus } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
-export { CPPError, ErrorCode, type MessageNode, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
+export {
+  CPPError,
+  ErrorCode,
+  type ImportFormat,
+  type MessageNode,
+  type SearchHit,
+  type ThreadGraph,
+  type ThreadSummary,
+} from '@promethea/cpp-protocol';

@@ -20,11 +20,18 @@ export interface MirrorChange {
  */
 export class ThreadMirrors {
   private readonly graphs = new Map<string, ThreadGraph>();
+  /** Each mirror's title, as its last sync or patch gave it. */
+  private readonly titles = new Map<string, string>();
   /** The threads the client has asked for: only their syncs make or refresh a mirror. */
   private readonly opened = new Set<string>();
 
   get(threadId: string): ThreadGraph | undefined {
     return this.graphs.get(threadId);
+  }
+
+  /** The thread's title, or `undefined` until its first sync. */
+  title(threadId: string): string | undefined {
+    return this.titles.get(threadId);
   }
 
   /** The client asks the server for the thread: its first sync makes the mirror. */
@@ -36,6 +43,7 @@ export class ThreadMirrors {
   close(threadId: string): void {
     this.opened.delete(threadId);
     this.graphs.delete(threadId);
+    this.titles.delete(threadId);
   }
 
   threadIds(): string[] {
@@ -49,7 +57,12 @@ export class ThreadMirrors {
         if (!this.opened.has(frame.payload.threadId)) return undefined;
         return { threadId: frame.payload.threadId, outcome: this.replace(frame.payload) };
       case 'CPP_GRAPH_PATCH':
-        return this.update(frame.payload.threadId, (graph) => applyPatch(graph, frame.payload));
+        return this.update(frame.payload.threadId, (graph) => {
+          const outcome = applyPatch(graph, frame.payload);
+          const { title } = frame.payload;
+          if (outcome === 'applied' && title !== undefined) this.titles.set(frame.payload.threadId, title);
+          return outcome;
+        });
       case 'CPP_STREAM_CHUNK':
         return this.update(frame.payload.threadId, (graph) => applyChunk(graph, frame.payload));
       case 'CPP_STREAM_HALTED':
@@ -61,6 +74,7 @@ export class ThreadMirrors {
 
   private replace(payload: SyncGraphFrame['payload']): MirrorOutcome {
     const fresh = graphFromSync(payload);
+    this.titles.set(payload.threadId, payload.title);
     const graph = this.graphs.get(payload.threadId);
     if (graph) Object.assign(graph, fresh);
     else this.graphs.set(payload.threadId, fresh);

@@ -12,7 +12,7 @@ const targets = [join(packageRoot, 'schemas'), join(packageRoot, '..', '..', 'do
 const files = jsonSchemaFiles();
 for (const target of targets) {
   // Cleared first, so that the schema of a frame type that no longer exists does not linger.
-  for (const side of ['client', 'server']) rmSync(join(target, side), { recursive: true, force: true });
+  for (const side of ['client', 'server', 'export']) rmSync(join(target, side), { recursive: true, force: true });
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(target, path)), { recursive: true });
     writeFileSync(join(target, path), text);

@@ -19,6 +19,8 @@ export const ErrorCode = {
   THREAD_BUSY: 'THREAD_BUSY',
   /** `CPP_STREAM_STOP` named a node that is not streaming. */
   NOT_STREAMING: 'NOT_STREAMING',
+  /** The node exists but the operation does not apply to it: regenerating an assistant node, deleting the root. */
+  INVALID_NODE: 'INVALID_NODE',
   /** CPP_PROMPT or CPP_PIVOT_INIT named a model that CPP_MODELS does not list. */
   UNKNOWN_MODEL: 'UNKNOWN_MODEL',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */

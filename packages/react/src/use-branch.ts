@@ -14,6 +14,12 @@ export interface Branch {
   showSibling(entry: BranchEntry, offset: number): Promise<void>;
   /** Show the branch through `nodeId`, down to its tip (the minimap's click). */
   showBranchOf(nodeId: string): Promise<void>;
+  /** A new answer beside the answer `nodeId` (or to the prompt `nodeId`); settles when it ends. */
+  regenerate(nodeId: string): Promise<void>;
+  /** The prompt `nodeId` rewritten: the new text goes beside it and is answered; settles when the answer ends. */
+  edit(nodeId: string, userPrompt: string): Promise<void>;
+  /** Removes `nodeId` and everything under it; a head inside moves to its parent. */
+  deleteBranch(nodeId: string): Promise<void>;
 }
 
 /**
@@ -41,5 +47,25 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     [showBranchOf],
   );
 
-  return { entries, headId: graph?.activeHeadMessageId ?? null, streaming, showSibling, showBranchOf };
+  const threadId = graph?.threadId;
+  const regenerate = useCallback(
+    async (nodeId: string) => {
+      if (client && threadId) await client.regenerate({ nodeId, threadId });
+    },
+    [client, threadId],
+  );
+  const edit = useCallback(
+    async (nodeId: string, userPrompt: string) => {
+      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId });
+    },
+    [client, threadId],
+  );
+  const deleteBranch = useCallback(
+    async (nodeId: string) => {
+      if (client && threadId) await client.deleteBranch(nodeId, { threadId });
+    },
+    [client, threadId],
+  );
+
+  return { entries, headId: graph?.activeHeadMessageId ?? null, streaming, showSibling, showBranchOf, regenerate, edit, deleteBranch };
 }

@@ -11,8 +11,9 @@ export interface ThreadsState {
 }
 
 /**
- * The thread list, kept current: asked for whenever a connection opens and whenever an open thread changes
- * structurally (a new title, a new last activity), and taken from any CPP_THREADS the client receives.
+ * The thread list, kept current: asked for whenever a connection opens, whenever an open thread changes
+ * structurally (a new title, a new last activity) and whenever a thread is deleted, and taken from any CPP_THREADS
+ * the client receives.
  */
 export function useThreads(client: CPPClient | null): ThreadsState {
   const [threads, setThreads] = useState<ThreadSummary[]>();
@@ -43,11 +44,13 @@ export function useThreads(client: CPPClient | null): ThreadsState {
     client.on('status', onStatus);
     client.on('graph', onGraph);
     client.on('threads', setThreads);
+    client.on('threadDeleted', refresh);
     if (client.status === 'open') refresh();
     return () => {
       client.off('status', onStatus);
       client.off('graph', onGraph);
       client.off('threads', setThreads);
+      client.off('threadDeleted', refresh);
     };
   }, [client, refresh]);
 

@@ -50,4 +50,24 @@ describe('useBranch', () => {
     expect(result.current.branch.streaming).toBeUndefined();
     expect(result.current.branch.entries.map((entry) => entry.node.id)).toEqual([streaming.parentId]);
   });
+
+  it('regenerates an answer, edits a prompt and deletes a branch, each showing on the branch', async () => {
+    const { result, client } = await renderBranch();
+    const first = await act(() => client.prompt({ userPrompt: 'one' }));
+    const second = await act(() => client.prompt({ userPrompt: 'two' }));
+    const ids = () => result.current.branch.entries.map((entry) => entry.node.id);
+
+    await act(() => result.current.branch.regenerate(second.assistantNodeId));
+    const regenerated = result.current.branch.entries[3]!;
+    expect(regenerated).toMatchObject({ siblingIds: [second.assistantNodeId, regenerated.node.id], siblingIndex: 1 });
+    expect(regenerated.node.status).toBe('completed');
+
+    await act(() => result.current.branch.edit(second.userNodeId, 'two, again'));
+    const edited = result.current.branch.entries[2]!;
+    expect(edited).toMatchObject({ node: { content: 'two, again' }, siblingIds: [second.userNodeId, edited.node.id], siblingIndex: 1 });
+
+    await act(() => result.current.branch.deleteBranch(edited.node.id));
+    expect(ids()).toEqual([first.userNodeId, first.assistantNodeId]);
+    expect(client.graph()!.nodes[first.assistantNodeId]!.childrenIds).toEqual([second.userNodeId]);
+  });
 });

@@ -96,6 +96,8 @@ export interface CPPServerEvents {
   prompt: [event: OperationEvent];
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
+  regenerate: [event: OperationEvent];
+  deleteBranch: [event: OperationEvent];
   connection: [event: ConnectionEvent];
   /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
   authenticated: [event: ConnectionEvent];
@@ -113,10 +115,12 @@ export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const CLOSE_HANDSHAKE_MS = 1000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop'>> = {
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'deleteBranch'>> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
+  CPP_REGENERATE: 'regenerate',
+  CPP_BRANCH_DELETE: 'deleteBranch',
 };
 
 /**

@@ -1,6 +1,7 @@
+// The root import loads no database driver, Redis client, vendor SDK or logger: those adapters are subpath
+// exports (./sqlite, ./postgres, ./redis, ./anthropic, ./ai-sdk, ./logger), each loading its own dependency.
 export { CPPServer, DEFAULT_CHUNK_INTERVAL_MS, DEFAULT_PERSIST_INTERVAL_MS, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
-export { ChunkPacer } from './engine/chunk-pacer.js';
 export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
 export type { AccessOptions } from './auth/access-options.js';
@@ -11,11 +12,8 @@ export { UpgradeRefusal } from './transport/ws-transport.js';
 export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamedText } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
-export { SqliteStore, type SqliteStoreOptions } from './store/sqlite-store.js';
-export { PostgresStore, type PostgresStoreOptions } from './store/postgres-store.js';
 export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand, CommandReply, Subscription } from './cluster/cluster-transport.js';
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';
-export { RedisClusterTransport, DEFAULT_REDIS_PREFIX, type RedisClusterOptions } from './cluster/redis-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
 export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
@@ -24,7 +22,6 @@ export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js
 export { createModelProvider, describeProvider } from './model/provider-factory.js';
 export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';
 export { OpenAICompatibleProvider } from './model/providers/openai-compatible-provider.js';
-export { AnthropicProvider } from './model/providers/anthropic-provider.js';
 export { OllamaProvider } from './model/providers/ollama-provider.js';
 export type { ObservabilityOptions } from './observability/observability-options.js';
 export type {
@@ -42,4 +39,3 @@ export type {
   StoreOperationTiming,
 } from './observability/server-observer.js';
 export type { ReadinessReport, CheckStatus } from './observability/readiness.js';
-export { createLogger, LOG_LEVELS, type LogLevel } from './observability/logger.js';

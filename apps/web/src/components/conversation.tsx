@@ -1,5 +1,5 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
 import { useCallback } from 'react';
 import { Composer, type SendMode } from './composer.js';
@@ -55,12 +55,36 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf } = branch;
+  const { showBranchOf, regenerate, edit, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
+  const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId).catch(report), [regenerate, report]);
+  const onEdit = useCallback(
+    (node: MessageNode) => {
+      const userPrompt = window.prompt('Edit your message: it is asked again beside the original, which is kept.', node.content);
+      if (userPrompt !== null && userPrompt.trim() !== '') edit(node.id, userPrompt).catch(report);
+    },
+    [edit, report],
+  );
+  const onDelete = useCallback(
+    (nodeId: string) => {
+      if (window.confirm('Delete this message and everything under it?')) deleteBranch(nodeId).catch(report);
+    },
+    [deleteBranch, report],
+  );
 
   return (
     <section className="conversation" aria-label="Chat">
-      <MessageList entries={entries} headId={headId} onAnchor={onAnchor} onShowBranch={onShowBranch} revealId={revealId} onRevealed={onRevealed} />
+      <MessageList
+        entries={entries}
+        headId={headId}
+        onAnchor={onAnchor}
+        onShowBranch={onShowBranch}
+        onRegenerate={onRegenerate}
+        onEdit={onEdit}
+        onDelete={onDelete}
+        revealId={revealId}
+        onRevealed={onRevealed}
+      />
       <Composer
         mode={mode}
         blockedBy={connection === 'closed' ? 'Offline: reload the page to connect again.' : undefined}

@@ -10,12 +10,15 @@ interface MessageBubbleProps {
   isHead: boolean;
   onAnchor(nodeId: string): void;
   onShowBranch(nodeId: string): void;
+  onRegenerate(nodeId: string): void;
+  onEdit(node: MessageNode): void;
+  onDelete(nodeId: string): void;
 }
 
 const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {
-  const { node, siblingIds, siblingIndex, isHead, onAnchor, onShowBranch } = props;
+  const { node, siblingIds, siblingIndex, isHead, onAnchor, onShowBranch, onRegenerate, onEdit, onDelete } = props;
   const streaming = node.status === 'streaming';
   return (
     <article
@@ -48,6 +51,21 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
         >
           ⚓ {isHead ? 'Head' : 'Anchor'}
         </button>
+        {node.role === 'assistant' && (
+          <button type="button" className="quiet regenerate" title="Write this answer again, beside this one" onClick={() => onRegenerate(node.id)}>
+            ↻ Regenerate
+          </button>
+        )}
+        {node.role === 'user' && node.parentId !== null && (
+          <button type="button" className="quiet edit" title="Ask this differently, beside this message" onClick={() => onEdit(node)}>
+            ✎ Edit
+          </button>
+        )}
+        {node.parentId !== null && (
+          <button type="button" className="quiet delete" title="Delete this message and everything under it" onClick={() => onDelete(node.id)}>
+            🗑 Delete
+          </button>
+        )}
       </header>
       <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
         {node.role === 'user' ? (

@@ -1,3 +1,4 @@
+import type { MessageNode } from '@promethea/cpp-protocol';
 import type { BranchEntry } from '@promethea/cpp-react';
 import { useLayoutEffect, useRef } from 'react';
 import { MessageBubble } from './message-bubble.js';
@@ -7,6 +8,9 @@ interface MessageListProps {
   headId: string | null;
   onAnchor(nodeId: string): void;
   onShowBranch(nodeId: string): void;
+  onRegenerate(nodeId: string): void;
+  onEdit(node: MessageNode): void;
+  onDelete(nodeId: string): void;
   /** A message to bring into view (a click in the tree), once it is on the branch. */
   revealId: string | undefined;
   onRevealed(): void;
@@ -15,7 +19,7 @@ interface MessageListProps {
 /** How close to the bottom (px) still counts as reading the newest text, so the view follows the stream. */
 const FOLLOW_MARGIN = 80;
 
-export function MessageList({ entries, headId, onAnchor, onShowBranch, revealId, onRevealed }: MessageListProps) {
+export function MessageList({ entries, headId, onAnchor, onShowBranch, onRegenerate, onEdit, onDelete, revealId, onRevealed }: MessageListProps) {
   const list = useRef<HTMLDivElement>(null);
   const following = useRef(true);
   const last = entries.at(-1)?.node;
@@ -65,6 +69,9 @@ export function MessageList({ entries, headId, onAnchor, onShowBranch, revealId,
           isHead={node.id === headId}
           onAnchor={onAnchor}
           onShowBranch={onShowBranch}
+          onRegenerate={onRegenerate}
+          onEdit={onEdit}
+          onDelete={onDelete}
         />
       ))}
     </div>

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema } from '../node.js';
+import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
 import { AuthProofFrameSchema } from './auth-frames.js';
 
 export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
@@ -95,6 +96,72 @@ export const ModelListFrameSchema = clientFrame('CPP_MODEL_LIST', z.object({}));
 /** Ask for a full CPP_SYNC_GRAPH of an open thread. */
 export const SyncRequestFrameSchema = clientFrame('CPP_SYNC_REQUEST', z.object({ threadId: ThreadIdSchema }));
 
+/**
+ * A new answer to `userNodeId`, beside its earlier ones. The client names the new assistant node, so that a retry
+ * is recognised as for a prompt; an answer of that user node still streaming is halted first, as a pivot halts it.
+ */
+export const RegenerateFrameSchema = clientFrame(
+  'CPP_REGENERATE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    userNodeId: MessageIdSchema,
+    newNodeId: MessageIdSchema,
+    receivedContentLength: ContentLengthSchema.optional(),
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** Remove a node and everything under it; the root only goes with its thread. */
+export const BranchDeleteFrameSchema = clientFrame(
+  'CPP_BRANCH_DELETE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    expectedVersion: ExpectedVersionSchema.optional(),
+  }),
+);
+
+/** The longest title a user may give a thread, in UTF-16 code units. */
+export const THREAD_TITLE_MAX_LENGTH = 200;
+
+/** A title says something (a non-space character), fits a list, and holds no NUL (PostgreSQL text cannot). */
+export const ThreadTitleSchema = z
+  .string()
+  .max(THREAD_TITLE_MAX_LENGTH)
+  .regex(/\S/, 'expected a title with at least one non-space character')
+  .regex(/^[^\u0000]*$/, 'a title may not contain the NUL character (U+0000)');
+
+/** Give a thread the user's own title, which automatic titles never replace. */
+export const ThreadRenameFrameSchema = clientFrame(
+  'CPP_THREAD_RENAME',
+  z.object({ threadId: ThreadIdSchema, title: ThreadTitleSchema, expectedVersion: ExpectedVersionSchema.optional() }),
+);
+
+/** Delete a thread and everything in it; answered by CPP_THREAD_DELETED. */
+export const ThreadDeleteFrameSchema = clientFrame(
+  'CPP_THREAD_DELETE',
+  z.object({ threadId: ThreadIdSchema, expectedVersion: ExpectedVersionSchema.optional() }),
+);
+
+/** Search the identity's threads by title and message text; answered by CPP_SEARCH_RESULTS. */
+export const ThreadSearchFrameSchema = clientFrame(
+  'CPP_THREAD_SEARCH',
+  z.object({
+    query: z.string().max(SEARCH_QUERY_MAX_LENGTH),
+    limit: z.number().int().min(1).max(SEARCH_RESULTS_MAX).optional(),
+  }),
+);
+
+/** The formats a thread can be imported from. */
+export const ImportFormatSchema = z.enum(['cpp-thread', 'chatgpt']);
+export type ImportFormat = z.infer<typeof ImportFormatSchema>;
+
+/** Import threads from a document the user holds (an export of CPP or of ChatGPT); answered by CPP_THREADS_IMPORTED. */
+export const ThreadImportFrameSchema = clientFrame(
+  'CPP_THREAD_IMPORT',
+  z.object({ format: ImportFormatSchema, document: z.unknown() }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -104,8 +171,14 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   StreamStopFrameSchema,
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
+  RegenerateFrameSchema,
+  BranchDeleteFrameSchema,
   ModelListFrameSchema,
   AuthProofFrameSchema,
+  ThreadRenameFrameSchema,
+  ThreadDeleteFrameSchema,
+  ThreadSearchFrameSchema,
+  ThreadImportFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -116,6 +189,12 @@ export type PromptFrame = z.infer<typeof PromptFrameSchema>;
 export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
 export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
+export type RegenerateFrame = z.infer<typeof RegenerateFrameSchema>;
+export type BranchDeleteFrame = z.infer<typeof BranchDeleteFrameSchema>;
+export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
+export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
+export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
+export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];

@@ -10,7 +10,7 @@ const VersionSchema = z.number().int().nonnegative();
 const NodeMapSchema = z.record(z.string(), MessageNodeSchema);
 
 /** Why a generation stopped early. */
-export const HaltReasonSchema = z.enum(['pivot', 'stop', 'shutdown']);
+export const HaltReasonSchema = z.enum(['pivot', 'stop', 'shutdown', 'regenerate']);
 export type HaltReason = z.infer<typeof HaltReasonSchema>;
 
 /** §3.2.A — the generation of `interruptedNodeId` is over; its content is now exactly `finalContentLength` long. */
@@ -49,6 +49,10 @@ export const GraphPatchFrameSchema = serverFrame(
     rootNodeId: MessageIdSchema.nullable(),
     activeHeadMessageId: MessageIdSchema.nullable(),
     nodes: NodeMapSchema,
+    /** The nodes the change removed (a deleted branch); absent when it removed none. */
+    removedNodeIds: z.array(MessageIdSchema).optional(),
+    /** The thread's title after the change (a rename, or the first prompt, changes it); absent: unchanged. */
+    title: z.string().optional(),
   }),
 );
 
@@ -116,6 +120,25 @@ export const ErrorFrameSchema = serverFrame(
   }),
 );
 
+/** The thread no longer exists: every subscriber is told, and unsubscribed. */
+export const ThreadDeletedFrameSchema = serverFrame('CPP_THREAD_DELETED', z.object({ threadId: ThreadIdSchema }));
+
+/** One match of a search: a thread's title (`nodeId` null) or the text of one of its messages. */
+export const SearchHitSchema = z.object({
+  threadId: ThreadIdSchema,
+  title: z.string(),
+  nodeId: MessageIdSchema.nullable(),
+  /** The matching words with a little of the text around them, or the title. */
+  snippet: z.string(),
+});
+export type SearchHit = z.infer<typeof SearchHitSchema>;
+
+/** The matches of a CPP_THREAD_SEARCH, best first. */
+export const SearchResultsFrameSchema = serverFrame('CPP_SEARCH_RESULTS', z.object({ query: z.string(), hits: z.array(SearchHitSchema) }));
+
+/** The threads a CPP_THREAD_IMPORT created, in the document's order. */
+export const ThreadsImportedFrameSchema = serverFrame('CPP_THREADS_IMPORTED', z.object({ threads: z.array(ThreadSummarySchema) }));
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -127,6 +150,9 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   ErrorFrameSchema,
   AuthChallengeFrameSchema,
   AuthAcceptedFrameSchema,
+  ThreadDeletedFrameSchema,
+  SearchResultsFrameSchema,
+  ThreadsImportedFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;
@@ -137,6 +163,9 @@ export type StreamCompletedFrame = z.infer<typeof StreamCompletedFrameSchema>;
 export type ThreadsFrame = z.infer<typeof ThreadsFrameSchema>;
 export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
+export type ThreadDeletedFrame = z.infer<typeof ThreadDeletedFrameSchema>;
+export type SearchResultsFrame = z.infer<typeof SearchResultsFrameSchema>;
+export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];

@@ -28,9 +28,17 @@ export function addExchange(draft: GraphDraft, parentId: string | null, input: E
     status: 'completed',
     createdAt: input.createdAt,
   });
+  addAnswer(draft, input.userNodeId, input);
+}
+
+/** What an answer needs: the id of its assistant node, and the model that writes it. */
+export type AnswerInput = Pick<ExchangeInput, 'assistantNodeId' | 'model' | 'createdAt'>;
+
+/** Adds a streaming assistant node under the user node `parentId` and moves the head to it. */
+export function addAnswer(draft: GraphDraft, parentId: string, input: AnswerInput): void {
   const assistant: MessageNode = {
     id: input.assistantNodeId,
-    parentId: input.userNodeId,
+    parentId,
     childrenIds: [],
     role: 'assistant',
     content: '',

@@ -10,6 +10,7 @@ import type { TreeChange } from './tree-change.js';
  */
 export class GraphDraft {
   private readonly changed = new Map<string, MessageNode>();
+  private readonly removed = new Set<string>();
   private rootNodeId: string | null;
   private headId: string | null;
 
@@ -19,6 +20,7 @@ export class GraphDraft {
   }
 
   find(nodeId: string): MessageNode | undefined {
+    if (this.removed.has(nodeId)) return undefined;
     return this.changed.get(nodeId) ?? getNode(this.graph, nodeId);
   }
 
@@ -47,6 +49,25 @@ export class GraphDraft {
     this.changed.set(nodeId, { ...this.get(nodeId), ...fields });
   }
 
+  /** Removes a node that is not the root, with every node under it, from its parent's children. Returns their ids. */
+  removeSubtree(nodeId: string): string[] {
+    const node = this.get(nodeId);
+    if (node.parentId === null) throw new Error(`the root ${nodeId} is removed only with its thread`);
+    const parent = this.get(node.parentId);
+    this.changed.set(parent.id, { ...parent, childrenIds: parent.childrenIds.filter((childId) => childId !== nodeId) });
+    const subtree: string[] = [];
+    const pending = [nodeId];
+    for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+      subtree.push(id);
+      pending.push(...this.get(id).childrenIds);
+    }
+    for (const id of subtree) {
+      this.changed.delete(id);
+      this.removed.add(id);
+    }
+    return subtree;
+  }
+
   setHead(nodeId: string): void {
     this.get(nodeId);
     this.headId = nodeId;
@@ -64,6 +85,7 @@ export class GraphDraft {
       rootNodeId: this.rootNodeId,
       activeHeadMessageId: this.headId,
       nodes: [...this.changed.values()],
+      ...(this.removed.size > 0 ? { removedNodeIds: [...this.removed] } : {}),
     };
   }
 }

@@ -22,6 +22,7 @@ export function applyPatch(graph: ThreadGraph, payload: GraphPatchFrame['payload
   if (payload.version <= graph.version) return 'stale';
   if (payload.version !== graph.version + 1) return 'gap';
   for (const [id, node] of Object.entries(payload.nodes)) graph.nodes[id] = structuredClone(node);
+  for (const id of payload.removedNodeIds ?? []) delete graph.nodes[id];
   graph.rootNodeId = payload.rootNodeId;
   graph.activeHeadMessageId = payload.activeHeadMessageId;
   graph.version = payload.version;

@@ -14,6 +14,8 @@ export interface TreeChange {
   rootNodeId: string | null;
   activeHeadMessageId: string | null;
   nodes: MessageNode[];
+  /** The ids of the nodes the change removes (a deleted branch); absent when it removes none. */
+  removedNodeIds?: string[];
 }
 
 /** Applies a planned change in place. The change must have been planned against this graph's current version. */
@@ -22,6 +24,7 @@ export function applyChange(graph: ThreadGraph, change: TreeChange): void {
     throw new Error(`change for ${change.threadId}@${change.baseVersion} applied to ${graph.threadId}@${graph.version}`);
   }
   for (const node of change.nodes) graph.nodes[node.id] = node;
+  for (const nodeId of change.removedNodeIds ?? []) delete graph.nodes[nodeId];
   graph.rootNodeId = change.rootNodeId;
   graph.activeHeadMessageId = change.activeHeadMessageId;
   graph.version = change.version;

@@ -4,6 +4,7 @@ import {
   CLIENT_FRAME_TYPES,
   MessageNodeSchema,
   SERVER_FRAME_TYPES,
+  ThreadExportSchema,
   applyChunk,
   applyHalted,
   applyPatch,
@@ -36,7 +37,8 @@ describe('docs/PROTOCOL.md examples', () => {
   it('shows only frames and nodes that decode', () => {
     for (const example of examples) {
       if (!('type' in example)) {
-        expect(MessageNodeSchema.safeParse(example).success).toBe(true);
+        const schema = 'format' in example ? ThreadExportSchema : MessageNodeSchema;
+        expect(schema.safeParse(example).success, JSON.stringify(example)).toBe(true);
         continue;
       }
       const decoded = isClientType(example.type) ? decodeClientFrame(JSON.stringify(example)) : decodeServerFrame(JSON.stringify(example));

@@ -19,9 +19,13 @@ function filesUnder(folder: string): string[] {
 describe('the published JSON Schema files', () => {
   const fresh = jsonSchemaFiles();
 
-  it('are one file per frame type, client and server, each a frame schema of frameJsonSchemas()', () => {
+  it('are one file per frame type, client and server, each a frame schema of frameJsonSchemas(), and the export format', () => {
     expect(Object.keys(fresh).sort()).toEqual(
-      [...CLIENT_FRAME_TYPES.map((type) => `client/${type}.json`), ...SERVER_FRAME_TYPES.map((type) => `server/${type}.json`)].sort(),
+      [
+        ...CLIENT_FRAME_TYPES.map((type) => `client/${type}.json`),
+        ...SERVER_FRAME_TYPES.map((type) => `server/${type}.json`),
+        'export/cpp-thread.json',
+      ].sort(),
     );
     expect(JSON.parse(fresh['server/CPP_SYNC_GRAPH.json']!)).toEqual(frameJsonSchemas().server.CPP_SYNC_GRAPH);
   });

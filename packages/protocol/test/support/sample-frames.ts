@@ -74,6 +74,32 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
   CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
   CPP_MODEL_LIST: { type: 'CPP_MODEL_LIST', timestamp: TIMESTAMP, id: 'request-10', payload: {} },
   CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
+  CPP_REGENERATE: {
+    type: 'CPP_REGENERATE',
+    timestamp: TIMESTAMP,
+    id: 'request-10',
+    payload: { activeThreadId: THREAD_ID, userNodeId: 'msg_01h8v0', newNodeId: 'msg_01h8v2', receivedContentLength: 12, expectedVersion: 1 },
+  },
+  CPP_BRANCH_DELETE: {
+    type: 'CPP_BRANCH_DELETE',
+    timestamp: TIMESTAMP,
+    id: 'request-11',
+    payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', expectedVersion: 1 },
+  },
+  CPP_THREAD_RENAME: {
+    type: 'CPP_THREAD_RENAME',
+    timestamp: TIMESTAMP,
+    id: 'request-12',
+    payload: { threadId: THREAD_ID, title: 'Spiking networks', expectedVersion: 3 },
+  },
+  CPP_THREAD_DELETE: { type: 'CPP_THREAD_DELETE', timestamp: TIMESTAMP, id: 'request-13', payload: { threadId: THREAD_ID, expectedVersion: 3 } },
+  CPP_THREAD_SEARCH: { type: 'CPP_THREAD_SEARCH', timestamp: TIMESTAMP, id: 'request-14', payload: { query: 'spiking neur', limit: 10 } },
+  CPP_THREAD_IMPORT: {
+    type: 'CPP_THREAD_IMPORT',
+    timestamp: TIMESTAMP,
+    id: 'request-15',
+    payload: { format: 'chatgpt', document: [{ title: 'Empty', mapping: {}, current_node: null }] },
+  },
   CPP_AUTH_PROOF: {
     type: 'CPP_AUTH_PROOF',
     timestamp: TIMESTAMP,
@@ -123,7 +149,14 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
   CPP_GRAPH_PATCH: {
     type: 'CPP_GRAPH_PATCH',
     timestamp: TIMESTAMP,
-    payload: { threadId: THREAD_ID, version: 2, rootNodeId: rootNode.id, activeHeadMessageId: answerNode.id, nodes: { [answerNode.id]: answerNode } },
+    payload: {
+      threadId: THREAD_ID,
+      version: 2,
+      rootNodeId: rootNode.id,
+      activeHeadMessageId: answerNode.id,
+      nodes: { [answerNode.id]: answerNode },
+      title: 'Explain spiking neural networks.',
+    },
   },
   CPP_STREAM_CHUNK: { type: 'CPP_STREAM_CHUNK', timestamp: TIMESTAMP, payload: { threadId: THREAD_ID, nodeId: answerNode.id, offset: 0, delta: 'Spiking' } },
   CPP_STREAM_COMPLETED: {
@@ -158,6 +191,23 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
     payload: { nonce: NONCE, audience: 'wss://chat.example/v1/cpp/session', issuedAt: TIMESTAMP, expiresAt: TIMESTAMP + 30_000 },
   },
   CPP_AUTH_ACCEPTED: { type: 'CPP_AUTH_ACCEPTED', timestamp: TIMESTAMP, payload: { did: DID_KEY } },
+  CPP_THREAD_DELETED: { type: 'CPP_THREAD_DELETED', timestamp: TIMESTAMP, payload: { threadId: THREAD_ID } },
+  CPP_SEARCH_RESULTS: {
+    type: 'CPP_SEARCH_RESULTS',
+    timestamp: TIMESTAMP,
+    payload: {
+      query: 'spiking',
+      hits: [
+        { threadId: THREAD_ID, title: 'Explain spiking neural networks.', nodeId: null, snippet: 'Explain spiking neural networks.' },
+        { threadId: THREAD_ID, title: 'Explain spiking neural networks.', nodeId: answerNode.id, snippet: 'Spiking neural networks are…' },
+      ],
+    },
+  },
+  CPP_THREADS_IMPORTED: {
+    type: 'CPP_THREADS_IMPORTED',
+    timestamp: TIMESTAMP,
+    payload: { threads: [{ threadId: THREAD_ID, title: 'Rivers', createdAt: TIMESTAMP, updatedAt: TIMESTAMP + 5, version: 1, nodeCount: 4 }] },
+  },
 };
 
 /** The empty thread as a CPP_SYNC_GRAPH describes it before the first prompt. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyChunk, applyHalted, applyPatch, graphFromSync, type SyncGraphFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import { applyChunk, applyHalted, applyPatch, findInvariantViolations, graphFromSync, type SyncGraphFrame, type ThreadGraph } from '@promethea/cpp-protocol';
 import { serverSamples } from '../support/sample-frames.js';
 
 const syncPayload: SyncGraphFrame['payload'] = serverSamples.CPP_SYNC_GRAPH.payload;
@@ -43,6 +43,15 @@ describe('applyPatch', () => {
     expect(graph.activeHeadMessageId).toBe('msg_01h8v0');
     expect(graph.nodes[STREAMING]).toEqual(patch.nodes[STREAMING]);
     expect(graph.nodes.msg_01h8v0).toEqual(syncPayload.nodes.msg_01h8v0);
+  });
+
+  it('removes the nodes a patch lists as removed', () => {
+    const graph = graphFromSync(syncPayload);
+    const root = { ...syncPayload.nodes.msg_01h8v0!, childrenIds: [] };
+    const removal = { ...patch, nodes: { msg_01h8v0: root }, removedNodeIds: [STREAMING] };
+    expect(applyPatch(graph, removal)).toBe('applied');
+    expect(graph.nodes).toEqual({ msg_01h8v0: root });
+    expect(findInvariantViolations(graph)).toEqual([]);
   });
 
   it('keeps its own copy of the patched nodes', () => {

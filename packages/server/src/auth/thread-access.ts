@@ -1,8 +1,9 @@
-import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
+import { importThreads } from '../threads/thread-importer.js';
 import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
@@ -52,6 +53,21 @@ export class ThreadAccess {
     return engine;
   }
 
+  /** The thread a frame names, or `undefined` when there is none; FORBIDDEN when it is not the identity's. */
+  async existing(threadId: string, identity: Identity): Promise<ThreadEngine | undefined> {
+    try {
+      return await this.thread(threadId, identity);
+    } catch (error) {
+      if (CPPError.isInstance(error) && error.code === ErrorCode.NOT_FOUND) return undefined;
+      throw error;
+    }
+  }
+
+  /** CPP_THREAD_IMPORT: new threads of the identity, within its quota and the limits of a thread. */
+  importThreads(identity: Identity, format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
+    return importThreads(this.store, identity.did, format, document, this.settings.limits);
+  }
+
   /** CPP_THREAD_OPEN: opens the identity's thread, or creates one within the identity's quota. */
   async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
     if (this.settings.limits.maxThreadsPerDid > 0 && !(await this.exists(threadId))) await this.checkQuota(identity);
@@ -66,10 +82,18 @@ export class ThreadAccess {
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
+    this.checkRoom(engine, newNodeId, 2, Buffer.byteLength(userPrompt));
+  }
+
+  /**
+   * Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one), and
+   * `addedBytes` more bytes of text.
+   */
+  checkRoom(engine: ThreadEngine, newNodeId: string, count: number, addedBytes = 0): void {
     // An exact retry creates nothing: the thread's engine answers it, full or not.
     if (getNode(engine.graph, newNodeId)) return;
     const { nodes, bytes } = threadSize(engine.graph);
-    this.checkSize(engine.threadId, { nodes: nodes + 2, bytes: bytes + Buffer.byteLength(userPrompt) });
+    this.checkSize(engine.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
   }
 
   /**

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { staticDir as webUi } from '@promethea/cpp-web';
 import { Command, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
 import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
+import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { integer, onOff } from './argument-parsers.js';
@@ -26,8 +28,8 @@ interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   staticDir?: string;
 }
 
-/** The web UI built by apps/web, when this server runs from the repository. */
-const BUNDLED_UI = fileURLToPath(new URL('../../../../apps/web/dist', import.meta.url));
+/** The web UI, a dependency; in the repository it is apps/web, served once built. */
+const BUNDLED_UI = existsSync(join(webUi, 'index.html')) ? webUi : undefined;
 
 const program = new Command('cpp-server')
   .description('Serve the Conversational Pivot Protocol (CPP v1.0.0) over WebSocket, with its web UI, on one port.')
@@ -48,11 +50,12 @@ const program = new Command('cpp-server')
 addModelFlags(program);
 addDeploymentFlags(program);
 program.addCommand(migrateCommand());
+program.addCommand(importCommand());
 addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
   const { models, defaultModel, descriptions } = await configuredModels(options);
-  const staticDir = options.ui ? (options.staticDir ?? (existsSync(BUNDLED_UI) ? BUNDLED_UI : undefined)) : undefined;
+  const staticDir = options.ui ? (options.staticDir ?? BUNDLED_UI) : undefined;
   if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
   const access = await accessOptionsOf(options);
   const logger = createLogger(options.logLevel);

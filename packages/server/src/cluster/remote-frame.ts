@@ -27,10 +27,18 @@ export type RemoteOutcome =
 export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: string): RemoteOutcome {
   switch (frame.type) {
     case 'CPP_GRAPH_PATCH': {
-      const { version, rootNodeId, activeHeadMessageId, nodes } = frame.payload;
+      const { version, rootNodeId, activeHeadMessageId, nodes, removedNodeIds } = frame.payload;
       if (version <= graph.version) return { kind: 'known' };
       if (version !== graph.version + 1) return { kind: 'gap' };
-      const change: TreeChange = { threadId: graph.threadId, baseVersion: graph.version, version, rootNodeId, activeHeadMessageId, nodes: Object.values(nodes) };
+      const change: TreeChange = {
+        threadId: graph.threadId,
+        baseVersion: graph.version,
+        version,
+        rootNodeId,
+        activeHeadMessageId,
+        nodes: Object.values(nodes),
+        ...(removedNodeIds ? { removedNodeIds } : {}),
+      };
       applyChange(graph, change);
       return { kind: 'change', change };
     }

@@ -2,13 +2,14 @@ import type { ClientFrame } from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { PivotRequest } from '../engine/pivot-context.js';
 import type { Subscriber } from '../engine/subscriber.js';
-import type { PromptRequest, StopRequest, ThreadEngine } from '../engine/thread-engine.js';
+import type { PromptRequest, RegenerateRequest, StopRequest, ThreadEngine } from '../engine/thread-engine.js';
 
 /** A thread frame that must run where the thread's generation runs: it may halt that generation, or needs it ended. */
 export type ThreadCommand =
   | { type: 'CPP_PROMPT'; request: PromptRequest }
   | { type: 'CPP_PIVOT_INIT'; request: PivotRequest & { expectedVersion?: number }; identity: Identity }
-  | { type: 'CPP_STREAM_STOP'; request: StopRequest };
+  | { type: 'CPP_STREAM_STOP'; request: StopRequest }
+  | { type: 'CPP_REGENERATE'; request: RegenerateRequest };
 
 /** The client frame that asks for the command, for the node that will run it. */
 export function commandFrame(threadId: string, command: ThreadCommand): ClientFrame {
@@ -21,6 +22,8 @@ export function commandFrame(threadId: string, command: ThreadCommand): ClientFr
       return { type: command.type, timestamp, payload: { activeThreadId, ...request, ...(receivedContentLength === undefined ? {} : { receivedContentLength }) } };
     }
     case 'CPP_STREAM_STOP':
+      return { type: command.type, timestamp, payload: { activeThreadId: threadId, ...command.request } };
+    case 'CPP_REGENERATE':
       return { type: command.type, timestamp, payload: { activeThreadId: threadId, ...command.request } };
   }
 }
@@ -39,6 +42,10 @@ export function runCommand(engine: ThreadEngine, frame: ClientFrame, identity: I
     case 'CPP_STREAM_STOP': {
       const { activeThreadId: _threadId, ...request } = frame.payload;
       return engine.stop(request);
+    }
+    case 'CPP_REGENERATE': {
+      const { activeThreadId: _threadId, ...request } = frame.payload;
+      return engine.regenerate(request, requester);
     }
     default:
       throw new Error(`${frame.type} is not forwarded between nodes`);

@@ -57,7 +57,7 @@ export class GenerationLifecycle {
     let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
     let change: TreeChange;
     try {
-      change = await step('commit', () => this.committer.commit(plan, prompt, planned));
+      change = await step('commit', () => this.committer.commit(plan, { prompt }, planned));
     } catch (error) {
       generation.halt();
       throw error;

@@ -4,10 +4,19 @@
  */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
+  private closedWith: Error | undefined;
 
   run<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(task);
+    const result = this.tail.then(() => {
+      if (this.closedWith) throw this.closedWith;
+      return task();
+    });
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  /** Every task that has not started yet, and every later one, fails with `error` instead of running. */
+  close(error: Error): void {
+    this.closedWith = error;
   }
 }

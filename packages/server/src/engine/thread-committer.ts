@@ -6,6 +6,12 @@ import type { GenerationSlot } from './generation-slot.js';
 
 const TITLE_LENGTH = 80;
 
+/**
+ * What a change does to the thread's title: a first prompt names a thread that has no title yet (a title the user
+ * gave is never replaced); a rename names it, whatever it was.
+ */
+export type Titling = { prompt: string } | { rename: string };
+
 /** A commit refused because another node had committed first is planned again on the thread reloaded, this often. */
 const COMMIT_ATTEMPTS = 3;
 
@@ -24,8 +30,8 @@ export class ThreadCommitter {
    * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
    * thread reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is.
    */
-  async commit(plan: () => TreeChange, prompt?: string, planned?: TreeChange): Promise<TreeChange> {
-    const change = await this.slot.releasingOnFailure(() => this.commitPlanned(plan, prompt, planned));
+  async commit(plan: () => TreeChange, titling?: Titling, planned?: TreeChange): Promise<TreeChange> {
+    const change = await this.slot.releasingOnFailure(() => this.commitPlanned(plan, titling, planned));
     // A reload while the commit was on its way may have brought the change already.
     if (change.version > this.graph.version) applyChange(this.graph, change);
     const generation = this.slot.generation;
@@ -35,10 +41,10 @@ export class ThreadCommitter {
   }
 
   /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
-  private async commitPlanned(plan: () => TreeChange, prompt: string | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
+  private async commitPlanned(plan: () => TreeChange, titling: Titling | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
     for (let attempt = 1; ; attempt += 1) {
       const change = attempt === 1 && planned ? planned : plan();
-      const title = prompt !== undefined && this.record.title === '' ? titleOf(prompt) : undefined;
+      const title = titleAfter(titling, this.record.title);
       try {
         await this.link.confirmGeneration();
         await this.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
@@ -57,6 +63,12 @@ export class ThreadCommitter {
     await this.link.reload();
     return this.graph.version !== baseVersion;
   }
+}
+
+function titleAfter(titling: Titling | undefined, current: string): string | undefined {
+  if (titling === undefined) return undefined;
+  if ('rename' in titling) return titling.rename;
+  return current === '' ? titleOf(titling.prompt) : undefined;
 }
 
 function titleOf(prompt: string): string {

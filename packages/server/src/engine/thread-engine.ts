@@ -4,8 +4,12 @@ import {
   getNode,
   newMessageId,
   planAnchor,
+  planBranchDelete,
   planPivotSplice,
   planPrompt,
+  planRegenerate,
+  regeneratedPrompt,
+  planRename,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -27,7 +31,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -57,6 +61,13 @@ export interface PromptRequest {
   model?: string;
 }
 
+export interface RegenerateRequest {
+  userNodeId: string;
+  newNodeId: string;
+  receivedContentLength?: number;
+  expectedVersion?: number;
+}
+
 export interface StopRequest {
   nodeId: string;
   receivedContentLength?: number;
@@ -81,6 +92,8 @@ interface PivotRun {
  */
 export class ThreadEngine {
   private readonly queue = new SerialQueue();
+  /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
+  private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
   private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
@@ -115,13 +128,33 @@ export class ThreadEngine {
     return this.fanout.size === 0 && this.generation === undefined;
   }
 
-  /** Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. */
+  /**
+   * Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. A
+   * subscriber already there gets the mode it asks for in its turn, after the frames it sent before; one whose
+   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void.
+   */
   subscribe(subscriber: Subscriber, patches?: boolean): void {
-    this.fanout.subscribe(subscriber, patches);
+    if (!this.fanout.has(subscriber)) return this.fanout.subscribe(subscriber, patches);
+    const rejoining = this.leaving.delete(subscriber);
+    if (!rejoining && patches === undefined) return;
+    void this.queue.run(async () => {
+      if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
+    });
   }
 
   unsubscribe(subscriber: Subscriber): void {
     if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
+  }
+
+  /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
+  leave(subscriber: Subscriber): Promise<void> {
+    const departure = {};
+    this.leaving.set(subscriber, departure);
+    return this.queue.run(async () => {
+      if (this.leaving.get(subscriber) !== departure) return;
+      this.leaving.delete(subscriber);
+      this.unsubscribe(subscriber);
+    });
   }
 
   sync(subscriber: Subscriber): Promise<void> {
@@ -186,6 +219,55 @@ export class ThreadEngine {
     return pivoted;
   }
 
+  /** CPP_REGENERATE (PROTOCOL.md §24.1): a new answer beside the user node's others, halting the one streaming. */
+  regenerate(request: RegenerateRequest, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (await isAnswerRetry(this.graph, this.dependencies.store, request.newNodeId, request.userNodeId)) return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
+      const userNode = regeneratedPrompt(this.graph, request.userNodeId);
+      await this.lifecycle.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_REGENERATE', request }, requester)) return;
+      const halting = this.generation;
+      if (halting && getNode(this.graph, halting.nodeId)?.parentId !== userNode.id) {
+        throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${this.threadId}; stop it first`);
+      }
+      const cut = halting && (await this.lifecycle.haltGeneration(request.receivedContentLength, 'regenerate'));
+      try {
+        await this.slot.claim();
+        const plan = () => {
+          checkNothingStreams(this.graph, cut ? halting.nodeId : undefined);
+          return planRegenerate(this.graph, {
+            userNodeId: userNode.id,
+            assistantNodeId: request.newNodeId,
+            model: this.dependencies.models.resolve(undefined),
+            createdAt: Date.now(),
+            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content } } : {}),
+          });
+        };
+        const { change, generation } = await this.lifecycle.commitAnswer(plan, userNode.content, request.newNodeId, requester);
+        this.fanout.publishChange(change);
+        this.slot.stream(generation);
+      } catch (error) {
+        // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
+        if (halting && cut && getNode(this.graph, halting.nodeId)?.status === 'streaming') await this.lifecycle.commitHalt(halting.nodeId, cut);
+        throw error;
+      }
+    });
+  }
+
+  /** CPP_BRANCH_DELETE (PROTOCOL.md §24.3): a node and its subtree removed; the head inside moves to the parent. */
+  deleteBranch(nodeId: string, expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      await this.lifecycle.commitEndedGeneration();
+      const change = await this.committer.commit(() => {
+        requireNode(this.graph, nodeId);
+        checkVersion(this.graph, expectedVersion);
+        return planBranchDelete(this.graph, nodeId);
+      });
+      this.fanout.publishChange(change);
+    });
+  }
+
   stop(request: StopRequest): Promise<void> {
     return this.queue.run(async () => {
       const node = requireNode(this.graph, request.nodeId);
@@ -204,6 +286,32 @@ export class ThreadEngine {
         return planAnchor(this.graph, targetNodeId);
       });
       this.fanout.publishChange(change);
+    });
+  }
+
+  /** CPP_THREAD_RENAME: the user's own title; the title the thread already has is a retry, answered with a sync. */
+  rename(title: string, expectedVersion: number | undefined, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.record.title === title) return requester.send(this.fanout.syncFrame());
+      const plan = () => {
+        checkVersion(this.graph, expectedVersion);
+        return planRename(this.graph);
+      };
+      this.fanout.publishChange(await this.committer.commit(plan, { rename: title }));
+    });
+  }
+
+  /**
+   * CPP_THREAD_DELETE: the thread and everything in it, unless something streams. Every subscriber, on this node
+   * and the others, is told and unsubscribed; the frames still queued for the thread, and any later, are NOT_FOUND.
+   */
+  delete(expectedVersion: number | undefined): Promise<void> {
+    return this.queue.run(async () => {
+      checkVersion(this.graph, expectedVersion);
+      checkNothingStreams(this.graph, undefined);
+      await this.dependencies.store.deleteThread(this.threadId);
+      this.fanout.publish('CPP_THREAD_DELETED', { threadId: this.threadId });
+      this.closeDeleted();
     });
   }
 
@@ -290,6 +398,11 @@ export class ThreadEngine {
 
   /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
+    if (frame.type === 'CPP_THREAD_DELETED') {
+      this.fanout.send(text);
+      this.closeDeleted();
+      return true;
+    }
     const outcome = applyRemoteFrame(this.graph, frame, text);
     if (outcome.kind === 'gap') return false;
     if (outcome.kind === 'change') {
@@ -322,6 +435,12 @@ export class ThreadEngine {
   /** Another node ended this node's generation (it took the generation over): it must not stream on. */
   private dropOverriddenGeneration(): void {
     if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.slot.lose();
+  }
+
+  private closeDeleted(): void {
+    this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
+    this.fanout.unsubscribeAll();
+    this.releaseIfIdle();
   }
 
   private releaseIfIdle(): void {

@@ -32,10 +32,19 @@ export class ThreadFanout {
     return this.subscribers.size;
   }
 
+  has(subscriber: Subscriber): boolean {
+    return this.subscribers.has(subscriber);
+  }
+
   /** A subscriber already there keeps the mode it asked for, unless it asks again. */
   subscribe(subscriber: Subscriber, patches: boolean | undefined): void {
     const existing = this.subscribers.get(subscriber);
     this.subscribers.set(subscriber, { patches: patches ?? existing?.patches ?? false });
+  }
+
+  /** The thread is gone: nobody is subscribed any more. */
+  unsubscribeAll(): void {
+    this.subscribers.clear();
   }
 
   /** False when `subscriber` was not subscribed. */
@@ -61,6 +70,8 @@ export class ThreadFanout {
       rootNodeId: change.rootNodeId,
       activeHeadMessageId: change.activeHeadMessageId,
       nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+      ...(change.removedNodeIds ? { removedNodeIds: change.removedNodeIds } : {}),
+      title: this.record.title,
     });
     this.link.change(change, patch, this.record.title);
     this.sendChange(patch);

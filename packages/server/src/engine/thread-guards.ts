@@ -15,13 +15,31 @@ export async function isRetry(
 ): Promise<boolean> {
   const existing = getNode(graph, nodeId);
   if (!existing) {
-    const owner = await store.findNodeThread(nodeId);
-    if (owner === undefined) return false;
-    throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
+    await refuseIdOfAnotherThread(store, nodeId);
+    return false;
   }
   const same = existing.role === 'user' && existing.content === prompt && (parentId === undefined || existing.parentId === parentId);
   if (!same) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
   return true;
+}
+
+/**
+ * `isRetry` for a frame whose new node is an answer the client named (CPP_REGENERATE): an exact retry when the
+ * node is an assistant node of `parentId`.
+ */
+export async function isAnswerRetry(graph: ThreadGraph, store: ConversationStore, nodeId: string, parentId: string): Promise<boolean> {
+  const existing = getNode(graph, nodeId);
+  if (!existing) {
+    await refuseIdOfAnotherThread(store, nodeId);
+    return false;
+  }
+  if (existing.role !== 'assistant' || existing.parentId !== parentId) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
+  return true;
+}
+
+async function refuseIdOfAnotherThread(store: ConversationStore, nodeId: string): Promise<void> {
+  const owner = await store.findNodeThread(nodeId);
+  if (owner !== undefined) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
 }
 
 export function checkVersion(graph: ThreadGraph, expectedVersion: number | undefined): void {

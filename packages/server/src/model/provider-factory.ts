@@ -1,7 +1,7 @@
 import { DemoProvider } from './demo-provider.js';
+import { LazyProvider } from './lazy-provider.js';
 import type { ModelProvider } from './model-provider.js';
 import { isReasoningModelName, PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind, type ProviderSettings } from './provider-config.js';
-import { AnthropicProvider } from './providers/anthropic-provider.js';
 import { OllamaProvider } from './providers/ollama-provider.js';
 import { OpenAICompatibleProvider } from './providers/openai-compatible-provider.js';
 
@@ -17,7 +17,11 @@ export function createModelProvider(config: ProviderConfig): ModelProvider {
     case 'anthropic': {
       const settings = providerSettings(config, 'anthropic');
       if (!settings.apiKey) throw new Error('The anthropic provider needs an API key');
-      return new AnthropicProvider({ ...settings, apiKey: settings.apiKey, maxTokens: settings.maxTokens ?? 4096 });
+      const apiKey = settings.apiKey;
+      return new LazyProvider('anthropic', settings.model, settings.reasoning, async () => {
+        const { AnthropicProvider } = await import('./providers/anthropic-provider.js');
+        return new AnthropicProvider({ ...settings, apiKey, maxTokens: settings.maxTokens ?? 4096 });
+      });
     }
     default:
       throw new Error(`Unknown model provider "${String(config.provider)}"; expected one of ${PROVIDER_KINDS.join(', ')}`);

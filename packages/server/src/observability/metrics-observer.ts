@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { ErrorCode, type ClientFrame } from '@promethea/cpp-protocol';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { encodedFrameType } from './frame-type.js';
 import { processMetrics } from './process-metrics.js';
+import { promClient } from './prom-client.js';
 import { runObserved } from './run-observed.js';
 import type {
   GenerationObservation,
@@ -27,6 +28,7 @@ export class MetricsObserver implements ServerObserver {
    * server has a registry of its own, served together with the process metrics (event-loop delay among them).
    */
   constructor(gauges: ServerGauges, registry?: Registry) {
+    const { Registry } = promClient();
     const target = registry ?? new Registry();
     this.metrics = new ServerMetrics(target, gauges);
     this.registry = registry ?? Registry.merge([processMetrics(), target]);

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
@@ -22,6 +22,18 @@ export class ObservedStore implements ConversationStore {
 
   listThreads(ownerDid: string): Promise<ThreadSummary[]> {
     return this.timed('listThreads', () => this.store.listThreads(ownerDid));
+  }
+
+  searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
+    return this.timed('searchThreads', () => this.store.searchThreads(ownerDid, terms, limit));
+  }
+
+  deleteThread(threadId: string): Promise<boolean> {
+    return this.timed('deleteThread', () => this.store.deleteThread(threadId));
+  }
+
+  importThreads(threads: readonly StoredThread[]): Promise<void> {
+    return this.timed('importThreads', () => this.store.importThreads(threads));
   }
 
   findNodeThread(nodeId: string): Promise<string | undefined> {

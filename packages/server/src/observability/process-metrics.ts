@@ -1,4 +1,5 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from './prom-client.js';
 
 let registry: Registry | undefined;
 
@@ -8,6 +9,7 @@ let registry: Registry | undefined;
  */
 export function processMetrics(): Registry {
   if (!registry) {
+    const { Registry, collectDefaultMetrics } = promClient();
     registry = new Registry();
     collectDefaultMetrics({ register: registry });
   }

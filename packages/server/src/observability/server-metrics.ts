@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { promClient } from './prom-client.js';
 
 /** Values read when Prometheus scrapes, rather than counted as they change. */
 export interface ServerGauges {
@@ -29,6 +30,7 @@ export class ServerMetrics {
   readonly storeOperations: Histogram<'operation' | 'result'>;
 
   constructor(registry: Registry, gauges: ServerGauges) {
+    const { Counter, Gauge, Histogram } = promClient();
     const registers = [registry];
     scrapedGauge(registers, 'cpp_connections_open', 'Open WebSocket connections.', () => gauges.connections());
     scrapedGauge(registers, 'cpp_threads_open', 'Threads held in memory (subscribed or answering).', () => gauges.threads());
@@ -75,6 +77,7 @@ export class ServerMetrics {
 }
 
 function scrapedGauge(registers: Registry[], name: string, help: string, read: () => number): void {
+  const { Gauge } = promClient();
   new Gauge({
     name,
     help,

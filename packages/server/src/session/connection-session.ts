@@ -2,16 +2,19 @@ import {
   CPPError,
   CloseCode,
   ErrorCode,
+  SEARCH_RESULTS_DEFAULT,
   decodeClientFrame,
   encodeServerFrame,
   type ClientFrame,
   type ErrorCode as ErrorCodeType,
+  searchTerms,
 } from '@promethea/cpp-protocol';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Identity } from '../engine/identity.js';
+import { SerialQueue } from '../engine/serial-queue.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { Observers } from '../observability/observers.js';
@@ -37,6 +40,7 @@ export interface SessionDependencies {
 
 type ErrorReference = { refId?: string; refType?: string };
 
+
 let sessionCount = 0;
 
 /**
@@ -52,6 +56,14 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   private readonly threads = new Set<ThreadEngine>();
   private closed = false;
   private readonly outbound: BackpressureQueue;
+  /**
+   * The connection's frames take their turn here, in receipt order, from the identity and access checks until they
+   * are queued on their thread: a frame right behind a CPP_THREAD_OPEN that creates the thread finds it, whatever
+   * the store's latency (docs/PROTOCOL.md §15.1). Only the routing is serial; threads then work independently.
+   */
+  private readonly receipt = new SerialQueue();
+  /** The frames queued on their threads and not yet applied: a thread list waits for those sent before it. */
+  private readonly applying = new Set<Promise<void>>();
 
   constructor(
     private readonly socket: CPPSocket,
@@ -102,10 +114,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);
-    this.handle(frame).then(
-      () => this.dependencies.onFrameHandled(this, frame),
-      (error: unknown) => this.fail(error, frame),
-    );
+    this.receipt.run(() => this.route(frame)).catch((error: unknown) => this.fail(error, frame));
   }
 
   onClose(): void {
@@ -115,52 +124,122 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.threads.clear();
   }
 
-  private async handle(frame: ClientFrame): Promise<void> {
+  /** Checks the frame and hands it to its thread's queue (or answers it), without waiting for the thread's turn. */
+  private async route(frame: ClientFrame): Promise<void> {
     const { guard, access } = this.dependencies;
-    if (frame.type === 'CPP_AUTH_PROOF') return guard.authenticate(frame);
+    if (frame.type === 'CPP_AUTH_PROOF') {
+      guard.authenticate(frame);
+      return this.answered(frame, Promise.resolve());
+    }
     guard.requireIdentity();
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
         access.checkSync(this.identity, this.id);
         const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
-        return engine.sync(this);
+        return this.answered(frame, engine.sync(this));
       }
       case 'CPP_THREAD_CLOSE': {
         const engine = await access.thread(frame.payload.threadId, this.identity);
-        engine.unsubscribe(this);
         this.threads.delete(engine);
-        return;
+        return this.answered(frame, engine.leave(this));
       }
-      case 'CPP_THREAD_LIST': {
-        const threads = await this.dependencies.store.listThreads(this.identity.did);
-        return this.send(encodeServerFrame('CPP_THREADS', { threads }));
-      }
+      case 'CPP_THREAD_LIST':
+        return this.inTurn(frame, async () => {
+          const threads = await this.dependencies.store.listThreads(this.identity.did);
+          this.send(encodeServerFrame('CPP_THREADS', { threads }));
+        });
       case 'CPP_MODEL_LIST': {
         const { models } = this.dependencies;
         return this.send(encodeServerFrame('CPP_MODELS', { models: models.list(), defaultModel: models.defaultId }));
       }
       case 'CPP_SYNC_REQUEST':
         access.checkSync(this.identity, this.id);
-        return (await this.thread(frame.payload.threadId)).sync(this);
+        return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
       case 'CPP_PROMPT': {
         const { activeThreadId, ...request } = frame.payload;
         const engine = await this.thread(activeThreadId);
         access.checkPrompt(engine, request.userPrompt, request.newNodeId);
-        return engine.prompt(request, this);
+        return this.answered(frame, engine.prompt(request, this));
       }
       case 'CPP_PIVOT_INIT': {
         const { activeThreadId, receivedContentLength, ...request } = frame.payload;
         const engine = await this.thread(activeThreadId);
         access.checkPrompt(engine, request.userPrompt, request.newBranchNodeId);
-        return engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this);
+        return this.answered(frame, engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this));
       }
       case 'CPP_STREAM_STOP': {
         const { activeThreadId, ...request } = frame.payload;
-        return (await this.thread(activeThreadId)).stop(request);
+        return this.answered(frame, (await this.thread(activeThreadId)).stop(request));
       }
       case 'CPP_ANCHOR_HEAD':
-        return (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion);
+        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion));
+      case 'CPP_REGENERATE': {
+        const { activeThreadId, ...request } = frame.payload;
+        const engine = await this.thread(activeThreadId);
+        access.checkRoom(engine, request.newNodeId, 1);
+        return this.answered(frame, engine.regenerate(request, this));
+      }
+      case 'CPP_BRANCH_DELETE':
+        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
+      case 'CPP_THREAD_RENAME':
+        return this.answered(frame, (await this.thread(frame.payload.threadId)).rename(frame.payload.title, frame.payload.expectedVersion, this));
+      case 'CPP_THREAD_DELETE': {
+        const engine = await access.existing(frame.payload.threadId, this.identity);
+        return this.answered(frame, this.deleteThread(frame.payload.threadId, engine, frame.payload.expectedVersion));
+      }
+      case 'CPP_THREAD_SEARCH':
+        return this.inTurn(frame, async () => {
+          const { query, limit = SEARCH_RESULTS_DEFAULT } = frame.payload;
+          const hits = await this.dependencies.store.searchThreads(this.identity.did, searchTerms(query), limit);
+          this.send(encodeServerFrame('CPP_SEARCH_RESULTS', { query, hits }));
+        });
+      case 'CPP_THREAD_IMPORT':
+        return this.inTurn(frame, async () => {
+          const threads = await access.importThreads(this.identity, frame.payload.format, frame.payload.document);
+          this.send(encodeServerFrame('CPP_THREADS_IMPORTED', { threads }));
+        });
     }
+  }
+
+  /**
+   * Answers `frame` once `applied` settles. The handlers go on the operation's own promise as it is queued, so that
+   * a refusal is sent before the thread applies its next frame (they run before the queue's next turn starts).
+   */
+  private answered(frame: ClientFrame, applied: Promise<void>): void {
+    this.applying.add(applied);
+    applied.then(
+      () => {
+        this.applying.delete(applied);
+        this.dependencies.onFrameHandled(this, frame);
+      },
+      (error: unknown) => {
+        this.applying.delete(applied);
+        this.fail(error, frame);
+      },
+    );
+  }
+
+  /**
+   * Answers a frame that no thread queues (a list, a search, an import) once the frames sent before it are applied;
+   * the frames behind it wait, so that it sees and is seen as by a client that waits for each answer.
+   */
+  private inTurn(frame: ClientFrame, work: () => Promise<void>): Promise<void> {
+    const done = Promise.allSettled([...this.applying]).then(work);
+    this.answered(frame, done);
+    return done.catch(() => undefined);
+  }
+
+  /**
+   * A subscriber hears of the deletion from the thread; this connection is told here when it was not subscribed, or
+   * when the thread is already gone (a retry).
+   */
+  private async deleteThread(threadId: string, engine: ThreadEngine | undefined, expectedVersion: number | undefined): Promise<void> {
+    const told = engine !== undefined && this.threads.has(engine);
+    if (engine) {
+      await engine.delete(expectedVersion);
+      this.threads.delete(engine);
+    }
+    if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */

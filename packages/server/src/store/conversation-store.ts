@@ -1,4 +1,4 @@
-import type { ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 
 /** A thread's metadata, beside its graph. */
 export interface ThreadRecord {
@@ -52,11 +52,31 @@ export interface ConversationStore {
   /** The owner's threads, most recently updated first (ties: greater thread id first, i.e. newer ULID). */
   listThreads(ownerDid: string): Promise<ThreadSummary[]>;
 
+  /**
+   * The owner's threads whose title or message text holds every term (`searchTerms`: each term begins a word of
+   * it), at most `limit` hits: title hits first, then messages by relevance, ties most recently updated thread
+   * first. A message's first `SEARCHED_TEXT_LENGTH` code units are searched, as last committed (an answer that is
+   * streaming, as its last commit left it). No terms: no hits. Another owner's threads are never seen.
+   */
+  searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]>;
+
+  /**
+   * Deletes the thread with every node and every piece of streamed text. False when there was no such thread.
+   */
+  deleteThread(threadId: string): Promise<boolean>;
+
+  /**
+   * Creates every thread with its whole graph (nodes in `nodesInTreeOrder`, at version 1), in one transaction:
+   * all of them or, throwing, none. Throws `StoreConflictError` when a thread id or a node id is already used.
+   */
+  importThreads(threads: readonly StoredThread[]): Promise<void>;
+
   /** The thread holding a node: node ids are unique across all threads. */
   findNodeThread(nodeId: string): Promise<string | undefined>;
 
   /**
-   * Writes every node of the change (insert or replace), the root, the head and the version, in one transaction.
+   * Writes every node of the change (insert or replace), deletes its removed nodes of the thread (a deleted branch)
+   * with their streamed pieces, and writes the root, the head and the version, in one transaction.
    * Throws `StoreConflictError`, writing nothing, when the thread does not exist, its stored version is not
    * `change.baseVersion`, or a node's id is already used in another thread. `meta.title` replaces the title only
    * when given.

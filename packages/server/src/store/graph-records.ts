@@ -1,4 +1,5 @@
-import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
+import { nodesInTreeOrder, type MessageNode, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
+import type { StoredThread } from './conversation-store.js';
 
 /**
  * A node as a store keeps it: without `childrenIds`. Children are derived from `parentId` and the order in which
@@ -26,4 +27,10 @@ export function assembleGraph(header: GraphHeader, records: Iterable<NodeRecord>
     if (record.parentId !== null) nodes[record.parentId]?.childrenIds.push(record.id);
   }
   return { ...header, nodes };
+}
+
+/** An imported thread's graph as the change that writes it into its new, empty thread: version 0 to 1. */
+export function importChange(thread: StoredThread): TreeChange {
+  const { rootNodeId, activeHeadMessageId } = thread.graph;
+  return { threadId: thread.threadId, baseVersion: 0, version: 1, rootNodeId, activeHeadMessageId, nodes: nodesInTreeOrder(thread.graph) };
 }

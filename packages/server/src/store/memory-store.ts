@@ -1,6 +1,7 @@
-import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
-import { assembleGraph, toNodeRecord, type NodeRecord } from './graph-records.js';
+import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
+import { matchText, rankHits } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { endedAnswerIds, spellStreamedText, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
@@ -58,6 +59,54 @@ export class MemoryStore implements ConversationStore {
       .sort(byMostRecentlyUpdated);
   }
 
+  async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
+    this.ensureOpen();
+    const hits: Parameters<typeof rankHits>[0] = [];
+    for (const { record, nodes } of this.threads.values()) {
+      if (record.ownerDid !== ownerDid) continue;
+      const { threadId, title, updatedAt } = record;
+      const titleMatch = matchText(title, terms);
+      if (titleMatch) hits.push({ threadId, title, nodeId: null, snippet: title, score: titleMatch.score, updatedAt });
+      for (const node of nodes.values()) {
+        const match = matchText(node.content, terms);
+        if (match) hits.push({ threadId, title, nodeId: node.id, snippet: match.snippet, score: match.score, updatedAt });
+      }
+    }
+    return rankHits(hits, limit);
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    this.ensureOpen();
+    const thread = this.threads.get(threadId);
+    if (!thread) return false;
+    for (const nodeId of thread.nodes.keys()) {
+      this.nodeThreads.delete(nodeId);
+      this.pieces.delete(nodeId);
+    }
+    return this.threads.delete(threadId);
+  }
+
+  async importThreads(threads: readonly StoredThread[]): Promise<void> {
+    this.ensureOpen();
+    // Every id is checked before anything is written: all of the threads or none.
+    const threadIds = new Set<string>();
+    const nodeIds = new Set<string>();
+    for (const { threadId, graph } of threads) {
+      if (this.threads.has(threadId) || threadIds.has(threadId)) throw StoreConflictError.threadExists(threadId);
+      threadIds.add(threadId);
+      for (const nodeId of Object.keys(graph.nodes)) {
+        const owner = this.nodeThreads.get(nodeId) ?? (nodeIds.has(nodeId) ? 'another imported thread' : undefined);
+        if (owner !== undefined) throw StoreConflictError.nodeInOtherThread(nodeId, owner);
+        nodeIds.add(nodeId);
+      }
+    }
+    for (const thread of threads) {
+      const { graph: _graph, ...record } = thread;
+      await this.createThread(record);
+      await this.commit(importChange(thread), { updatedAt: record.updatedAt });
+    }
+  }
+
   async findNodeThread(nodeId: string): Promise<string | undefined> {
     this.ensureOpen();
     return this.nodeThreads.get(nodeId);
@@ -70,6 +119,11 @@ export class MemoryStore implements ConversationStore {
     for (const node of change.nodes) {
       const owner = this.nodeThreads.get(node.id);
       if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
+    }
+    for (const nodeId of change.removedNodeIds ?? []) {
+      if (!thread.nodes.delete(nodeId)) continue;
+      this.nodeThreads.delete(nodeId);
+      this.pieces.delete(nodeId);
     }
     for (const node of change.nodes) {
       thread.nodes.set(node.id, toNodeRecord(structuredClone(node)));

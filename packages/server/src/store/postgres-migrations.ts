@@ -62,6 +62,18 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     );
     `,
   },
+  {
+    name: 'search',
+    sql: `
+    -- Search (ConversationStore.searchThreads) over titles and the first 100 000 characters of each message
+    -- (SEARCHED_TEXT_LENGTH, which also keeps every tsvector far below its 1 MB limit). The 'simple' configuration
+    -- lower-cases words and neither stems nor drops any, as SQLite's unicode61 and searchWords do.
+    ALTER TABLE nodes ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple', left(content, 100000))) STORED;
+    CREATE INDEX nodes_search ON nodes USING gin (search);
+    ALTER TABLE threads ADD COLUMN title_search tsvector GENERATED ALWAYS AS (to_tsvector('simple', title)) STORED;
+    CREATE INDEX threads_title_search ON threads USING gin (title_search);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

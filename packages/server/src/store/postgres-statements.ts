@@ -37,6 +37,8 @@ export const POSTGRES_STATEMENTS = {
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
     WHERE nodes.thread_id = excluded.thread_id`,
+  // Their streamed pieces go with them (ON DELETE CASCADE).
+  deleteNodes: 'DELETE FROM nodes WHERE thread_id = $1 AND node_id = ANY ($2::text[])',
   // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
   selectStreamedText: `
     SELECT streamed_text.node_id AS "nodeId", text_offset AS "offset", text
@@ -79,6 +81,25 @@ export const POSTGRES_STATEMENTS = {
     UPDATE nodes SET status = 'interrupted', content = recovered.content
     FROM unnest($1::text[], $2::text[]) AS recovered (node_id, content)
     WHERE nodes.node_id = recovered.node_id`,
+  // $2 is a tsquery of every term as a prefix (term:* & …).
+  searchTitles: `
+    SELECT thread_id AS "threadId", title, NULL AS "nodeId", title AS snippet
+    FROM threads
+    WHERE owner_did = $1 AND title_search @@ to_tsquery('simple', $2)
+    ORDER BY updated_at DESC, thread_id DESC LIMIT $3`,
+  // The headline is made for the rows returned only: it reads the whole text again, the costly part.
+  searchNodes: `
+    WITH hits AS (
+      SELECT threads.thread_id, threads.title, threads.updated_at, nodes.node_id, nodes.content,
+             ts_rank(nodes.search, to_tsquery('simple', $2)) AS rank
+      FROM nodes JOIN threads ON threads.thread_id = nodes.thread_id
+      WHERE threads.owner_did = $1 AND nodes.search @@ to_tsquery('simple', $2)
+      ORDER BY rank DESC, threads.updated_at DESC, nodes.node_id LIMIT $3
+    )
+    SELECT thread_id AS "threadId", title, node_id AS "nodeId",
+           ts_headline('simple', left(content, 100000), to_tsquery('simple', $2), 'StartSel="", StopSel="", MaxWords=24, MinWords=8, ShortWord=0') AS snippet
+    FROM hits ORDER BY rank DESC, updated_at DESC, node_id`,
+  deleteThread: 'DELETE FROM threads WHERE thread_id = $1',
   bumpThreadVersions: `
     UPDATE threads SET version = version + 1, updated_at = $2
     WHERE thread_id = ANY ($1::text[])`,

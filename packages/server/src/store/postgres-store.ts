@@ -1,7 +1,7 @@
-import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
-import { assembleGraph } from './graph-records.js';
+import { assembleGraph, importChange } from './graph-records.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrate } from './postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
@@ -52,9 +52,7 @@ export class PostgresStore implements ConversationStore {
   private constructor(private readonly pool: Pool) {}
 
   async createThread(record: ThreadRecord): Promise<void> {
-    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
-    const { rowCount } = await this.pool.query(SQL.insertThread, [threadId, ownerDid, title, createdAt, updatedAt]);
-    if (rowCount === 0) throw StoreConflictError.threadExists(threadId);
+    await insertThread(this.pool, record);
   }
 
   async loadThread(threadId: string): Promise<StoredThread | undefined> {
@@ -63,6 +61,45 @@ export class PostgresStore implements ConversationStore {
 
   async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
     return (await this.pool.query<ThreadSummary>(SQL.selectThreadSummaries, [ownerDid])).rows;
+  }
+
+  async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
+    if (terms.length === 0) return [];
+    // Terms are letters and digits only (searchTerms): none is an operator of tsquery.
+    const query = terms.map((term) => `${term}:*`).join(' & ');
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        const titles = (await client.query<SearchHit>(SQL.searchTitles, [ownerDid, query, limit])).rows;
+        const nodes = (await client.query<SearchHit>(SQL.searchNodes, [ownerDid, query, limit - titles.length])).rows;
+        return [...titles, ...nodes];
+      },
+      BEGIN_SNAPSHOT,
+    );
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    // Its nodes and their pieces of text go with it (ON DELETE CASCADE).
+    const { rowCount } = await this.pool.query(SQL.deleteThread, [threadId]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async importThreads(threads: readonly StoredThread[]): Promise<void> {
+    try {
+      await inTransaction(
+        this.pool,
+        async (client) => {
+          for (const thread of threads) {
+            await insertThread(client, thread);
+            await commitInTransaction(client, importChange(thread), { updatedAt: thread.updatedAt });
+          }
+        },
+        BEGIN_READ_COMMITTED,
+      );
+    } catch (error) {
+      if (isLostRace(error)) throw new StoreConflictError(`import lost a race: ${error.message}`, { cause: error });
+      throw error;
+    }
   }
 
   async findNodeThread(nodeId: string): Promise<string | undefined> {
@@ -98,6 +135,12 @@ export class PostgresStore implements ConversationStore {
   }
 }
 
+async function insertThread(client: Pool | PoolClient, record: ThreadRecord): Promise<void> {
+  const { threadId, ownerDid, title, createdAt, updatedAt } = record;
+  const { rowCount } = await client.query(SQL.insertThread, [threadId, ownerDid, title, createdAt, updatedAt]);
+  if (rowCount === 0) throw StoreConflictError.threadExists(threadId);
+}
+
 async function loadInTransaction(client: PoolClient, threadId: string): Promise<StoredThread | undefined> {
   const [row] = (await client.query<ThreadRow>(SQL.selectThread, [threadId])).rows;
   if (!row) return undefined;
@@ -113,6 +156,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
   const { threadId } = change;
   const [locked] = (await client.query<{ version: number }>(SQL.lockThreadVersion, [threadId])).rows;
   if (locked?.version !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, locked?.version, change.baseVersion);
+  if (change.removedNodeIds?.length) await client.query(SQL.deleteNodes, [threadId, change.removedNodeIds]);
   for (const node of change.nodes) {
     const row = toNodeRow(threadId, node);
     const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage];

@@ -48,6 +48,41 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UNIQUE (node_id, text_offset)
   ) STRICT;
   `,
+  `
+  -- Search (ConversationStore.searchThreads): full-text indexes of titles and of the first 100 000 characters of
+  -- each message (SEARCHED_TEXT_LENGTH), kept by triggers. External content: the index holds no second copy of
+  -- the text, and snippet() reads it from the table. unicode61 without removing diacritics splits and folds words
+  -- as searchWords does (letters and digits, lower case), so all three stores match the same words.
+  CREATE VIRTUAL TABLE node_text USING fts5 (
+    content, content = 'nodes', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 0'
+  );
+  CREATE TRIGGER node_text_insert AFTER INSERT ON nodes BEGIN
+    INSERT INTO node_text (rowid, content) VALUES (new.rowid, substr(new.content, 1, 100000));
+  END;
+  CREATE TRIGGER node_text_delete AFTER DELETE ON nodes BEGIN
+    INSERT INTO node_text (node_text, rowid, content) VALUES ('delete', old.rowid, substr(old.content, 1, 100000));
+  END;
+  CREATE TRIGGER node_text_update AFTER UPDATE OF content ON nodes WHEN new.content IS NOT old.content BEGIN
+    INSERT INTO node_text (node_text, rowid, content) VALUES ('delete', old.rowid, substr(old.content, 1, 100000));
+    INSERT INTO node_text (rowid, content) VALUES (new.rowid, substr(new.content, 1, 100000));
+  END;
+  INSERT INTO node_text (rowid, content) SELECT rowid, substr(content, 1, 100000) FROM nodes;
+
+  CREATE VIRTUAL TABLE title_text USING fts5 (
+    title, content = 'threads', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 0'
+  );
+  CREATE TRIGGER title_text_insert AFTER INSERT ON threads BEGIN
+    INSERT INTO title_text (rowid, title) VALUES (new.rowid, new.title);
+  END;
+  CREATE TRIGGER title_text_delete AFTER DELETE ON threads BEGIN
+    INSERT INTO title_text (title_text, rowid, title) VALUES ('delete', old.rowid, old.title);
+  END;
+  CREATE TRIGGER title_text_update AFTER UPDATE OF title ON threads WHEN new.title IS NOT old.title BEGIN
+    INSERT INTO title_text (title_text, rowid, title) VALUES ('delete', old.rowid, old.title);
+    INSERT INTO title_text (rowid, title) VALUES (new.rowid, new.title);
+  END;
+  INSERT INTO title_text (rowid, title) SELECT rowid, title FROM threads;
+  `,
 ];
 
 /**

@@ -1,4 +1,4 @@
-import type { ThreadSummary } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
 import type { StreamedText } from './conversation-store.js';
 import type { NodeRow, ThreadRow } from './sql-rows.js';
@@ -27,12 +27,24 @@ export interface SqliteStatements {
   selectNodes: Statement<[string], NodeRow>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
+  deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
   insertStreamedText: Statement<StreamedText>;
   deleteStreamedText: Statement<[string]>;
   selectStreamingNodes: Statement<[], { nodeId: string; threadId: string; content: string }>;
   selectAllStreamedText: Statement<[], TextPieceRow>;
   interruptStreamingNode: Statement<{ nodeId: string; content: string }>;
+  searchTitles: Statement<SearchParameters, SearchHit>;
+  searchNodes: Statement<SearchParameters, SearchHit>;
+  deleteThreadNodes: Statement<[string]>;
+  deleteThread: Statement<[string]>;
+}
+
+/** `match` is an FTS5 query: every term as a quoted prefix. */
+export interface SearchParameters {
+  ownerDid: string;
+  match: string;
+  limit: number;
 }
 
 export function prepareStatements(db: Database): SqliteStatements {
@@ -72,6 +84,8 @@ export function prepareStatements(db: Database): SqliteStatements {
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
+    // Its streamed pieces go with it (ON DELETE CASCADE).
+    deleteNode: db.prepare<{ nodeId: string; threadId: string }>('DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId'),
     // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
     selectStreamedText: db.prepare<[string], TextPieceRow>(`
       SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text
@@ -91,5 +105,21 @@ export function prepareStatements(db: Database): SqliteStatements {
       WHERE nodes.status = 'streaming'`),
     interruptStreamingNode: db.prepare<{ nodeId: string; content: string }>(`
       UPDATE nodes SET status = 'interrupted', content = @content WHERE node_id = @nodeId`),
+    // The index holds every owner's text: the match comes first, then the owner's rows are kept. An embedded
+    // store serves few identities, so a term common in other identities' threads costs little.
+    searchTitles: db.prepare<SearchParameters, SearchHit>(`
+      SELECT threads.thread_id AS threadId, threads.title, NULL AS nodeId, threads.title AS snippet
+      FROM title_text JOIN threads ON threads.rowid = title_text.rowid
+      WHERE title_text MATCH @match AND threads.owner_did = @ownerDid
+      ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT @limit`),
+    searchNodes: db.prepare<SearchParameters, SearchHit>(`
+      SELECT threads.thread_id AS threadId, threads.title, nodes.node_id AS nodeId,
+             snippet(node_text, 0, '', '', '…', 24) AS snippet
+      FROM node_text JOIN nodes ON nodes.rowid = node_text.rowid JOIN threads ON threads.thread_id = nodes.thread_id
+      WHERE node_text MATCH @match AND threads.owner_did = @ownerDid
+      ORDER BY bm25(node_text), threads.updated_at DESC, nodes.node_id LIMIT @limit`),
+    // Nodes first, so that the index's delete triggers run for each (their pieces of text go with them).
+    deleteThreadNodes: db.prepare<[string]>('DELETE FROM nodes WHERE thread_id = ?'),
+    deleteThread: db.prepare<[string]>('DELETE FROM threads WHERE thread_id = ?'),
   };
 }

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
-import { assembleGraph } from './graph-records.js';
+import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
@@ -63,9 +63,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
-    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
-    const { changes } = this.statements.insertThread.run({ threadId, ownerDid, title, createdAt, updatedAt });
-    if (changes === 0) throw StoreConflictError.threadExists(threadId);
+    this.insertThread(record);
   }
 
   async loadThread(threadId: string): Promise<StoredThread | undefined> {
@@ -82,6 +80,36 @@ export class SqliteStore implements ConversationStore {
 
   async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
     return this.statements.selectThreadSummaries.all(ownerDid);
+  }
+
+  async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
+    if (terms.length === 0) return [];
+    // Terms are letters and digits only (searchTerms), so quoting each cannot change the query's syntax.
+    const match = terms.map((term) => `"${term}"*`).join(' ');
+    return this.db.transaction(() => {
+      const titles = this.statements.searchTitles.all({ ownerDid, match, limit });
+      return [...titles, ...this.statements.searchNodes.all({ ownerDid, match, limit: limit - titles.length })];
+    })();
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        this.statements.deleteThreadNodes.run(threadId);
+        return this.statements.deleteThread.run(threadId).changes > 0;
+      })
+      .immediate();
+  }
+
+  async importThreads(threads: readonly StoredThread[]): Promise<void> {
+    this.db
+      .transaction(() => {
+        for (const thread of threads) {
+          this.insertThread(thread);
+          this.commitInTransaction(importChange(thread), { updatedAt: thread.updatedAt });
+        }
+      })
+      .immediate();
   }
 
   async findNodeThread(nodeId: string): Promise<string | undefined> {
@@ -125,11 +153,18 @@ export class SqliteStore implements ConversationStore {
     if (this.db.open) this.db.close();
   }
 
+  private insertThread(record: ThreadRecord): void {
+    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
+    const { changes } = this.statements.insertThread.run({ threadId, ownerDid, title, createdAt, updatedAt });
+    if (changes === 0) throw StoreConflictError.threadExists(threadId);
+  }
+
   /** Throwing rolls the whole transaction back: a refused change writes nothing. */
   private commitInTransaction(change: TreeChange, meta: CommitMeta): void {
     const { threadId } = change;
     const storedVersion = this.statements.selectThreadVersion.get(threadId);
     if (storedVersion !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
+    for (const nodeId of change.removedNodeIds ?? []) this.statements.deleteNode.run({ nodeId, threadId });
     for (const node of change.nodes) {
       const owner = this.statements.selectNodeThread.get(node.id);
       if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);

@@ -33,6 +33,8 @@ describe("another DID's thread", () => {
     ['CPP_PIVOT_INIT', () => ({ activeThreadId: threadId, interruptedNodeId: exchange.assistantNodeId, userPrompt: 'Stop that.', newBranchNodeId: newMessageId() })],
     ['CPP_STREAM_STOP', () => ({ activeThreadId: threadId, nodeId: exchange.assistantNodeId })],
     ['CPP_ANCHOR_HEAD', () => ({ activeThreadId: threadId, targetNodeId: exchange.userNodeId })],
+    ['CPP_THREAD_RENAME', () => ({ threadId, title: 'Mine now' })],
+    ['CPP_THREAD_DELETE', () => ({ threadId })],
   ];
 
   it.each(frames)('is FORBIDDEN to %s, which changes and subscribes nothing', async (type, payload) => {
@@ -43,6 +45,13 @@ describe("another DID's thread", () => {
     await listThreads(other);
     expect(other.frames.filter((frame) => 'threadId' in frame.payload || 'interruptedNodeId' in frame.payload)).toEqual([]);
     expect(owner.all('CPP_STREAM_HALTED')).toEqual([]);
+  });
+
+  it('is never found by its search', async () => {
+    other.send('CPP_THREAD_SEARCH', { query: 'spiking' });
+    expect((await other.next('CPP_SEARCH_RESULTS')).payload.hits).toEqual([]);
+    owner.send('CPP_THREAD_SEARCH', { query: 'spiking' });
+    expect((await owner.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.threadId)).toContain(threadId);
   });
 
   it('is not in its CPP_THREADS', async () => {

@@ -3,6 +3,7 @@ import { DemoProvider, MemoryStore } from '@promethea/cpp-server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { soakSize } from '../../../../test/support/soak-size.js';
+import { UNPROVEN_MAX_MESSAGE_BYTES } from '../../src/auth/connection-guard.js';
 import { completion, openThread, prompt } from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
 import { connectAs } from './support/authenticate.js';
@@ -58,7 +59,7 @@ describe('the server under random and mutated frames', () => {
         const expected: EdgeError[] = [];
         let closing: number | undefined;
         for (const recipe of batch) {
-          const { frame, expected: expectation } = renderer.render(recipe);
+          const { frame, expected: expectation } = renderer.render(recipe, lane.identity ? undefined : UNPROVEN_MAX_MESSAGE_BYTES);
           lane.connection.send(frame);
           if (expectation.kind === 'edge-error') expected.push({ code: expectation.code, ...(expectation.refId === undefined ? {} : { refId: expectation.refId }) });
           if (expectation.kind === 'close') {

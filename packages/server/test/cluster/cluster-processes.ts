@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { findInvariantViolations } from '@promethea/cpp-protocol';
-import { PostgresStore } from '@promethea/cpp-server';
+import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { afterEach, expect } from 'vitest';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';

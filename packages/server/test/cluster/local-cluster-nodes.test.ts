@@ -101,6 +101,33 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it('run a regenerate on the node whose generation it halts, and a branch delete on any node, telling the clients of both', async () => {
+    const [generating, other] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    const call = await generating!.model.call(0);
+    call.release(2);
+    await chunksReceived(client, exchange.assistantNodeId, 2);
+
+    client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: 'msg_again', receivedContentLength: 8 });
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ reason: 'regenerate', finalContentLength: 8 });
+    expect(call.signal.aborted).toBe(true);
+    await completion(client, threadId, 'msg_again');
+    await completion(writer, threadId, 'msg_again');
+    expect(other!.model.calls).toEqual([]);
+
+    client.send('CPP_BRANCH_DELETE', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+    const removal = await nextUpdate(writer, threadId, (update) => 'removedNodeIds' in update);
+    expect(removal).toMatchObject({ activeHeadMessageId: 'msg_again', removedNodeIds: [exchange.assistantNodeId] });
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.userNodeId]!.childrenIds).toEqual(['msg_again']);
+    expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
   it('resume a stream on another node with nothing missing or doubled', async () => {
     const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
     const first = await generating!.connect();

@@ -1,4 +1,4 @@
-import { ChunkPacer } from '@promethea/cpp-server';
+import { ChunkPacer } from '../../src/engine/chunk-pacer.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 /** A pacer whose chunks are recorded with the (fake) time they left. */

@@ -1,5 +1,5 @@
 import { findInvariantViolations, graphFromSync } from '@promethea/cpp-protocol';
-import { SqliteStore } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { eventually } from '../support/eventually.js';

@@ -1,4 +1,5 @@
-import { SqliteStore, createModelProvider, type CPPServer } from '@promethea/cpp-server';
+import { createModelProvider, type CPPServer } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sse, startReplayServer, type ReplayServer } from '../model/replay-server.js';
 import { chunksReceived, completion, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';

@@ -1,5 +1,6 @@
 import { findInvariantViolations, graphFromSync } from '@promethea/cpp-protocol';
-import { CPPServer, SqliteStore } from '@promethea/cpp-server';
+import { CPPServer } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, listThreads, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';

@@ -1,5 +1,5 @@
 import { CloseCode } from '@promethea/cpp-protocol';
-import { SqliteStore } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chunksReceived, nextUpdate, openThread, prompt, streamedText } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';

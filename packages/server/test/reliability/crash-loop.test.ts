@@ -1,6 +1,6 @@
 import { CPPClient, type GenerationResult } from '@promethea/cpp-client';
 import { findInvariantViolations, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
-import { SqliteStore } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { soakSize } from '../../../../test/support/soak-size.js';
 import { streamedAtLeast } from '../../../../reliability/src/stream-waits.js';

@@ -25,7 +25,7 @@ describe('CPP_ANCHOR_HEAD', () => {
     const { setup } = await twoExchanges();
     const { client, threadId } = setup;
     sendAnchor(setup, setup.userNodeId);
-    expect(await nextUpdate(client, threadId)).toEqual({ threadId, version: 5, rootNodeId: setup.userNodeId, activeHeadMessageId: setup.userNodeId, nodes: {} });
+    expect(await nextUpdate(client, threadId)).toEqual({ threadId, version: 5, rootNodeId: setup.userNodeId, activeHeadMessageId: setup.userNodeId, nodes: {}, title: 'Tell me about Clojure' });
     const underUser = await prompt(client, threadId, 'From the question');
     expect(underUser.update.nodes[underUser.userNodeId]?.parentId).toBe(setup.userNodeId);
     await completion(client, threadId, underUser.assistantNodeId);

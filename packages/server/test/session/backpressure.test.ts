@@ -94,7 +94,7 @@ function bigThreadServer(): CPPServerOptions {
   return {
     model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }),
     maxFrameBytes: 2 * 1024 * 1024,
-    limits: { maxPromptLength: 0 },
+    limits: { maxPromptLength: 0, maxThreadBytes: 0 },
     backpressure: { softLimitBytes: SOFT_LIMIT, hardLimitBytes: 2 * 1024 * 1024 },
   };
 }

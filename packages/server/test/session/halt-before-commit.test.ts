@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listThreads, nextUpdate } from '../support/protocol-steps.js';
+import { nextUpdate, openThread, requestSync } from '../support/protocol-steps.js';
 import { startStreamingThread } from '../support/streaming-thread.js';
 import { HeldStore } from '../support/held-store.js';
 import { useServer } from '../support/start-server.js';
@@ -11,6 +11,8 @@ describe('CPP_STREAM_HALTED', () => {
     const store = new HeldStore();
     const setup = await startStreamingThread(fixture, ['Hello', ' wor', 'ld'], 2, { store });
     const { client, threadId, assistantNodeId } = setup;
+    // Frames are applied in receipt order, so a round trip that waits for nothing of this thread is another thread's.
+    const { threadId: otherThreadId } = await openThread(client);
     store.hold();
     const mark = client.mark();
     if (type === 'CPP_PIVOT_INIT') {
@@ -20,7 +22,7 @@ describe('CPP_STREAM_HALTED', () => {
     expect(halted).toMatchObject({ interruptedNodeId: assistantNodeId, finalContentLength: 7, lastChunkReceived: ' w' });
     expect(setup.call.signal.aborted).toBe(true);
     // A round trip on the connection: the commit still waits, so no structural update has come.
-    await listThreads(client);
+    await requestSync(client, otherThreadId);
     expect(client.since(mark).filter((frame) => frame.type === 'CPP_GRAPH_PATCH')).toEqual([]);
     store.release();
     const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[assistantNodeId]?.status === 'interrupted');

@@ -2,7 +2,7 @@ import { ErrorCode } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { FailingStore } from '../support/failing-store.js';
 import { HeldStore } from '../support/held-store.js';
-import { completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import { completion, expectError, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 
@@ -15,19 +15,21 @@ describe("an answer's model call", () => {
     await fixture.start({ store, model });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
+    // Frames are applied in receipt order, so a round trip that waits for nothing of this thread is another thread's.
+    const { threadId: otherThreadId } = await openThread(client);
     store.hold();
     const mark = client.mark();
     client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_user' });
     // The call is made, and its whole answer given, while the commit waits.
     const call = await model.call(0);
     expect(call.messages).toEqual([{ role: 'user', content: 'Hello' }]);
-    await listThreads(client);
-    expect(client.since(mark).map((frame) => frame.type)).toEqual(['CPP_THREADS']);
+    await requestSync(client, otherThreadId);
+    expect(client.since(mark).map((frame) => frame.type)).toEqual(['CPP_SYNC_GRAPH']);
     store.release();
     const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes.msg_user !== undefined);
     const assistantNodeId = update.nodes.msg_user!.childrenIds[0]!;
     await completion(client, threadId, assistantNodeId);
-    const types = client.since(mark).map((frame) => frame.type).filter((type) => type !== 'CPP_THREADS');
+    const types = client.since(mark).map((frame) => frame.type).filter((type) => type !== 'CPP_SYNC_GRAPH');
     expect(types).toEqual(['CPP_GRAPH_PATCH', 'CPP_STREAM_CHUNK', 'CPP_STREAM_COMPLETED', 'CPP_GRAPH_PATCH']);
     expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Early text' });
   });

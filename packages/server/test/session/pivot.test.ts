@@ -49,6 +49,7 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
         [branch.userNodeId]: expect.objectContaining({ role: 'user', status: 'completed', content: 'Rust instead', parentId: assistantNodeId, childrenIds: [branch.assistantNodeId] }),
         [branch.assistantNodeId]: expect.objectContaining({ role: 'assistant', status: 'streaming', content: '', parentId: branch.userNodeId }),
       },
+      title: expect.any(String),
     });
     const splice = client.all('CPP_GRAPH_PATCH').find((frame) => frame.payload.version === 2)!;
     expect(client.frames.indexOf(halted[0]!)).toBeLessThan(client.frames.indexOf(splice));

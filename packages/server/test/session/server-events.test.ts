@@ -137,4 +137,23 @@ describe('notification events', () => {
     expect(events.at(-1)?.[1].frame.payload).toMatchObject({ userPrompt: 'Now', newNodeId: next.userNodeId });
     expect(new Set(events.map(([, event]) => event.connectionId)).size).toBe(1);
   });
+
+  it("emits 'regenerate' and 'deleteBranch' for frames carried out, and not for refused ones", async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    const events: Array<[string, OperationEvent]> = [];
+    for (const name of ['regenerate', 'deleteBranch'] as const) fixture.server.on(name, (event) => events.push([name, event]));
+
+    setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId });
+    await expectError(setup.client, ErrorCode.THREAD_BUSY);
+    const newNodeId = newMessageId();
+    setup.client.send('CPP_REGENERATE', { activeThreadId: setup.threadId, userNodeId: setup.userNodeId, newNodeId });
+    await completion(setup.client, setup.threadId, newNodeId);
+    setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId });
+    await nextUpdate(setup.client, setup.threadId, (update) => 'removedNodeIds' in update);
+
+    expect(events.map(([name, event]) => [name, event.frame.type])).toEqual([
+      ['regenerate', 'CPP_REGENERATE'],
+      ['deleteBranch', 'CPP_BRANCH_DELETE'],
+    ]);
+  });
 });

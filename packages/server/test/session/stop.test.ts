@@ -26,6 +26,7 @@ describe('CPP_STREAM_STOP on the streaming node', () => {
       rootNodeId: setup.userNodeId,
       activeHeadMessageId: assistantNodeId,
       nodes: { [assistantNodeId]: expect.objectContaining({ status: 'interrupted', content: 'Hello world', childrenIds: [] }) },
+      title: expect.any(String),
     });
     setup.call.releaseAll();
     expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello world' });

@@ -52,6 +52,7 @@ describe('patch mode (patches: true)', () => {
       rootNodeId: first.userNodeId,
       activeHeadMessageId: first.assistantNodeId,
       nodes: { [first.userNodeId]: expect.anything(), [first.assistantNodeId]: expect.anything() },
+      title: 'First',
     });
     (await model.call(0)).releaseAll();
     const firstDone = (await completion(client, threadId, first.assistantNodeId)).update;
@@ -67,7 +68,7 @@ describe('patch mode (patches: true)', () => {
 
     client.send('CPP_ANCHOR_HEAD', { activeThreadId: threadId, targetNodeId: first.userNodeId });
     const anchored = await nextUpdate(client, threadId, (update) => update.version === 4);
-    expect(anchored).toEqual({ threadId, version: 4, rootNodeId: first.userNodeId, activeHeadMessageId: first.userNodeId, nodes: {} });
+    expect(anchored).toEqual({ threadId, version: 4, rootNodeId: first.userNodeId, activeHeadMessageId: first.userNodeId, nodes: {}, title: 'First' });
 
     (await model.call(1)).releaseAll();
     const secondDone = (await completion(client, threadId, second.assistantNodeId)).update;

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'v
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
+import { describeThreadOperationsContract } from './thread-operations-contract.js';
 import { loadSound, streamBatch, TestClock, ThreadDriver } from './thread-driver.js';
 
 export interface StoreFixture {
@@ -126,6 +127,41 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const { graph } = await loadSound(store, driver.threadId);
         expect(graph.activeHeadMessageId).toBe(first.userNodeId);
         expect(graph.version).toBe(3);
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a regenerate: a new answer beside the earlier one, the streaming one kept at its cut', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Tell me about Rome');
+        await driver.stream(first.assistantNodeId, 'Rome was founded');
+        const second = await driver.regenerate(first.userNodeId, { nodeId: first.assistantNodeId, content: 'Rome' });
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[first.userNodeId]?.childrenIds).toEqual([first.assistantNodeId, second]);
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Rome' });
+        expect(graph.nodes[second]).toMatchObject({ status: 'streaming', content: '' });
+        expect(graph.activeHeadMessageId).toBe(second);
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits a branch delete: the subtree gone, its parent without it, the head moved up', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi' });
+        const kept = await driver.prompt('Stay', { parentNodeId: first.assistantNodeId });
+        await driver.finish({ nodeId: kept.assistantNodeId, status: 'completed', content: 'Staying' });
+        const doomed = await driver.prompt('Go', { parentNodeId: first.assistantNodeId });
+        await driver.stream(doomed.assistantNodeId, 'Going');
+        await driver.finish({ nodeId: doomed.assistantNodeId, status: 'failed', content: 'Going' });
+        await driver.deleteBranch(doomed.userNodeId);
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[doomed.userNodeId]).toBeUndefined();
+        expect(graph.nodes[doomed.assistantNodeId]).toBeUndefined();
+        expect(graph.nodes[first.assistantNodeId]?.childrenIds).toEqual([kept.userNodeId]);
+        expect(graph.activeHeadMessageId).toBe(first.assistantNodeId);
+        expect(await store.findNodeThread(doomed.assistantNodeId)).toBeUndefined();
+        expect((await store.listThreads(ALICE))[0]?.nodeCount).toBe(4);
         await driver.expectStoreToMatch();
       });
 
@@ -433,6 +469,18 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const { graph } = await loadSound(reopened, driver.threadId);
         expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Persisted prefix' });
       });
+    });
+
+    describeThreadOperationsContract({
+      store: () => store,
+      clock: () => clock,
+      startThread,
+      reopen: async () => {
+        if (!fixture.reopen) return undefined;
+        await store.close();
+        store = await fixture.reopen();
+        return store;
+      },
     });
 
     it('gives back after any sequence of operations exactly the graph the protocol computes', async () => {

@@ -11,7 +11,9 @@ export type Operation =
   | { kind: 'pivot'; pick: number; keep: number; seen: string; text: string }
   | { kind: 'anchor'; pick: number }
   | { kind: 'finish'; pick: number; status: 'completed' | 'interrupted' | 'failed'; content: string; withUsage: boolean }
-  | { kind: 'stream'; pick: number; content: string };
+  | { kind: 'stream'; pick: number; content: string }
+  | { kind: 'regenerate'; pick: number; keep: number }
+  | { kind: 'delete'; pick: number };
 
 const pick = fc.nat({ max: 1_000 });
 const text = fc.string({ maxLength: 12 });
@@ -29,6 +31,8 @@ export const operationArbitrary: fc.Arbitrary<Operation> = fc.oneof(
   }),
   // Also aims at finished nodes: a late batch that the store must ignore.
   fc.record({ kind: fc.constant('stream' as const), pick, content: text }),
+  fc.record({ kind: fc.constant('regenerate' as const), pick, keep: pick }),
+  fc.record({ kind: fc.constant('delete' as const), pick }),
 );
 
 /** Applies one operation through the driver; an operation with no possible target does nothing. */
@@ -66,7 +70,25 @@ export async function applyOperation(driver: ThreadDriver, operation: Operation)
       if (target) await driver.stream(target.id, operation.content);
       return;
     }
+    case 'regenerate': {
+      const target = choose(nodes.filter((node) => node.role === 'user'), operation.pick);
+      if (!target) return;
+      const streaming = nodes.find((node) => node.status === 'streaming');
+      if (streaming && streaming.parentId !== target.id) return;
+      const halted = streaming && { nodeId: streaming.id, content: streaming.content.slice(0, operation.keep % (streaming.content.length + 1)) };
+      await driver.regenerate(target.id, halted);
+      return;
+    }
+    case 'delete': {
+      const target = choose(nodes.filter((node) => node.parentId !== null && !streamsUnder(driver, node)), operation.pick);
+      if (target) await driver.deleteBranch(target.id);
+      return;
+    }
   }
+}
+
+function streamsUnder(driver: ThreadDriver, node: MessageNode): boolean {
+  return node.status === 'streaming' || node.childrenIds.some((childId) => streamsUnder(driver, driver.graph.nodes[childId]!));
 }
 
 function choose(nodes: MessageNode[], index: number): MessageNode | undefined {

@@ -5,9 +5,11 @@ import {
   newMessageId,
   newThreadId,
   planAnchor,
+  planBranchDelete,
   planFinish,
   planPivotSplice,
   planPrompt,
+  planRegenerate,
   type FinishInput,
   type ThreadGraph,
   type TreeChange,
@@ -81,6 +83,17 @@ export class ThreadDriver {
 
   async anchor(nodeId: string): Promise<void> {
     await this.commit(planAnchor(this.graph, nodeId));
+  }
+
+  /** `halted`: an answer of the user node that was streaming, kept with this text. */
+  async regenerate(userNodeId: string, halted?: { nodeId: string; content: string }): Promise<string> {
+    const assistantNodeId = newMessageId();
+    await this.commit(planRegenerate(this.graph, { userNodeId, assistantNodeId, createdAt: this.clock.now(), ...(halted ? { halted } : {}) }));
+    return assistantNodeId;
+  }
+
+  async deleteBranch(nodeId: string): Promise<void> {
+    await this.commit(planBranchDelete(this.graph, nodeId));
   }
 
   async finish(input: FinishInput): Promise<void> {

@@ -31,20 +31,25 @@ export class FrameRenderer {
     private readonly maxFrameBytes: number,
   ) {}
 
-  render(recipe: Recipe): { frame: WireFrame; expected: Expectation } {
+  /**
+   * `messageLimitBytes`: the largest message the transport takes on this connection (past it, close 1009): eight
+   * frame limits, or 4 KiB while a proof is awaited (PROTOCOL.md §3.2).
+   */
+  render(recipe: Recipe, messageLimitBytes = this.maxFrameBytes * 8): { frame: WireFrame; expected: Expectation } {
+    const text = (data: string) => this.text(data, messageLimitBytes);
     switch (recipe.kind) {
       case 'valid':
-        return this.text(JSON.stringify(this.envelope(recipe.frame, recipe.withId)));
+        return text(JSON.stringify(this.envelope(recipe.frame, recipe.withId)));
       case 'mutated':
-        return this.text(mutate(this.envelope(recipe.frame, true), recipe.mutation));
+        return text(mutate(this.envelope(recipe.frame, true), recipe.mutation));
       case 'garbage':
-        return this.text(recipe.text);
+        return text(recipe.text);
       case 'json':
-        return this.text(JSON.stringify(recipe.value) ?? 'undefined');
+        return text(JSON.stringify(recipe.value) ?? 'undefined');
       case 'binary':
         return { frame: { data: recipe.bytes, binary: true, bytes: recipe.bytes.length }, expected: { kind: 'edge-error', code: ErrorCode.BAD_FRAME } };
       case 'oversized':
-        return this.text(JSON.stringify({ type: 'CPP_THREAD_LIST', timestamp: 0, payload: { pad: 'x'.repeat(this.maxFrameBytes + recipe.extraBytes) } }));
+        return text(JSON.stringify({ type: 'CPP_THREAD_LIST', timestamp: 0, payload: { pad: 'x'.repeat(this.maxFrameBytes + recipe.extraBytes) } }));
       case 'hard-oversized':
         return { frame: { data: 'x'.repeat(this.maxFrameBytes * 8 + 1), binary: false, bytes: this.maxFrameBytes * 8 + 1 }, expected: { kind: 'close', code: 1009 } };
       case 'invalid-utf8':
@@ -52,9 +57,12 @@ export class FrameRenderer {
     }
   }
 
-  private text(data: string): { frame: WireFrame; expected: Expectation } {
+  private text(data: string, messageLimitBytes: number): { frame: WireFrame; expected: Expectation } {
     const bytes = Buffer.byteLength(data);
-    return { frame: { data, binary: false, bytes }, expected: this.expectationOf(data, bytes) };
+    // What the server reads is the UTF-8 the socket carries, in which a lone surrogate has become U+FFFD.
+    const received = Buffer.from(data, 'utf8').toString('utf8');
+    const expected: Expectation = bytes > messageLimitBytes ? { kind: 'close', code: 1009 } : this.expectationOf(received, bytes);
+    return { frame: { data, binary: false, bytes }, expected };
   }
 
   /** What the server's edge makes of a text frame: the protocol package's decoder is that edge. */

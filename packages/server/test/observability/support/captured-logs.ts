@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createLogger, type LogLevel } from '@promethea/cpp-server';
+import { createLogger, type LogLevel } from '@promethea/cpp-server/logger';
 
 export type LogLine = Record<string, unknown> & { level: string; msg: string };
 

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { screenshot, WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 90_000;
+
+describe('thread operations in the browser', () => {
+  it('renames, searches and deletes threads from the thread list', async () => {
+    const harness = await WebHarness.start();
+    const chat = await harness.openChat();
+    const threads = chat.page.getByRole('navigation', { name: 'Threads' });
+
+    await chat.send('Tell me about the Danube');
+    await chat.waitForAnswer('completed');
+    const first = chat.threadId();
+    await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
+
+    await threads.getByRole('button', { name: 'Rename thread' }).click();
+    const title = threads.getByRole('textbox', { name: 'Thread title' });
+    await title.fill('Rivers of Europe');
+    await title.press('Enter');
+    await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor();
+    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_RENAME')).toBe(true);
+
+    await threads.getByRole('button', { name: '+ New thread' }).click();
+    await chat.page.waitForFunction((previous) => decodeURIComponent(window.location.hash.slice(1)) !== previous, first);
+    await chat.send('Something about mountains');
+    await chat.waitForAnswer('completed');
+    const second = chat.threadId();
+
+    await threads.getByRole('searchbox', { name: 'Search threads' }).fill('danub');
+    const results = threads.getByRole('list', { name: 'Search results' });
+    await results.getByRole('button').first().waitFor();
+    const hits = await results.getByRole('button').allTextContents();
+    expect(hits.every((text) => text.startsWith('Rivers of Europe'))).toBe(true);
+    await screenshot(chat.page, 'thread-search');
+    // A message hit opens its thread.
+    await results.getByRole('button').filter({ hasText: 'Tell me about the Danube' }).first().click();
+    await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, first);
+
+    await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
+    chat.page.once('dialog', (dialog) => void dialog.accept());
+    await threads.getByRole('button', { name: 'Delete thread' }).click();
+    await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
+    await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
+    expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+});

@@ -1,0 +1,50 @@
+import type { MessageNode } from '../node.js';
+import { pathToRoot } from '../tree/path.js';
+import { getNode, type ThreadGraph } from '../tree/thread-graph.js';
+import type { SyncGraphFrame } from '../frames/server-frames.js';
+
+/**
+ * The name and version a CPP JSON export carries, so that a reader knows what it holds before it reads it. Its
+ * schema is in thread-export-schema.ts, apart, so that exporting needs no zod (a browser bundle stays small).
+ */
+export const THREAD_EXPORT_FORMAT = 'cpp-thread';
+export const THREAD_EXPORT_FORMAT_VERSION = 1;
+
+/**
+ * A thread as a file: its CPP_SYNC_GRAPH payload (the whole tree, the head, the version and the title) with the
+ * format's name and version and the time of the export. Version 1 changes only by adding optional fields.
+ */
+export interface ThreadExport {
+  format: typeof THREAD_EXPORT_FORMAT;
+  formatVersion: typeof THREAD_EXPORT_FORMAT_VERSION;
+  exportedAt: number;
+  thread: SyncGraphFrame['payload'];
+}
+
+export function exportThread(graph: ThreadGraph, title: string, exportedAt: number): ThreadExport {
+  const { threadId, rootNodeId, activeHeadMessageId, version } = graph;
+  return {
+    format: THREAD_EXPORT_FORMAT,
+    formatVersion: THREAD_EXPORT_FORMAT_VERSION,
+    exportedAt,
+    thread: { threadId, rootNodeId, activeHeadMessageId, nodes: structuredClone(graph.nodes), version, title },
+  };
+}
+
+const ROLE_HEADINGS = { user: 'User', assistant: 'Assistant' } as const;
+
+/**
+ * The active branch (root to head) as Markdown: the title as a heading, then each message under a heading naming
+ * its role, with an answer that did not complete marked as such. Messages are Markdown already and stay as written.
+ */
+export function threadToMarkdown(graph: ThreadGraph, title: string): string {
+  const head = graph.activeHeadMessageId;
+  const branch = head === null || !getNode(graph, head) ? [] : pathToRoot(graph, head);
+  const sections = [`# ${title.trim() === '' ? 'Untitled conversation' : title.trim()}`, ...branch.map(messageSection)];
+  return `${sections.join('\n\n')}\n`;
+}
+
+function messageSection(node: MessageNode): string {
+  const status = node.status === 'completed' ? '' : ` (${node.status})`;
+  return `## ${ROLE_HEADINGS[node.role]}${status}\n\n${node.content}`;
+}

@@ -1,0 +1,262 @@
+import { z } from 'zod';
+import { newMessageId, newThreadId } from '../ids.js';
+import type { MessageNode, Role } from '../node.js';
+import { findInvariantViolations } from '../tree/invariants.js';
+import { getNode, type ThreadGraph } from '../tree/thread-graph.js';
+import { THREAD_TITLE_MAX_LENGTH, type ImportFormat } from '../frames/client-frames.js';
+import { safeCutLength } from '../text.js';
+import { ThreadExportSchema } from './thread-export-schema.js';
+
+/** A thread read from an import document, with ids of its own: ready to be stored under its owner. */
+export interface ImportedThread {
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  /** Version 0; every id is new, since the ids of the document may be in use (by the thread it was exported from). */
+  graph: ThreadGraph;
+}
+
+/** What is wrong with an import document, naming where: nothing of the document is imported. */
+export class ImportDocumentError extends Error {
+  override readonly name = 'ImportDocumentError';
+}
+
+/**
+ * Every thread of an import document, in the document's order, or `ImportDocumentError` when any part of it is
+ * malformed. `now` dates what the document leaves undated.
+ */
+export function readImportDocument(format: ImportFormat, document: unknown, now: number): ImportedThread[] {
+  const threads = format === 'cpp-thread' ? readThreadExports(document) : readChatGptExport(document, now);
+  // A title as long as a user may give one.
+  return threads.map((thread) => ({ ...thread, title: thread.title.slice(0, safeCutLength(thread.title, THREAD_TITLE_MAX_LENGTH)) }));
+}
+
+// --- CPP JSON --------------------------------------------------------------------------------------------------
+
+/** One export, or a list of them. */
+function readThreadExports(document: unknown): ImportedThread[] {
+  const parsed = Array.isArray(document) ? z.array(ThreadExportSchema).safeParse(document) : ThreadExportSchema.safeParse(document);
+  if (!parsed.success) throw new ImportDocumentError(`not a CPP thread export: ${describeIssue(parsed.error)}`);
+  const exports = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
+  return exports.map(({ thread, exportedAt }, index) => {
+    const graph: ThreadGraph = { threadId: thread.threadId, rootNodeId: thread.rootNodeId, activeHeadMessageId: thread.activeHeadMessageId, version: 0, nodes: thread.nodes };
+    const violations = findInvariantViolations(graph);
+    if (violations.length > 0) throw new ImportDocumentError(`thread ${index + 1} (${thread.threadId}) is not a sound tree: ${violations[0]}`);
+    const createdAt = Object.values(thread.nodes).reduce((earliest, node) => Math.min(earliest, node.createdAt), exportedAt);
+    return { title: thread.title, createdAt, updatedAt: exportedAt, graph: withNewIds(graph) };
+  });
+}
+
+/**
+ * The same tree under new ids. A node still `streaming` in the document is `interrupted` here: no generation
+ * writes it any more.
+ */
+function withNewIds(graph: ThreadGraph): ThreadGraph {
+  const ids = new Map(Object.keys(graph.nodes).map((id) => [id, newMessageId()]));
+  const newId = (id: string) => ids.get(id)!;
+  const nodes: Record<string, MessageNode> = {};
+  for (const node of Object.values(graph.nodes)) {
+    const id = newId(node.id);
+    const status = node.status === 'streaming' ? 'interrupted' : node.status;
+    nodes[id] = { ...node, id, parentId: node.parentId === null ? null : newId(node.parentId), childrenIds: node.childrenIds.map(newId), status };
+  }
+  const rootNodeId = graph.rootNodeId === null ? null : newId(graph.rootNodeId);
+  const activeHeadMessageId = graph.activeHeadMessageId === null ? null : newId(graph.activeHeadMessageId);
+  return { threadId: newThreadId(), rootNodeId, activeHeadMessageId, version: 0, nodes };
+}
+
+// --- ChatGPT conversations.json ---------------------------------------------------------------------------------
+
+/** Seconds since the epoch, with a fraction, or null. */
+const SecondsSchema = z.number().nonnegative().nullish();
+
+/** The parts of a ChatGPT export the import reads; whatever else a conversation or message holds is ignored. */
+const ChatGptMessageSchema = z.object({
+  author: z.object({ role: z.string() }),
+  create_time: SecondsSchema,
+  content: z.object({ content_type: z.string(), parts: z.array(z.unknown()).optional() }),
+  metadata: z.object({ model_slug: z.string().nullish(), is_visually_hidden_from_conversation: z.boolean().nullish() }).nullish(),
+});
+
+const ChatGptNodeSchema = z.object({
+  message: ChatGptMessageSchema.nullish(),
+  parent: z.string().nullish(),
+  children: z.array(z.string()),
+});
+
+const ChatGptConversationSchema = z.object({
+  title: z.string().nullish(),
+  create_time: SecondsSchema,
+  update_time: SecondsSchema,
+  mapping: z.record(z.string(), ChatGptNodeSchema),
+  current_node: z.string().nullish(),
+});
+
+const ChatGptExportSchema = z.array(ChatGptConversationSchema);
+
+type ChatGptConversation = z.infer<typeof ChatGptConversationSchema>;
+type ChatGptMessage = z.infer<typeof ChatGptMessageSchema>;
+
+/** The content types that are a message's text; the others (code run, browsing, reasoning, …) are tools' parts. */
+const TEXT_CONTENT_TYPES = new Set(['text', 'multimodal_text']);
+
+/**
+ * A ChatGPT data export's `conversations.json`: each conversation becomes a thread with the same tree of user and
+ * assistant messages, in the same order, and its `current_node` as the head. System and tool messages, hidden
+ * messages, and messages without text (an image alone, a code run) are skipped: their children hang from the
+ * nearest message kept above them. When the kept messages have several roots (the first prompt was edited), each
+ * tree is a thread of its own, the one holding the head first.
+ */
+function readChatGptExport(document: unknown, now: number): ImportedThread[] {
+  const parsed = ChatGptExportSchema.safeParse(document);
+  if (!parsed.success) throw new ImportDocumentError(`not a ChatGPT conversations.json: ${describeIssue(parsed.error)}`);
+  return parsed.data.flatMap((conversation, index) => {
+    const name = `conversation ${index + 1}${conversation.title ? ` (${conversation.title})` : ''}`;
+    try {
+      return readConversation(conversation, now);
+    } catch (error) {
+      if (error instanceof ImportDocumentError) throw new ImportDocumentError(`${name}: ${error.message}`);
+      throw error;
+    }
+  });
+}
+
+function readConversation(conversation: ChatGptConversation, now: number): ImportedThread[] {
+  const { mapping } = conversation;
+  const tops = checkMapping(mapping);
+  const createdAt = toMilliseconds(conversation.create_time) ?? now;
+  const updatedAt = toMilliseconds(conversation.update_time) ?? createdAt;
+  const title = (conversation.title ?? '').trim();
+
+  // Kept messages by their mapping key, with their kept children in mapping order.
+  const kept = new Map<string, MessageNode>();
+  const roots: MessageNode[] = [];
+  // Depth first and without recursion: a conversation may be deeper than the call stack.
+  const stack: Array<{ key: string; keptParent: MessageNode | undefined }> = tops.reverse().map((key) => ({ key, keptParent: undefined }));
+  while (stack.length > 0) {
+    const { key, keptParent } = stack.pop()!;
+    const node = mapping[key]!;
+    const message = node.message ? keptMessage(node.message) : undefined;
+    let parent = keptParent;
+    if (message) {
+      const created: MessageNode = {
+        id: newMessageId(),
+        parentId: keptParent?.id ?? null,
+        childrenIds: [],
+        role: message.role,
+        content: message.text,
+        status: 'completed',
+        createdAt: toMilliseconds(node.message?.create_time) ?? createdAt,
+        ...(message.model ? { model: message.model } : {}),
+      };
+      kept.set(key, created);
+      if (keptParent) keptParent.childrenIds.push(created.id);
+      else roots.push(created);
+      parent = created;
+    }
+    for (const child of [...node.children].reverse()) stack.push({ key: child, keptParent: parent });
+  }
+  if (roots.length === 0) return [{ title, createdAt, updatedAt, graph: { threadId: newThreadId(), rootNodeId: null, activeHeadMessageId: null, version: 0, nodes: {} } }];
+
+  const byId = new Map([...kept.values()].map((node) => [node.id, node]));
+  const head = keptAncestor(mapping, kept, conversation.current_node ?? undefined);
+  const rootOf = (node: MessageNode): MessageNode => {
+    let top = node;
+    while (top.parentId !== null) top = byId.get(top.parentId)!;
+    return top;
+  };
+  const headRoot = head ? rootOf(head) : roots[0]!;
+  const ordered = [headRoot, ...roots.filter((root) => root !== headRoot)];
+  return ordered.map((root, index) => {
+    const nodes: Record<string, MessageNode> = {};
+    const stack = [root];
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      nodes[node.id] = node;
+      for (const childId of node.childrenIds) stack.push(byId.get(childId)!);
+    }
+    const headId = root === headRoot && head ? head.id : lastOfBranch(root, byId).id;
+    const graph: ThreadGraph = { threadId: newThreadId(), rootNodeId: root.id, activeHeadMessageId: headId, version: 0, nodes };
+    return { title: index === 0 ? title : `${title || 'Untitled'} (${index + 1})`, createdAt, updatedAt, graph };
+  });
+}
+
+/**
+ * Checks that the mapping is one sound forest (parents and children agree, every key resolves, no cycle) and
+ * returns its tops: the nodes without a parent.
+ */
+function checkMapping(mapping: ChatGptConversation['mapping']): string[] {
+  const keys = Object.keys(mapping);
+  const tops = keys.filter((key) => !mapping[key]!.parent);
+  for (const key of keys) {
+    const { parent, children } = mapping[key]!;
+    if (parent) {
+      if (!Object.hasOwn(mapping, parent)) throw new ImportDocumentError(`node ${key} names parent ${parent}, which is not in the mapping`);
+      if (!mapping[parent]!.children.includes(key)) throw new ImportDocumentError(`node ${key} names parent ${parent}, which does not list it as a child`);
+    }
+    for (const child of children) {
+      if (!Object.hasOwn(mapping, child)) throw new ImportDocumentError(`node ${key} lists child ${child}, which is not in the mapping`);
+      if (mapping[child]!.parent !== key) throw new ImportDocumentError(`node ${key} lists child ${child}, whose parent is ${mapping[child]!.parent ?? 'none'}`);
+    }
+    if (new Set(children).size !== children.length) throw new ImportDocumentError(`node ${key} lists a child twice`);
+  }
+  // Every node reached once from the tops: anything left over sits on a cycle.
+  let reached = 0;
+  const stack = [...tops];
+  while (stack.length > 0) {
+    reached += 1;
+    stack.push(...mapping[stack.pop()!]!.children);
+  }
+  if (reached !== keys.length) throw new ImportDocumentError(`${keys.length - reached} nodes of the mapping are on a cycle`);
+  return tops;
+}
+
+function keptMessage(message: ChatGptMessage): { role: Role; text: string; model: string | undefined } | undefined {
+  const role = message.author.role;
+  if (role !== 'user' && role !== 'assistant') return undefined;
+  if (message.metadata?.is_visually_hidden_from_conversation) return undefined;
+  if (!TEXT_CONTENT_TYPES.has(message.content.content_type)) return undefined;
+  const text = (message.content.parts ?? []).filter((part): part is string => typeof part === 'string').join('\n\n');
+  if (text.trim() === '') return undefined;
+  // PostgreSQL text cannot hold NUL, which no prompt may contain either.
+  return { role, text: text.replaceAll('\u0000', ''), model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
+}
+
+/** The kept message at `key` or nearest above it. */
+function keptAncestor(mapping: ChatGptConversation['mapping'], kept: Map<string, MessageNode>, key: string | undefined): MessageNode | undefined {
+  let current = key !== undefined && Object.hasOwn(mapping, key) ? key : undefined;
+  while (current !== undefined) {
+    const found = kept.get(current);
+    if (found) return found;
+    current = mapping[current]!.parent ?? undefined;
+  }
+  return undefined;
+}
+
+/** The end of the branch that always follows the last child: the newest answer, as ChatGPT shows by default. */
+function lastOfBranch(root: MessageNode, byId: Map<string, MessageNode>): MessageNode {
+  let node = root;
+  while (node.childrenIds.length > 0) node = byId.get(node.childrenIds.at(-1)!)!;
+  return node;
+}
+
+function toMilliseconds(seconds: number | null | undefined): number | undefined {
+  return seconds === null || seconds === undefined ? undefined : Math.round(seconds * 1000);
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`;
+}
+
+/** The nodes of a graph parents first, siblings in the order of `childrenIds`: the order a store keeps them in. */
+export function nodesInTreeOrder(graph: ThreadGraph): MessageNode[] {
+  const ordered: MessageNode[] = [];
+  const stack = graph.rootNodeId === null ? [] : [graph.rootNodeId];
+  while (stack.length > 0) {
+    const node = getNode(graph, stack.pop()!)!;
+    ordered.push(node);
+    stack.push(...[...node.childrenIds].reverse());
+  }
+  return ordered;
+}

@@ -1,0 +1,31 @@
+import { ThreadExportSchema, exportThread, threadToMarkdown } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { conversation, handBuiltGraph } from '../support/graphs.js';
+
+describe('exportThread', () => {
+  it('is the sync graph with the format, its version and the time, and passes its own schema', () => {
+    const graph = conversation();
+    const exported = exportThread(graph, 'Greetings', 42);
+    expect(exported).toEqual({
+      format: 'cpp-thread',
+      formatVersion: 1,
+      exportedAt: 42,
+      thread: { threadId: graph.threadId, rootNodeId: 'msg_u1', activeHeadMessageId: 'msg_a2', nodes: graph.nodes, version: 3, title: 'Greetings' },
+    });
+    expect(ThreadExportSchema.parse(JSON.parse(JSON.stringify(exported)))).toEqual(exported);
+    exported.thread.nodes.msg_a1!.content = 'changed';
+    expect(graph.nodes.msg_a1!.content).toBe('Hello!');
+  });
+});
+
+describe('threadToMarkdown', () => {
+  it('writes the active branch under the title, each message under its role, an unfinished answer marked', () => {
+    expect(threadToMarkdown(conversation(), 'Greetings')).toBe(
+      ['# Greetings', '## User\n\nprompt of msg_u1', '## Assistant\n\nHello!', '## User\n\nprompt of msg_u2', '## Assistant (streaming)\n\nPartial'].join('\n\n') + '\n',
+    );
+  });
+
+  it('leaves other branches out, and names an untitled conversation', () => {
+    expect(threadToMarkdown(handBuiltGraph(), '  ')).toBe(['# Untitled conversation', '## User\n\nmsg_r', '## Assistant\n\nmsg_a', '## User\n\nmsg_c'].join('\n\n') + '\n');
+  });
+});

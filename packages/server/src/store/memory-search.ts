@@ -1,0 +1,43 @@
+import { SEARCH_WORD_PATTERN, SEARCHED_TEXT_LENGTH, searchWords, type SearchHit } from '@promethea/cpp-protocol';
+
+/** How much text a snippet shows around the first matching word, in UTF-16 code units, on each side. */
+const SNIPPET_BEFORE = 60;
+const SNIPPET_AFTER = 120;
+
+/** A text that holds every term: how densely, and the snippet around its first match. */
+export interface TextMatch {
+  /** The share of the text's words that match a term: a short message about the terms ranks above a long one. */
+  score: number;
+  snippet: string;
+}
+
+/** The memory store's search: a scan of the words of each text, as the SQL stores' indexes compare them. */
+export function matchText(text: string, terms: readonly string[]): TextMatch | undefined {
+  const searched = text.slice(0, SEARCHED_TEXT_LENGTH);
+  const words = searchWords(searched);
+  if (terms.length === 0 || !terms.every((term) => words.some((word) => word.startsWith(term)))) return undefined;
+  const matching = words.filter((word) => terms.some((term) => word.startsWith(term))).length;
+  return { score: matching / words.length, snippet: snippetAround(searched, terms) };
+}
+
+function snippetAround(text: string, terms: readonly string[]): string {
+  const lower = text.toLowerCase();
+  const first = Math.min(...terms.map((term) => firstWordStart(lower, term)).filter((index) => index >= 0));
+  const start = Math.max(0, first - SNIPPET_BEFORE);
+  const end = Math.min(text.length, first + SNIPPET_AFTER);
+  return `${start > 0 ? '…' : ''}${text.slice(start, end).trim()}${end < text.length ? '…' : ''}`;
+}
+
+/** Where the first word beginning with `term` starts, or -1. */
+function firstWordStart(lower: string, term: string): number {
+  for (const match of lower.matchAll(SEARCH_WORD_PATTERN)) if (match[0].startsWith(term)) return match.index;
+  return -1;
+}
+
+/** Title hits first, then message hits by score, each most recently updated thread first on a tie. */
+export function rankHits(hits: Array<SearchHit & { score: number; updatedAt: number }>, limit: number): SearchHit[] {
+  return hits
+    .sort((a, b) => Number(a.nodeId !== null) - Number(b.nodeId !== null) || b.score - a.score || b.updatedAt - a.updatedAt)
+    .slice(0, limit)
+    .map(({ threadId, title, nodeId, snippet }) => ({ threadId, title, nodeId, snippet }));
+}

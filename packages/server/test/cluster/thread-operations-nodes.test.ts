@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import { useLocalNodes } from './local-nodes.js';
+
+const ANSWER = { chunks: ['Rivers ', 'run.'], gated: false };
+
+/** Rename, delete, search and import from any node of a cluster (PROTOCOL.md §24). */
+describe('thread operations on servers sharing a store through a LocalCluster', () => {
+  const nodes = useLocalNodes();
+
+  it("rename on one node reaches the thread's clients on the other", async () => {
+    const [first, second] = await nodes.start(2, ANSWER);
+    const writer = await first!.connect();
+    const reader = await second!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    await openThread(reader, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'Which river is the longest?');
+    await completion(reader, threadId, exchange.assistantNodeId);
+
+    reader.send('CPP_THREAD_RENAME', { threadId, title: 'Long rivers', expectedVersion: 2 });
+    expect(await nextUpdate(writer, threadId, (update) => update.version === 3)).toEqual({
+      threadId,
+      version: 3,
+      rootNodeId: exchange.userNodeId,
+      activeHeadMessageId: exchange.assistantNodeId,
+      nodes: {},
+      title: 'Long rivers',
+    });
+    expect((await requestSync(writer, threadId)).title).toBe('Long rivers');
+    expect((await nodes.store.loadThread(threadId))?.title).toBe('Long rivers');
+  });
+
+  it('delete on one node tells and unsubscribes the clients of every node, and the thread is gone on each', async () => {
+    const [first, second] = await nodes.start(2, ANSWER);
+    const owner = await first!.connect();
+    const watcher = await second!.connect();
+    const { threadId } = await openThread(owner, { patches: true });
+    await openThread(watcher, { threadId });
+    const exchange = await prompt(owner, threadId, 'Delete me later');
+    await completion(watcher, threadId, exchange.assistantNodeId);
+
+    const remover = await second!.connect();
+    remover.send('CPP_THREAD_DELETE', { threadId });
+    for (const client of [owner, watcher, remover]) expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
+    expect(await nodes.store.loadThread(threadId)).toBeUndefined();
+    for (const client of [owner, watcher]) {
+      client.send('CPP_SYNC_REQUEST', { threadId }, { id: 'gone' });
+      await expectError(client, 'NOT_FOUND', { refId: 'gone' });
+    }
+    expect(await listThreads(owner)).toEqual([]);
+  });
+
+  it('search and import from either node see the same threads', async () => {
+    const [first, second] = await nodes.start(2, ANSWER);
+    const one = await first!.connect();
+    const other = await second!.connect();
+    const { threadId } = await openThread(one, { patches: true });
+    const exchange = await prompt(one, threadId, 'Tell me about the Danube');
+    await completion(one, threadId, exchange.assistantNodeId);
+
+    other.send('CPP_THREAD_SEARCH', { query: 'danube' });
+    expect((await other.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.nodeId)).toEqual([null, exchange.userNodeId]);
+    other.send('CPP_THREAD_IMPORT', { format: 'chatgpt', document: [{ title: 'Imported', mapping: {}, current_node: null }] });
+    const [imported] = (await other.next('CPP_THREADS_IMPORTED')).payload.threads;
+    expect((await openThread(one, { threadId: imported!.threadId })).title).toBe('Imported');
+  });
+});
