@@ -36,7 +36,8 @@ describe('connection and errors in the browser', () => {
     const shown = await chat.messages();
     expect(shown.slice(0, 2)).toEqual(shownBefore);
     expect(shown.map((message) => message.text.slice(0, 15))).toEqual(['Before the rest', before.text.slice(0, 15), 'Sent while away', after.text.slice(0, 15)]);
-    expect(chat.problems).toEqual([]);
+    // Chromium itself logs each reconnection attempt that finds the server down: that is what this test does to it.
+    expect(chat.problems.filter((problem) => !/^WebSocket connection to '[^']*' failed: /.test(problem))).toEqual([]);
   }, BROWSER_TEST_MS);
 
   it('shows a model failure, marks the answer failed, and lets the person dismiss the error', async () => {
