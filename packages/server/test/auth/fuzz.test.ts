@@ -39,9 +39,9 @@ describe('the server under random and mutated frames', () => {
       // Answers long enough to be pivoted and stopped mid-stream, short enough to end between batches.
       model: new DemoProvider({ delayMs: 1, words: 12 }),
       maxFrameBytes: MAX_FRAME_BYTES,
-      // The fuzzer floods on purpose, and one of its connections never authenticates; small prompts and threads
-      // so that those limits are met too.
-      limits: { framesPerSecond: 0, authTimeoutMs: 0, maxPromptLength: 30, maxNodesPerThread: 40 },
+      // The fuzzer floods on purpose (frames, and syncs of the same threads), and one of its connections never
+      // authenticates; small prompts and threads so that those limits are met too.
+      limits: { framesPerSecond: 0, syncsPerMinute: 0, authTimeoutMs: 0, maxPromptLength: 30, maxNodesPerThread: 40 },
     });
     const failures: unknown[] = [];
     server.on('error', (error) => failures.push(error));
