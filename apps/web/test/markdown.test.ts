@@ -118,5 +118,15 @@ describe('Markdown from a model, in the browser', () => {
     expect(await chat.page.locator('body').isVisible()).toBe(true);
     await screenshot(chat.page, 'markdown-hostile');
     expect(chat.problems).toEqual([]);
+
+    // And if anything did get a script into the page, the page's policy would not run it.
+    const ranInline = await chat.page.evaluate(() => {
+      const script = document.createElement('script');
+      script.textContent = 'window.__pwned = 6';
+      document.body.append(script);
+      return (window as { __pwned?: number }).__pwned;
+    });
+    expect(ranInline).toBeUndefined();
+    expect(chat.problems).toEqual([expect.stringContaining("Executing inline script violates the following Content Security Policy directive 'script-src 'self''")]);
   }, BROWSER_TEST_MS);
 });
