@@ -106,7 +106,8 @@ export class WebHarness {
 }
 
 function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
-  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
+  // Slow: an answer long enough to pivot or stop mid-way. Otherwise the whole answer `npm start` shows, quickly.
+  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2 });
   // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
   return startServer({ port, model, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
 }
