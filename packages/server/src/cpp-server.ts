@@ -175,6 +175,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       persister: this.persister,
       observers: this.observers,
       runPivot: (context) => this.runPivot(context),
+      admitGeneration: (requester) => this.access.generations.admit(requester),
       onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
     }, this.cluster);
     this.access = new AccessControl(options, this.registry, this.store);

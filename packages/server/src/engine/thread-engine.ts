@@ -45,6 +45,11 @@ export interface ThreadEngineDependencies {
   /** Saves the text of this server's streaming answers while they stream. */
   persister: StreamPersister;
   observers: Observers;
+  /**
+   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
+   * the returned function uncounts it once the answer stops.
+   */
+  admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
   runPivot(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
