@@ -31,6 +31,7 @@ import type {
   StopOptions,
 } from './client-options.js';
 import type { CPPClientEvents } from './client-events.js';
+import type { ClientPlatform } from './client-platform.js';
 import { ClientFrameFactory } from './client-frame.js';
 import type { ConnectionClosedError } from './connection-closed-error.js';
 import { CPPServerError } from './cpp-server-error.js';
@@ -44,7 +45,6 @@ import { sessionOpener } from './session-opener.js';
 import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';
-import type { SocketOpener } from './web-socket-like.js';
 
 type EventNames = EventEmitter.EventNames<CPPClientEvents>;
 type Listener<Event extends EventNames> = EventEmitter.EventListener<CPPClientEvents, Event>;
@@ -69,16 +69,16 @@ export class CPPClient {
   private readonly maxQueuedFrames: number;
   private currentThreadId: string | undefined;
 
-  constructor(options: CPPClientOptions, openSocket: SocketOpener) {
+  constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
-    this.connection = new ReconnectingConnection(sessionOpener(options, openSocket), reconnectPolicy(options.reconnect), {
+    this.connection = new ReconnectingConnection(sessionOpener(options, platform), reconnectPolicy(options.reconnect), {
       frame: (frame) => this.receive(frame),
       invalidFrame: (failure) => this.rejectFrame(failure),
       lost: (error) => this.requests.connectionLost(error),
       resume: () => this.resume(),
       statusChanged: (status, closedError) => this.statusChanged(status, closedError),
-    });
+    }, platform.decodeServerFrame);
   }
 
   get status(): ConnectionStatus {

@@ -4,14 +4,15 @@ import { AuthenticatingSocket, DEFAULT_AUTH_TIMEOUT_MS } from './identity/authen
 import { DidKeyIdentity } from './identity/did-key-identity.js';
 import type { DidSigner } from './identity/did-signer.js';
 import { sessionUrl } from './session-url.js';
-import type { SocketOpener, WebSocketLike } from './web-socket-like.js';
+import type { ClientPlatform } from './client-platform.js';
+import type { WebSocketLike } from './web-socket-like.js';
 
 /**
  * How the client opens each session socket: one whose upgrade is not answered in time is given up on. With an
  * identity, the DID is claimed at the upgrade (so that any server challenges it) and proven on every socket before
  * the client uses it.
  */
-export function sessionOpener(options: CPPClientOptions, openSocket: SocketOpener): () => WebSocketLike {
+export function sessionOpener(options: CPPClientOptions, { openSocket, decodeServerFrame }: ClientPlatform): () => WebSocketLike {
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const open = (did: string | undefined) => new ConnectDeadlineSocket(openSocket(options.endpoint, did), connectTimeoutMs);
   const signer = signerOf(options.identity);
@@ -19,7 +20,7 @@ export function sessionOpener(options: CPPClientOptions, openSocket: SocketOpene
   if (options.did !== undefined && options.did !== signer.did) throw new TypeError(`options.did (${options.did}) is not the identity's DID (${signer.did})`);
   const endpoint = sessionUrl(options.endpoint);
   const authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
-  return () => new AuthenticatingSocket(open(signer.did), signer, endpoint, authTimeoutMs);
+  return () => new AuthenticatingSocket(open(signer.did), signer, endpoint, authTimeoutMs, decodeServerFrame);
 }
 
 function signerOf(identity: CPPClientOptions['identity']): DidSigner | undefined {
