@@ -16,7 +16,6 @@ import {
   type ThreadSummary,
   type ModelsFrame,
 } from '@promethea/cpp-protocol';
-import { EventEmitter } from 'eventemitter3';
 import type {
   AnchorOptions,
   CPPClientOptions,
@@ -30,6 +29,7 @@ import type {
   SearchOptions,
   StopOptions,
 } from './client-options.js';
+import { ClientEventListeners, type EventName } from './client-event-listeners.js';
 import type { CPPClientEvents } from './client-events.js';
 import type { ClientPlatform } from './client-platform.js';
 import { ClientFrameFactory } from './client-frame.js';
@@ -46,8 +46,6 @@ import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';
 
-type EventNames = EventEmitter.EventNames<CPPClientEvents>;
-type Listener<Event extends EventNames> = EventEmitter.EventListener<CPPClientEvents, Event>;
 
 const MAX_QUEUED_FRAMES = 100;
 
@@ -59,7 +57,7 @@ const MAX_QUEUED_FRAMES = 100;
  */
 export class CPPClient {
   private readonly connection: ReconnectingConnection;
-  private readonly events = new EventEmitter<CPPClientEvents>();
+  private readonly events = new ClientEventListeners();
   private readonly frames = new ClientFrameFactory();
   private readonly mirrors = new ThreadMirrors();
   private readonly requests = new PendingRequests();
@@ -354,18 +352,18 @@ export class CPPClient {
     await this.connection.close();
   }
 
-  on<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
-    this.events.on(event, listener);
+  on<Event extends EventName>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.add(event, listener, false);
     return this;
   }
 
-  once<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
-    this.events.once(event, listener);
+  once<Event extends EventName>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.add(event, listener, true);
     return this;
   }
 
-  off<Event extends EventNames>(event: Event, listener?: Listener<Event>): this {
-    this.events.off(event, listener);
+  off<Event extends EventName>(event: Event, listener?: CPPClientEvents[Event]): this {
+    this.events.remove(event, listener);
     return this;
   }
 
