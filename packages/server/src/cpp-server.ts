@@ -15,7 +15,7 @@ import { PivotContext } from './engine/pivot-context.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
-import { DemoProvider } from './model/demo-provider.js';
+import { demoModels } from './model/demo-provider.js';
 import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
@@ -40,7 +40,10 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   server?: HttpServer;
   /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
   store?: ConversationStore;
-  /** The model that answers. Default: the deterministic demo model. Give `models` instead to offer several. */
+  /**
+   * The model that answers. Default: the deterministic demo models, `cpp-demo` and its reasoning mode `demo-reasoning`.
+   * Give `models` instead to offer several.
+   */
   model?: ModelProvider;
   /**
    * The models clients may choose from (CPP_MODEL_LIST), each named by its id on a prompt or pivot. Default: `model`
@@ -329,5 +332,5 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
 
 function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {
   if (model && models) throw new Error('Give the server `model` or `models`, not both');
-  return new ModelCatalog(models ?? [{ provider: model ?? new DemoProvider() }], defaultModel);
+  return new ModelCatalog(models ?? (model ? [{ provider: model }] : demoModels()), defaultModel);
 }
