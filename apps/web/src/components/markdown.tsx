@@ -83,7 +83,5 @@ function frameCodeBlock(code: HTMLElement): { code: HTMLElement; language: strin
   bar.append(label, copy);
   pre.replaceWith(frame);
   frame.append(bar, pre);
-  // A code block that scrolls sideways must be reachable by keyboard to scroll it.
-  pre.tabIndex = 0;
   return { code, language };
 }
