@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchContext } from './bench-context.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
+import { inTurn } from './in-turn.js';
 import { describeStart, type StreamsStarted, type TokenDelays } from './load-results.js';
 import { PEER_LABELS, type ServerKind } from './load-target.js';
 
@@ -47,8 +48,7 @@ export async function measureCapacity(context: BenchContext): Promise<CapacityRe
   const kinds: ServerKind[] = ['cpp', 'raw', ...context.options.peers];
   const searches: Partial<Record<ServerKind, Capacity[]>> = Object.fromEntries(kinds.map((kind) => [kind, []]));
   for (let run = 0; run < context.options.runs; run += 1) {
-    const first = run % kinds.length;
-    for (const kind of [...kinds.slice(first), ...kinds.slice(0, first)]) searches[kind]!.push(await searchCapacity(context, kind));
+    for (const kind of inTurn(kinds, run)) searches[kind]!.push(await searchCapacity(context, kind));
   }
   const cpp = medianSearch(searches.cpp!);
   const raw = medianSearch(searches.raw!);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PROFILE_DIRECTORY, type BenchContext, type RunningServer } from './bench-context.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
+import { inTurn } from './in-turn.js';
 import { median } from './latency-recorder.js';
 import type { MemoryFigures } from './server-process.js';
 
@@ -31,8 +32,7 @@ export async function measureMemory(context: BenchContext): Promise<{ figures: F
   const kinds: MeasuredKind[] = context.options.peers.includes('socketio') ? ['cpp', 'raw', 'socketio'] : ['cpp', 'raw'];
   const details: Partial<Record<MeasuredKind, MemoryRun[]>> = Object.fromEntries(kinds.map((kind) => [kind, []]));
   for (let run = 0; run < context.options.runs; run += 1) {
-    const first = run % kinds.length;
-    for (const kind of [...kinds.slice(first), ...kinds.slice(0, first)]) {
+    for (const kind of inTurn(kinds, run)) {
       context.log(`memory: ${context.options.idleConnections} idle connections, ${kind}, run ${run + 1}/${context.options.runs}`);
       const server = await context.startServer(kind);
       try {

@@ -4,6 +4,7 @@ import type { BenchContext, RunningServer } from './bench-context.js';
 import { BenchSocket } from './bench-socket.js';
 import { clientFrame, startStreamingThread } from './cpp-frames.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
+import { inTurn } from './in-turn.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
 import { describeStart, type StreamsStarted } from './load-results.js';
 import type { ServerKind } from './load-target.js';
@@ -94,7 +95,6 @@ export async function measurePivot(context: BenchContext, { streams: load, name 
   const kinds: ServerKind[] = withSse ? ['cpp', 'raw', 'sse'] : ['cpp', 'raw'];
   const { pivots } = context.options;
   for (let run = 0; run < context.options.runs; run += 1) {
-    // Take turns going first, so that no server always meets a warmer or cooler machine.
     for (const kind of inTurn(kinds, run)) {
       // A load that one run could not carry is not tried again: it would only fail more slowly.
       if (overloaded.has(kind)) continue;
@@ -275,12 +275,6 @@ class SseProbeAnswer {
       this.awaited = undefined;
     }
   }
-}
-
-/** `kinds` in the order run `run` takes them: each goes first in turn. */
-function inTurn<Kind>(kinds: readonly Kind[], run: number): Kind[] {
-  const first = run % kinds.length;
-  return [...kinds.slice(first), ...kinds.slice(0, first)];
 }
 
 /** Waits until the answer (`nodeId`, or the raw server's one stream) has sent TOKENS_BEFORE_PIVOT tokens, `seen` already. */
