@@ -137,7 +137,7 @@ export function App() {
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
         {graph ? (
-          <Conversation client={client} graph={graph} branch={branch} connection={cpp.connection} revealId={revealId} onRevealed={onRevealed} report={report} />
+          <Conversation key={graph.threadId} client={client} graph={graph} branch={branch} connection={cpp.connection} revealId={revealId} onRevealed={onRevealed} report={report} />
         ) : (
           <p className="loading muted" role="status">
             Opening the conversation…

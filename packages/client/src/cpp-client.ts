@@ -6,6 +6,7 @@ import {
   getNode,
   newMessageId,
   newThreadId,
+  streamingNode,
   type ClientFrame,
   type DecodeFailure,
   type ImportFormat,
@@ -101,7 +102,7 @@ export class CPPClient {
   /** The node now streaming in a thread, if any. */
   streamingNode(threadId?: string): MessageNode | undefined {
     const graph = this.graph(threadId);
-    return graph && Object.values(graph.nodes).find((node) => node.status === 'streaming');
+    return graph && streamingNode(graph);
   }
 
   /** Opens (or creates, without an id) a thread and makes it the active one; resolves with its first sync. */

@@ -25,6 +25,7 @@ export * from './tree/prompt.js';
 export * from './tree/pivot-splice.js';
 export * from './tree/anchor.js';
 export * from './tree/regenerate.js';
+export * from './tree/continue.js';
 export * from './tree/branch-delete.js';
 export * from './tree/rename.js';
 export * from './tree/finish.js';

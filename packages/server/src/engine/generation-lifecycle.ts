@@ -33,7 +33,7 @@ export class GenerationLifecycle {
     private readonly fanout: ThreadFanout,
     private readonly slot: GenerationSlot,
     private readonly committer: ThreadCommitter,
-    private readonly dependencies: Pick<ThreadEngineDependencies, 'models' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError'>,
+    private readonly dependencies: Pick<ThreadEngineDependencies, 'models' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError' | 'admitGeneration'>,
   ) {}
 
   /**
@@ -54,7 +54,7 @@ export class GenerationLifecycle {
   ): Promise<{ change: TreeChange; generation: Generation }> {
     // Planned before the call, so that a refused prompt or pivot never reaches the model; the commit uses this plan.
     const planned = await this.slot.releasingOnFailure(plan);
-    let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
+    let generation = await this.slot.releasingOnFailure(() => step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId))));
     let change: TreeChange;
     try {
       change = await step('commit', () => this.committer.commit(plan, { prompt }, planned));
@@ -110,6 +110,7 @@ export class GenerationLifecycle {
    * the answer: its connection is named in what observers hear of it.
    */
   private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
+    const admitted = this.dependencies.admitGeneration(requester);
     const messages = modelMessages(branch.slice(0, -1));
     const model = this.dependencies.models.providerOf(branch.at(-1)?.model);
     const { threadId } = this.graph;
@@ -136,6 +137,7 @@ export class GenerationLifecycle {
         onEnd: () => {
           this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
+        onStopped: admitted,
       },
       this.dependencies.chunkIntervalMs,
       observation,

@@ -13,6 +13,8 @@ export interface GenerationHooks {
   onChunk(offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: GenerationOutcome): void;
+  /** The model call is over or abandoned, by its end or a halt: called once. */
+  onStopped(): void;
 }
 
 export interface HaltPoint {
@@ -83,6 +85,7 @@ export class Generation {
       this.controller.abort();
       this.pacer.discard();
       this.observation.ended(this.result({ kind: 'halted' }));
+      this.hooks.onStopped();
     }
     return { content: this.content, chunkStarts: this.chunkStarts };
   }
@@ -131,6 +134,7 @@ export class Generation {
     this.halted = true;
     this.outcome = outcome;
     this.observation.ended(this.result(outcome));
+    this.hooks.onStopped();
     this.hooks.onEnd(outcome);
   }
 

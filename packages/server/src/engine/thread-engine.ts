@@ -10,6 +10,7 @@ import {
   planRegenerate,
   regeneratedPrompt,
   planRename,
+  streamingNode,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -31,7 +32,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -44,6 +45,11 @@ export interface ThreadEngineDependencies {
   /** Saves the text of this server's streaming answers while they stream. */
   persister: StreamPersister;
   observers: Observers;
+  /**
+   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
+   * the returned function uncounts it once the answer stops.
+   */
+  admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
   runPivot(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
