@@ -12,6 +12,8 @@ export * from './identity/auth-statement.js';
 export * from './frames/auth-frames.js';
 export * from './frames/client-frames.js';
 export * from './frames/server-frames.js';
+export * from './frames/frame-types.js';
+export * from './frames/frame-envelope.js';
 export * from './frames/frame-codec.js';
 export * from './frames/json-schema.js';
 export * from './frames/json-schema-files.js';

@@ -150,16 +150,19 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   readonly metricsRegistry: Registry | undefined;
   private readonly storeReachable: ReadinessCheck;
   private started = false;
-  private readonly sessions = new Set<ConnectionSession>();
+  /** Each open connection, with what its 'connection' event said (its 'disconnect' says the same). */
+  private readonly sessions = new Map<ConnectionSession, ConnectionEvent>();
   private transport: { close(): void } | undefined;
   private closing: Promise<void> | undefined;
+  /** Set while shutdown waits for the connections to close. */
+  private allSessionsClosed: (() => void) | undefined;
 
   constructor(private readonly options: CPPServerOptions = {}) {
     super();
     ({ observers: this.observers, metricsRegistry: this.metricsRegistry } = createObservability(options, {
       connections: () => this.sessions.size,
       threads: () => this.registry.size,
-      bufferedBytes: () => [...this.sessions].reduce((sum, session) => sum + session.bufferedBytes, 0),
+      bufferedBytes: () => [...this.sessions.keys()].reduce((sum, session) => sum + session.bufferedBytes, 0),
     }));
     this.models = modelCatalogOf(options);
     this.ownsStore = options.store === undefined;
@@ -177,6 +180,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       persister: this.persister,
       observers: this.observers,
       runPivot: (context) => this.runPivot(context),
+      admitGeneration: (requester) => this.access.generations.admit(requester),
       onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
     }, this.cluster);
     this.access = new AccessControl(options, this.registry, this.store);
@@ -241,6 +245,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
         onFrameHandled: (session, frame) => this.notify(session, frame),
         onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
+        onClosed: (session) => this.sessionClosed(session),
       })),
     });
     if (this.ownsHttpServer) {
@@ -257,17 +262,19 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
 
   private openSession(session: ConnectionSession): ConnectionSession {
     const event = { connectionId: session.id, identity: session.identity };
-    this.sessions.add(session);
+    this.sessions.set(session, event);
     this.observers.connectionOpened(session);
     this.emit('connection', event);
-    const onClose = session.onClose.bind(session);
-    session.onClose = () => {
-      onClose();
-      this.sessions.delete(session);
-      this.observers.connectionClosed(session);
-      this.emit('disconnect', event);
-    };
     return session;
+  }
+
+  private sessionClosed(session: ConnectionSession): void {
+    const event = this.sessions.get(session);
+    if (!event) return;
+    this.sessions.delete(session);
+    this.observers.connectionClosed(session);
+    this.emit('disconnect', event);
+    if (this.sessions.size === 0) this.allSessionsClosed?.();
   }
 
   private get closeHandshakeMs(): number {
@@ -294,12 +301,16 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
-  /** Closes with 1001 and waits a moment for the closing handshakes, then drops whoever did not answer. */
+  /** Closes with 1001 and waits, at most the close handshake's time, for the last connection to close; then drops the rest. */
   private async closeSessions(): Promise<void> {
-    for (const session of this.sessions) session.close(CloseCode.GOING_AWAY, 'server shutting down');
-    const deadline = Date.now() + this.closeHandshakeMs;
-    while (this.sessions.size > 0 && Date.now() < deadline) await sleep(10);
-    for (const session of this.sessions) session.terminate();
+    if (this.sessions.size === 0) return;
+    const closed = new Promise<void>((resolve) => (this.allSessionsClosed = resolve));
+    for (const session of this.sessions.keys()) session.close(CloseCode.GOING_AWAY, 'server shutting down');
+    const timeout = new AbortController();
+    await Promise.race([closed, sleep(this.closeHandshakeMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
+    timeout.abort();
+    this.allSessionsClosed = undefined;
+    for (const session of this.sessions.keys()) session.terminate();
   }
 
   private async shutdown(): Promise<void> {

@@ -222,5 +222,3 @@ export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];
-
-export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => option.shape.type.value) as readonly ClientFrameType[];

@@ -178,5 +178,3 @@ export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];
-
-export const SERVER_FRAME_TYPES = ServerFrameSchema.options.map((option) => option.shape.type.value) as readonly ServerFrameType[];

@@ -35,7 +35,7 @@ export class GenerationLifecycle {
     private readonly fanout: ThreadFanout,
     private readonly slot: GenerationSlot,
     private readonly committer: ThreadCommitter,
-    private readonly dependencies: Pick<ThreadEngineDependencies, 'models' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError'>,
+    private readonly dependencies: Pick<ThreadEngineDependencies, 'models' | 'observers' | 'persister' | 'chunkIntervalMs' | 'onBackgroundError' | 'admitGeneration'>,
   ) {}
 
   /**
@@ -56,7 +56,7 @@ export class GenerationLifecycle {
   ): Promise<{ change: TreeChange; generation: Generation }> {
     // Planned before the call, so that a refused prompt or pivot never reaches the model; the commit uses this plan.
     const planned = await this.slot.releasingOnFailure(plan);
-    let generation = step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId)));
+    let generation = await this.slot.releasingOnFailure(() => step('spawn', () => this.createGeneration(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId))));
     let change: TreeChange;
     try {
       change = await step('commit', () => this.committer.commit(plan, { prompt }, planned));
@@ -113,6 +113,7 @@ export class GenerationLifecycle {
    * answer) is the last turn of the context, which the model goes on with; its parts continue from their lengths.
    */
   private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
+    const admitted = this.dependencies.admitGeneration(requester);
     const node = branch.at(-1);
     const messages = modelMessages(branch);
     const initial = { content: node?.content ?? '', reasoning: node ? partText(node, 'reasoning') : '' };
@@ -141,6 +142,7 @@ export class GenerationLifecycle {
         onEnd: () => {
           this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
+        onStopped: admitted,
       },
       this.dependencies.chunkIntervalMs,
       observation,

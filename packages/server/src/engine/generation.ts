@@ -13,6 +13,8 @@ export interface GenerationHooks {
   onChunk(part: TextPart, offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: GenerationOutcome): void;
+  /** The model call is over or abandoned, by its end or a halt: called once. */
+  onStopped(): void;
 }
 
 /** One part of the node as this generation sent it. */
@@ -103,6 +105,7 @@ export class Generation {
       this.controller.abort();
       this.pacer.discard();
       this.observation.ended(this.result({ kind: 'halted' }));
+      this.hooks.onStopped();
     }
     return this.parts;
   }
@@ -165,6 +168,7 @@ export class Generation {
     this.halted = true;
     this.outcome = outcome;
     this.observation.ended(this.result(outcome));
+    this.hooks.onStopped();
     this.hooks.onEnd(outcome);
   }
 

@@ -13,6 +13,7 @@ import {
   regeneratedPrompt,
   planRename,
   setPartText,
+  streamingNode,
   type MessageNode,
   type ServerFrame,
   type ThreadGraph,
@@ -35,7 +36,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -48,6 +49,11 @@ export interface ThreadEngineDependencies {
   /** Saves the text of this server's streaming answers while they stream. */
   persister: StreamPersister;
   observers: Observers;
+  /**
+   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
+   * the returned function uncounts it once the answer stops.
+   */
+  admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
   runPivot(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
