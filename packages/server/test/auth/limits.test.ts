@@ -48,6 +48,34 @@ describe('the connection limits', () => {
     await listThreads(await fixture.connect());
   });
 
+  it('closes at once a TCP connection past maxSocketsPerIp, before any request, and counts a closed one out', async () => {
+    const server = await fixture.start({ limits: { maxSocketsPerIp: 2 } });
+    const idle = [connect(server.port, '127.0.0.1'), connect(server.port, '127.0.0.1')];
+    await Promise.all(idle.map((socket) => once(socket, 'connect')));
+    for (const socket of idle) socket.on('error', () => undefined);
+    const third = connect(server.port, '127.0.0.1');
+    // Reset by the server (ECONNRESET): `once` would reject on that error, so the close is awaited by hand.
+    third.on('error', () => undefined);
+    const closed = new Promise((resolve) => third.on('close', resolve));
+    let answer = '';
+    third.on('data', (data: Buffer) => (answer += data.toString()));
+    third.write('GET /v1/cpp/session HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await closed;
+    expect(answer).toBe('');
+    // Ended from this side, the socket closes here once the server has closed its own side, and counted it out.
+    idle[0]!.end();
+    await once(idle[0]!, 'close');
+    await listThreads(await fixture.connect());
+    idle[1]!.destroy();
+  });
+
+  it('keeps answering 429 to upgrades past maxConnectionsPerIp while the TCP count, set higher, has room', async () => {
+    const server = await fixture.start({ limits: { maxConnectionsPerIp: 1, maxSocketsPerIp: 3 } });
+    await fixture.connect();
+    expect((await RawClient.refusal(server.url)).status).toBe(429);
+    expect((await RawClient.refusal(server.url)).status).toBe(429);
+  });
+
   it('closes with RATE_LIMITED and 4429 a connection past maxConnectionsPerDid, and counts a closed one out', async () => {
     await fixture.start({ limits: { maxConnectionsPerDid: 1 } });
     const first = await fixture.connect({ did: 'did:key:zAlice' });

@@ -11,6 +11,13 @@ export interface ServerLimits {
   frameBurst: number;
   /** Open connections from one IP address: HTTP 429 at the upgrade beyond it. */
   maxConnectionsPerIp: number;
+  /**
+   * TCP connections from one IP address to the server's own HTTP server, upgraded or not: one past it is closed as
+   * it opens, before any request. Above `maxConnectionsPerIp`, which answers upgrades with 429, so that page loads and
+   * upgrades in flight have room; it stops idle sockets that never send a request from using up the process's file
+   * descriptors. Not counted behind a trusted proxy, whose address every connection has.
+   */
+  maxSocketsPerIp: number;
   /** Open connections of one DID: RATE_LIMITED and close 4429 once the identity is known. */
   maxConnectionsPerDid: number;
   /** Threads one DID may own: CPP_THREAD_OPEN creating one more is RATE_LIMITED. */
@@ -47,6 +54,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   framesPerSecond: 100,
   frameBurst: 200,
   maxConnectionsPerIp: 0,
+  maxSocketsPerIp: 0,
   maxConnectionsPerDid: 0,
   maxThreadsPerDid: 0,
   maxNodesPerThread: 10_000,
