@@ -5,7 +5,7 @@ import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
 import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
-import { threadSize, type ThreadSize } from './limits/thread-size.js';
+import { jsonTextBytes, threadSize, type ThreadSize } from './limits/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
 export interface ThreadAccessSettings {
@@ -75,7 +75,7 @@ export class ThreadAccess {
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
-    this.checkRoom(engine, newNodeId, 2, Buffer.byteLength(userPrompt));
+    this.checkRoom(engine, newNodeId, 2, jsonTextBytes(userPrompt));
   }
 
   /**

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { CloseCode, newMessageId } from '@promethea/cpp-protocol';
+import { CloseCode, newMessageId, type ErrorFrame, type StreamCompletedFrame } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { completion, expectError, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
@@ -146,6 +146,28 @@ describe('the thread byte limit', () => {
     client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: first.assistantNodeId, userPrompt: 'seven b', newBranchNodeId: newMessageId() }, { id: 'over-pivot' });
     await expectError(client, 'RATE_LIMITED', { refId: 'over-pivot' });
     await completion(client, threadId, (await prompt(client, threadId, 'six b!')).assistantNodeId);
+  });
+
+  it('counts text as a sync carries it, JSON-escaped: a thread of control characters at the limit syncs within it', async () => {
+    const maxThreadBytes = 6000;
+    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), limits: { maxThreadBytes } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    // 500 code units, 500 bytes of UTF-8, 3000 bytes in JSON (each \u0001 is 6): the second would pass 6000.
+    let refused = false;
+    for (let count = 0; count < 12 && !refused; count += 1) {
+      const id = `fill-${count}`;
+      client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: '\u0001'.repeat(500), newNodeId: newMessageId() }, { id });
+      const answer = await client.nextMatching((frame): frame is ErrorFrame | StreamCompletedFrame => (frame.type === 'CPP_ERROR' && frame.payload.refId === id) || frame.type === 'CPP_STREAM_COMPLETED', `answer to ${id}`);
+      refused = answer.type === 'CPP_ERROR';
+      if (answer.type === 'CPP_ERROR') expect(answer.payload.code).toBe('RATE_LIMITED');
+    }
+    expect(refused).toBe(true);
+    client.send('CPP_SYNC_REQUEST', { threadId });
+    const sync = await client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.threadId === threadId && Object.keys(frame.payload.nodes).length > 0);
+    const nodes = Object.keys(sync.payload.nodes).length;
+    // What a sync weighs beyond its text: about 250 bytes of ids, status and times per node.
+    expect(Buffer.byteLength(JSON.stringify(sync))).toBeLessThan(maxThreadBytes + 400 * nodes + 400);
   });
 });
 

@@ -25,8 +25,9 @@ export interface ServerLimits {
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
   /**
-   * Bytes of text (UTF-8, prompts and answers) one thread may hold: a prompt or pivot that would pass it is
-   * RATE_LIMITED. It bounds what one sync of the thread costs to build and to send.
+   * Bytes of text (prompts and answers) one thread may hold, counted as a sync carries them: UTF-8 of the
+   * JSON-escaped text, so a control character counts 6. A prompt or pivot that would pass it is RATE_LIMITED. It
+   * bounds what one sync of the thread costs to build and to send.
    */
   maxThreadBytes: number;
   /** Full syncs (CPP_THREAD_OPEN, CPP_SYNC_REQUEST) one identity may ask for per minute, at most that many at once: RATE_LIMITED beyond. */
