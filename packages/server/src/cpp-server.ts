@@ -227,6 +227,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       refuseOtherPaths: this.ownsHttpServer,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       closeHandshakeMs: this.closeHandshakeMs,
+      messageTimeoutMs: this.access.limits.messageTimeoutMs,
       identify: (request) => this.access.admit(request),
       connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
         guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),

@@ -33,6 +33,7 @@ const LIMIT_FLAGS = {
   maxGenerations: { flag: '--max-generations <count>', attribute: 'maxGenerations', env: 'CPP_MAX_GENERATIONS', description: 'answers the server may be writing at once' },
   handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
   authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
+  messageTimeoutMs: { flag: '--message-timeout-ms <ms>', attribute: 'messageTimeoutMs', env: 'CPP_MESSAGE_TIMEOUT_MS', description: 'time one message may take to arrive whole' },
   idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
 } as const satisfies Record<keyof ServerLimits, LimitFlag>;
 

@@ -42,6 +42,11 @@ export interface ServerLimits {
   handshakeTimeoutMs: number;
   /** Time from the upgrade to an accepted proof, when one is required: close 4408 beyond it. */
   authTimeoutMs: number;
+  /**
+   * Time one message may take to arrive whole, from its first byte (a fragmented one from its first fragment):
+   * close 4408 beyond it, so that a message held back unfinished cannot keep megabytes of the server's memory.
+   */
+  messageTimeoutMs: number;
   /** Time a connection may send no frame at all: close 4408 beyond it. */
   idleTimeoutMs: number;
 }
@@ -66,5 +71,6 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxGenerations: 0,
   handshakeTimeoutMs: 10_000,
   authTimeoutMs: 10_000,
+  messageTimeoutMs: 30_000,
   idleTimeoutMs: 0,
 };
