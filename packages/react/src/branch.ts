@@ -1,4 +1,7 @@
-import { getNode, pathToRoot, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { getNode, pathToRoot, streamingNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+
+/** The node a generation is writing, if any (from the protocol package, where the server uses it too). */
+export { streamingNode };
 
 /** One message of the branch on screen, with the sibling group it belongs to (for ‹ 2/3 › at a fork). */
 export interface BranchEntry {
@@ -7,11 +10,6 @@ export interface BranchEntry {
   siblingIds: readonly string[];
   /** Where the node stands among `siblingIds`. */
   siblingIndex: number;
-}
-
-/** The node a generation is writing, if any: the server runs at most one per thread. */
-export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
-  return Object.values(graph.nodes).find((node) => node.status === 'streaming');
 }
 
 /** The leaf reached from `nodeId` by always taking the most recent child: where that branch ends today. */

@@ -15,7 +15,7 @@ import { PivotContext } from './engine/pivot-context.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
-import { DemoProvider } from './model/demo-provider.js';
+import { demoModels } from './model/demo-provider.js';
 import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
@@ -40,7 +40,10 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   server?: HttpServer;
   /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
   store?: ConversationStore;
-  /** The model that answers. Default: the deterministic demo model. Give `models` instead to offer several. */
+  /**
+   * The model that answers. Default: the deterministic demo models, `cpp-demo` and its reasoning mode `demo-reasoning`.
+   * Give `models` instead to offer several.
+   */
   model?: ModelProvider;
   /**
    * The models clients may choose from (CPP_MODEL_LIST), each named by its id on a prompt or pivot. Default: `model`
@@ -145,16 +148,19 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   readonly metricsRegistry: Registry | undefined;
   private readonly storeReachable: ReadinessCheck;
   private started = false;
-  private readonly sessions = new Set<ConnectionSession>();
+  /** Each open connection, with what its 'connection' event said (its 'disconnect' says the same). */
+  private readonly sessions = new Map<ConnectionSession, ConnectionEvent>();
   private transport: { close(): void } | undefined;
   private closing: Promise<void> | undefined;
+  /** Set while shutdown waits for the connections to close. */
+  private allSessionsClosed: (() => void) | undefined;
 
   constructor(private readonly options: CPPServerOptions = {}) {
     super();
     ({ observers: this.observers, metricsRegistry: this.metricsRegistry } = createObservability(options, {
       connections: () => this.sessions.size,
       threads: () => this.registry.size,
-      bufferedBytes: () => [...this.sessions].reduce((sum, session) => sum + session.bufferedBytes, 0),
+      bufferedBytes: () => [...this.sessions.keys()].reduce((sum, session) => sum + session.bufferedBytes, 0),
     }));
     this.models = modelCatalogOf(options);
     this.ownsStore = options.store === undefined;
@@ -239,6 +245,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
         onFrameHandled: (session, frame) => this.notify(session, frame),
         onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
+        onClosed: (session) => this.sessionClosed(session),
       })),
     });
     if (this.ownsHttpServer) {
@@ -255,17 +262,19 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
 
   private openSession(session: ConnectionSession): ConnectionSession {
     const event = { connectionId: session.id, identity: session.identity };
-    this.sessions.add(session);
+    this.sessions.set(session, event);
     this.observers.connectionOpened(session);
     this.emit('connection', event);
-    const onClose = session.onClose.bind(session);
-    session.onClose = () => {
-      onClose();
-      this.sessions.delete(session);
-      this.observers.connectionClosed(session);
-      this.emit('disconnect', event);
-    };
     return session;
+  }
+
+  private sessionClosed(session: ConnectionSession): void {
+    const event = this.sessions.get(session);
+    if (!event) return;
+    this.sessions.delete(session);
+    this.observers.connectionClosed(session);
+    this.emit('disconnect', event);
+    if (this.sessions.size === 0) this.allSessionsClosed?.();
   }
 
   private get closeHandshakeMs(): number {
@@ -292,12 +301,16 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
-  /** Closes with 1001 and waits a moment for the closing handshakes, then drops whoever did not answer. */
+  /** Closes with 1001 and waits, at most the close handshake's time, for the last connection to close; then drops the rest. */
   private async closeSessions(): Promise<void> {
-    for (const session of this.sessions) session.close(CloseCode.GOING_AWAY, 'server shutting down');
-    const deadline = Date.now() + this.closeHandshakeMs;
-    while (this.sessions.size > 0 && Date.now() < deadline) await sleep(10);
-    for (const session of this.sessions) session.terminate();
+    if (this.sessions.size === 0) return;
+    const closed = new Promise<void>((resolve) => (this.allSessionsClosed = resolve));
+    for (const session of this.sessions.keys()) session.close(CloseCode.GOING_AWAY, 'server shutting down');
+    const timeout = new AbortController();
+    await Promise.race([closed, sleep(this.closeHandshakeMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
+    timeout.abort();
+    this.allSessionsClosed = undefined;
+    for (const session of this.sessions.keys()) session.terminate();
   }
 
   private async shutdown(): Promise<void> {
@@ -321,5 +334,5 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
 
 function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {
   if (model && models) throw new Error('Give the server `model` or `models`, not both');
-  return new ModelCatalog(models ?? [{ provider: model ?? new DemoProvider() }], defaultModel);
+  return new ModelCatalog(models ?? (model ? [{ provider: model }] : demoModels()), defaultModel);
 }

@@ -19,3 +19,8 @@ export function emptyGraph(threadId: string): ThreadGraph {
 export function getNode(graph: ThreadGraph, nodeId: string): MessageNode | undefined {
   return Object.hasOwn(graph.nodes, nodeId) ? graph.nodes[nodeId] : undefined;
 }
+
+/** The node a generation is writing, if any: a server runs at most one per thread. */
+export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
+  return Object.values(graph.nodes).find((node) => node.status === 'streaming');
+}

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isEd25519DidKey } from '@promethea/cpp-protocol';
-import { claimedIdentity } from '../engine/identify.js';
+import { claimedIdentity } from './claimed-identity.js';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import { UpgradeRefusal } from '../transport/ws-transport.js';
 import { audienceOf } from './audience.js';

@@ -1,6 +1,5 @@
-import { encodeServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import { encodeServerFrame, streamingNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ThreadRecord } from '../store/conversation-store.js';
-import { streamingNode } from './thread-guards.js';
 
 /**
  * A thread's CPP_SYNC_GRAPH, serialised once and shared by every sync until the thread changes. Serialising a

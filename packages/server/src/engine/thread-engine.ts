@@ -10,6 +10,7 @@ import {
   planRegenerate,
   regeneratedPrompt,
   planRename,
+  streamingNode,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -31,7 +32,7 @@ import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import { ThreadCommitter } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode, streamingNode } from './thread-guards.js';
+import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;

@@ -1,4 +1,4 @@
-import { CPPError, ErrorCode, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, streamingNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Generation } from './generation.js';
 
@@ -71,8 +71,4 @@ export function requireNode(graph: ThreadGraph, nodeId: string): MessageNode {
   const node = getNode(graph, nodeId);
   if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${graph.threadId}`);
   return node;
-}
-
-export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
-  return Object.values(graph.nodes).find((node) => node.status === 'streaming');
 }

@@ -36,6 +36,8 @@ export interface SessionDependencies {
   onFrameHandled(session: ConnectionSession, frame: ClientFrame): void;
   /** A failure the client only sees as INTERNAL. */
   onInternalError(error: unknown, session: ConnectionSession): void;
+  /** The connection is gone: its socket closed, its threads left. */
+  onClosed(session: ConnectionSession): void;
 }
 
 type ErrorReference = { refId?: string; refType?: string };
@@ -122,6 +124,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.dependencies.guard.detach();
     for (const engine of this.threads) engine.unsubscribe(this);
     this.threads.clear();
+    this.dependencies.onClosed(this);
   }
 
   /** Checks the frame and hands it to its thread's queue (or answers it), without waiting for the thread's turn. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { CPP_DID_HEADER, CPP_DID_QUERY_PARAMETER } from '@promethea/cpp-protocol';
 import { UpgradeRefusal } from '../transport/ws-transport.js';
-import { ANONYMOUS_DID, isDid, type Identity } from './identity.js';
+import { ANONYMOUS_DID, isDid, type Identity } from '../engine/identity.js';
 
 /**
  * The claimed identity of a connection: the `X-Client-Sovereign-DID` header, else (browsers cannot set headers)
