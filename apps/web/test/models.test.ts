@@ -9,7 +9,8 @@ describe('models in the browser', () => {
     // What a server without a configured model offers (the CLI's demo): the demo model and its reasoning mode.
     const models = [
       { provider: new DemoProvider({ delayMs: 2 }), label: 'Demo' },
-      { provider: new DemoProvider({ delayMs: 2, reasoningWords: 40 }), label: 'Demo (reasoning)' },
+      // Slow enough to watch it think.
+      { provider: new DemoProvider({ delayMs: 20, reasoningWords: 40 }), label: 'Demo (reasoning)' },
     ];
     const harness = await WebHarness.start({ models });
     const chat = await harness.openChat();
@@ -25,7 +26,19 @@ describe('models in the browser', () => {
 
     await picker.selectOption({ label: 'Demo (reasoning)' });
     await chat.send('two');
+    // While the model reasons, its reasoning shows open under "Thinking…"; once the answer starts it folds away.
+    const thinking = chat.page.locator('details.reasoning[open]', { hasText: 'Thinking…' });
+    await thinking.waitFor();
+    await thinking.locator('.reasoning-text', { hasText: /^The question is about "two"\./ }).waitFor();
+    await screenshot(chat.page, 'models-thinking');
     const second = await chat.waitForAnswer('completed', { otherThan: first.id });
+    const reasoning = chat.message(second.id).locator('details.reasoning');
+    expect(await reasoning.getAttribute('open')).toBeNull();
+    expect(await reasoning.locator('summary').textContent()).toBe('Thought it through (40 words)');
+    await reasoning.locator('summary').click();
+    expect(await reasoning.getAttribute('open')).toBe('');
+    // The reasoning is not part of the answer.
+    expect(await chat.message(second.id).locator('.message-body').textContent()).not.toContain('The question is about');
     expect(chat.frames.lastSent('CPP_PROMPT')!.payload.model).toBe('demo-reasoning');
     expect(await chat.message(second.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
     await screenshot(chat.page, 'models-picked');

@@ -62,9 +62,10 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf, regenerate, edit, deleteBranch } = branch;
+  const { showBranchOf, regenerate, continueAnswer, edit, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
   const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId).catch(report), [regenerate, report]);
+  const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
   const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt).catch(report), [edit, report]);
   const onDelete = useCallback(
     (nodeId: string) => {
@@ -81,6 +82,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         onAnchor={onAnchor}
         onShowBranch={onShowBranch}
         onRegenerate={onRegenerate}
+        onContinue={onContinue}
         onEdit={onEdit}
         onDelete={onDelete}
         report={report}
