@@ -1,5 +1,5 @@
 import { safeCutLength } from '@promethea/cpp-protocol';
-import type { HaltPoint } from './generation.js';
+import type { HaltPoint } from './answer-stream.js';
 
 /** Where a halted node's text ends, and what CPP_STREAM_HALTED reports about it. */
 export interface Cut {

@@ -1,18 +1,14 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
-import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
+import type { AnswerOutcome, GenerationObservation, GenerationResult } from './engine-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
 import { ModelText } from './model-text.js';
 
-export type GenerationOutcome =
-  | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
-  | { kind: 'failed'; error: unknown };
-
-export interface GenerationHooks {
+export interface AnswerHooks {
   /** A chunk is about to reach clients; `offset` is the text's length before it. */
   onChunk(offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
-  onEnd(outcome: GenerationOutcome): void;
+  onEnd(outcome: AnswerOutcome): void;
 }
 
 export interface HaltPoint {
@@ -23,25 +19,26 @@ export interface HaltPoint {
 }
 
 /**
- * One model call writing one assistant node. Owns the AbortController of that call. The model's deltas reach
+ * One model call writing one assistant node (the thread's generation, while it streams). Owns the AbortController
+ * of that call. The model's deltas reach
  * clients as paced chunks (see `ChunkPacer`). Once `halt` returns, no further chunk is sent: the text sent so far
  * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
  *
- * A generation starts held: the call is made at once, but its text and its end wait for `release`, so that the
- * call can be on its way while the node it writes is committed.
+ * A stream starts paused: the call is made at once, but its text and its end wait for `flow`, so that the call can
+ * be on its way while the node it writes is committed.
  */
-export class Generation {
+export class AnswerStream {
   private readonly controller = new AbortController();
   private content = '';
   private readonly chunkStarts: number[] = [];
   private halted = false;
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
-  outcome: GenerationOutcome | undefined;
+  outcome: AnswerOutcome | undefined;
   private readonly pacer: ChunkPacer;
   private readonly modelText = new ModelText();
-  private held = true;
-  private heldText = '';
-  private heldOutcome: GenerationOutcome | undefined;
+  private paused = true;
+  private pausedText = '';
+  private pausedOutcome: AnswerOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
 
@@ -49,7 +46,7 @@ export class Generation {
     readonly nodeId: string,
     provider: ModelProvider,
     messages: ModelMessage[],
-    private readonly hooks: GenerationHooks,
+    private readonly hooks: AnswerHooks,
     chunkIntervalMs: number,
     private readonly observation: GenerationObservation,
   ) {
@@ -62,14 +59,14 @@ export class Generation {
     return this.content;
   }
 
-  /** A held generation's text (and its end, if it came) goes out from now on. */
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
+  /** The text (and the end, if it came) goes out from now on. */
+  flow(): void {
+    if (!this.paused) return;
+    this.paused = false;
     if (this.halted) return;
-    this.pacer.push(this.heldText);
-    this.heldText = '';
-    if (this.heldOutcome) this.end(this.heldOutcome);
+    this.pacer.push(this.pausedText);
+    this.pausedText = '';
+    if (this.pausedOutcome) this.end(this.pausedOutcome);
   }
 
   /**
@@ -108,13 +105,13 @@ export class Generation {
   }
 
   private deliver(text: string): void {
-    if (this.held) this.heldText += text;
+    if (this.paused) this.pausedText += text;
     else this.pacer.push(text);
   }
 
-  private settle(outcome: GenerationOutcome): void {
+  private settle(outcome: AnswerOutcome): void {
     if (this.halted) return;
-    if (this.held) this.heldOutcome = outcome;
+    if (this.paused) this.pausedOutcome = outcome;
     else this.end(outcome);
   }
 
@@ -126,7 +123,7 @@ export class Generation {
     if (offset === 0) this.observation.firstChunk();
   }
 
-  private end(outcome: GenerationOutcome): void {
+  private end(outcome: AnswerOutcome): void {
     this.pacer.flush();
     this.halted = true;
     this.outcome = outcome;
