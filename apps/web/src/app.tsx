@@ -14,8 +14,9 @@ import { sessionEndpoint } from './lib/session-endpoint.js';
 type Panel = 'threads' | 'tree';
 
 export function App() {
-  // This browser's did:key, kept in localStorage: every tab and visit proves the same identity to the server.
-  const identity = useMemo(() => browserIdentity(window.localStorage), []);
+  // This browser's did:key, kept in IndexedDB as a key no script can read: every tab and visit proves the same
+  // identity to the server. A promise: the client connects once it is loaded.
+  const identity = useMemo(() => browserIdentity(), []);
   const endpoint = useMemo(() => sessionEndpoint(window.location), []);
   const cpp = useCPP({ endpoint, identity });
   const { client } = cpp;
@@ -136,7 +137,7 @@ export function App() {
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
         {graph ? (
-          <Conversation client={client} graph={graph} branch={branch} connection={cpp.connection} revealId={revealId} onRevealed={onRevealed} report={report} />
+          <Conversation key={graph.threadId} client={client} graph={graph} branch={branch} connection={cpp.connection} revealId={revealId} onRevealed={onRevealed} report={report} />
         ) : (
           <p className="loading muted" role="status">
             Opening the conversation…

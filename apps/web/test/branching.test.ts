@@ -7,15 +7,12 @@ describe('branches in the browser', () => {
   it('anchors an old message, branches from it, switches branches, and shows the same tree after a reload', async () => {
     const harness = await WebHarness.start();
     const chat = await harness.openChat();
-    await chat.send('one');
-    const first = await chat.waitForAnswer('completed');
-    await chat.send('two');
-    const second = await chat.waitForAnswer('completed', { otherThan: first.id });
+    const { first, second } = await chat.twoTurns();
 
-    await chat.message(first.id).getByRole('button', { name: 'Anchor' }).click();
+    await chat.action(first.id, 'Anchor').click();
     await chat.page.getByText('Your next message branches from').waitFor();
     expect((await chat.messages()).map((message) => message.id)).toEqual([expect.any(String), first.id]);
-    expect(await chat.message(first.id).getByRole('button', { name: 'Head' }).getAttribute('aria-pressed')).toBe('true');
+    expect(await chat.action(first.id, 'Anchor').getAttribute('aria-pressed')).toBe('true');
     await screenshot(chat.page, 'branch-anchored');
 
     await chat.send('three');
@@ -56,11 +53,8 @@ describe('branches in the browser', () => {
   it('returns from an anchored message to the latest answer of its branch', async () => {
     const harness = await WebHarness.start();
     const chat = await harness.openChat();
-    await chat.send('one');
-    const first = await chat.waitForAnswer('completed');
-    await chat.send('two');
-    const second = await chat.waitForAnswer('completed', { otherThan: first.id });
-    await chat.message(first.id).getByRole('button', { name: 'Anchor' }).click();
+    const { first, second } = await chat.twoTurns();
+    await chat.action(first.id, 'Anchor').click();
     await chat.page.getByRole('button', { name: 'Back to latest' }).click();
     await chat.waitForAnswer('completed', { otherThan: first.id });
     expect((await chat.lastMessage()).id).toBe(second.id);

@@ -24,8 +24,8 @@ describe('two tabs on one thread', () => {
 
     // The head moved in one tab is the head in the other.
     const [prompt] = await tabB.messages();
-    await tabB.message(prompt!.id).getByRole('button', { name: 'Anchor' }).click();
-    await tabA.message(prompt!.id).getByRole('button', { name: 'Head' }).waitFor();
+    await tabB.action(prompt!.id, 'Anchor').click();
+    await tabA.message(prompt!.id).locator('[aria-pressed="true"]', { hasText: 'Anchor' }).waitFor();
     await tabA.page.getByText('Your next message branches from').waitFor();
     await screenshot(tabA.page, 'sync-tab-a-anchored');
 

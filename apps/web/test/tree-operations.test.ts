@@ -7,20 +7,23 @@ describe('regenerate, edit and delete in the browser', () => {
   it('regenerates an answer beside it, edits a prompt beside it, and deletes a branch', async () => {
     const harness = await WebHarness.start();
     const chat = await harness.openChat();
-    await chat.send('one');
-    const first = await chat.waitForAnswer('completed');
-    await chat.send('two');
-    const second = await chat.waitForAnswer('completed', { otherThan: first.id });
+    const { first, second } = await chat.twoTurns();
 
-    await chat.message(second.id).getByRole('button', { name: 'Regenerate' }).click();
+    await chat.action(second.id, 'Regenerate').click();
     const regenerated = await chat.waitForAnswer('completed', { otherThan: second.id });
     await chat.message(regenerated.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
     await screenshot(chat.page, 'tree-regenerated');
 
     const prompt = (await chat.messages())[2]!;
     expect(prompt.text).toBe('two');
-    chat.page.once('dialog', (dialog) => void dialog.accept('two, differently'));
-    await chat.message(prompt.id).getByRole('button', { name: 'Edit' }).click();
+    await chat.action(prompt.id, 'Edit').click();
+    // Edited in place: the box holds the old text, focused, and Enter sends the new text beside it.
+    const editBox = chat.message(prompt.id).getByRole('textbox', { name: 'Edit message' });
+    expect(await editBox.inputValue()).toBe('two');
+    expect(await editBox.evaluate((box) => box === document.activeElement)).toBe(true);
+    await screenshot(chat.page, 'tree-editing');
+    await editBox.fill('two, differently');
+    await editBox.press('Enter');
     const edited = await chat.waitForAnswer('completed', { otherThan: regenerated.id });
     const afterEdit = await chat.messages();
     expect(afterEdit.map((message) => message.text.slice(0, 16))).toEqual(['one', first.text.slice(0, 16), 'two, differently', edited.text.slice(0, 16)]);
@@ -28,7 +31,7 @@ describe('regenerate, edit and delete in the browser', () => {
     await screenshot(chat.page, 'tree-edited');
 
     chat.page.once('dialog', (dialog) => void dialog.accept());
-    await chat.message(afterEdit[2]!.id).getByRole('button', { name: 'Delete' }).click();
+    await chat.action(afterEdit[2]!.id, 'Delete').click();
     await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), afterEdit[2]!.id);
     expect((await chat.messages()).map((message) => message.id)).toEqual([afterEdit[0]!.id, first.id]);
     const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });

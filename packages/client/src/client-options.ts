@@ -7,10 +7,11 @@ export interface CPPClientOptions {
   endpoint: string;
   /**
    * Who the client is, proven to the server (docs/PROTOCOL.md §23.2): a signer such as a `DidKeyIdentity`
-   * (`DidKeyIdentity.generate()`, `browserIdentity()`, or `fileIdentity(path)` in Node), or the 32-byte Ed25519
-   * private key of a did:key (bytes, or unpadded base64url). Required by servers in `did-key` mode.
+   * (`await DidKeyIdentity.generate()`, `await fileIdentity(path)` in Node), or a promise of one, which the client
+   * waits for before it connects (`browserIdentity()`), or the 32-byte Ed25519 private key of a did:key (bytes, or
+   * unpadded base64url). Required by servers in `did-key` mode.
    */
-  identity?: DidSigner | Uint8Array | string;
+  identity?: DidSigner | Promise<DidSigner> | Uint8Array | string;
   /**
    * With `identity`: how long after the upgrade the server may take to challenge the client and accept its proof,
    * in milliseconds (default 10 000, the reference server's own limit). Past it the socket closes with 4408.

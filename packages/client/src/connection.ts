@@ -1,4 +1,5 @@
-import { ErrorCode, decodeServerFrame, type DecodeFailure, type ServerFrame } from '@promethea/cpp-protocol';
+import { ErrorCode, type DecodeFailure, type ServerFrame } from '@promethea/cpp-protocol';
+import type { ClientPlatform } from './client-platform.js';
 import { ConnectionClosedError } from './connection-closed-error.js';
 import type { WebSocketLike } from './web-socket-like.js';
 
@@ -15,6 +16,7 @@ export class Connection {
   constructor(
     private readonly socket: WebSocketLike,
     handlers: ConnectionHandlers,
+    decode: ClientPlatform['decodeServerFrame'],
   ) {
     socket.addEventListener('open', () => handlers.open());
     socket.addEventListener('close', (event) => handlers.close(new ConnectionClosedError(event.code, event.reason)));
@@ -23,7 +25,7 @@ export class Connection {
         handlers.invalidFrame({ ok: false, code: ErrorCode.BAD_FRAME, message: 'server sent a binary frame' });
         return;
       }
-      const decoded = decodeServerFrame(event.data);
+      const decoded = decode(event.data);
       if (decoded.ok) handlers.frame(decoded.frame);
       else handlers.invalidFrame(decoded);
     });

@@ -17,7 +17,6 @@ import {
   type ThreadSummary,
   type ModelsFrame,
 } from '@promethea/cpp-protocol';
-import { EventEmitter } from 'eventemitter3';
 import type {
   AnchorOptions,
   CPPClientOptions,
@@ -31,7 +30,9 @@ import type {
   SearchOptions,
   StopOptions,
 } from './client-options.js';
+import { ClientEventListeners, type EventName } from './client-event-listeners.js';
 import type { CPPClientEvents } from './client-events.js';
+import type { ClientPlatform } from './client-platform.js';
 import { ClientFrameFactory } from './client-frame.js';
 import type { ConnectionClosedError } from './connection-closed-error.js';
 import { CPPServerError } from './cpp-server-error.js';
@@ -45,10 +46,7 @@ import { sessionOpener } from './session-opener.js';
 import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';
-import type { SocketOpener } from './web-socket-like.js';
 
-type EventNames = EventEmitter.EventNames<CPPClientEvents>;
-type Listener<Event extends EventNames> = EventEmitter.EventListener<CPPClientEvents, Event>;
 
 const MAX_QUEUED_FRAMES = 100;
 
@@ -60,7 +58,7 @@ const MAX_QUEUED_FRAMES = 100;
  */
 export class CPPClient {
   private readonly connection: ReconnectingConnection;
-  private readonly events = new EventEmitter<CPPClientEvents>();
+  private readonly events = new ClientEventListeners();
   private readonly frames = new ClientFrameFactory();
   private readonly mirrors = new ThreadMirrors();
   private readonly requests = new PendingRequests();
@@ -70,16 +68,16 @@ export class CPPClient {
   private readonly maxQueuedFrames: number;
   private currentThreadId: string | undefined;
 
-  constructor(options: CPPClientOptions, openSocket: SocketOpener) {
+  constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
-    this.connection = new ReconnectingConnection(sessionOpener(options, openSocket), reconnectPolicy(options.reconnect), {
+    this.connection = new ReconnectingConnection(sessionOpener(options, platform), reconnectPolicy(options.reconnect), {
       frame: (frame) => this.receive(frame),
       invalidFrame: (failure) => this.rejectFrame(failure),
       lost: (error) => this.requests.connectionLost(error),
       resume: () => this.resume(),
       statusChanged: (status, closedError) => this.statusChanged(status, closedError),
-    });
+    }, platform.decodeServerFrame);
   }
 
   get status(): ConnectionStatus {
@@ -355,18 +353,18 @@ export class CPPClient {
     await this.connection.close();
   }
 
-  on<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
-    this.events.on(event, listener);
+  on<Event extends EventName>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.add(event, listener, false);
     return this;
   }
 
-  once<Event extends EventNames>(event: Event, listener: Listener<Event>): this {
-    this.events.once(event, listener);
+  once<Event extends EventName>(event: Event, listener: CPPClientEvents[Event]): this {
+    this.events.add(event, listener, true);
     return this;
   }
 
-  off<Event extends EventNames>(event: Event, listener?: Listener<Event>): this {
-    this.events.off(event, listener);
+  off<Event extends EventName>(event: Event, listener?: CPPClientEvents[Event]): this {
+    this.events.remove(event, listener);
     return this;
   }
 

@@ -19,9 +19,9 @@ export { ConnectionClosedError } from './connection-closed-error.js';
 export { SendQueueFullError } from './send-queue-full-error.js';
 export { ThreadClosedError } from './thread-closed-error.js';
 export { CPPServerError } from './cpp-server-error.js';
-export { DidKeyIdentity, type StoredIdentity } from './identity/did-key-identity.js';
+export { DidKeyIdentity, type KeyOptions, type StoredIdentity } from './identity/did-key-identity.js';
 export type { DidSigner } from './identity/did-signer.js';
-export { browserIdentity } from './identity/browser-identity.js';
+export { browserIdentity, type BrowserIdentityOptions } from './identity/browser-identity.js';
 export type { GenerationResult, GenerationStatus } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
 export {

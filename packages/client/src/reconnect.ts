@@ -1,4 +1,5 @@
 import type { DecodeFailure, ServerFrame } from '@promethea/cpp-protocol';
+import type { ClientPlatform } from './client-platform.js';
 import { Connection } from './connection.js';
 import { ConnectionClosedError } from './connection-closed-error.js';
 import { isFinalClose, reconnectDelay, type ReconnectPolicy } from './reconnect-policy.js';
@@ -44,6 +45,7 @@ export class ReconnectingConnection {
     private readonly openSocket: () => WebSocketLike,
     private readonly policy: ReconnectPolicy | undefined,
     private readonly handlers: ReconnectingHandlers,
+    private readonly decode: ClientPlatform['decodeServerFrame'],
   ) {
     this.current = this.connect();
   }
@@ -104,7 +106,7 @@ export class ReconnectingConnection {
         if (connection === this.current) this.handlers.invalidFrame(failure);
       },
       close: (error) => this.dropped(connection, error),
-    });
+    }, this.decode);
     return connection;
   }
 

@@ -14,7 +14,7 @@ type Listeners = {
 export abstract class WrappingSocket implements WebSocketLike {
   private readonly listeners: Listeners = { open: [], message: [], close: [], error: [] };
 
-  constructor(protected readonly socket: WebSocketLike) {}
+  constructor(protected socket: WebSocketLike) {}
 
   send(data: string): void {
     this.socket.send(data);

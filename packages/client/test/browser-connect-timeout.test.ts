@@ -1,33 +1,19 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
-import { rolldown } from 'rolldown';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as BrowserEntry from '../src/browser.js';
 import { BlackHole } from './support/black-hole.js';
+import { browserBundle, launchChromium } from './support/browser-bundle.js';
 
-/** Debian's Chromium (as in apps/web's tests): Playwright cannot download its own browser here. */
-const CHROMIUM_PATH = '/usr/bin/chromium';
 const CONNECT_TIMEOUT_MS = 200;
-
-/** The browser entry bundled as a script that defines the global `CPP`, as a page would load it. */
-async function browserBundle(): Promise<string> {
-  const bundle = await rolldown({
-    input: fileURLToPath(new URL('../src/browser.ts', import.meta.url)),
-    platform: 'browser',
-    resolve: { alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../protocol/src/index.ts', import.meta.url)) } },
-  });
-  const { output } = await bundle.generate({ format: 'iife', name: 'CPP' });
-  return output[0].code;
-}
 
 describe('the browser entry in Chromium, against a server that does not let it connect', () => {
   let browser: Browser;
   let script: string;
   beforeAll(async () => {
-    [browser, script] = await Promise.all([chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu'] }), browserBundle()]);
+    [browser, script] = await Promise.all([launchChromium(), browserBundle()]);
   });
   afterAll(() => browser?.close());
 

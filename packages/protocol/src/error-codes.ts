@@ -19,9 +19,12 @@ export const ErrorCode = {
   THREAD_BUSY: 'THREAD_BUSY',
   /** `CPP_STREAM_STOP` named a node that is not streaming. */
   NOT_STREAMING: 'NOT_STREAMING',
-  /** The node exists but the operation does not apply to it: regenerating an assistant node, deleting the root. */
+  /**
+   * The node exists but the operation does not apply to it: regenerating an assistant node, deleting the root,
+   * continuing a node that is not an interrupted or failed answer without children.
+   */
   INVALID_NODE: 'INVALID_NODE',
-  /** CPP_PROMPT or CPP_PIVOT_INIT named a model that CPP_MODELS does not list. */
+  /** CPP_PROMPT, CPP_PIVOT_INIT, CPP_REGENERATE or CPP_CONTINUE named a model that CPP_MODELS does not list. */
   UNKNOWN_MODEL: 'UNKNOWN_MODEL',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */
   PROVIDER_ERROR: 'PROVIDER_ERROR',

@@ -23,6 +23,11 @@ export const MessageNodeSchema = z.object({
   childrenIds: z.array(MessageIdSchema),
   role: RoleSchema,
   content: z.string(),
+  /**
+   * What the model reasoned before (or between) its answer's text, streamed apart from `content` and never sent back
+   * to a model as answer text. Absent when the model did not reason.
+   */
+  reasoning: z.string().optional(),
   status: NodeStatusSchema,
   /** Milliseconds since the Unix epoch. */
   createdAt: z.number().int().nonnegative(),
@@ -32,3 +37,19 @@ export const MessageNodeSchema = z.object({
   usage: TokenUsageSchema.optional(),
 });
 export type MessageNode = z.infer<typeof MessageNodeSchema>;
+
+/** The two texts of a node that stream: the answer (`content`) and the model's reasoning. */
+export const TextPartSchema = z.enum(['content', 'reasoning']);
+export type TextPart = z.infer<typeof TextPartSchema>;
+
+/** A node's text of one part; a node that never reasoned has empty reasoning. */
+export function partText(node: Pick<MessageNode, 'content' | 'reasoning'>, part: TextPart): string {
+  return part === 'content' ? node.content : (node.reasoning ?? '');
+}
+
+/** Sets a node's text of one part; empty reasoning is left out, as a node that never reasoned has none. */
+export function setPartText(node: Pick<MessageNode, 'content' | 'reasoning'>, part: TextPart, text: string): void {
+  if (part === 'content') node.content = text;
+  else if (text.length > 0) node.reasoning = text;
+  else delete node.reasoning;
+}

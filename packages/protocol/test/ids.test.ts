@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MESSAGE_ID_PATTERN, THREAD_ID_PATTERN, isMessageId, isThreadId, newMessageId, newThreadId } from '@promethea/cpp-protocol';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -18,6 +18,23 @@ describe('ids', () => {
   it('sorts ids in the order they were made, also within one millisecond', () => {
     const made = Array.from({ length: 2000 }, (_, index) => (index % 2 === 0 ? newThreadId().slice('thread_'.length) : newMessageId().slice('msg_'.length)));
     expect([...made].sort()).toEqual(made);
+  });
+
+  it('starts with the time in milliseconds, as a ULID does, and counts up within one millisecond', () => {
+    const before = Date.now();
+    const ulid = newMessageId().slice('msg_'.length);
+    const time = [...ulid.slice(0, 10)].reduce((value, digit) => value * 32 + '0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit), 0);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(Date.now());
+    vi.useFakeTimers({ now: 1_700_000_000_000, toFake: ['Date'] });
+    try {
+      const [first, second] = [newMessageId().slice(4), newMessageId().slice(4)];
+      expect(second.slice(0, 10)).toBe(first.slice(0, 10));
+      const random = (id: string) => [...id.slice(10)].reduce((value, digit) => value * 32n + BigInt('0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit)), 0n);
+      expect(random(second) - random(first)).toBe(1n);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('never generates the same id twice', () => {

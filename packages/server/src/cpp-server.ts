@@ -15,7 +15,7 @@ import { SolitaryLinks } from './engine/solitary-link.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
-import { DemoProvider } from './model/demo-provider.js';
+import { demoModels } from './model/demo-provider.js';
 import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
@@ -40,7 +40,10 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   server?: HttpServer;
   /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
   store?: ConversationStore;
-  /** The model that answers. Default: the deterministic demo model. Give `models` instead to offer several. */
+  /**
+   * The model that answers. Default: the deterministic demo models, `cpp-demo` and its reasoning mode `demo-reasoning`.
+   * Give `models` instead to offer several.
+   */
   model?: ModelProvider;
   /**
    * The models clients may choose from (CPP_MODEL_LIST), each named by its id on a prompt or pivot. Default: `model`
@@ -177,11 +180,12 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
       persister: this.persister,
       observer: this.observers,
-      // The access rules are made with the registry they guard; the engines use their size limits once they exist.
+      // The access rules are made with the registry they guard; the engines use their limits once they exist.
       limits: {
         checkPrompt: (graph, userPrompt, newNodeId) => this.access.threads.checkPrompt(graph, userPrompt, newNodeId),
         checkRoom: (graph, newNodeId, count) => this.access.threads.checkRoom(graph, newNodeId, count),
       },
+      admitGeneration: (requester) => this.access.generations.admit(requester),
       pivotListeners: (context) => this.runPivotListeners(context),
       onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
     }, this.cluster ?? new SolitaryLinks(this.store));
@@ -333,5 +337,5 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
 
 function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {
   if (model && models) throw new Error('Give the server `model` or `models`, not both');
-  return new ModelCatalog(models ?? [{ provider: model ?? new DemoProvider() }], defaultModel);
+  return new ModelCatalog(models ?? (model ? [{ provider: model }] : demoModels()), defaultModel);
 }

@@ -15,11 +15,11 @@ export interface HttpRoutes {
 
 /**
  * Plain HTTP beside the WebSocket endpoint on the same port: liveness (/healthz) and readiness (/readyz) probes,
- * the Prometheus metrics, the web UI's static files when a directory is given (any unknown path falls back to its
- * index.html), and clear answers everywhere else.
+ * the Prometheus metrics, the web UI's static files when a directory is given (see {@link serveWebUi}), and clear
+ * answers everywhere else.
  */
 export function createHttpHandler(routes: HttpRoutes): RequestListener {
-  const serveStatic = routes.staticDir ? sirv(routes.staticDir, { single: true, etag: true, gzip: false }) : undefined;
+  const serveStatic = routes.staticDir ? serveWebUi(routes.staticDir) : undefined;
   return (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path === '/healthz') return respond(response, 200, 'application/json', '{"status":"ok"}');
@@ -28,8 +28,66 @@ export function createHttpHandler(routes: HttpRoutes): RequestListener {
     if (path === CPP_SESSION_PATH) {
       return respond(response, 426, 'text/plain; charset=utf-8', `CPP is a WebSocket protocol: upgrade with the subprotocol ${CPP_SUBPROTOCOL}\n`);
     }
-    if (serveStatic) return serveStatic(request, response, () => respond(response, 404, 'text/plain; charset=utf-8', 'not found\n'));
+    if (serveStatic) return serveStatic(request, response, path);
     respond(response, 404, 'text/plain; charset=utf-8', `not found; the CPP endpoint is ${CPP_SESSION_PATH}\n`);
+  };
+}
+
+/** Built files are named by their content hash: a name is never reused for other bytes, so browsers keep them. */
+const HASHED_ASSETS = '/assets/';
+
+/**
+ * The web UI's files, each answer with the page's security headers. An app route (a path without a file
+ * extension) falls back to index.html, as a single-page app needs; a missing file is a 404, never the page in its
+ * place (a script tag pointing at a stale asset must fail, not run HTML as script). Source maps are not served: the
+ * build keeps them for local debugging only.
+ */
+function serveWebUi(directory: string): (request: IncomingMessage, response: ServerResponse, path: string) => void {
+  const setHeaders = (response: ServerResponse, path: string) => {
+    for (const [name, value] of Object.entries(securityHeaders(response.req.headers.host))) response.setHeader(name, value);
+    response.setHeader('Cache-Control', path.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'no-cache');
+  };
+  const files = sirv(directory, { etag: true, gzip: false, dotfiles: false, setHeaders });
+  const page = sirv(directory, { single: true, etag: true, gzip: false, dotfiles: false, setHeaders });
+  const notFound = (response: ServerResponse) => {
+    for (const [name, value] of Object.entries(securityHeaders(undefined))) response.setHeader(name, value);
+    respond(response, 404, 'text/plain; charset=utf-8', 'not found\n');
+  };
+  return (request, response, path) => {
+    if (path.endsWith('.map')) return notFound(response);
+    const isFile = path.startsWith(HASHED_ASSETS) || /\.[^/]*$/.test(path);
+    (isFile ? files : page)(request, response, () => notFound(response));
+  };
+}
+
+/** A Host header fit to be named in the policy: a DNS name or IP literal and a port, nothing that could add a directive. */
+const PLAIN_HOST = /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/**
+ * The page may run only its own scripts and styles, talk only to its own origin (the session socket included,
+ * named with ws:/wss: for browsers that do not count them as 'self'), show no frame and be framed by none, and
+ * send no referrer: a link in a model's answer must not tell another site which page it was clicked on.
+ */
+export function securityHeaders(host: string | undefined): Record<string, string> {
+  const socket = host !== undefined && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : '';
+  const policy = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src 'self'${socket}`,
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return {
+    'Content-Security-Policy': policy,
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cross-Origin-Opener-Policy': 'same-origin',
   };
 }
 

@@ -1,5 +1,6 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
-import { useEffect, useId, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { promptTooLong } from '../lib/describe-error.js';
 
 /** What sending does now: a plain prompt, a pivot of the answer on screen, or a stop of an answer elsewhere first. */
 export type SendMode = 'prompt' | 'pivot' | 'stop-then-prompt';
@@ -22,14 +23,37 @@ interface ComposerProps {
   onReturnToLatest(): void;
 }
 
+/** The reference server's prompt limit (its `maxPromptLength` default), in UTF-16 code units as it counts them. */
+export const PROMPT_LIMIT = 100_000;
+/** The counter shows from this share of the limit on, when the length starts to matter. */
+const COUNTER_FROM = 0.8;
+/** The key that focuses the message box from anywhere on the page, as in many web apps. */
+const FOCUS_KEY = '/';
+
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
   const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest } = props;
   const [text, setText] = useState('');
+  const input = useRef<HTMLTextAreaElement>(null);
   const inputId = useId();
   const hintId = useId();
-  const canSend = blockedBy === undefined && text.trim() !== '';
+  const tooLong = text.length > PROMPT_LIMIT;
+  const canSend = blockedBy === undefined && text.trim() !== '' && !tooLong;
+
+  // The message box is where a chat starts: focused when the conversation opens, and by "/" from anywhere else.
+  useEffect(() => {
+    input.current?.focus();
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.key !== FOCUS_KEY || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+      const target = event.target as HTMLElement;
+      if (target.closest('input, textarea, select, [contenteditable="true"]')) return;
+      event.preventDefault();
+      input.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
 
   // Esc stops the answer from anywhere on the page, unless something closer to the focus used the key already.
   useEffect(() => {
@@ -46,6 +70,7 @@ export function Composer(props: ComposerProps) {
     if (!canSend) return;
     const prompt = text;
     setText('');
+    input.current?.focus();
     const accepted = await onSend(prompt.trim());
     if (!accepted) setText((current) => (current === '' ? prompt : current));
   };
@@ -80,11 +105,14 @@ export function Composer(props: ComposerProps) {
       </label>
       <div className="composer-row">
         <textarea
+          ref={input}
           id={inputId}
           value={text}
           rows={2}
           placeholder={mode === 'pivot' ? 'Change direction…' : 'Message…'}
           aria-describedby={hintId}
+          aria-keyshortcuts={FOCUS_KEY}
+          aria-invalid={tooLong || undefined}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={onKeyDown}
         />
@@ -99,8 +127,17 @@ export function Composer(props: ComposerProps) {
           </button>
         </div>
       </div>
-      <p id={hintId} className={`composer-hint muted${blockedBy || notice ? ' composer-hint-important' : ''}`}>
-        {blockedBy ?? notice ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}.`}
+      <p id={hintId} className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}>
+        <span className="composer-hint-text">
+          {tooLong
+            ? `${promptTooLong(text.length, PROMPT_LIMIT)} Shorten it to send.`
+            : (blockedBy ?? notice ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
+        </span>
+        {text.length >= PROMPT_LIMIT * COUNTER_FROM && (
+          <span className={`length-counter${tooLong ? ' over' : ''}`}>
+            {text.length.toLocaleString('en')} / {PROMPT_LIMIT.toLocaleString('en')}
+          </span>
+        )}
       </p>
     </form>
   );

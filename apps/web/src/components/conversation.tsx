@@ -1,8 +1,9 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import { CPPError, ErrorCode, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
 import { useCallback } from 'react';
 import { Composer, type SendMode } from './composer.js';
+import { EmptyState } from './empty-state.js';
 import { MessageList } from './message-list.js';
 
 interface ConversationProps {
@@ -58,13 +59,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
   const { showBranchOf, regenerate, edit, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
   const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId).catch(report), [regenerate, report]);
-  const onEdit = useCallback(
-    (node: MessageNode) => {
-      const userPrompt = window.prompt('Edit your message: it is asked again beside the original, which is kept.', node.content);
-      if (userPrompt !== null && userPrompt.trim() !== '') edit(node.id, userPrompt).catch(report);
-    },
-    [edit, report],
-  );
+  const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt).catch(report), [edit, report]);
   const onDelete = useCallback(
     (nodeId: string) => {
       if (window.confirm('Delete this message and everything under it?')) deleteBranch(nodeId).catch(report);
@@ -82,8 +77,10 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         onRegenerate={onRegenerate}
         onEdit={onEdit}
         onDelete={onDelete}
+        report={report}
         revealId={revealId}
         onRevealed={onRevealed}
+        empty={<EmptyState onPick={(prompt) => void onSend(prompt)} />}
       />
       <Composer
         mode={mode}

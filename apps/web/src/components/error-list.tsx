@@ -5,13 +5,12 @@ interface ErrorListProps {
   onDismiss(id: number): void;
 }
 
-/** Every failure stays on screen until the person dismisses it. */
+/** Every failure stays on screen, in words, until the person dismisses it; the protocol's code is on hover. */
 export function ErrorList({ errors, onDismiss }: ErrorListProps) {
   return (
     <div className="errors" role="alert" aria-live="assertive">
       {errors.map((error) => (
-        <p key={error.id} className="error">
-          {error.code && <strong className="error-code">{error.code}</strong>}
+        <p key={error.id} className="error" data-code={error.code} title={error.code && `Error code ${error.code}`}>
           <span className="error-message">{error.message}</span>
           <button type="button" className="quiet" onClick={() => onDismiss(error.id)} aria-label="Dismiss this error">
             ✕

@@ -1,8 +1,83 @@
-import { memo, useMemo } from 'react';
+import { memo, useLayoutEffect, useMemo, useRef, type MouseEvent } from 'react';
+import { COPIED_MS } from '../hooks/use-copy.js';
 import { renderMarkdown } from '../lib/safe-markdown.js';
 
-/** Model output as sanitised Markdown; re-rendered only when the text changes. */
-export const Markdown = memo(function Markdown({ text }: { text: string }) {
+// The highlighter and KaTeX are fetched the first time a message needs them, and then kept.
+let highlighter: Promise<typeof import('../lib/highlight.js')> | undefined;
+let typesetter: Promise<typeof import('../lib/math.js')> | undefined;
+
+interface MarkdownProps {
+  text: string;
+  report(error: unknown): void;
+}
+
+/**
+ * Model output as sanitised Markdown; re-rendered only when the text changes. Code blocks get their language and
+ * a Copy button, then colours; math is typeset. Both happen on the sanitised DOM, after it is in the page.
+ */
+export const Markdown = memo(function Markdown({ text, report }: MarkdownProps) {
   const html = useMemo(() => renderMarkdown(text), [text]);
-  return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+  const container = useRef<HTMLDivElement>(null);
+
+  useLayoutEffect(() => {
+    const root = container.current;
+    if (!root) return;
+    const blocks = [...root.querySelectorAll<HTMLElement>('pre > code')].map(frameCodeBlock);
+    const highlighted = blocks.filter((block) => block.language !== undefined);
+    if (highlighted.length > 0) {
+      highlighter ??= import('../lib/highlight.js');
+      highlighter.then(({ highlightCode }) => {
+        for (const { code, language } of highlighted) if (code.isConnected) highlightCode(code, language!);
+      }, report);
+    }
+    const formulas = [...root.querySelectorAll<HTMLElement>('.math')];
+    if (formulas.length > 0) {
+      typesetter ??= import('../lib/math.js');
+      typesetter.then(({ typesetMath }) => {
+        for (const formula of formulas) if (formula.isConnected) typesetMath(formula);
+      }, report);
+    }
+  }, [html, report]);
+
+  const onClick = (event: MouseEvent<HTMLDivElement>) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button.code-copy');
+    const code = button?.closest('.code-block')?.querySelector('code');
+    if (!button || !code) return;
+    const label = button.getAttribute('aria-label');
+    navigator.clipboard.writeText(code.textContent ?? '').then(() => {
+      button.textContent = 'Copied';
+      button.setAttribute('aria-label', 'Copied');
+      setTimeout(() => {
+        button.textContent = 'Copy';
+        if (label) button.setAttribute('aria-label', label);
+      }, COPIED_MS);
+    }, report);
+  };
+
+  return <div ref={container} className="markdown" onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />;
 });
+
+/** Puts a bar above a `<pre>` with the block's language and a Copy button (a button the sanitiser never sees). */
+function frameCodeBlock(code: HTMLElement): { code: HTMLElement; language: string | undefined } {
+  const language = /(?:^|\s)language-([\w+#.-]+)/.exec(code.className)?.[1];
+  const pre = code.parentElement!;
+  const frame = document.createElement('div');
+  frame.className = 'code-block';
+  const bar = document.createElement('div');
+  bar.className = 'code-bar';
+  const label = document.createElement('span');
+  label.className = 'code-language';
+  label.textContent = language ?? 'text';
+  const copy = document.createElement('button');
+  copy.type = 'button';
+  copy.className = 'quiet code-copy';
+  copy.tabIndex = -1;
+  copy.textContent = 'Copy';
+  copy.setAttribute('aria-label', language ? `Copy ${language} code` : 'Copy code');
+  bar.append(label, copy);
+  pre.replaceWith(frame);
+  frame.append(bar, pre);
+  // A code block that scrolls sideways must be reachable by keyboard to scroll it.
+  pre.tabIndex = 0;
+  return { code, language };
+}

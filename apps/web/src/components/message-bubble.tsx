@@ -1,24 +1,25 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
-import { memo } from 'react';
+import { memo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Markdown } from './markdown.js';
+import { MessageActions, type MessageActionHandlers } from './message-actions.js';
 import { SiblingSwitcher } from './sibling-switcher.js';
 
-interface MessageBubbleProps {
+interface MessageBubbleProps extends MessageActionHandlers {
   node: MessageNode;
   siblingIds: readonly string[];
   siblingIndex: number;
   isHead: boolean;
-  onAnchor(nodeId: string): void;
+  /** The one message of the list that is a tab stop (roving focus). */
+  isFocusStop: boolean;
   onShowBranch(nodeId: string): void;
-  onRegenerate(nodeId: string): void;
-  onEdit(node: MessageNode): void;
-  onDelete(nodeId: string): void;
+  onEdit(nodeId: string, userPrompt: string): void;
 }
 
 const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {
-  const { node, siblingIds, siblingIndex, isHead, onAnchor, onShowBranch, onRegenerate, onEdit, onDelete } = props;
+  const { node, siblingIds, siblingIndex, isHead, isFocusStop, onShowBranch, onEdit } = props;
+  const [editing, setEditing] = useState(false);
   const streaming = node.status === 'streaming';
   return (
     <article
@@ -28,10 +29,13 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
       data-node-id={node.id}
       data-status={node.status}
       data-length={node.content.length}
-      tabIndex={-1}
+      tabIndex={isFocusStop ? 0 : -1}
     >
       <header className="message-header">
-        <span className="message-author">{AUTHOR[node.role]}</span>
+        <span className="message-author">
+          {AUTHOR[node.role]}
+          {node.role === 'assistant' && node.model && <span className="message-model"> · {node.model}</span>}
+        </span>
         {siblingIds.length > 1 && (
           <SiblingSwitcher
             index={siblingIndex}
@@ -42,44 +46,62 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
             }}
           />
         )}
-        <button
-          type="button"
-          className="quiet anchor"
-          aria-pressed={isHead}
-          title={isHead ? 'The next prompt continues from this message' : 'Branch the next prompt from this message'}
-          onClick={() => onAnchor(node.id)}
-        >
-          ⚓ {isHead ? 'Head' : 'Anchor'}
-        </button>
-        {node.role === 'assistant' && (
-          <button type="button" className="quiet regenerate" title="Write this answer again, beside this one" onClick={() => onRegenerate(node.id)}>
-            ↻ Regenerate
-          </button>
-        )}
-        {node.role === 'user' && node.parentId !== null && (
-          <button type="button" className="quiet edit" title="Ask this differently, beside this message" onClick={() => onEdit(node)}>
-            ✎ Edit
-          </button>
-        )}
-        {node.parentId !== null && (
-          <button type="button" className="quiet delete" title="Delete this message and everything under it" onClick={() => onDelete(node.id)}>
-            🗑 Delete
-          </button>
-        )}
+        {!editing && <MessageActions {...props} onEdit={() => setEditing(true)} />}
       </header>
       <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
-        {node.role === 'user' ? (
+        {editing ? (
+          <EditForm
+            text={node.content}
+            onCancel={() => setEditing(false)}
+            onSubmit={(text) => {
+              setEditing(false);
+              onEdit(node.id, text);
+            }}
+          />
+        ) : node.role === 'user' ? (
           <p className="user-text">{node.content}</p>
         ) : streaming && node.content === '' ? (
           <p className="muted typing">Thinking…</p>
         ) : (
-          <Markdown text={node.content} />
+          <Markdown text={node.content} report={props.report} />
         )}
       </div>
       <MessageFooter node={node} />
     </article>
   );
 });
+
+/** Edit in place, as chat apps do: the new text is asked beside the old, which stays one ‹ › away. */
+function EditForm({ text, onSubmit, onCancel }: { text: string; onSubmit(text: string): void; onCancel(): void }) {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const entered = String(new FormData(event.currentTarget).get('prompt') ?? '').trim();
+    if (entered === '' || entered === text) onCancel();
+    else onSubmit(entered);
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      onCancel();
+    } else if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      event.currentTarget.form?.requestSubmit();
+    }
+  };
+  return (
+    <form className="edit-form" onSubmit={submit}>
+      <textarea name="prompt" aria-label="Edit message" defaultValue={text} rows={3} autoFocus onKeyDown={onKeyDown} />
+      <div className="edit-actions">
+        <button type="button" className="quiet" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="primary">
+          Send as a new branch
+        </button>
+      </div>
+    </form>
+  );
+}
 
 function MessageFooter({ node }: { node: MessageNode }) {
   if (node.status === 'interrupted')
@@ -88,14 +110,9 @@ function MessageFooter({ node }: { node: MessageNode }) {
         ✂ Interrupted: cut at <span className="cut-length">{node.content.length}</span> characters
       </p>
     );
-  if (node.status === 'failed') return <p className="message-note failed-note">The model failed here; the text above is what it wrote.</p>;
-  if (node.role === 'assistant' && node.status === 'completed' && node.model)
-    return (
-      <p className="message-note muted">
-        {node.model}
-        {node.usage?.outputTokens !== undefined && ` · ${node.usage.outputTokens} tokens`}
-      </p>
-    );
+  if (node.status === 'failed') return <p className="message-note failed-note">⚠ The model failed here; the text above is what it wrote.</p>;
+  if (node.role === 'assistant' && node.status === 'completed' && node.usage?.outputTokens !== undefined)
+    return <p className="message-note muted">{node.usage.outputTokens} tokens</p>;
   return null;
 }
 

@@ -1,28 +1,32 @@
-import type { MessageNode } from '@promethea/cpp-protocol';
 import type { BranchEntry } from '@promethea/cpp-react';
-import { useLayoutEffect, useRef } from 'react';
+import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { moveFocus } from '../lib/roving-focus.js';
 import { MessageBubble } from './message-bubble.js';
+import type { MessageActionHandlers } from './message-actions.js';
 
-interface MessageListProps {
+interface MessageListProps extends MessageActionHandlers {
   entries: BranchEntry[];
   headId: string | null;
-  onAnchor(nodeId: string): void;
   onShowBranch(nodeId: string): void;
-  onRegenerate(nodeId: string): void;
-  onEdit(node: MessageNode): void;
-  onDelete(nodeId: string): void;
+  onEdit(nodeId: string, userPrompt: string): void;
   /** A message to bring into view (a click in the tree), once it is on the branch. */
   revealId: string | undefined;
   onRevealed(): void;
+  /** Shown while the branch is empty. */
+  empty: ReactNode;
 }
 
 /** How close to the bottom (px) still counts as reading the newest text, so the view follows the stream. */
 const FOLLOW_MARGIN = 80;
 
-export function MessageList({ entries, headId, onAnchor, onShowBranch, onRegenerate, onEdit, onDelete, revealId, onRevealed }: MessageListProps) {
+export function MessageList(props: MessageListProps) {
+  const { entries, headId, revealId, onRevealed, empty } = props;
   const list = useRef<HTMLDivElement>(null);
   const following = useRef(true);
+  // The message that is the list's one tab stop: the last one focused, else the newest.
+  const [focusedId, setFocusedId] = useState<string>();
   const last = entries.at(-1)?.node;
+  const focusStopId = entries.some((entry) => entry.node.id === focusedId) ? focusedId : last?.id;
 
   useLayoutEffect(() => {
     const element = list.current;
@@ -45,21 +49,23 @@ export function MessageList({ entries, headId, onAnchor, onShowBranch, onRegener
       role="log"
       aria-label="Conversation"
       aria-relevant="additions"
-      tabIndex={0}
+      aria-describedby="message-list-keys"
       onScroll={(event) => {
         const element = event.currentTarget;
         following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_MARGIN;
       }}
+      onFocus={(event) => {
+        const id = (event.target as HTMLElement).closest<HTMLElement>('article.message')?.dataset.nodeId;
+        if (id !== undefined) setFocusedId(id);
+      }}
+      onKeyDown={(event) => {
+        if (list.current && moveFocus(list.current, event.target as HTMLElement, event.key)) event.preventDefault();
+      }}
     >
-      {entries.length === 0 && (
-        <div className="empty">
-          <h2>Ask anything</h2>
-          <p>
-            While the answer streams, keep typing: sending then <strong>pivots</strong> — the answer stops where you
-            are, and the conversation branches from there. <strong>Anchor</strong> any message to branch from it.
-          </p>
-        </div>
-      )}
+      <p id="message-list-keys" className="visually-hidden">
+        Up and down arrows move between messages; left and right arrows reach a message&apos;s actions.
+      </p>
+      {entries.length === 0 && empty}
       {entries.map(({ node, siblingIds, siblingIndex }) => (
         <MessageBubble
           key={node.id}
@@ -67,11 +73,14 @@ export function MessageList({ entries, headId, onAnchor, onShowBranch, onRegener
           siblingIds={siblingIds}
           siblingIndex={siblingIndex}
           isHead={node.id === headId}
-          onAnchor={onAnchor}
-          onShowBranch={onShowBranch}
-          onRegenerate={onRegenerate}
-          onEdit={onEdit}
-          onDelete={onDelete}
+          isFocusStop={node.id === focusStopId}
+          onShowBranch={props.onShowBranch}
+          onEdit={props.onEdit}
+          onAnchor={props.onAnchor}
+          onRegenerate={props.onRegenerate}
+          onContinue={props.onContinue}
+          onDelete={props.onDelete}
+          report={props.report}
         />
       ))}
     </div>

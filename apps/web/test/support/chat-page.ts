@@ -44,6 +44,20 @@ export class ChatPage {
     await this.composer.press('Enter');
   }
 
+  /** Sends "one", then "two", each once the answer before it is complete: the two turns many tests start from. */
+  async twoTurns(): Promise<{ first: ShownMessage; second: ShownMessage }> {
+    await this.send('one');
+    const first = await this.waitForAnswer('completed');
+    await this.send('two');
+    const second = await this.waitForAnswer('completed', { otherThan: first.id });
+    return { first, second };
+  }
+
+  /** The button of a message's toolbar (Copy, Edit, Regenerate, Continue, Anchor, Delete). */
+  action(id: string, name: string): Locator {
+    return this.message(id).getByRole('toolbar', { name: 'Message actions' }).getByRole('button', { name, exact: true });
+  }
+
   message(id: string): Locator {
     return this.messageList.locator(`article[data-node-id="${id}"]`);
   }

@@ -26,4 +26,12 @@ export class FrameRecorder {
   lastReceived(type: string): RecordedFrame | undefined {
     return this.received.findLast((frame) => frame.type === type);
   }
+
+  /** The text the server streamed into `nodeId`: what the model wrote, before any rendering. */
+  streamedText(nodeId: string): string {
+    return this.received
+      .filter((frame) => frame.type === 'CPP_STREAM_CHUNK' && frame.payload.nodeId === nodeId)
+      .map((frame) => String(frame.payload.delta))
+      .join('');
+  }
 }

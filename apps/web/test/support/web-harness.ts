@@ -71,7 +71,7 @@ export class WebHarness {
     return `http://127.0.0.1:${this.server.port}/`;
   }
 
-  /** A new browser profile (its own localStorage, so its own identity). */
+  /** A new browser profile (its own IndexedDB, so its own identity). */
   async newContext(viewport = DESKTOP): Promise<BrowserContext> {
     const context = await this.browser.newContext({ viewport });
     this.contexts.push(context);

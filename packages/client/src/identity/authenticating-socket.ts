@@ -1,4 +1,5 @@
-import { authStatementBytes, decodeServerFrame, encodeBase64Url, encodeClientFrame, type AuthChallengeFrame } from '@promethea/cpp-protocol';
+import { authStatementBytes, encodeBase64Url, encodeClientFrame, type AuthChallengeFrame } from '@promethea/cpp-protocol';
+import type { ClientPlatform } from '../client-platform.js';
 import type { WebSocketLike } from '../web-socket-like.js';
 import { WrappingSocket } from '../wrapping-socket.js';
 import type { DidSigner } from './did-signer.js';
@@ -30,6 +31,7 @@ export class AuthenticatingSocket extends WrappingSocket {
     private readonly signer: DidSigner,
     private readonly endpoint: URL,
     timeoutMs: number,
+    private readonly decode: ClientPlatform['decodeServerFrame'],
   ) {
     super(socket);
     socket.addEventListener('open', () => (this.deadline = setTimeout(() => this.giveUp(), timeoutMs)));
@@ -48,7 +50,7 @@ export class AuthenticatingSocket extends WrappingSocket {
   }
 
   private beforeAuthenticated(event: { data: unknown }): void {
-    const decoded = typeof event.data === 'string' ? decodeServerFrame(event.data) : undefined;
+    const decoded = typeof event.data === 'string' ? this.decode(event.data) : undefined;
     if (decoded?.ok && decoded.frame.type === 'CPP_AUTH_CHALLENGE') return void this.answer(decoded.frame.payload);
     if (decoded?.ok && decoded.frame.type === 'CPP_AUTH_ACCEPTED') {
       clearTimeout(this.deadline);

@@ -14,11 +14,11 @@ export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const identity = DidKeyIdentity.generate();
+  const identity = await DidKeyIdentity.generate({ extractable: true });
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   try {
     // 'wx': another process that created the file first wins, and its identity is read back below.
-    await writeFile(path, `${JSON.stringify(identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
+    await writeFile(path, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
     // The mode given to writeFile is narrowed by the umask, never widened; chmod makes it exact.
     await chmod(path, OWNER_ONLY);
     return identity;

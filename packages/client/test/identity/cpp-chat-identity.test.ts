@@ -23,7 +23,7 @@ describe('cpp-chat', () => {
 
     const file = join(CONFIG_HOME, 'cpp', 'identity.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const identity = DidKeyIdentity.fromStored(JSON.parse(readFileSync(file, 'utf8')));
+    const identity = await DidKeyIdentity.fromStored(JSON.parse(readFileSync(file, 'utf8')));
     const owner = new CPPClient({ endpoint: server.url, identity, reconnect: false });
     cleanups.push(() => owner.close());
     expect((await owner.listThreads()).map((thread) => thread.threadId)).toEqual(['thread_chat_identity']);

@@ -24,6 +24,9 @@ const ExpectedVersionSchema = z.number().int().nonnegative();
 /** A count of UTF-16 code units the client had shown of a streaming node. */
 const ContentLengthSchema = z.number().int().nonnegative();
 
+/** A count of UTF-16 code units the client had shown of a streaming node's reasoning. */
+const ReasoningLengthSchema = z.number().int().nonnegative();
+
 /** One of the ids `CPP_MODELS` lists; absent: the server's default model. */
 export const ModelIdSchema = z.string().min(1).max(200);
 
@@ -36,6 +39,7 @@ export const PivotInitFrameSchema = clientFrame(
     userPrompt: UserPromptSchema,
     newBranchNodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
+    receivedReasoningLength: ReasoningLengthSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
   }),
@@ -84,6 +88,7 @@ export const StreamStopFrameSchema = clientFrame(
     activeThreadId: ThreadIdSchema,
     nodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
+    receivedReasoningLength: ReasoningLengthSchema.optional(),
   }),
 );
 
@@ -107,7 +112,23 @@ export const RegenerateFrameSchema = clientFrame(
     userNodeId: MessageIdSchema,
     newNodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
+    receivedReasoningLength: ReasoningLengthSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
+  }),
+);
+
+/**
+ * Go on with an interrupted or failed answer: the same node streams again, its text continuing from where it stopped.
+ * Absent `model`: the model that wrote the node, when the server still offers it, else the default.
+ */
+export const ContinueFrameSchema = clientFrame(
+  'CPP_CONTINUE',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    expectedVersion: ExpectedVersionSchema.optional(),
+    model: ModelIdSchema.optional(),
   }),
 );
 
@@ -172,6 +193,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   ThreadListFrameSchema,
   SyncRequestFrameSchema,
   RegenerateFrameSchema,
+  ContinueFrameSchema,
   BranchDeleteFrameSchema,
   ModelListFrameSchema,
   AuthProofFrameSchema,
@@ -190,6 +212,7 @@ export type StreamStopFrame = z.infer<typeof StreamStopFrameSchema>;
 export type ThreadListFrame = z.infer<typeof ThreadListFrameSchema>;
 export type SyncRequestFrame = z.infer<typeof SyncRequestFrameSchema>;
 export type RegenerateFrame = z.infer<typeof RegenerateFrameSchema>;
+export type ContinueFrame = z.infer<typeof ContinueFrameSchema>;
 export type BranchDeleteFrame = z.infer<typeof BranchDeleteFrameSchema>;
 export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
 export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
@@ -199,5 +222,3 @@ export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];
-
-export const CLIENT_FRAME_TYPES = ClientFrameSchema.options.map((option) => option.shape.type.value) as readonly ClientFrameType[];

@@ -1,17 +1,9 @@
 import type { z } from 'zod';
 import { ErrorCode } from '../error-codes.js';
-import { CLIENT_FRAME_TYPES, ClientFrameSchema, type ClientFrame } from './client-frames.js';
-import { SERVER_FRAME_TYPES, ServerFrameSchema, type ServerFrame, type ServerFrameType, type ServerPayload } from './server-frames.js';
-
-export type DecodeFailure = {
-  ok: false;
-  code: typeof ErrorCode.BAD_FRAME | typeof ErrorCode.INVALID_FRAME | typeof ErrorCode.UNKNOWN_TYPE;
-  message: string;
-  /** The frame's `id` and `type`, when they could be read, so that the error can name the frame it answers. */
-  refId?: string;
-  refType?: string;
-};
-export type DecodeResult<Frame> = { ok: true; frame: Frame } | DecodeFailure;
+import { ClientFrameSchema, type ClientFrame } from './client-frames.js';
+import { frameReferences, readEnvelope, type DecodeResult } from './frame-envelope.js';
+import { CLIENT_FRAME_TYPES, SERVER_FRAME_TYPES } from './frame-types.js';
+import { ServerFrameSchema, type ServerFrame, type ServerFrameType, type ServerPayload } from './server-frames.js';
 
 /** The one place where a client frame's text becomes a value: JSON, then the envelope, then the frame's schema. */
 export function decodeClientFrame(text: string): DecodeResult<ClientFrame> {
@@ -64,33 +56,11 @@ export function encodeClientFrame(frame: ClientFrame): string {
 }
 
 function decodeFrame<Frame>(text: string, schema: z.ZodType<Frame>, knownTypes: readonly string[]): DecodeResult<Frame> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, code: ErrorCode.BAD_FRAME, message: 'frame is not valid JSON' };
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, code: ErrorCode.BAD_FRAME, message: 'frame must be a JSON object' };
-  }
-  const envelope = value as Record<string, unknown>;
-  const refs = references(envelope);
-  if (typeof envelope.type !== 'string') {
-    return { ok: false, code: ErrorCode.INVALID_FRAME, message: 'type: expected a string', ...refs };
-  }
-  if (!knownTypes.includes(envelope.type)) {
-    return { ok: false, code: ErrorCode.UNKNOWN_TYPE, message: `unknown frame type ${JSON.stringify(envelope.type.slice(0, 64))}`, ...refs };
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) return { ok: false, code: ErrorCode.INVALID_FRAME, message: describeIssue(parsed.error), ...refs };
+  const read = readEnvelope(text, knownTypes);
+  if (!read.ok) return read;
+  const parsed = schema.safeParse(read.frame);
+  if (!parsed.success) return { ok: false, code: ErrorCode.INVALID_FRAME, message: describeIssue(parsed.error), ...frameReferences(read.frame) };
   return { ok: true, frame: parsed.data };
-}
-
-function references(envelope: Record<string, unknown>): { refId?: string; refType?: string } {
-  const refs: { refId?: string; refType?: string } = {};
-  if (typeof envelope.id === 'string' && envelope.id.length <= 128) refs.refId = envelope.id;
-  if (typeof envelope.type === 'string' && envelope.type.length <= 64) refs.refType = envelope.type;
-  return refs;
 }
 
 function describeIssue(error: z.ZodError): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { serverFrame } from '../envelope.js';
 import { ERROR_CODES } from '../error-codes.js';
-import { MessageIdSchema, MessageNodeSchema } from '../node.js';
+import { MessageIdSchema, MessageNodeSchema, TextPartSchema } from '../node.js';
 import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
 import { ThreadIdSchema } from './client-frames.js';
 
@@ -13,16 +13,22 @@ const NodeMapSchema = z.record(z.string(), MessageNodeSchema);
 export const HaltReasonSchema = z.enum(['pivot', 'stop', 'shutdown', 'regenerate']);
 export type HaltReason = z.infer<typeof HaltReasonSchema>;
 
-/** §3.2.A — the generation of `interruptedNodeId` is over; its content is now exactly `finalContentLength` long. */
+/**
+ * §3.2.A — the generation of `interruptedNodeId` is over; its content is now exactly `finalContentLength` long, and its
+ * reasoning `finalReasoningLength` (absent: the node has no reasoning).
+ */
 export const StreamHaltedFrameSchema = serverFrame(
   'CPP_STREAM_HALTED',
   z.object({
     interruptedNodeId: MessageIdSchema,
     finalContentLength: LengthSchema,
-    /** The part of the last chunk that survives the cut (empty when nothing was kept). */
+    /** The part of the last chunk of the cut part that survives the cut (empty when nothing was kept). */
     lastChunkReceived: z.string(),
     threadId: ThreadIdSchema,
     reason: HaltReasonSchema,
+    finalReasoningLength: LengthSchema.optional(),
+    /** The part the cut fell in: `reasoning` when none of the answer was kept; absent: `content`. */
+    part: TextPartSchema.optional(),
   }),
 );
 
@@ -56,10 +62,13 @@ export const GraphPatchFrameSchema = serverFrame(
   }),
 );
 
-/** Text appended to a streaming node: `offset` is the node's content length before `delta`. */
+/**
+ * Text appended to one part of a streaming node (absent `part`: its content): `offset` is that part's length before
+ * `delta`.
+ */
 export const StreamChunkFrameSchema = serverFrame(
   'CPP_STREAM_CHUNK',
-  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, offset: LengthSchema, delta: z.string().min(1) }),
+  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, offset: LengthSchema, delta: z.string().min(1), part: TextPartSchema.optional() }),
 );
 
 export const FinishReasonSchema = z.enum(['stop', 'length', 'content-filter', 'other']);
@@ -169,5 +178,3 @@ export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];
-
-export const SERVER_FRAME_TYPES = ServerFrameSchema.options.map((option) => option.shape.type.value) as readonly ServerFrameType[];

@@ -7,14 +7,17 @@ export interface FinishInput {
   nodeId: string;
   status: Exclude<MessageNode['status'], 'streaming'>;
   content: string;
+  /** The node's final reasoning; absent: none. */
+  reasoning?: string;
   usage?: TokenUsage;
 }
 
-/** Ends a streaming node: completed, interrupted (stopped or halted) or failed, with its final text. */
+/** Ends a streaming node: completed, interrupted (stopped or halted) or failed, with its final text and reasoning. */
 export function planFinish(graph: ThreadGraph, input: FinishInput): TreeChange {
   const draft = new GraphDraft(graph);
   const node = draft.get(input.nodeId);
   if (node.status !== 'streaming') throw new Error(`node ${input.nodeId} is ${node.status}, not streaming`);
-  draft.update(input.nodeId, input.usage ? { status: input.status, content: input.content, usage: input.usage } : { status: input.status, content: input.content });
+  const { status, content, reasoning, usage } = input;
+  draft.update(input.nodeId, usage ? { status, content, reasoning, usage } : { status, content, reasoning });
   return draft.toChange();
 }

@@ -45,8 +45,11 @@ export class GraphDraft {
     this.changed.set(node.id, node);
   }
 
-  update(nodeId: string, fields: Partial<Pick<MessageNode, 'content' | 'status' | 'model' | 'usage'>>): void {
-    this.changed.set(nodeId, { ...this.get(nodeId), ...fields });
+  /** Empty or undefined `reasoning` leaves the node without reasoning, as a node that never reasoned has none. */
+  update(nodeId: string, fields: Partial<Pick<MessageNode, 'content' | 'reasoning' | 'status' | 'model' | 'usage'>>): void {
+    const node = { ...this.get(nodeId), ...fields };
+    if (!node.reasoning) delete node.reasoning;
+    this.changed.set(nodeId, node);
   }
 
   /** Removes a node that is not the root, with every node under it, from its parent's children. Returns their ids. */

@@ -1,4 +1,5 @@
 import type { GraphPatchFrame, StreamChunkFrame, StreamHaltedFrame, SyncGraphFrame } from '../frames/server-frames.js';
+import { partText, setPartText } from '../node.js';
 import { getNode, type ThreadGraph } from './thread-graph.js';
 
 /**
@@ -29,23 +30,34 @@ export function applyPatch(graph: ThreadGraph, payload: GraphPatchFrame['payload
   return 'applied';
 }
 
-/** A chunk applies at its offset; text already held (a resent chunk after a resync) is skipped, never doubled. */
+/**
+ * A chunk applies at its offset in its part (the content, or the reasoning); text already held (a resent chunk after
+ * a resync) is skipped, never doubled.
+ */
 export function applyChunk(graph: ThreadGraph, payload: StreamChunkFrame['payload']): MirrorOutcome {
   const node = getNode(graph, payload.nodeId);
   if (!node) return 'gap';
-  const held = node.content.length;
+  const part = payload.part ?? 'content';
+  const text = partText(node, part);
+  const held = text.length;
   if (payload.offset > held) return 'gap';
   const end = payload.offset + payload.delta.length;
   if (end <= held) return 'stale';
-  node.content += payload.delta.slice(held - payload.offset);
+  setPartText(node, part, text + payload.delta.slice(held - payload.offset));
   return 'applied';
 }
 
-/** The cut of a halted node may be shorter than what this client was sent (another client saw less). */
+/**
+ * The cut of a halted node may be shorter than what this client was sent (another client saw less): its content and
+ * its reasoning are trimmed each to its final length.
+ */
 export function applyHalted(graph: ThreadGraph, payload: StreamHaltedFrame['payload']): MirrorOutcome {
   const node = getNode(graph, payload.interruptedNodeId);
   if (!node) return 'gap';
-  if (node.content.length < payload.finalContentLength) return 'gap';
+  const reasoning = partText(node, 'reasoning');
+  const finalReasoningLength = payload.finalReasoningLength ?? 0;
+  if (node.content.length < payload.finalContentLength || reasoning.length < finalReasoningLength) return 'gap';
   node.content = node.content.slice(0, payload.finalContentLength);
+  setPartText(node, 'reasoning', reasoning.slice(0, finalReasoningLength));
   return 'applied';
 }

@@ -10,6 +10,8 @@ export interface PivotSpliceInput extends ExchangeInput {
    * which case it keeps its content and status and the prompt simply branches under it.
    */
   cutContent?: string;
+  /** The interrupted node's reasoning at the cut, with `cutContent`; absent: none. */
+  cutReasoning?: string;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface PivotSpliceInput extends ExchangeInput {
 export function planPivotSplice(graph: ThreadGraph, input: PivotSpliceInput): TreeChange {
   const draft = new GraphDraft(graph);
   draft.get(input.interruptedNodeId);
-  if (input.cutContent !== undefined) draft.update(input.interruptedNodeId, { status: 'interrupted', content: input.cutContent });
+  if (input.cutContent !== undefined) draft.update(input.interruptedNodeId, { status: 'interrupted', content: input.cutContent, reasoning: input.cutReasoning });
   addExchange(draft, input.interruptedNodeId, input);
   return draft.toChange();
 }

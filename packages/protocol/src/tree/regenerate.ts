@@ -9,7 +9,7 @@ import type { TreeChange } from './tree-change.js';
 export interface RegenerateInput extends AnswerInput {
   userNodeId: string;
   /** An answer of the user node that was streaming, halted: its text as the clients saw it. */
-  halted?: { nodeId: string; content: string };
+  halted?: { nodeId: string; content: string; reasoning?: string };
 }
 
 /**
@@ -19,7 +19,7 @@ export interface RegenerateInput extends AnswerInput {
 export function planRegenerate(graph: ThreadGraph, input: RegenerateInput): TreeChange {
   const draft = new GraphDraft(graph);
   const userNode = regeneratedPrompt(graph, input.userNodeId);
-  if (input.halted) draft.update(input.halted.nodeId, { status: 'interrupted', content: input.halted.content });
+  if (input.halted) draft.update(input.halted.nodeId, { status: 'interrupted', content: input.halted.content, reasoning: input.halted.reasoning });
   addAnswer(draft, userNode.id, input);
   return draft.toChange();
 }

@@ -80,6 +80,12 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-10',
     payload: { activeThreadId: THREAD_ID, userNodeId: 'msg_01h8v0', newNodeId: 'msg_01h8v2', receivedContentLength: 12, expectedVersion: 1 },
   },
+  CPP_CONTINUE: {
+    type: 'CPP_CONTINUE',
+    timestamp: TIMESTAMP,
+    id: 'request-continue',
+    payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', expectedVersion: 2, model: 'demo-reasoning' },
+  },
   CPP_BRANCH_DELETE: {
     type: 'CPP_BRANCH_DELETE',
     timestamp: TIMESTAMP,

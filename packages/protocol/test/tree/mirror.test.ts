@@ -123,3 +123,33 @@ describe('applyHalted', () => {
     expectUnchanged(mirrorWith('Hel'), (graph) => applyHalted(graph, halted(0, 'msg_unknown')), 'gap');
   });
 });
+
+describe('reasoning, a part of its own', () => {
+  const reasoningChunk = (offset: number, delta: string) => ({ threadId: syncPayload.threadId, nodeId: STREAMING, offset, delta, part: 'reasoning' as const });
+
+  it('appends reasoning chunks at their offset in the reasoning, apart from the content', () => {
+    const graph = mirrorWith('');
+    expect(applyChunk(graph, reasoningChunk(0, 'Let me'))).toBe('applied');
+    expect(applyChunk(graph, reasoningChunk(3, ' me think'))).toBe('applied');
+    expect(applyChunk(graph, { ...reasoningChunk(0, 'Answer'), part: 'content' })).toBe('applied');
+    expect(graph.nodes[STREAMING]).toMatchObject({ reasoning: 'Let me think', content: 'Answer' });
+  });
+
+  it('ignores reasoning already held and reports a gap past its end', () => {
+    const graph = mirrorWith('');
+    applyChunk(graph, reasoningChunk(0, 'Hmm'));
+    expectUnchanged(graph, (g) => applyChunk(g, reasoningChunk(0, 'Hm')), 'stale');
+    expectUnchanged(graph, (g) => applyChunk(g, reasoningChunk(4, 'x')), 'gap');
+  });
+
+  it('trims the reasoning to its final length and keeps the empty answer; a node without reasoning has none', () => {
+    const graph = mirrorWith('');
+    applyChunk(graph, reasoningChunk(0, 'Let me think'));
+    const halted = { interruptedNodeId: STREAMING, finalContentLength: 0, finalReasoningLength: 6, part: 'reasoning' as const, lastChunkReceived: 'Let me', threadId: syncPayload.threadId, reason: 'pivot' as const };
+    expect(applyHalted(graph, halted)).toBe('applied');
+    expect(graph.nodes[STREAMING]).toMatchObject({ reasoning: 'Let me', content: '' });
+    expect(applyHalted(graph, { ...halted, finalReasoningLength: 0 })).toBe('applied');
+    expect(graph.nodes[STREAMING]).not.toHaveProperty('reasoning');
+    expectUnchanged(mirrorWith(''), (g) => applyHalted(g, halted), 'gap');
+  });
+});

@@ -8,6 +8,7 @@ import type { AccessOptions } from './access-options.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { ANY_HOST } from './host-policy.js';
 import { ConnectionCounter } from './limits/connection-counter.js';
+import { GenerationLimiter } from './limits/generation-limiter.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
 import { MemoryReplayCache } from './replay-cache.js';
 import { ThreadAccess } from './thread-access.js';
@@ -23,6 +24,8 @@ const CLOCK_SKEW_MS = 2_000;
 export class AccessControl {
   readonly limits: ServerLimits;
   readonly threads: ThreadAccess;
+  /** The answers being written at once, per connection, identity and server: every answer starts through it. */
+  readonly generations: GenerationLimiter;
   private readonly admission: AdmissionSettings;
   private readonly dids = new ConnectionCounter();
   private readonly replayCache;
@@ -32,6 +35,7 @@ export class AccessControl {
     const auth = options.auth ?? 'claimed';
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
+    this.generations = new GenerationLimiter(this.limits);
     this.admission = {
       auth,
       allowedOrigins: options.allowedOrigins ?? ['*'],

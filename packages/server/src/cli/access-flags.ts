@@ -27,6 +27,9 @@ const LIMIT_FLAGS = {
   maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
   maxThreadBytes: { flag: '--max-thread-bytes <bytes>', attribute: 'maxThreadBytes', env: 'CPP_MAX_THREAD_BYTES', description: 'bytes of text (UTF-8) one thread may hold' },
   syncsPerMinute: { flag: '--max-syncs-per-minute <count>', attribute: 'maxSyncsPerMinute', env: 'CPP_MAX_SYNCS_PER_MINUTE', description: 'full syncs one identity may ask for per minute' },
+  maxGenerationsPerConnection: { flag: '--max-generations-per-connection <count>', attribute: 'maxGenerationsPerConnection', env: 'CPP_MAX_GENERATIONS_PER_CONNECTION', description: 'answers one connection may have being written at once' },
+  maxGenerationsPerIdentity: { flag: '--max-generations-per-identity <count>', attribute: 'maxGenerationsPerIdentity', env: 'CPP_MAX_GENERATIONS_PER_IDENTITY', description: 'answers one identity may have being written at once' },
+  maxGenerations: { flag: '--max-generations <count>', attribute: 'maxGenerations', env: 'CPP_MAX_GENERATIONS', description: 'answers the server may be writing at once' },
   handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
   authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
   idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
@@ -52,7 +55,15 @@ export interface AccessFlags extends LimitFlagValues {
 }
 
 /** Limits the CLI sets where CPPServer leaves them to the deployment: a public server needs them. */
-const CLI_LIMITS: ServerLimits = { ...DEFAULT_LIMITS, maxConnectionsPerIp: 256, maxConnectionsPerDid: 32, maxThreadsPerDid: 10_000 };
+const CLI_LIMITS: ServerLimits = {
+  ...DEFAULT_LIMITS,
+  maxConnectionsPerIp: 256,
+  maxConnectionsPerDid: 32,
+  maxThreadsPerDid: 10_000,
+  maxGenerationsPerConnection: 8,
+  maxGenerationsPerIdentity: 16,
+  maxGenerations: 256,
+};
 
 export function addAccessFlags(program: Command): Command {
   program

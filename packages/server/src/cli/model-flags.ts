@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from '../model/provider-config.js';
+import { demoModels } from '../model/demo-provider.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { decimal, integer } from './argument-parsers.js';
 import { type ConfiguredModels, readModelsFile } from './models-file.js';
@@ -19,6 +20,7 @@ export interface ModelFlags {
   maxRetries?: number;
   retryBaseDelayMs?: number;
   demoDelayMs?: number;
+  thinkingBudgetTokens?: number;
 }
 
 export function addModelFlags(program: Command): void {
@@ -35,7 +37,10 @@ export function addModelFlags(program: Command): void {
     .addOption(new Option('--stall-timeout-ms <ms>', 'cut an answer whose stream sends nothing for this long').env('CPP_STALL_TIMEOUT_MS').argParser(integer))
     .addOption(new Option('--max-retries <count>', 'further attempts after a 429 or 5xx before the first token').env('CPP_MAX_RETRIES').argParser(integer))
     .addOption(new Option('--retry-base-delay-ms <ms>', 'wait before the first retry, doubled for each next one').env('CPP_RETRY_BASE_DELAY_MS').argParser(integer))
-    .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer));
+    .addOption(new Option('--demo-delay-ms <ms>', 'pause before each word of the demo model').env('CPP_DEMO_DELAY_MS').argParser(integer))
+    .addOption(
+      new Option('--thinking-budget-tokens <count>', 'anthropic: switch on extended thinking with this many tokens to think in').env('CPP_THINKING_BUDGET_TOKENS').argParser(integer),
+    );
 }
 
 /**
@@ -48,6 +53,7 @@ export async function configuredModels(flags: ModelFlags): Promise<ConfiguredMod
     const { firstTokenTimeoutMs, stallTimeoutMs, maxRetries, retryBaseDelayMs } = config;
     return readModelsFile(flags.modelsFile, withoutUnset({ firstTokenTimeoutMs, stallTimeoutMs, maxRetries, retryBaseDelayMs }));
   }
+  if (config.provider === 'demo') return { models: demoModels({ delayMs: config.demoDelayMs }), descriptions: [describeProvider(config)] };
   return { models: [{ provider: createModelProvider(config) }], descriptions: [describeProvider(config)] };
 }
 
@@ -69,5 +75,6 @@ export function modelConfigOf(flags: ModelFlags): ProviderConfig {
     maxRetries: flags.maxRetries,
     retryBaseDelayMs: flags.retryBaseDelayMs,
     demoDelayMs: flags.demoDelayMs,
+    thinkingBudgetTokens: flags.thinkingBudgetTokens,
   };
 }

@@ -28,6 +28,8 @@ const ModelsFileEntrySchema = z.strictObject({
   maxRetries: Count.optional(),
   retryBaseDelayMs: Count.optional(),
   demoDelayMs: Count.optional(),
+  /** Anthropic's extended thinking: its minimum budget is 1,024 tokens. */
+  thinkingBudgetTokens: z.number().int().min(1024).optional(),
 });
 
 const ModelsFileSchema = z.strictObject({

@@ -9,6 +9,8 @@ export interface AnswerHooks {
   onChunk(offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: AnswerOutcome): void;
+  /** The model call is over or abandoned, by its end or a halt: called once. */
+  onStopped(): void;
 }
 
 export interface HaltPoint {
@@ -80,6 +82,7 @@ export class AnswerStream {
       this.controller.abort();
       this.pacer.discard();
       this.observation.ended(this.result({ kind: 'halted' }));
+      this.hooks.onStopped();
     }
     return { content: this.content, chunkStarts: this.chunkStarts };
   }
@@ -128,6 +131,7 @@ export class AnswerStream {
     this.halted = true;
     this.outcome = outcome;
     this.observation.ended(this.result(outcome));
+    this.hooks.onStopped();
     this.hooks.onEnd(outcome);
   }
 

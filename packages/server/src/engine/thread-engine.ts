@@ -48,6 +48,11 @@ export interface ThreadEngineDependencies {
   persister: StreamPersister;
   observer: EngineObserver;
   limits: ThreadLimits;
+  /**
+   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
+   * the returned function uncounts it once the answer stops.
+   */
+  admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners; the engine completes what they leave undone. */
   pivotListeners(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
@@ -256,7 +261,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   spawn(planned: TreeChange, assistantNodeId: string, requester: Subscriber): AnswerStream {
-    return this.answerStream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
+    try {
+      return this.answerStream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
   }
 
   /**
@@ -371,6 +381,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   /** A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. */
   private answerStream(assistantNodeId: string, requester: Subscriber, branch: ReturnType<typeof pathToRoot>): AnswerStream {
+    const admitted = this.dependencies.admitGeneration(requester);
     const messages = modelMessages(branch.slice(0, -1));
     const model = this.models.providerOf(branch.at(-1)?.model);
     const { threadId } = this;
@@ -398,6 +409,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
           this.generation.end(stream);
           this.queue.run(() => this.finish(stream)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
+        onStopped: admitted,
       },
       this.dependencies.chunkIntervalMs,
       observation,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ModelEntry } from './model-catalog.js';
 import type { ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
 
 export interface DemoProviderOptions {
@@ -6,6 +7,8 @@ export interface DemoProviderOptions {
   delayMs?: number;
   /** Words in each answer. Default 120. */
   words?: number;
+  /** The reasoning mode (model `demo-reasoning`): reason in this many words before each answer. Default 0: none. */
+  reasoningWords?: number;
 }
 
 const SENTENCES = [
@@ -26,25 +29,86 @@ const SENTENCES = [
  */
 export class DemoProvider implements ModelProvider {
   readonly provider = 'demo';
-  readonly model = 'cpp-demo';
+  readonly model: string;
+  readonly reasoning: boolean;
   private readonly delayMs: number;
   private readonly words: number;
+  private readonly reasoningWords: number;
 
   constructor(options: DemoProviderOptions = {}) {
     this.delayMs = options.delayMs ?? 40;
     this.words = options.words ?? 120;
+    this.reasoningWords = options.reasoningWords ?? 0;
+    this.reasoning = this.reasoningWords > 0;
+    this.model = this.reasoning ? 'demo-reasoning' : 'cpp-demo';
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
-    const prompt = request.messages.at(-1)?.content ?? '';
-    const words = composeAnswer(prompt, request.messages.length, this.words);
-    for (const [index, word] of words.entries()) {
-      if (this.delayMs > 0) await sleep(this.delayMs, undefined, { signal: request.signal });
-      request.signal.throwIfAborted();
-      yield { type: 'text-delta', text: index === 0 ? word : ` ${word}` };
+    const { prompt, turn, partial } = demoTurn(request);
+    const words = composeAnswer(prompt, turn, this.words);
+    for (const [index, word] of composeReasoning(prompt, this.reasoningWords).entries()) {
+      await this.pace(request.signal);
+      yield { type: 'reasoning-delta', text: index === 0 ? word : ` ${word}` };
+    }
+    for (const delta of continuationOf(words, partial)) {
+      await this.pace(request.signal);
+      yield { type: 'text-delta', text: delta };
     }
     yield { type: 'finish', finishReason: 'stop', usage: { inputTokens: countWords(request.messages.map((m) => m.content).join(' ')), outputTokens: words.length } };
   }
+
+  private async pace(signal: AbortSignal): Promise<void> {
+    if (this.delayMs > 0) await sleep(this.delayMs, undefined, { signal });
+    signal.throwIfAborted();
+  }
+}
+
+/**
+ * The demo models a server offers when none is configured: `cpp-demo`, the default, and `demo-reasoning`, which
+ * reasons in 40 words before it answers (its reasoning streams apart from its answer, and can be pivoted).
+ */
+export function demoModels(options: Omit<DemoProviderOptions, 'reasoningWords'> = {}): ModelEntry[] {
+  return [
+    { provider: new DemoProvider(options), label: 'Demo' },
+    { provider: new DemoProvider({ ...options, reasoningWords: 40 }), label: 'Demo (reasoning)' },
+  ];
+}
+
+/**
+ * The prompt a request answers, its turn, and, when it continues a partial answer (CPP_CONTINUE), that answer's text:
+ * the same conversation's turn then has the partial answer after the prompt.
+ */
+function demoTurn(request: ModelRequest): { prompt: string; turn: number; partial: string } {
+  const { messages } = request;
+  if (!request.continues) return { prompt: messages.at(-1)?.content ?? '', turn: messages.length, partial: '' };
+  return { prompt: messages.at(-2)?.content ?? '', turn: messages.length - 1, partial: messages.at(-1)?.content ?? '' };
+}
+
+/**
+ * The deltas of an answer of `words` after `partial`: the rest of it, word by word, when the partial text is its
+ * beginning (the demo model continues its own answer as it would have gone on); the whole answer otherwise.
+ */
+function continuationOf(words: readonly string[], partial: string): string[] {
+  const answer = words.join(' ');
+  const rest = answer.startsWith(partial) ? answer.slice(partial.length) : `${partial ? ' ' : ''}${answer}`;
+  return rest.match(/\s*\S+/g) ?? [];
+}
+
+const REASONING = [
+  'The question is about "{prompt}".',
+  'First, recall what this branch of the conversation has said so far.',
+  'Then choose the sentences that answer it, in a sensible order.',
+  'Keep the answer short and plain.',
+  'A pivot right now would keep this reasoning as far as it was shown, and no answer.',
+];
+
+/** What the reasoning mode thinks before an answer: `length` words, the prompt quoted in the first sentence. */
+function composeReasoning(prompt: string, length: number): string[] {
+  if (length === 0) return [];
+  const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
+  const words: string[] = [];
+  for (let sentence = 0; words.length < length; sentence += 1) words.push(...REASONING[sentence % REASONING.length]!.replace('{prompt}', quoted).split(' '));
+  return words.slice(0, length);
 }
 
 function composeAnswer(prompt: string, turn: number, length: number): string[] {

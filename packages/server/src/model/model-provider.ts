@@ -8,14 +8,29 @@ export interface ModelMessage {
 
 export interface ModelRequest {
   messages: ModelMessage[];
+  /**
+   * The last message is the assistant's own answer, cut short, which the model goes on with (CPP_CONTINUE): what it
+   * streams follows that text and does not repeat it. A provider with an assistant prefill gives the text as one;
+   * the others send `messagesToContinue(messages)`.
+   */
+  continues?: boolean;
   /** Aborted on pivot, stop or shutdown: the provider must end its upstream request at once. */
   signal: AbortSignal;
+}
+
+/** What a model without an assistant prefill is asked after its partial answer, to go on with it. */
+export const CONTINUE_INSTRUCTION =
+  'Your previous answer was cut off. Continue it exactly where it stopped, without repeating any of it and without remarking on the interruption.';
+
+/** The messages of a request, and, when it continues a partial answer, the instruction to go on with it. */
+export function messagesToContinue(request: Pick<ModelRequest, 'messages' | 'continues'>): ModelMessage[] {
+  return request.continues ? [...request.messages, { role: 'user', content: CONTINUE_INSTRUCTION }] : request.messages;
 }
 
 /**
  * Parts of a model stream, keyed on `type` as in the AI SDK. `reasoning-delta` is text a model reasons in before (or
  * between) its answer's text: never part of the answer. It keeps a reasoning model's stream alive for the first-token
- * and stall timeouts; the engine does not stream it to clients yet.
+ * and stall timeouts, and streams to clients as the node's reasoning.
  */
 export type ModelStreamPart =
   | { type: 'text-delta'; text: string }

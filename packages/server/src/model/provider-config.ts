@@ -27,6 +27,11 @@ export interface ProviderConfig {
   retryBaseDelayMs?: number;
   /** The demo model's pause before each word. */
   demoDelayMs?: number;
+  /**
+   * Anthropic only: switch on extended thinking, with this many tokens to think in (at least 1,024), on top of
+   * `maxTokens` for the answer. The model then reasons (`reasoning` defaults to true).
+   */
+  thinkingBudgetTokens?: number;
 }
 
 export function isProviderKind(value: string): value is ProviderKind {
@@ -60,6 +65,8 @@ export interface ProviderSettings {
   temperature?: number;
   maxTokens?: number;
   reasoning: boolean;
+  /** Anthropic's extended thinking, when set: the tokens it may think in. */
+  thinkingBudgetTokens?: number;
   policy: GenerationPolicy;
 }
 

@@ -43,6 +43,8 @@ function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'd
   const defaults = PROVIDER_DEFAULTS[kind];
   if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) throw new Error('The model base URL must be an http:// or https:// URL');
   const model = config.model ?? defaults.model;
+  const { thinkingBudgetTokens } = config;
+  if (thinkingBudgetTokens !== undefined && kind !== 'anthropic') throw new Error('Only the anthropic provider takes a thinking budget');
   return {
     baseUrl: config.baseUrl ?? defaults.baseUrl,
     model,
@@ -50,7 +52,8 @@ function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'd
     systemPrompt: config.systemPrompt || undefined,
     temperature: config.temperature,
     maxTokens: config.maxTokens ?? defaults.maxTokens,
-    reasoning: config.reasoning ?? isReasoningModelName(model),
+    reasoning: config.reasoning ?? (thinkingBudgetTokens !== undefined || isReasoningModelName(model)),
+    ...(thinkingBudgetTokens === undefined ? {} : { thinkingBudgetTokens }),
     policy: {
       firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? defaults.policy.firstTokenTimeoutMs,
       stallTimeoutMs: config.stallTimeoutMs ?? defaults.policy.stallTimeoutMs,

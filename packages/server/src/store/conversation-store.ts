@@ -1,4 +1,4 @@
-import type { SearchHit, ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, TextPart, ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 
 /** A thread's metadata, beside its graph. */
 export interface ThreadRecord {
@@ -23,13 +23,15 @@ export interface CommitMeta {
 }
 
 /**
- * Text streamed into one `streaming` node since its last save: its characters from `offset` on, in UTF-16 code
- * units as CPP_STREAM_CHUNK offsets are.
+ * Text streamed into one part of a `streaming` node since its last save: the part's characters from `offset` on, in
+ * UTF-16 code units as CPP_STREAM_CHUNK offsets are.
  */
 export interface StreamedText {
   threadId: string;
   nodeId: string;
-  /** How much of the node's text was saved before: `text` follows it. */
+  /** The node's content (absent) or its reasoning: each part is saved and spelled by itself. */
+  part?: TextPart;
+  /** How much of the part's text was saved before: `text` follows it. */
   offset: number;
   text: string;
 }
@@ -87,8 +89,8 @@ export interface ConversationStore {
    * Saves the text streamed into `streaming` nodes since their last save, in one transaction for the whole batch:
    * a server saves every running answer at once, and writes only what each one streamed since (rewriting each
    * answer's whole text every time grows with the answers, tens of megabytes a second at a thousand streams). Not
-   * a structural change: neither a version nor an `updatedAt` moves. Each entry saves `text` as the node's text
-   * from `offset` on, and is skipped when its node is no longer streaming or is not in the thread named, while
+   * a structural change: neither a version nor an `updatedAt` moves. Each entry saves `text` as the text of the
+   * node's part (its content, or its reasoning: each part by itself, as below) from `offset` on, and is skipped when its node is no longer streaming or is not in the thread named, while
    * the others apply, so a late batch cannot undo a commit. A node's text is then its pieces written in order of
    * offset, each from its offset on, up to the first that would leave a gap (`spellStreamedText`): a save retried
    * at the same offset replaces the first, a piece after a lost one is not part of it. Within a batch, a later
@@ -98,7 +100,7 @@ export interface ConversationStore {
   saveStreamedText(batch: readonly StreamedText[]): Promise<void>;
 
   /**
-   * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text last saved, and
+   * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text and reasoning last saved, and
    * each thread concerned gets one new version and `updatedAt = now`. Returns the ids of those threads, sorted.
    */
   interruptStreamingNodes(now: number): Promise<string[]>;

@@ -3,7 +3,7 @@ import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadR
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText, rankHits } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
-import { endedAnswerIds, spellStreamedText, withStreamedText, type TextPieceRow } from './streamed-text.js';
+import { endedAnswerIds, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 interface MemoryThread {
   record: ThreadRecord;
@@ -22,8 +22,11 @@ export class MemoryStore implements ConversationStore {
   private readonly threads = new Map<string, MemoryThread>();
   /** Node id → thread id, for the uniqueness of node ids across threads. */
   private readonly nodeThreads = new Map<string, string>();
-  /** Streaming node id → its saved pieces of text by offset, as the SQL stores keep them in a table of their own. */
-  private readonly pieces = new Map<string, Map<number, string>>();
+  /**
+   * Streaming node id → its saved pieces of text by part and offset (`content:12`), as the SQL stores keep them in a
+   * table of their own.
+   */
+  private readonly pieces = new Map<string, Map<string, TextPieceRow>>();
   private closed = false;
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -139,10 +142,10 @@ export class MemoryStore implements ConversationStore {
 
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     this.ensureOpen();
-    for (const { threadId, nodeId, offset, text } of batch) {
+    for (const { threadId, nodeId, part = 'content', offset, text } of batch) {
       if (this.threads.get(threadId)?.nodes.get(nodeId)?.status !== 'streaming') continue;
-      const pieces = this.pieces.get(nodeId) ?? new Map<number, string>();
-      pieces.set(offset, text);
+      const pieces = this.pieces.get(nodeId) ?? new Map<string, TextPieceRow>();
+      pieces.set(`${part}:${offset}`, { nodeId, part, offset, text });
       this.pieces.set(nodeId, pieces);
     }
   }
@@ -154,7 +157,7 @@ export class MemoryStore implements ConversationStore {
       const streaming = [...thread.nodes.values()].filter((node) => node.status === 'streaming');
       if (streaming.length === 0) continue;
       for (const node of streaming) {
-        node.content = spellStreamedText(node.content, this.piecesOf(node.id));
+        Object.assign(node, spellParts(node, this.piecesOf(node.id)));
         node.status = 'interrupted';
         this.pieces.delete(node.id);
       }
@@ -170,7 +173,7 @@ export class MemoryStore implements ConversationStore {
   }
 
   private piecesOf(nodeId: string): TextPieceRow[] {
-    return [...(this.pieces.get(nodeId) ?? [])].map(([offset, text]) => ({ nodeId, offset, text }));
+    return [...(this.pieces.get(nodeId)?.values() ?? [])];
   }
 
   /** A closed store refuses work like a closed database does, so tests catch use after close. */

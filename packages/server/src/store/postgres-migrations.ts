@@ -74,6 +74,15 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX threads_title_search ON threads USING gin (title_search);
     `,
   },
+  {
+    name: 'reasoning',
+    sql: `
+    -- A node's reasoning beside its content (NULL: none), and streamed pieces of either part, each spelled by itself.
+    ALTER TABLE nodes ADD COLUMN reasoning text;
+    ALTER TABLE streamed_text ADD COLUMN part text NOT NULL DEFAULT 'content' CHECK (part IN ('content', 'reasoning'));
+    ALTER TABLE streamed_text DROP CONSTRAINT streamed_text_pkey, ADD PRIMARY KEY (node_id, part, text_offset);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

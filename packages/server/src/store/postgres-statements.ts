@@ -23,7 +23,7 @@ export const POSTGRES_STATEMENTS = {
     SET root_node_id = $2, head_node_id = $3, version = $4, updated_at = $5, title = COALESCE($6, title)
     WHERE thread_id = $1`,
   selectNodes: `
-    SELECT node_id AS "nodeId", thread_id AS "threadId", parent_id AS "parentId", role, content, status,
+    SELECT node_id AS "nodeId", thread_id AS "threadId", parent_id AS "parentId", role, content, reasoning, status,
            created_at AS "createdAt", model, usage::text AS usage
     FROM nodes WHERE thread_id = $1 ORDER BY seq`,
   selectNodeThread: 'SELECT thread_id AS "threadId" FROM nodes WHERE node_id = $1',
@@ -31,40 +31,40 @@ export const POSTGRES_STATEMENTS = {
   // The WHERE leaves a node of another thread alone (no row affected): the store reads that as a conflict. Being
   // part of the upsert, the check also holds against a concurrent transaction inserting the same id.
   upsertNode: `
-    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage)
-    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb)
+    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning)
+    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10)
     ON CONFLICT (node_id) DO UPDATE SET
-      parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
+      parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
     WHERE nodes.thread_id = excluded.thread_id`,
   // Their streamed pieces go with them (ON DELETE CASCADE).
   deleteNodes: 'DELETE FROM nodes WHERE thread_id = $1 AND node_id = ANY ($2::text[])',
   // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
   selectStreamedText: `
-    SELECT streamed_text.node_id AS "nodeId", text_offset AS "offset", text
+    SELECT streamed_text.node_id AS "nodeId", part, text_offset AS "offset", text
     FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
     WHERE nodes.thread_id = $1 AND nodes.status = 'streaming'`,
-  // A whole batch in one statement, so in one transaction and one round trip. Entries come as four parallel
-  // arrays; the last entry for a node and offset wins, as it would one entry after another. The nodes are locked
+  // A whole batch in one statement, so in one transaction and one round trip. Entries come as five parallel
+  // arrays; the last entry for a node, part and offset wins, as it would one entry after another. The nodes are locked
   // FOR SHARE, in node id order, until the pieces are in: a commit that ends one of them (and deletes its pieces)
   // waits, or, having come first, leaves it no longer streaming, and its pieces are not written. Pieces go in in
   // node id order too, so two batches writing the same pieces wait for each other instead of deadlocking.
   insertStreamedText: `
     WITH batch AS (
-      SELECT DISTINCT ON (thread_id, node_id, text_offset) thread_id, node_id, text_offset, text
-      FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[]) WITH ORDINALITY AS entry (thread_id, node_id, text_offset, text, position)
-      ORDER BY thread_id, node_id, text_offset, position DESC
+      SELECT DISTINCT ON (thread_id, node_id, part, text_offset) thread_id, node_id, part, text_offset, text
+      FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::text[]) WITH ORDINALITY AS entry (thread_id, node_id, text_offset, text, part, position)
+      ORDER BY thread_id, node_id, part, text_offset, position DESC
     ), locked AS MATERIALIZED (
       SELECT nodes.node_id, nodes.thread_id FROM nodes
       WHERE nodes.status = 'streaming' AND (nodes.node_id, nodes.thread_id) IN (SELECT node_id, thread_id FROM batch)
       ORDER BY nodes.node_id
       FOR SHARE OF nodes
     )
-    INSERT INTO streamed_text (node_id, text_offset, text)
-    SELECT batch.node_id, batch.text_offset, batch.text
+    INSERT INTO streamed_text (node_id, part, text_offset, text)
+    SELECT batch.node_id, batch.part, batch.text_offset, batch.text
     FROM batch JOIN locked ON locked.node_id = batch.node_id AND locked.thread_id = batch.thread_id
-    ORDER BY batch.node_id, batch.text_offset
-    ON CONFLICT (node_id, text_offset) DO UPDATE SET text = excluded.text`,
+    ORDER BY batch.node_id, batch.part, batch.text_offset
+    ON CONFLICT (node_id, part, text_offset) DO UPDATE SET text = excluded.text`,
   deleteStreamedText: 'DELETE FROM streamed_text WHERE node_id = ANY ($1::text[])',
   // Threads are locked before their nodes, in id order: the same order as a commit's, so recovery and commits
   // cannot deadlock.
@@ -73,13 +73,13 @@ export const POSTGRES_STATEMENTS = {
     WHERE thread_id IN (SELECT thread_id FROM nodes WHERE status = 'streaming')
     ORDER BY thread_id FOR UPDATE`,
   selectStreamingNodes: `
-    SELECT node_id AS "nodeId", thread_id AS "threadId", content FROM nodes
+    SELECT node_id AS "nodeId", thread_id AS "threadId", content, reasoning FROM nodes
     WHERE status = 'streaming' AND thread_id = ANY ($1::text[])`,
   selectStreamedTextOf: `
-    SELECT node_id AS "nodeId", text_offset AS "offset", text FROM streamed_text WHERE node_id = ANY ($1::text[])`,
+    SELECT node_id AS "nodeId", part, text_offset AS "offset", text FROM streamed_text WHERE node_id = ANY ($1::text[])`,
   interruptNodes: `
-    UPDATE nodes SET status = 'interrupted', content = recovered.content
-    FROM unnest($1::text[], $2::text[]) AS recovered (node_id, content)
+    UPDATE nodes SET status = 'interrupted', content = recovered.content, reasoning = recovered.reasoning
+    FROM unnest($1::text[], $2::text[], $3::text[]) AS recovered (node_id, content, reasoning)
     WHERE nodes.node_id = recovered.node_id`,
   // $2 is a tsquery of every term as a prefix (term:* & …).
   searchTitles: `

@@ -6,9 +6,9 @@ import { createPool, type PostgresConnectionOptions } from './postgres-connectio
 import { migrate } from './postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
 import { inTransaction } from './postgres-transaction.js';
-import { fromNodeRow, toNodeRow, type NodeRow, type ThreadRow } from './sql-rows.js';
+import { fromNodeRow, toNodeRow, type NodeRow, type StreamingNodeRow, type ThreadRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
-import { endedAnswerIds, piecesByNode, spellStreamedText, withStreamedText, type TextPieceRow } from './streamed-text.js';
+import { endedAnswerIds, piecesByNode, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** Told about the schema migrations run at open. */
@@ -121,6 +121,7 @@ export class PostgresStore implements ConversationStore {
       batch.map((entry) => entry.nodeId),
       batch.map((entry) => entry.offset),
       batch.map((entry) => entry.text),
+      batch.map((entry) => entry.part ?? 'content'),
     ];
     await this.pool.query(SQL.insertStreamedText, columns);
   }
@@ -159,7 +160,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
   if (change.removedNodeIds?.length) await client.query(SQL.deleteNodes, [threadId, change.removedNodeIds]);
   for (const node of change.nodes) {
     const row = toNodeRow(threadId, node);
-    const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage];
+    const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage, row.reasoning];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) {
       const [owner] = (await client.query<{ threadId: string }>(SQL.selectNodeThread, [node.id])).rows;
@@ -174,11 +175,11 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
 
 async function interruptInTransaction(client: PoolClient, now: number): Promise<string[]> {
   const locked = (await client.query<{ threadId: string }>(SQL.lockStreamingThreads)).rows.map((row) => row.threadId);
-  const streaming = (await client.query<{ nodeId: string; threadId: string; content: string }>(SQL.selectStreamingNodes, [locked])).rows;
+  const streaming = (await client.query<StreamingNodeRow>(SQL.selectStreamingNodes, [locked])).rows;
   const nodeIds = streaming.map((node) => node.nodeId);
   const pieces = piecesByNode((await client.query<TextPieceRow>(SQL.selectStreamedTextOf, [nodeIds])).rows);
-  const contents = streaming.map((node) => spellStreamedText(node.content, pieces.get(node.nodeId) ?? []));
-  await client.query(SQL.interruptNodes, [nodeIds, contents]);
+  const texts = streaming.map((node) => spellParts({ content: node.content, reasoning: node.reasoning ?? '' }, pieces.get(node.nodeId) ?? []));
+  await client.query(SQL.interruptNodes, [nodeIds, texts.map((text) => text.content), texts.map((text) => text.reasoning || null)]);
   await client.query(SQL.deleteStreamedText, [nodeIds]);
   const threadIds = [...new Set(streaming.map((node) => node.threadId))].sort();
   await client.query(SQL.bumpThreadVersions, [threadIds, now]);

@@ -21,11 +21,20 @@ export interface NodeRow {
   parentId: string | null;
   role: Role;
   content: string;
+  reasoning: string | null;
   status: NodeStatus;
   createdAt: number;
   model: string | null;
   /** JSON of a `TokenUsage`. */
   usage: string | null;
+}
+
+/** A node left streaming, as recovery reads it. */
+export interface StreamingNodeRow {
+  nodeId: string;
+  threadId: string;
+  content: string;
+  reasoning: string | null;
 }
 
 export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
@@ -35,6 +44,7 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
     parentId: node.parentId,
     role: node.role,
     content: node.content,
+    reasoning: node.reasoning ?? null,
     status: node.status,
     createdAt: node.createdAt,
     model: node.model ?? null,
@@ -52,6 +62,7 @@ export function fromNodeRow(row: NodeRow): NodeRecord {
     status: row.status,
     createdAt: row.createdAt,
   };
+  if (row.reasoning !== null) record.reasoning = row.reasoning;
   if (row.model !== null) record.model = row.model;
   if (row.usage !== null) record.usage = TokenUsageSchema.parse(JSON.parse(row.usage));
   return record;

@@ -83,6 +83,21 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   END;
   INSERT INTO title_text (rowid, title) SELECT rowid, title FROM threads;
   `,
+  `
+  -- Reasoning: a node's reasoning beside its content (NULL: none), and streamed pieces of either part, each spelled
+  -- by itself. A UNIQUE constraint cannot change in place: the pieces move to a table of the new shape.
+  ALTER TABLE nodes ADD COLUMN reasoning TEXT;
+  CREATE TABLE streamed_parts (
+    node_id TEXT NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
+    part TEXT NOT NULL CHECK (part IN ('content', 'reasoning')),
+    text_offset INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    UNIQUE (node_id, part, text_offset)
+  ) STRICT;
+  INSERT INTO streamed_parts (node_id, part, text_offset, text) SELECT node_id, 'content', text_offset, text FROM streamed_text ORDER BY rowid;
+  DROP TABLE streamed_text;
+  ALTER TABLE streamed_parts RENAME TO streamed_text;
+  `,
 ];
 
 /**

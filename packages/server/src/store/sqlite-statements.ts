@@ -1,7 +1,7 @@
 import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
 import type { StreamedText } from './conversation-store.js';
-import type { NodeRow, ThreadRow } from './sql-rows.js';
+import type { NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
 import type { TextPieceRow } from './streamed-text.js';
 
 export interface CommittedHeader {
@@ -29,11 +29,11 @@ export interface SqliteStatements {
   upsertNode: Statement<NodeRow>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
-  insertStreamedText: Statement<StreamedText>;
+  insertStreamedText: Statement<Required<StreamedText>>;
   deleteStreamedText: Statement<[string]>;
-  selectStreamingNodes: Statement<[], { nodeId: string; threadId: string; content: string }>;
+  selectStreamingNodes: Statement<[], StreamingNodeRow>;
   selectAllStreamedText: Statement<[], TextPieceRow>;
-  interruptStreamingNode: Statement<{ nodeId: string; content: string }>;
+  interruptStreamingNode: Statement<{ nodeId: string; content: string; reasoning: string | null }>;
   searchTitles: Statement<SearchParameters, SearchHit>;
   searchNodes: Statement<SearchParameters, SearchHit>;
   deleteThreadNodes: Statement<[string]>;
@@ -72,39 +72,39 @@ export function prepareStatements(db: Database): SqliteStatements {
       'UPDATE threads SET version = version + 1, updated_at = @updatedAt WHERE thread_id = @threadId',
     ),
     selectNodes: db.prepare<[string], NodeRow>(`
-      SELECT node_id AS nodeId, thread_id AS threadId, parent_id AS parentId, role, content, status,
+      SELECT node_id AS nodeId, thread_id AS threadId, parent_id AS parentId, role, content, reasoning, status,
              created_at AS createdAt, model, usage
       FROM nodes WHERE thread_id = ? ORDER BY seq`),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`
-      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage)
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage)
       VALUES (@nodeId, @threadId, @parentId, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = @threadId),
-              @role, @content, @status, @createdAt, @model, @usage)
+              @role, @content, @reasoning, @status, @createdAt, @model, @usage)
       ON CONFLICT (node_id) DO UPDATE SET
-        parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, status = excluded.status,
+        parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
     // Its streamed pieces go with it (ON DELETE CASCADE).
     deleteNode: db.prepare<{ nodeId: string; threadId: string }>('DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId'),
     // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
     selectStreamedText: db.prepare<[string], TextPieceRow>(`
-      SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text
+      SELECT streamed_text.node_id AS nodeId, part, text_offset AS offset, text
       FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
       WHERE nodes.thread_id = ? AND nodes.status = 'streaming'`),
-    insertStreamedText: db.prepare<StreamedText>(`
-      INSERT INTO streamed_text (node_id, text_offset, text)
-      SELECT @nodeId, @offset, @text FROM nodes
+    insertStreamedText: db.prepare<Required<StreamedText>>(`
+      INSERT INTO streamed_text (node_id, part, text_offset, text)
+      SELECT @nodeId, @part, @offset, @text FROM nodes
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'
-      ON CONFLICT (node_id, text_offset) DO UPDATE SET text = excluded.text`),
+      ON CONFLICT (node_id, part, text_offset) DO UPDATE SET text = excluded.text`),
     deleteStreamedText: db.prepare<[string]>('DELETE FROM streamed_text WHERE node_id = ?'),
-    selectStreamingNodes: db.prepare<[], { nodeId: string; threadId: string; content: string }>(`
-      SELECT node_id AS nodeId, thread_id AS threadId, content FROM nodes WHERE status = 'streaming'`),
+    selectStreamingNodes: db.prepare<[], StreamingNodeRow>(`
+      SELECT node_id AS nodeId, thread_id AS threadId, content, reasoning FROM nodes WHERE status = 'streaming'`),
     selectAllStreamedText: db.prepare<[], TextPieceRow>(`
-      SELECT streamed_text.node_id AS nodeId, text_offset AS offset, text
+      SELECT streamed_text.node_id AS nodeId, part, text_offset AS offset, text
       FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
       WHERE nodes.status = 'streaming'`),
-    interruptStreamingNode: db.prepare<{ nodeId: string; content: string }>(`
-      UPDATE nodes SET status = 'interrupted', content = @content WHERE node_id = @nodeId`),
+    interruptStreamingNode: db.prepare<{ nodeId: string; content: string; reasoning: string | null }>(`
+      UPDATE nodes SET status = 'interrupted', content = @content, reasoning = @reasoning WHERE node_id = @nodeId`),
     // The index holds every owner's text: the match comes first, then the owner's rows are kept. An embedded
     // store serves few identities, so a term common in other identities' threads costs little.
     searchTitles: db.prepare<SearchParameters, SearchHit>(`

@@ -9,7 +9,7 @@ import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeRow, toNodeRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
-import { endedAnswerIds, piecesByNode, spellStreamedText, withStreamedText } from './streamed-text.js';
+import { endedAnswerIds, piecesByNode, spellParts, withStreamedText } from './streamed-text.js';
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -124,7 +124,7 @@ export class SqliteStore implements ConversationStore {
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     // One transaction, not one per entry: its cost (the WAL commit) is what grows with the number of streams.
     this.db.transaction(() => {
-      for (const entry of batch) this.statements.insertStreamedText.run(entry);
+      for (const { part = 'content', ...entry } of batch) this.statements.insertStreamedText.run({ ...entry, part });
     })();
   }
 
@@ -133,9 +133,9 @@ export class SqliteStore implements ConversationStore {
       .transaction(() => {
         const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
         const threadIds = new Set<string>();
-        for (const { nodeId, threadId, content } of this.statements.selectStreamingNodes.all()) {
-          const text = spellStreamedText(content, pieces.get(nodeId) ?? []);
-          this.statements.interruptStreamingNode.run({ nodeId, content: text });
+        for (const { nodeId, threadId, content, reasoning } of this.statements.selectStreamingNodes.all()) {
+          const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
+          this.statements.interruptStreamingNode.run({ nodeId, content: text.content, reasoning: text.reasoning || null });
           this.statements.deleteStreamedText.run(nodeId);
           threadIds.add(threadId);
         }

@@ -1,4 +1,4 @@
-import type { MessageNode } from '@promethea/cpp-protocol';
+import { partText, setPartText, type MessageNode, type TextPart } from '@promethea/cpp-protocol';
 import type { NodeRecord } from './graph-records.js';
 
 /** One saved piece of a streaming node's text: its characters from `offset` on (UTF-16 code units). */
@@ -7,9 +7,10 @@ export interface TextPiece {
   text: string;
 }
 
-/** A piece as the SQL stores read it back, with its node. */
+/** A piece as the SQL stores read it back, with its node and the part of the node (content or reasoning) it is of. */
 export interface TextPieceRow extends TextPiece {
   nodeId: string;
+  part: TextPart;
 }
 
 /**
@@ -27,8 +28,8 @@ export function spellStreamedText(content: string, pieces: Iterable<TextPiece>):
 }
 
 /** Pieces by node. */
-export function piecesByNode(pieces: readonly TextPieceRow[]): Map<string, TextPiece[]> {
-  const byNode = new Map<string, TextPiece[]>();
+export function piecesByNode(pieces: readonly TextPieceRow[]): Map<string, TextPieceRow[]> {
+  const byNode = new Map<string, TextPieceRow[]>();
   for (const piece of pieces) {
     const own = byNode.get(piece.nodeId);
     if (own) own.push(piece);
@@ -37,13 +38,23 @@ export function piecesByNode(pieces: readonly TextPieceRow[]): Map<string, TextP
   return byNode;
 }
 
+/** A node's content and reasoning, each spelled from its row's text and the node's pieces of that part. */
+export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning'>>(text: Text, pieces: readonly TextPieceRow[]): Text {
+  const spelled = { ...text };
+  for (const part of ['content', 'reasoning'] as const) {
+    const own = pieces.filter((piece) => piece.part === part);
+    if (own.length > 0) setPartText(spelled, part, spellStreamedText(partText(text, part), own));
+  }
+  return spelled;
+}
+
 /** `records` with the text of each streaming node spelled from its pieces. */
 export function withStreamedText(records: NodeRecord[], pieces: readonly TextPieceRow[]): NodeRecord[] {
   if (pieces.length === 0) return records;
   const byNode = piecesByNode(pieces);
   return records.map((record) => {
     const own = record.status === 'streaming' ? byNode.get(record.id) : undefined;
-    return own ? { ...record, content: spellStreamedText(record.content, own) } : record;
+    return own ? spellParts(record, own) : record;
   });
 }
 

@@ -154,6 +154,47 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       }
     });
 
+    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async () => {
+      const [operating, generating, deleting] = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [operating!]);
+      const client = watchers[0]!;
+      await chunksReceived(client, exchange.assistantNodeId, 2);
+      const shown = streamedText(client, exchange.assistantNodeId).length;
+
+      // Regenerate halts the answer streaming on the other process, at what this client showed.
+      client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: 'msg_cluster_again', receivedContentLength: shown });
+      const halted = (await client.next('CPP_STREAM_HALTED')).payload;
+      expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'regenerate', finalContentLength: shown });
+      expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
+      await completion(client, threadId, 'msg_cluster_again');
+      await completion(writer, threadId, 'msg_cluster_again');
+
+      // The interrupted first answer is deleted from a third process; both clients see the same tree.
+      const third = await deleting!.connect();
+      await openThread(third, { threadId, patches: true });
+      third.send('CPP_BRANCH_DELETE', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+      for (const watcher of [writer, client]) {
+        const removal = await nextUpdate(watcher, threadId, (update) => 'removedNodeIds' in update);
+        expect(removal).toMatchObject({ activeHeadMessageId: 'msg_cluster_again', removedNodeIds: [exchange.assistantNodeId] });
+      }
+      const tree = mirrorOf(writer.frames, threadId);
+      expect(tree.problems).toEqual([]);
+      expect(tree.graph!.nodes[exchange.userNodeId]!.childrenIds).toEqual(['msg_cluster_again']);
+      expect(mirrorOf(client.frames, threadId)).toEqual(tree);
+
+      client.send('CPP_THREAD_RENAME', { threadId, title: 'Clojure, again' });
+      await nextUpdate(writer, threadId, (update) => update.title === 'Clojure, again');
+
+      writer.send('CPP_THREAD_DELETE', { threadId });
+      for (const watcher of [writer, client, third]) expect((await watcher.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
+      const late = await generating!.connect();
+      late.send('CPP_SYNC_REQUEST', { threadId }, { id: 'gone' });
+      await expectError(late, 'NOT_FOUND', { refId: 'gone' });
+      // The cluster goes on (and the store keeps a thread for the invariant check after each test).
+      const next = await openThread(late, { patches: true });
+      await completion(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId);
+    });
+
     it('marks the node of a generating node killed with SIGKILL interrupted within 5 s, and tells every client', async () => {
       const [generating, ...others] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, others);

@@ -48,6 +48,7 @@ describe('the links of a server alone', () => {
         persister,
         observer: new Observers(),
         limits: { checkPrompt: () => undefined, checkRoom: () => undefined },
+        admitGeneration: () => () => undefined,
         pivotListeners: async () => undefined,
         onIdle: () => undefined,
         onBackgroundError: (error) => {

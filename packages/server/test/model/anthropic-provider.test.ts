@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { CONTINUE_INSTRUCTION } from '../../src/model/model-provider.js';
 import { createModelProvider } from '../../src/model/provider-factory.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
 import { MAX_STREAM_FRAME_LENGTH } from '../../src/model/upstream/stream-limits.js';
@@ -77,6 +78,38 @@ describe('anthropic: the request and vendor specifics', () => {
         { role: 'user', content: 'Make it Korea' },
       ],
     });
+  });
+
+  const partial = [
+    { role: 'user' as const, content: 'Plan a trip' },
+    { role: 'assistant' as const, content: 'Day one: Kyoto. ' },
+  ];
+
+  it('continues a partial answer from an assistant prefill, without the trailing white space the API refuses', async () => {
+    server = await startReplayServer(sse(STREAM));
+    await drain(anthropic(server.url).stream({ messages: partial, continues: true, signal: new AbortController().signal }));
+    expect(server.requests[0]?.body).toMatchObject({
+      messages: [
+        { role: 'user', content: 'Plan a trip' },
+        { role: 'assistant', content: 'Day one: Kyoto.' },
+      ],
+    });
+  });
+
+  it('switches on extended thinking when configured: the budget, max_tokens on top of it, no temperature; a continuation asked for, not prefilled', async () => {
+    server = await startReplayServer(sse(fixture('anthropic-thinking-stream.sse')));
+    const provider = createModelProvider({ provider: 'anthropic', baseUrl: server.url, apiKey: API_KEY, maxTokens: 1000, temperature: 0.2, thinkingBudgetTokens: 2048 });
+    const { parts } = await drain(provider.stream({ messages: partial, continues: true, signal: new AbortController().signal }));
+    expect(provider.reasoning).toBe(true);
+    const body = server.requests[0]?.body as Record<string, unknown>;
+    expect(body).toMatchObject({ max_tokens: 3048, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(body).not.toHaveProperty('temperature');
+    expect(body.messages).toEqual([...partial, { role: 'user', content: CONTINUE_INSTRUCTION }]);
+    expect(parts.some((part) => part.type === 'reasoning-delta')).toBe(true);
+  });
+
+  it('takes a thinking budget for Anthropic only', () => {
+    expect(() => createModelProvider({ provider: 'openai-compatible', thinkingBudgetTokens: 2048 })).toThrow(/Only the anthropic provider/);
   });
 
   it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', { timeout: 10_000 }, async () => {

@@ -1,4 +1,5 @@
 import { DemoProvider, type ModelStreamPart } from '@promethea/cpp-server';
+import { demoModels } from '../../src/model/demo-provider.js';
 import { describe, expect, it } from 'vitest';
 
 async function collect(provider: DemoProvider, prompt: string, signal = new AbortController().signal): Promise<ModelStreamPart[]> {
@@ -19,6 +20,40 @@ describe('the demo model', () => {
     expect(first.filter((part) => part.type === 'text-delta')).toHaveLength(40);
     expect(first.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 40 } });
     expect(text(await collect(provider, 'Something else'))).not.toBe(text(first));
+  });
+
+  it('reasons first in its reasoning mode (demo-reasoning), apart from its answer, which is the same answer', async () => {
+    const provider = new DemoProvider({ delayMs: 0, words: 40, reasoningWords: 12 });
+    const parts = await collect(provider, 'Explain pivots');
+    const reasoning = parts.filter((part) => part.type === 'reasoning-delta');
+    expect(provider).toMatchObject({ model: 'demo-reasoning', reasoning: true });
+    expect(reasoning).toHaveLength(12);
+    expect(parts.findIndex((part) => part.type === 'text-delta')).toBe(12);
+    expect(reasoning.map((part) => part.text).join('')).toMatch(/^The question is about "Explain pivots"\./);
+    expect(text(parts)).toBe(text(await collect(new DemoProvider({ delayMs: 0, words: 40 }), 'Explain pivots')));
+  });
+
+  it('continues its own partial answer with the rest of it, and another text with its whole answer', async () => {
+    const provider = new DemoProvider({ delayMs: 0, words: 40 });
+    const whole = text(await collect(provider, 'Explain pivots'));
+    const continued = async (partial: string) => {
+      const parts: ModelStreamPart[] = [];
+      const messages = [
+        { role: 'user' as const, content: 'Explain pivots' },
+        { role: 'assistant' as const, content: partial },
+      ];
+      for await (const part of provider.stream({ messages, continues: true, signal: new AbortController().signal })) parts.push(part);
+      return text(parts);
+    };
+    expect(whole.slice(0, 30) + (await continued(whole.slice(0, 30)))).toBe(whole);
+    expect(await continued('Something I said')).toBe(` ${whole}`);
+  });
+
+  it('offers cpp-demo and its reasoning mode demo-reasoning when a server has no model', () => {
+    expect(demoModels().map((entry) => [entry.provider.model, entry.provider.reasoning])).toEqual([
+      ['cpp-demo', false],
+      ['demo-reasoning', true],
+    ]);
   });
 
   it('stops as soon as its signal aborts, without another word', async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { CONTINUE_INSTRUCTION } from '../../src/model/model-provider.js';
 import { createModelProvider } from '../../src/model/provider-factory.js';
 import { API_KEY, drain, providerContract, streamOf } from './provider-contract.js';
 import { fixture, type ReplayServer, sse, startReplayServer } from './replay-server.js';
@@ -68,6 +69,17 @@ describe('openai-compatible: the request and vendor specifics', () => {
     await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model, maxTokens: 512, ...config })));
     expect(server.requests[0]?.body).toMatchObject({ model, max_completion_tokens: 512 });
     expect(server.requests[0]?.body).not.toHaveProperty('max_tokens');
+  });
+
+  it('continues a partial answer given as the last assistant message, followed by the instruction to go on with it', async () => {
+    server = await startReplayServer(sse(STREAM));
+    const provider = createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'gpt-4o-mini' });
+    const messages = [
+      { role: 'user' as const, content: 'Plan a trip' },
+      { role: 'assistant' as const, content: 'Day one: Kyoto. ' },
+    ];
+    await drain(provider.stream({ messages, continues: true, signal: new AbortController().signal }));
+    expect((server.requests[0]?.body as { messages: unknown }).messages).toEqual([...messages, { role: 'user', content: CONTINUE_INSTRUCTION }]);
   });
 
   it('keeps max_tokens for a model not taken to reason', async () => {

@@ -428,6 +428,58 @@ export function describeConversationStoreContract(name: string, open: () => Prom
       });
     });
 
+    describe('reasoning and continued answers', () => {
+      it("saves streamed reasoning apart from the answer's text, each part spelled from its own pieces", async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Let me', 'reasoning');
+        await driver.stream(assistantNodeId, 'Let me think', 'reasoning');
+        await driver.stream(assistantNodeId, 'Hi');
+
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ reasoning: 'Let me think', content: 'Hi' });
+        await driver.expectStoreToMatch();
+      });
+
+      it('commits reasoning with the finish, and a node without reasoning has none', async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.stream(first.assistantNodeId, 'Hmm', 'reasoning');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi', reasoning: 'Hmm, a greeting' });
+        const second = await driver.prompt('Again');
+        await driver.finish({ nodeId: second.assistantNodeId, status: 'completed', content: 'Hi again' });
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ content: 'Hi', reasoning: 'Hmm, a greeting' });
+        expect(graph.nodes[second.assistantNodeId]).not.toHaveProperty('reasoning');
+        await driver.expectStoreToMatch();
+      });
+
+      it('recovers a node halted by a crash while it reasoned with its reasoning and an empty answer', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Let me think', 'reasoning');
+
+        expect(await store.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'Let me think' });
+      });
+
+      it('continues an interrupted answer: the same node streams again, its text saved on from where it ended', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.finish({ nodeId: assistantNodeId, status: 'interrupted', content: 'Part', reasoning: 'Hm' });
+        await driver.continue(assistantNodeId, 'strong');
+        await driver.stream(assistantNodeId, 'Partial', 'content');
+        await driver.stream(assistantNodeId, 'Hmm', 'reasoning');
+
+        await driver.expectStoreToMatch();
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'Partial', reasoning: 'Hmm', model: 'strong' });
+        await store.interruptStreamingNodes(clock.now());
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Partial', reasoning: 'Hmm' });
+      });
+    });
+
     describe('lifecycle', () => {
       it('refuses work once closed', async () => {
         const driver = await startThread();
@@ -468,6 +520,18 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(await reopened.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
         const { graph } = await loadSound(reopened, driver.threadId);
         expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Persisted prefix' });
+      });
+
+      it('recovers after a reopen the reasoning persisted before it', async (context) => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Hello');
+        await driver.stream(assistantNodeId, 'Persisted reasoning', 'reasoning');
+
+        const reopened = await reopen(context);
+
+        expect(await reopened.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
+        const { graph } = await loadSound(reopened, driver.threadId);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'Persisted reasoning' });
       });
     });
 

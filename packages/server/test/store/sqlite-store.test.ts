@@ -90,6 +90,24 @@ describe('SqliteStore on its file', () => {
     expect(inspect().prepare('SELECT count(*) FROM streamed_text').pluck().get()).toBe(0);
   });
 
+  it('keeps, in a file of the schema before reasoning, the pieces an earlier server saved, as the answer\'s text', async () => {
+    mkdirSync(dirname(path), { recursive: true });
+    const old = inspect();
+    SQLITE_MIGRATIONS.slice(0, 3).forEach((sql) => old.exec(sql));
+    old.pragma('user_version = 3');
+    old.exec(`
+      INSERT INTO threads VALUES ('thr_old', 'did:example:alice', 'Old', 1, 1, 1, 'msg_q', 'msg_a');
+      INSERT INTO nodes VALUES ('msg_q', 'thr_old', NULL, 1, 'user', 'Hello', 'completed', 1, NULL, NULL);
+      INSERT INTO nodes VALUES ('msg_a', 'thr_old', 'msg_q', 2, 'assistant', '', 'streaming', 1, NULL, NULL);
+      INSERT INTO streamed_text VALUES ('msg_a', 0, 'Saved in '), ('msg_a', 9, 'pieces');`);
+    const store = open();
+
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ content: 'Saved in pieces' });
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).not.toHaveProperty('reasoning');
+    await store.saveStreamedText([{ threadId: 'thr_old', nodeId: 'msg_a', part: 'reasoning', offset: 0, text: 'Thought' }]);
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ content: 'Saved in pieces', reasoning: 'Thought' });
+  });
+
   it('checkpoints its log from a thread of its own, and closes that thread with the store', async () => {
     const store = SqliteStore.open(path, { checkpointIntervalMs: 20 });
     const driver = await ThreadDriver.create(store, new TestClock());

@@ -4,13 +4,17 @@ import {
   findInvariantViolations,
   newMessageId,
   newThreadId,
+  partText,
   planAnchor,
+  planContinue,
   planBranchDelete,
   planFinish,
   planPivotSplice,
   planPrompt,
   planRegenerate,
+  setPartText,
   type FinishInput,
+  type TextPart,
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
@@ -44,7 +48,7 @@ export interface PromptOptions extends Partial<ExchangeIds> {
  */
 export class ThreadDriver {
   readonly graph: ThreadGraph;
-  /** Each streaming node's committed text and the pieces saved over it, by offset. */
+  /** Each streaming node's committed text of a part and the pieces saved over it, by offset; keyed `nodeId part`. */
   private readonly streamed = new Map<string, { base: string; pieces: Map<number, string> }>();
 
   private constructor(
@@ -100,21 +104,28 @@ export class ThreadDriver {
     await this.commit(planFinish(this.graph, input));
   }
 
-  /** Saves streamed text, alone in its batch, as a server does: what follows the text saved so far. */
-  async stream(nodeId: string, content: string): Promise<void> {
-    const saved = this.graph.nodes[nodeId]?.content ?? '';
-    const offset = content.startsWith(saved) ? saved.length : 0;
-    await streamBatch(this.store, [{ driver: this, nodeId, offset, text: content.slice(offset) }]);
+  /** An interrupted or failed answer streams again (CPP_CONTINUE). */
+  async continue(nodeId: string, model?: string): Promise<void> {
+    await this.commit(planContinue(this.graph, model === undefined ? { nodeId } : { nodeId, model }));
+  }
+
+  /** Saves streamed text of a part, alone in its batch, as a server does: what follows the part's text saved so far. */
+  async stream(nodeId: string, text: string, part: TextPart = 'content'): Promise<void> {
+    const node = this.graph.nodes[nodeId];
+    const saved = node ? partText(node, part) : '';
+    const offset = text.startsWith(saved) ? saved.length : 0;
+    await streamBatch(this.store, [{ driver: this, nodeId, part, offset, text: text.slice(offset) }]);
   }
 
   /** The in-memory graph follows streamed text only while the node streams, as the store must. */
-  followStream(nodeId: string, offset: number, text: string): void {
+  followStream(nodeId: string, part: TextPart, offset: number, text: string): void {
     const node = this.graph.nodes[nodeId];
     if (node?.status !== 'streaming') return;
-    const streamed = this.streamed.get(nodeId) ?? { base: node.content, pieces: new Map<number, string>() };
+    const key = `${nodeId} ${part}`;
+    const streamed = this.streamed.get(key) ?? { base: partText(node, part), pieces: new Map<number, string>() };
     streamed.pieces.set(offset, text);
-    this.streamed.set(nodeId, streamed);
-    node.content = spellStreamedText(streamed.base, [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece })));
+    this.streamed.set(key, streamed);
+    setPartText(node, part, spellStreamedText(streamed.base, [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece }))));
   }
 
   /** The stored thread as it must be: the in-memory graph and the record the commits produced. */
@@ -130,6 +141,8 @@ export class ThreadDriver {
     const updatedAt = this.clock.now();
     await this.store.commit(change, title === undefined ? { updatedAt } : { updatedAt, title });
     applyChange(this.graph, structuredClone(change));
+    // A node that ended lost its pieces with the commit; one that streams again starts from what was committed.
+    for (const node of change.nodes) for (const part of ['content', 'reasoning']) this.streamed.delete(`${node.id} ${part}`);
     this.record.updatedAt = updatedAt;
     if (title !== undefined) this.record.title = title;
   }
@@ -142,14 +155,18 @@ export class ThreadDriver {
 export interface StreamedPiece {
   driver: ThreadDriver;
   nodeId: string;
+  /** Absent: the content. */
+  part?: TextPart;
   offset: number;
   text: string;
 }
 
 /** Saves streamed text of nodes of any threads in one batch, in order; each thread's driver follows it. */
 export async function streamBatch(store: ConversationStore, entries: readonly StreamedPiece[]): Promise<void> {
-  await store.saveStreamedText(entries.map(({ driver, nodeId, offset, text }) => ({ threadId: driver.threadId, nodeId, offset, text })));
-  for (const { driver, nodeId, offset, text } of entries) driver.followStream(nodeId, offset, text);
+  await store.saveStreamedText(
+    entries.map(({ driver, nodeId, part, offset, text }) => ({ threadId: driver.threadId, nodeId, offset, text, ...(part ? { part } : {}) })),
+  );
+  for (const { driver, nodeId, part = 'content', offset, text } of entries) driver.followStream(nodeId, part, offset, text);
 }
 
 /** Loads a thread that must exist and whose graph must be sound. */

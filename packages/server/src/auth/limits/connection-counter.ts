@@ -1,4 +1,4 @@
-/** Open connections per key (an IP address, a DID), for the per-key connection limits. */
+/** What is open per key (connections per IP address or DID, answers being written per identity), for the per-key limits. */
 export class ConnectionCounter {
   private readonly counts = new Map<string, number>();
 

@@ -24,6 +24,12 @@ export interface ServerLimits {
   maxThreadBytes: number;
   /** Full syncs (CPP_THREAD_OPEN, CPP_SYNC_REQUEST) one identity may ask for per minute, at most that many at once: RATE_LIMITED beyond. */
   syncsPerMinute: number;
+  /** Answers one connection may have being written at once: a prompt, pivot or regenerate past it is RATE_LIMITED. */
+  maxGenerationsPerConnection: number;
+  /** Answers one identity may have being written at once, over all its connections: RATE_LIMITED past it. */
+  maxGenerationsPerIdentity: number;
+  /** Answers the whole server process may be writing at once: RATE_LIMITED past it. */
+  maxGenerations: number;
   /** Time for the HTTP upgrade request to arrive whole (on the server's own HTTP server): HTTP 408 beyond it. */
   handshakeTimeoutMs: number;
   /** Time from the upgrade to an accepted proof, when one is required: close 4408 beyond it. */
@@ -46,6 +52,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxNodesPerThread: 10_000,
   maxThreadBytes: 8 * 1024 * 1024,
   syncsPerMinute: 60,
+  maxGenerationsPerConnection: 0,
+  maxGenerationsPerIdentity: 0,
+  maxGenerations: 0,
   handshakeTimeoutMs: 10_000,
   authTimeoutMs: 10_000,
   idleTimeoutMs: 0,

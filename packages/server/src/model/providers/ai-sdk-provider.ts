@@ -1,6 +1,6 @@
 import { APICallError, type LanguageModel, streamText } from 'ai';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
 import { malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
 import { lineTooLong } from '../upstream/bounded-fetch.js';
 import { streamChunks } from '../upstream/stream-chunks.js';
@@ -40,7 +40,7 @@ export class AiSdkProvider implements ModelProvider {
     return runGeneration(request.signal, {
       vendor: this.vendor,
       policy: this.policy,
-      open: (signal) => this.attempt(request.messages, signal),
+      open: (signal) => this.attempt(messagesToContinue(request), signal),
       describeFailure: (error) => this.describeFailure(error),
     });
   }

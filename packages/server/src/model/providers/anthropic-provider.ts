@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
 import { connectionFailure, malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
 import { runGeneration } from '../generation-runner.js';
@@ -39,21 +39,27 @@ export class AnthropicProvider implements ModelProvider {
     return runGeneration(request.signal, {
       vendor: VENDOR,
       policy: this.settings.policy,
-      open: (signal) => this.attempt(request.messages, signal),
+      // A partial answer is continued by prefilling it as the last assistant turn, which extended thinking does not
+      // allow: with thinking on, the model is asked to continue it instead.
+      open: (signal) => this.attempt(this.settings.thinkingBudgetTokens === undefined ? request.messages : messagesToContinue(request), signal),
       describeFailure: (error) => describeAnthropicFailure(VENDOR, error, this.settings.apiKey),
     });
   }
 
   private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const { model, maxTokens, systemPrompt, temperature } = this.settings;
+    const { model, maxTokens, systemPrompt, temperature, thinkingBudgetTokens } = this.settings;
+    const thinking = thinkingBudgetTokens === undefined ? undefined : { type: 'enabled' as const, budget_tokens: thinkingBudgetTokens };
     const events = await this.client.messages.create(
       {
         model,
-        max_tokens: maxTokens,
+        // max_tokens counts the thinking too, and must exceed its budget.
+        max_tokens: maxTokens + (thinkingBudgetTokens ?? 0),
         messages: anthropicMessages(messages),
         stream: true,
         ...(systemPrompt ? { system: systemPrompt } : {}),
-        ...(temperature !== undefined ? { temperature } : {}),
+        // Extended thinking refuses a changed temperature.
+        ...(temperature !== undefined && !thinking ? { temperature } : {}),
+        ...(thinking ? { thinking } : {}),
       },
       { signal },
     );
@@ -97,7 +103,8 @@ const OPENING_TURN = '(The conversation so far follows.)';
 /**
  * The branch in the Messages API's shape: roles strictly alternate, starting with the user. Consecutive turns of one
  * role (a prompt after a failed or skipped answer) are merged, and whitespace-only turns, which the API rejects,
- * are left out.
+ * are left out. A last assistant turn (a partial answer to continue) is the prefill the model goes on from, without
+ * the trailing white space the API refuses in one.
  */
 export function anthropicMessages(messages: readonly ModelMessage[]): MessageParam[] {
   const turns: ModelMessage[] = [];
@@ -108,6 +115,8 @@ export function anthropicMessages(messages: readonly ModelMessage[]): MessagePar
     else turns.push({ role, content });
   }
   if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', content: OPENING_TURN });
+  const last = turns.at(-1);
+  if (last?.role === 'assistant') last.content = last.content.trimEnd();
   return turns;
 }
 

@@ -1,5 +1,5 @@
 import { runGeneration } from '../generation-runner.js';
-import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from '../model-provider.js';
+import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
 import { endpoint, type ProviderSettings } from '../provider-config.js';
 import { postJson } from '../upstream/http-post.js';
 
@@ -26,7 +26,8 @@ export abstract class HttpModelProvider implements ModelProvider {
     return runGeneration(request.signal, {
       vendor: this.vendor,
       policy: this.settings.policy,
-      open: (signal) => this.attempt(request.messages, signal),
+      // The chat completions formats have no assistant prefill that every server honours.
+      open: (signal) => this.attempt(messagesToContinue(request), signal),
     });
   }
 

@@ -1,0 +1,64 @@
+import type { MessageNode } from '@promethea/cpp-protocol';
+import { useCopy } from '../hooks/use-copy.js';
+import { Icon, type IconName } from './icons.js';
+
+export interface MessageActionHandlers {
+  onAnchor(nodeId: string): void;
+  onRegenerate(nodeId: string): void;
+  /** Absent while the server offers no continue: the button is not shown. */
+  onContinue?(nodeId: string): void;
+  onDelete(nodeId: string): void;
+  report(error: unknown): void;
+}
+
+interface MessageActionsProps extends MessageActionHandlers {
+  node: MessageNode;
+  isHead: boolean;
+  onEdit(): void;
+}
+
+/**
+ * One toolbar per message, shown on hover and focus. Its buttons are not tab stops: the message list moves the
+ * focus into them with the arrow keys, so a long chat is one stop on the way to the composer, not hundreds.
+ */
+export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, onContinue, onDelete, report }: MessageActionsProps) {
+  const { copied, copy } = useCopy(report);
+  const answer = node.role === 'assistant';
+  const cut = node.status === 'interrupted' || node.status === 'failed';
+  return (
+    <div className="message-actions" role="toolbar" aria-label="Message actions">
+      <Action icon={copied ? 'check' : 'copy'} label={copied ? 'Copied' : 'Copy'} title="Copy the text of this message" onClick={() => copy(node.content)} />
+      {!answer && node.parentId !== null && <Action icon="edit" label="Edit" title="Ask this differently: the new text goes beside this one, which is kept" onClick={onEdit} />}
+      {answer && <Action icon="regenerate" label="Regenerate" title="Write this answer again, beside this one" onClick={() => onRegenerate(node.id)} />}
+      {answer && cut && onContinue && <Action icon="continue" label="Continue" title="Let the model go on from where this answer stops" onClick={() => onContinue(node.id)} />}
+      <Action
+        icon="anchor"
+        label="Anchor"
+        pressed={isHead}
+        title={isHead ? 'The next prompt continues from this message' : 'Branch the next prompt from this message'}
+        onClick={() => onAnchor(node.id)}
+      />
+      {node.parentId !== null && <Action icon="delete" label="Delete" title="Delete this message and everything under it" onClick={() => onDelete(node.id)} />}
+      <span className="visually-hidden" role="status">
+        {copied ? 'Copied' : ''}
+      </span>
+    </div>
+  );
+}
+
+interface ActionProps {
+  icon: IconName;
+  label: string;
+  title: string;
+  pressed?: boolean;
+  onClick(): void;
+}
+
+function Action({ icon, label, title, pressed, onClick }: ActionProps) {
+  return (
+    <button type="button" className={`quiet action action-${icon}`} tabIndex={-1} aria-pressed={pressed} title={title} onClick={onClick}>
+      <Icon name={icon} />
+      <span className="action-label">{label}</span>
+    </button>
+  );
+}
