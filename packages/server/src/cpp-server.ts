@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Registry } from 'prom-client';
@@ -103,6 +103,7 @@ export interface CPPServerEvents {
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
   regenerate: [event: OperationEvent];
+  continue: [event: OperationEvent];
   deleteBranch: [event: OperationEvent];
   connection: [event: ConnectionEvent];
   /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
@@ -121,11 +122,12 @@ export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const CLOSE_HANDSHAKE_MS = 1000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'deleteBranch'>> = {
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'continue' | 'deleteBranch'>> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
   CPP_REGENERATE: 'regenerate',
+  CPP_CONTINUE: 'continue',
   CPP_BRANCH_DELETE: 'deleteBranch',
 };
 
@@ -194,6 +196,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
     const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
     this.httpServer = options.server ?? createHttpServer(httpOptions, createHttpHandler(routes));
+    if (this.ownsHttpServer) this.httpServer.on('connection', (socket: Socket) => this.access.admitSocket(socket));
     this.ready = this.start();
     this.ready.catch(() => undefined);
   }
@@ -243,6 +246,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       refuseOtherPaths: this.ownsHttpServer,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       closeHandshakeMs: this.closeHandshakeMs,
+      messageTimeoutMs: this.access.limits.messageTimeoutMs,
       identify: (request) => this.access.admit(request),
       connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
         guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),

@@ -33,8 +33,8 @@ export async function pivot(
   requester: Subscriber,
   observation: PivotObservation,
 ): Promise<void> {
-  const { activeThreadId, receivedContentLength, expectedVersion, ...fields } = frame.payload;
-  const request: PivotRequest = { ...fields, threadId: activeThreadId, receivedContentLength };
+  const { activeThreadId, receivedContentLength, receivedReasoningLength, expectedVersion, ...fields } = frame.payload;
+  const request: PivotRequest = { ...fields, threadId: activeThreadId, receivedContentLength, receivedReasoningLength };
   const { interruptedNodeId, newBranchNodeId, userPrompt } = request;
 
   // Checks, in §11.1's order: nothing is halted, called or committed before all of them pass.
@@ -52,16 +52,16 @@ export async function pivot(
   const assistantNodeId = newMessageId();
 
   let cut: Cut | undefined;
-  /** The cut, the user's new branch beside the interrupted node's, and the new answer: one change. */
+  /** The cut, the user's new prompt under the cut node, and the new answer under it: one change. */
   const plan = () => {
     checkNothingStreams(thread.graph, cut ? interruptedNodeId : undefined);
-    const cutContent = cut ? { cutContent: cut.content } : {};
+    const cutContent = cut ? { cutContent: cut.content, cutReasoning: cut.reasoning } : {};
     return planPivotSplice(thread.graph, { interruptedNodeId, userNodeId: newBranchNodeId, userPrompt, assistantNodeId, model, createdAt: Date.now(), ...cutContent });
   };
   const steps = observed(
     {
       // Abort and cut: the model call stops, its text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
-      abort: () => thread.halt(receivedContentLength, 'pivot'),
+      abort: () => thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'pivot'),
       // The new answer's model call leaves now, its text held, so that the model works while the change commits.
       spawn: (planned) => thread.spawn(planned, assistantNodeId, requester),
       // Commit: the cut, the user node and the assistant node, in one transaction.

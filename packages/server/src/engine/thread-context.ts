@@ -2,7 +2,7 @@ import type { HaltReason, ThreadGraph, TreeChange } from '@promethea/cpp-protoco
 import type { ModelCatalog } from '../model/model-catalog.js';
 import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
 import type { AnswerStream } from './answer-stream.js';
-import type { Cut } from './cut.js';
+import type { Cut, ReceivedLengths } from './cut.js';
 import type { EngineObserver } from './engine-observer.js';
 import type { Identity } from './identity.js';
 import type { PivotContext } from './pivot-context.js';
@@ -49,7 +49,7 @@ export interface ThreadContext {
   /** Commits the end of a stream that ended by itself while the operation waited its turn. */
   commitEnded(): Promise<void>;
   /** Halts this server's stream and sends CPP_STREAM_HALTED; `undefined` when none was streaming (see `ThreadGeneration.halt`). */
-  halt(receivedContentLength: number | undefined, reason: HaltReason): Promise<Cut | undefined>;
+  halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined>;
   /** Keeps a halted node, cut, as `interrupted`; `unannounced`: its CPP_STREAM_HALTED is sent only now (a dead node's). */
   commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void>;
   /** Plans a change (what it checks runs now); a refusal lets the generation lock go. */

@@ -4,10 +4,13 @@ import {
   getNode,
   pathToRoot,
   pathToRootAfter,
+  partText,
   planFinish,
+  setPartText,
   streamingNode,
   type FinishInput,
   type HaltReason,
+  type MessageNode,
   type ServerFrame,
   type ThreadGraph,
   type TreeChange,
@@ -16,13 +19,13 @@ import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
 import { AnswerStream } from './answer-stream.js';
-import type { Cut } from './cut.js';
+import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
 import type { Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
 import { pivot } from './pivot.js';
 import type { PivotContext } from './pivot-context.js';
-import { prompt, regenerate } from './prompt.js';
+import { continueAnswer, prompt, regenerate } from './prompt.js';
 import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
 import { stop } from './stop.js';
@@ -177,6 +180,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         return this.queue.run(() => stop(this, frame, identity, requester));
       case 'CPP_REGENERATE':
         return this.queue.run(() => regenerate(this, frame, identity, requester));
+      case 'CPP_CONTINUE':
+        return this.queue.run(() => continueAnswer(this, frame, identity, requester));
       case 'CPP_ANCHOR_HEAD':
         return this.queue.run(() => anchor(this, frame));
       case 'CPP_BRANCH_DELETE':
@@ -195,7 +200,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
       const nodeId = this.generation.stream?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.halt(undefined, 'shutdown');
+      const cut = nodeId === undefined ? undefined : await this.halt({}, 'shutdown');
       if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut);
     });
   }
@@ -233,10 +238,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
    * The cut is final as soon as the stream stops, and CPP_STREAM_HALTED confirms it at once: the commit that keeps
    * it (`commitHalt`) need not delay it. A stream that had ended by itself has its end committed instead.
    */
-  async halt(receivedContentLength: number | undefined, reason: HaltReason): Promise<Cut | undefined> {
+  async halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
     const stream = this.generation.stream;
     if (!stream) return undefined;
-    const cut = this.generation.halt(receivedContentLength);
+    const cut = this.generation.halt(received);
     if (!cut) {
       await this.finish(stream);
       return undefined;
@@ -246,7 +251,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
+    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }));
     if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
     this.fanout.publishChange(change);
   }
@@ -350,7 +355,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     const stream = this.generation.stream;
     const own = stream && getNode(this.graph, stream.nodeId);
     // The store holds this server's own generation only as far as its last batch.
-    if (stream && own?.status === 'streaming') own.content = stream.text;
+    if (stream && own?.status === 'streaming') {
+      own.content = stream.text;
+      setPartText(own, 'reasoning', stream.reasoning);
+    }
     this.loseOverriddenGeneration();
     if (streamState(this.graph) === before) return;
     this.fanout.send(this.fanout.syncFrame());
@@ -367,8 +375,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     await this.dependencies.link.reload();
     const node = streamingNode(this.graph);
     if (!node || this.generation.stream) return this.generation.abandon();
-    // Where the dead server's last chunk began is not known here: lastChunkReceived stays empty.
-    await this.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
+    await this.commitHalt(node.id, cutOfLost(node), 'shutdown');
   }
 
   /** Another server ended this server's generation (it took the generation over): it must not stream on. */
@@ -379,11 +386,17 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   // ---- Answers ----
 
-  /** A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. */
-  private answerStream(assistantNodeId: string, requester: Subscriber, branch: ReturnType<typeof pathToRoot>): AnswerStream {
+  /**
+   * A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. A
+   * node that has text already (a continued answer) is the last turn of the context, which the model goes on with;
+   * its parts continue from their lengths.
+   */
+  private answerStream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
     const admitted = this.dependencies.admitGeneration(requester);
-    const messages = modelMessages(branch.slice(0, -1));
-    const model = this.models.providerOf(branch.at(-1)?.model);
+    const node = branch.at(-1);
+    const messages = modelMessages(branch);
+    const initial = { content: node?.content ?? '', reasoning: node ? partText(node, 'reasoning') : '' };
+    const model = this.models.providerOf(node?.model);
     const { threadId } = this;
     const observation = this.observer.generationStarted({
       connectionId: requester.connectionId,
@@ -398,12 +411,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       model,
       messages,
       {
-        onChunk: (offset, delta) => {
-          const node = getNode(this.graph, assistantNodeId);
-          if (node) node.content += delta;
-          const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
+        onChunk: (part, offset, delta) => {
+          const streaming = getNode(this.graph, assistantNodeId);
+          if (streaming) setPartText(streaming, part, partText(streaming, part) + delta);
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, ...(part === 'reasoning' ? { part } : {}) };
           this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-          this.dependencies.persister.append(threadId, assistantNodeId, delta);
+          this.dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
         },
         onEnd: () => {
           this.generation.end(stream);
@@ -413,6 +426,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       },
       this.dependencies.chunkIntervalMs,
       observation,
+      initial,
+      initial.content.length > 0,
     );
     return stream;
   }
@@ -422,7 +437,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     const outcome = stream.outcome;
     if (this.generation.stream !== stream || !outcome) return;
     const { nodeId } = stream;
-    const finish: FinishInput = { nodeId, status: outcome.kind === 'completed' ? 'completed' : 'failed', content: stream.text };
+    const status = outcome.kind === 'completed' ? 'completed' : 'failed';
+    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning };
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
     const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
@@ -445,6 +461,13 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.unloaded = true;
     this.dependencies.onIdle(this);
   }
+}
+
+/** The cut of a dead server's answer: all it had stored. Where its last chunk began is not known here. */
+function cutOfLost(node: MessageNode): Cut {
+  const reasoning = node.reasoning ?? '';
+  const part = node.content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
+  return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
 }
 
 /** What a reload may change without a new version: the streaming node's text. */

@@ -3,7 +3,9 @@ import type { ClientFrame } from '@promethea/cpp-protocol';
 /** The client frames that change a thread, each run by the thread's engine in the thread's turn. */
 export type ThreadFrame = Extract<
   ClientFrame,
-  { type: 'CPP_PROMPT' | 'CPP_PIVOT_INIT' | 'CPP_STREAM_STOP' | 'CPP_REGENERATE' | 'CPP_ANCHOR_HEAD' | 'CPP_BRANCH_DELETE' | 'CPP_THREAD_RENAME' }
+  {
+    type: 'CPP_PROMPT' | 'CPP_PIVOT_INIT' | 'CPP_STREAM_STOP' | 'CPP_REGENERATE' | 'CPP_CONTINUE' | 'CPP_ANCHOR_HEAD' | 'CPP_BRANCH_DELETE' | 'CPP_THREAD_RENAME';
+  }
 >;
 
 const THREAD_FRAME_TYPES: ReadonlySet<ClientFrame['type']> = new Set<ThreadFrame['type']>([
@@ -11,6 +13,7 @@ const THREAD_FRAME_TYPES: ReadonlySet<ClientFrame['type']> = new Set<ThreadFrame
   'CPP_PIVOT_INIT',
   'CPP_STREAM_STOP',
   'CPP_REGENERATE',
+  'CPP_CONTINUE',
   'CPP_ANCHOR_HEAD',
   'CPP_BRANCH_DELETE',
   'CPP_THREAD_RENAME',

@@ -1,6 +1,6 @@
 import { CPPError, ErrorCode, type TreeChange } from '@promethea/cpp-protocol';
 import type { AnswerStream } from './answer-stream.js';
-import { cutAt, type Cut } from './cut.js';
+import { cutAt, type Cut, type ReceivedLengths } from './cut.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { ThreadLink } from './thread-link.js';
 
@@ -71,7 +71,7 @@ export class ThreadGeneration {
    * streaming → halting: stops the stream and freezes its text; `cut` says where it ends. `undefined` when the stream
    * had already ended by itself (→ ended: its end is committed instead).
    */
-  halt(receivedContentLength: number | undefined): Cut | undefined {
+  halt(received: ReceivedLengths): Cut | undefined {
     const state = this.current;
     if (state.name === 'halting') return state.cut;
     if (state.name !== 'streaming' && state.name !== 'ended') return undefined;
@@ -80,7 +80,7 @@ export class ThreadGeneration {
       this.current = { name: 'ended', stream: state.stream };
       return undefined;
     }
-    const cut = cutAt(point, receivedContentLength);
+    const cut = cutAt(point, received);
     this.current = { name: 'halting', stream: state.stream, cut };
     return cut;
   }
