@@ -2,20 +2,24 @@
 
 import utf16
 
+PARTS = ("content", "reasoning")
+
 
 class Copies:
     def __init__(self):
         self.versions = {}
+        # (node id, part) -> the text of the node's content or reasoning (docs/PROTOCOL.md §11.5).
         self.texts = {}
         self.statuses = {}
+        # (node id, part) -> where each chunk began since the node last began streaming.
         self.chunk_starts = {}
         self.ended = set()
 
-    def streamed(self, node_id):
-        """(text, chunk starts) of a node, as `$streamed` and `$lastChunk` need it."""
-        if node_id not in self.texts:
+    def streamed(self, node_id, part="content"):
+        """(text, chunk starts) of a node's part, as `$streamed` and `$lastChunk` need it."""
+        if (node_id, part) not in self.texts:
             return None
-        return self.texts[node_id], self.chunk_starts.get(node_id, [])
+        return self.texts[(node_id, part)], self.chunk_starts.get((node_id, part), [])
 
     def observe(self, frame) -> list:
         payload = frame["payload"]
@@ -25,9 +29,13 @@ class Copies:
         if kind == "CPP_STREAM_CHUNK":
             return self.chunk(payload)
         if kind == "CPP_STREAM_HALTED":
-            return self.end(payload["interruptedNodeId"], payload["finalContentLength"], kind, lambda held, final: final <= held)
+            node_id = payload["interruptedNodeId"]
+            self.ended.add(node_id)
+            content = self.cut(node_id, "content", payload["finalContentLength"], kind, lambda held, final: final <= held)
+            return content + self.cut(node_id, "reasoning", payload.get("finalReasoningLength", 0), kind, lambda held, final: final <= held)
         if kind == "CPP_STREAM_COMPLETED":
-            return self.end(payload["nodeId"], payload["finalContentLength"], kind, lambda held, final: final == held)
+            self.ended.add(payload["nodeId"])
+            return self.cut(payload["nodeId"], "content", payload["finalContentLength"], kind, lambda held, final: final == held)
         if kind == "CPP_ERROR" and "nodeId" in payload:
             self.ended.add(payload["nodeId"])
         if kind == "CPP_THREAD_DELETED":
@@ -47,31 +55,38 @@ class Copies:
         for node_id, node in payload["nodes"].items():
             if node["id"] != node_id:
                 violations.append(f"node {node['id']} listed under {node_id}")
-            self.texts[node_id] = node["content"]
+            if node["status"] == "streaming" and self.statuses.get(node_id) != "streaming":
+                # Streaming again (CPP_CONTINUE, §24.4): not ended any more, its chunks counted afresh.
+                self.ended.discard(node_id)
+                for part in PARTS:
+                    self.chunk_starts.pop((node_id, part), None)
+            self.texts[(node_id, "content")] = node["content"]
+            self.texts[(node_id, "reasoning")] = node.get("reasoning", "")
             self.statuses[node_id] = node["status"]
         return violations
 
     def chunk(self, payload) -> list:
         node_id, offset, delta = payload["nodeId"], payload["offset"], payload["delta"]
+        part = payload.get("part", "content")
         if node_id in self.ended:
             return [f"CPP_STREAM_CHUNK of node {node_id} after its end"]
-        if node_id not in self.texts:
+        if (node_id, part) not in self.texts:
             return []
         if self.statuses.get(node_id) != "streaming":
             return [f"CPP_STREAM_CHUNK of node {node_id}, which is {self.statuses.get(node_id)}"]
-        held = utf16.length(self.texts[node_id])
+        held = utf16.length(self.texts[(node_id, part)])
         if offset != held:
-            return [f"CPP_STREAM_CHUNK offset {offset} of node {node_id}, whose text was {held} code units long"]
-        self.texts[node_id] += delta
-        self.chunk_starts.setdefault(node_id, []).append(offset)
+            return [f"CPP_STREAM_CHUNK offset {offset} of node {node_id}, whose {part} was {held} code units long"]
+        self.texts[(node_id, part)] += delta
+        self.chunk_starts.setdefault((node_id, part), []).append(offset)
         return []
 
-    def end(self, node_id, final, kind, agrees) -> list:
-        self.ended.add(node_id)
-        if node_id not in self.texts:
+    def cut(self, node_id, part, final, kind, agrees) -> list:
+        if (node_id, part) not in self.texts:
             return []
-        held = utf16.length(self.texts[node_id])
+        held = utf16.length(self.texts[(node_id, part)])
         if not agrees(held, final):
-            return [f"{kind} finalContentLength {final} of node {node_id}, which was sent {held} code units"]
-        self.texts[node_id] = utf16.prefix(self.texts[node_id], final)
+            field = "finalContentLength" if part == "content" else "finalReasoningLength"
+            return [f"{kind} {field} {final} of node {node_id}, which was sent {held} code units"]
+        self.texts[(node_id, part)] = utf16.prefix(self.texts[(node_id, part)], final)
         return []

@@ -15,7 +15,7 @@ class Mismatch(Exception):
 
 
 class Matcher:
-    """One match attempt: `bindings` are the scenario's variables, `streamed(node_id)` a node's (text, chunk starts)."""
+    """One match attempt: `bindings` are the scenario's variables, `streamed(node_id, part)` a node's (text, chunk starts)."""
 
     def __init__(self, bindings: dict, streamed):
         self.bindings = dict(bindings)
@@ -161,27 +161,31 @@ class Matcher:
         self.bindings = result
 
     def op_streamed(self, name, actual, path, parameters):
-        text, _ = self.streamed_text(name)
+        text, _ = self.streamed_text(name, parameters)
         value = utf16.prefix(text, self.cut(parameters, text))
         if value != actual:
             fail(path, f"the streamed text {preview(value)}", actual)
 
-    def op_streamedLength(self, name, actual, path, _):
-        text, _ = self.streamed_text(name)
+    def op_streamedLength(self, name, actual, path, parameters):
+        text, _ = self.streamed_text(name, parameters)
         if not json_equal(utf16.length(text), actual):
             fail(path, f"the streamed length {utf16.length(text)}", actual)
 
     def op_lastChunk(self, name, actual, path, parameters):
-        text, starts = self.streamed_text(name)
+        text, starts = self.streamed_text(name, parameters)
         cut = self.cut(parameters, text)
         start = max([offset for offset in starts if offset < cut], default=cut)
         value = utf16.between(text, start, cut)
         if value != actual:
             fail(path, f"the part of the last chunk before the cut, {preview(value)}", actual)
 
-    def streamed_text(self, name):
+    def streamed_text(self, name, parameters):
+        """The streamed text of the node `name`, of the part the `part` parameter names (default: its content)."""
         node_id = self.variable(name)
-        streamed = self.streamed(node_id)
+        part = parameters.get("part", "content")
+        if part not in ("content", "reasoning"):
+            raise ScenarioError(f'part is "content" or "reasoning", not {part!r}')
+        streamed = self.streamed(node_id, part)
         if streamed is None:
             raise ScenarioError(f"this connection holds no text of node {node_id} ({name})")
         return streamed

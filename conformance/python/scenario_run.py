@@ -145,7 +145,7 @@ class ScenarioRun:
         connection = self.connection(on)
         node_id = fill({"$ref": options["node"]}, self.bindings)
         while True:
-            streamed = connection.copies.streamed(node_id)
+            streamed = connection.copies.streamed(node_id, options.get("part", "content"))
             held = len(streamed[0].encode("utf-16-le")) // 2 if streamed else 0
             if held >= options["atLeast"]:
                 return

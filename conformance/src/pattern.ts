@@ -1,3 +1,4 @@
+import type { TextPart } from '@promethea/cpp-protocol';
 import { lookUp, ScenarioError, type Bindings } from './bindings.js';
 import { isJsonObject, jsonEqual, preview, type Json, type JsonObject } from './json.js';
 
@@ -9,8 +10,8 @@ export interface StreamedText {
 
 export interface MatchContext {
   bindings: Bindings;
-  /** The text of a node as the connection holds it before the frame being matched. */
-  streamed(nodeId: string): StreamedText | undefined;
+  /** The text of a node's part (default: its content) as the connection holds it before the frame being matched. */
+  streamed(nodeId: string, part?: TextPart): StreamedText | undefined;
 }
 
 export type MatchResult = { ok: true; bindings: Map<string, Json> } | { ok: false; message: string };
@@ -111,16 +112,16 @@ const OPERATORS: Record<string, Operator> = {
   },
   $values: (patterns, actual, path, state) => matchValues(list(patterns, '$values'), actual, path, state),
   $streamed: (name, actual, path, state, parameters) => {
-    const streamed = streamedText(name, state);
+    const streamed = streamedText(name, state, parameters);
     const value = streamed.text.slice(0, cutOf(parameters, streamed, state));
     return value === actual ? undefined : expected(path, `the streamed text ${preview(value)}`, actual);
   },
-  $streamedLength: (name, actual, path, state) => {
-    const length = streamedText(name, state).text.length;
+  $streamedLength: (name, actual, path, state, parameters) => {
+    const length = streamedText(name, state, parameters).text.length;
     return actual === length ? undefined : expected(path, `the streamed length ${length}`, actual);
   },
   $lastChunk: (name, actual, path, state, parameters) => {
-    const streamed = streamedText(name, state);
+    const streamed = streamedText(name, state, parameters);
     const cut = cutOf(parameters, streamed, state);
     const start = streamed.chunkStarts.filter((offset) => offset < cut).at(-1) ?? cut;
     const value = streamed.text.slice(start, cut);
@@ -159,9 +160,12 @@ function firstMismatch(patterns: Json[], entries: [string, Json][], path: string
   return undefined;
 }
 
-function streamedText(name: Json, state: State): StreamedText {
+/** The streamed text of the node `name`, of the part the `part` parameter names (default: its content). */
+function streamedText(name: Json, state: State, parameters: JsonObject): StreamedText {
   const nodeId = lookUp(state.bindings, text(name, '$streamed'));
-  const streamed = typeof nodeId === 'string' ? state.context.streamed(nodeId) : undefined;
+  const part = parameters.part ?? 'content';
+  if (part !== 'content' && part !== 'reasoning') throw new ScenarioError(`part is "content" or "reasoning", not ${preview(part)}`);
+  const streamed = typeof nodeId === 'string' ? state.context.streamed(nodeId, part) : undefined;
   if (!streamed) throw new ScenarioError(`this connection holds no text of node ${preview(nodeId)} (${String(name)})`);
   return streamed;
 }

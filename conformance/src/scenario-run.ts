@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { CPP_SUBPROTOCOL, newMessageId, newThreadId, type ServerFrame } from '@promethea/cpp-protocol';
+import { CPP_SUBPROTOCOL, newMessageId, newThreadId, type ServerFrame, type TextPart } from '@promethea/cpp-protocol';
 import { ScenarioError } from './bindings.js';
 import { Connection, type Handshake } from './connection.js';
 import { requestUrl, type Endpoint } from './endpoint.js';
 import type { FrameValidator } from './frame-validator.js';
 import { isJsonObject, preview, type Json, type JsonObject } from './json.js';
-import { matchPattern } from './pattern.js';
+import { matchPattern, type MatchContext } from './pattern.js';
 import { stepKind, type Generator, type HandshakeOptions, type RefuseOptions, type Scenario, type Step } from './scenario.js';
 import { fillTemplate } from './template.js';
 import { attemptUpgrade } from './upgrade-refusal.js';
@@ -146,19 +146,19 @@ class ScenarioRun {
     const remaining = [...patterns];
     while (remaining.length > 0) {
       const frame = await this.nextFrame(connection, true);
-      const context = { bindings: this.bindings, streamed: (nodeId: string) => connection.copies.streamed(nodeId) };
+      const context = { bindings: this.bindings, streamed: (nodeId: string, part?: TextPart) => connection.copies.streamed(nodeId, part) };
       const index = remaining.findIndex((pattern) => matchPattern(pattern, frame, context).ok);
       if (index < 0) throw new StepFailure(`${describeFrame(frame)} matches none of the patterns still expected: ${preview(frame.payload, 300)}`);
       this.matchFrame(connection, remaining.splice(index, 1)[0]!, frame);
     }
   }
 
-  /** Takes chunks until the node's text reaches `atLeast` code units; the node must still be streaming. */
-  private async waitStreamed(on: string, { node, atLeast }: { node: string; atLeast: number }): Promise<void> {
+  /** Takes chunks until the node's text (or reasoning) reaches `atLeast` code units; the node must still be streaming. */
+  private async waitStreamed(on: string, { node, atLeast, part }: { node: string; atLeast: number; part?: TextPart }): Promise<void> {
     const connection = this.connection(on);
     const nodeId = String(fillTemplate({ $ref: node }, this.bindings));
     for (;;) {
-      const held = connection.copies.streamed(nodeId)?.text.length ?? 0;
+      const held = connection.copies.streamed(nodeId, part)?.text.length ?? 0;
       if (held >= atLeast) return;
       const frame = await connection.take(this.options.timeoutMs).catch((error: Error) => {
         throw new StepFailure(`${error.message} while node ${node} had streamed ${held} of ${atLeast} code units`);
@@ -191,13 +191,13 @@ class ScenarioRun {
   /** Matches against the copy as it was before the frame, then applies the frame. */
   private matchFrame(connection: Connection, pattern: Json, frame: ServerFrame): void {
     try {
-      this.assertMatch(pattern, frame, describeFrame(frame), (nodeId) => connection.copies.streamed(nodeId));
+      this.assertMatch(pattern, frame, describeFrame(frame), (nodeId, part) => connection.copies.streamed(nodeId, part));
     } finally {
       connection.observe(frame);
     }
   }
 
-  private assertMatch(pattern: Json, actual: unknown, what: string, streamed: (nodeId: string) => ReturnType<Connection['copies']['streamed']> = () => undefined): void {
+  private assertMatch(pattern: Json, actual: unknown, what: string, streamed: MatchContext['streamed'] = () => undefined): void {
     const result = matchPattern(pattern, actual, { bindings: this.bindings, streamed });
     if (!result.ok) throw new StepFailure(`${what}: ${result.message}`);
     for (const [name, value] of result.bindings) this.bindings.set(name, value);

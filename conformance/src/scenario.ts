@@ -46,7 +46,7 @@ export type Step = StepBase &
     | { expect: Json }
     | { expectNext: Json }
     | { expectAll: Json[] }
-    | { waitStreamed: { node: string; atLeast: number } }
+    | { waitStreamed: { node: string; atLeast: number; part?: 'content' | 'reasoning' } }
     | { close: JsonObject }
     | { expectClose: { code: number } }
   );

@@ -1,10 +1,14 @@
 import {
   findInvariantViolations,
+  partText,
+  setPartText,
   type GraphPatchFrame,
   type MessageNode,
   type ServerFrame,
   type StreamChunkFrame,
+  type StreamHaltedFrame,
   type SyncGraphFrame,
+  type TextPart,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
 import type { StreamedText } from './pattern.js';
@@ -17,15 +21,16 @@ import type { StreamedText } from './pattern.js';
  */
 export class ThreadCopies {
   private readonly graphs = new Map<string, ThreadGraph>();
+  /** Where each chunk of a node's part began since the node last began streaming, keyed `nodeId part`. */
   private readonly chunkStarts = new Map<string, number[]>();
   private readonly ended = new Set<string>();
   /** Nodes streamed to a connection that holds no copy of their thread (implicit subscription): where they reached. */
   private readonly looseEnds = new Map<string, number>();
 
-  /** The node's text as this connection holds it. */
-  streamed(nodeId: string): StreamedText | undefined {
+  /** The node's text (or reasoning) as this connection holds it. */
+  streamed(nodeId: string, part: TextPart = 'content'): StreamedText | undefined {
     const node = this.findNode(nodeId);
-    return node ? { text: node.content, chunkStarts: this.chunkStarts.get(nodeId) ?? [] } : undefined;
+    return node ? { text: partText(node, part), chunkStarts: this.chunkStarts.get(`${nodeId} ${part}`) ?? [] } : undefined;
   }
 
   /** Applies one frame; returns the rules it breaks. */
@@ -37,10 +42,8 @@ export class ThreadCopies {
         return this.patch(frame.payload);
       case 'CPP_STREAM_CHUNK':
         return this.chunk(frame.payload);
-      case 'CPP_STREAM_HALTED': {
-        const { interruptedNodeId, threadId, finalContentLength } = frame.payload;
-        return this.end(interruptedNodeId, threadId, finalContentLength, frame.type, (held, final) => final <= held);
-      }
+      case 'CPP_STREAM_HALTED':
+        return [...this.end(frame.payload.interruptedNodeId, frame.payload.threadId, frame.payload.finalContentLength, frame.type, (held, final) => final <= held), ...this.cutReasoning(frame.payload)];
       case 'CPP_STREAM_COMPLETED': {
         const { nodeId, threadId, finalContentLength } = frame.payload;
         return this.end(nodeId, threadId, finalContentLength, frame.type, (held, final) => final === held);
@@ -60,6 +63,7 @@ export class ThreadCopies {
   private sync(payload: SyncGraphFrame['payload']): string[] {
     const held = this.graphs.get(payload.threadId);
     const graph: ThreadGraph = { threadId: payload.threadId, rootNodeId: payload.rootNodeId, activeHeadMessageId: payload.activeHeadMessageId, version: payload.version, nodes: structuredClone(payload.nodes) };
+    for (const node of Object.values(graph.nodes)) this.restartIfStreamingAgain(held?.nodes[node.id], node);
     this.graphs.set(payload.threadId, graph);
     const violations = held && payload.version < held.version ? [`CPP_SYNC_GRAPH went back from version ${held.version} to ${payload.version}`] : [];
     return [...violations, ...this.soundness(graph, 'CPP_SYNC_GRAPH')];
@@ -69,31 +73,60 @@ export class ThreadCopies {
     const graph = this.graphs.get(payload.threadId);
     if (!graph) return [`CPP_GRAPH_PATCH of thread ${payload.threadId}, of which this connection was sent no CPP_SYNC_GRAPH first`];
     if (payload.version !== graph.version + 1) return [`CPP_GRAPH_PATCH version ${payload.version} does not follow version ${graph.version}`];
-    for (const [id, node] of Object.entries(payload.nodes)) graph.nodes[id] = structuredClone(node);
+    for (const [id, node] of Object.entries(payload.nodes)) {
+      this.restartIfStreamingAgain(graph.nodes[id], node);
+      graph.nodes[id] = structuredClone(node);
+    }
     for (const id of payload.removedNodeIds ?? []) delete graph.nodes[id];
     Object.assign(graph, { rootNodeId: payload.rootNodeId, activeHeadMessageId: payload.activeHeadMessageId, version: payload.version });
     return this.soundness(graph, 'CPP_GRAPH_PATCH');
   }
 
+  /**
+   * A node that a structural update sets streaming again (CPP_CONTINUE, docs/PROTOCOL.md §24.4) is no longer ended,
+   * and its chunk starts count from its new stream.
+   */
+  private restartIfStreamingAgain(before: MessageNode | undefined, after: MessageNode): void {
+    if (after.status !== 'streaming' || before?.status === 'streaming') return;
+    this.ended.delete(after.id);
+    for (const part of ['content', 'reasoning']) this.chunkStarts.delete(`${after.id} ${part}`);
+  }
+
   private chunk(payload: StreamChunkFrame['payload']): string[] {
     const { threadId, nodeId, offset, delta } = payload;
+    const part = payload.part ?? 'content';
+    const what = part === 'content' ? 'text' : 'reasoning';
     if (this.ended.has(nodeId)) return [`CPP_STREAM_CHUNK of node ${nodeId} after its end`];
     const graph = this.graphs.get(threadId);
-    if (!graph) return this.looseChunk(nodeId, offset, delta);
+    if (!graph) return this.looseChunk(nodeId, part, offset, delta);
     const node = graph.nodes[nodeId];
     if (!node) return [`CPP_STREAM_CHUNK of node ${nodeId} before the structural update that creates it`];
     if (node.status !== 'streaming') return [`CPP_STREAM_CHUNK of node ${nodeId}, which is ${node.status}`];
-    if (offset !== node.content.length) return [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose text was ${node.content.length} code units long`];
-    node.content += delta;
-    this.chunkStarts.set(nodeId, [...(this.chunkStarts.get(nodeId) ?? []), offset]);
+    const held = partText(node, part);
+    if (offset !== held.length) return [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose ${what} was ${held.length} code units long`];
+    setPartText(node, part, held + delta);
+    const key = `${nodeId} ${part}`;
+    this.chunkStarts.set(key, [...(this.chunkStarts.get(key) ?? []), offset]);
     return [];
   }
 
   /** Without a copy of the thread the text before the first chunk is unknown; later chunks must still continue it. */
-  private looseChunk(nodeId: string, offset: number, delta: string): string[] {
-    const reached = this.looseEnds.get(nodeId);
-    this.looseEnds.set(nodeId, offset + delta.length);
+  private looseChunk(nodeId: string, part: TextPart, offset: number, delta: string): string[] {
+    const key = `${nodeId} ${part}`;
+    const reached = this.looseEnds.get(key);
+    this.looseEnds.set(key, offset + delta.length);
     return reached === undefined || reached === offset ? [] : [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose previous chunk ended at ${reached}`];
+  }
+
+  /** A halt's reasoning length is at most what was sent of the reasoning; the copy keeps that much (§11.5). */
+  private cutReasoning(payload: StreamHaltedFrame['payload']): string[] {
+    const node = this.graphs.get(payload.threadId)?.nodes[payload.interruptedNodeId];
+    if (!node) return [];
+    const held = partText(node, 'reasoning');
+    const final = payload.finalReasoningLength ?? 0;
+    if (final > held.length) return [`CPP_STREAM_HALTED finalReasoningLength ${final} of node ${node.id}, which was sent ${held.length} code units of reasoning`];
+    setPartText(node, 'reasoning', held.slice(0, final));
+    return [];
   }
 
   private end(nodeId: string, threadId: string, finalContentLength: number, type: string, agrees: (held: number, final: number) => boolean): string[] {

@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { matchPattern, type Json, type MatchResult } from '../src/index.js';
 
-const streamed = new Map([['msg_a1', { text: 'Spiking neural networks (SNNs) are models in which', chunkStarts: [0, 31] }]]);
+const streamed = new Map([
+  ['msg_a1 content', { text: 'Spiking neural networks (SNNs) are models in which', chunkStarts: [0, 31] }],
+  ['msg_a1 reasoning', { text: 'The user asks about SNNs.', chunkStarts: [0, 9] }],
+]);
 
 function run(pattern: Json, actual: unknown, bindings: Record<string, Json> = {}): MatchResult {
-  return matchPattern(pattern, actual, { bindings: new Map(Object.entries(bindings)), streamed: (nodeId) => streamed.get(nodeId) });
+  return matchPattern(pattern, actual, { bindings: new Map(Object.entries(bindings)), streamed: (nodeId, part = 'content') => streamed.get(`${nodeId} ${part}`) });
 }
 
 function failure(result: MatchResult): string {
@@ -64,6 +67,14 @@ describe('matchPattern', () => {
     expect(run({ $lastChunk: 'a1', cut: { $ref: 'cut' } }, 'Spiking', { ...bindings, cut: 7 }).ok).toBe(true);
     expect(run({ $lastChunk: 'a1' }, 'are models in which', bindings).ok).toBe(true);
     expect(run({ $lastChunk: 'a1', cut: 0 }, '', bindings).ok).toBe(true);
+  });
+
+  it('compares with the reasoning streamed to the connection when the part parameter names it', () => {
+    const bindings = { a1: 'msg_a1' };
+    expect(run({ $streamed: 'a1', part: 'reasoning' }, 'The user asks about SNNs.', bindings).ok).toBe(true);
+    expect(run({ $streamedLength: 'a1', part: 'reasoning' }, 25, bindings).ok).toBe(true);
+    expect(run({ $lastChunk: 'a1', part: 'reasoning', cut: 13 }, 'asks', bindings).ok).toBe(true);
+    expect(() => run({ $streamed: 'a1', part: 'thoughts' }, '', bindings)).toThrow(/part is "content" or "reasoning"/);
   });
 
   it('raises a scenario error for an unknown operator or an unbound variable', () => {

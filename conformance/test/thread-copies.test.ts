@@ -10,6 +10,17 @@ const frames = {
   emptySync: { type: 'CPP_SYNC_GRAPH', timestamp: 1, payload: { threadId, rootNodeId: null, activeHeadMessageId: null, nodes: {}, version: 0, title: '' } },
   prompt: { type: 'CPP_GRAPH_PATCH', timestamp: 1, payload: { threadId, version: 1, rootNodeId: 'msg_u', activeHeadMessageId: 'msg_a', nodes: { msg_u: user, msg_a: answer } } },
   chunk: (offset: number, delta: string) => ({ type: 'CPP_STREAM_CHUNK', timestamp: 1, payload: { threadId, nodeId: 'msg_a', offset, delta } }),
+  reasoning: (offset: number, delta: string) => ({ type: 'CPP_STREAM_CHUNK', timestamp: 1, payload: { threadId, nodeId: 'msg_a', offset, delta, part: 'reasoning' as const } }),
+  haltedInReasoning: (finalReasoningLength: number) => ({
+    type: 'CPP_STREAM_HALTED',
+    timestamp: 1,
+    payload: { interruptedNodeId: 'msg_a', finalContentLength: 0, finalReasoningLength, part: 'reasoning' as const, lastChunkReceived: '', threadId, reason: 'pivot' },
+  }),
+  streamingAgain: (version: number, content: string) => ({
+    type: 'CPP_GRAPH_PATCH',
+    timestamp: 1,
+    payload: { threadId, version, rootNodeId: 'msg_u', activeHeadMessageId: 'msg_a', nodes: { msg_a: { ...answer, content } } },
+  }),
   halted: (finalContentLength: number) => ({
     type: 'CPP_STREAM_HALTED',
     timestamp: 1,
@@ -56,6 +67,27 @@ describe('ThreadCopies', () => {
     expect(lastViolations([frames.emptySync, orphan])).toContain(`after CPP_GRAPH_PATCH of thread ${threadId} version 1: 1 nodes are not reachable from the root (cycle or orphan)`);
     const twoStreams = { ...frames.prompt, payload: { ...frames.prompt.payload, nodes: { msg_u: { ...user, status: 'streaming' as const }, msg_a: answer } } };
     expect(lastViolations([frames.emptySync, twoStreams])).toContain(`after CPP_GRAPH_PATCH of thread ${threadId} version 1: 2 nodes stream at once`);
+  });
+
+  it('follows reasoning chunks in the reasoning, with offsets of their own, and trims it to a halt', () => {
+    const copies = new ThreadCopies();
+    const sequence = [frames.emptySync, frames.prompt, frames.reasoning(0, 'Let me '), frames.chunk(0, 'Hi'), frames.reasoning(7, 'think'), frames.haltedInReasoning(5)];
+    for (const frame of sequence) expect(copies.observe(frame)).toEqual([]);
+    expect(copies.streamed('msg_a', 'reasoning')).toEqual({ text: 'Let m', chunkStarts: [0, 7] });
+    expect(copies.streamed('msg_a')).toEqual({ text: '', chunkStarts: [0] });
+    expect(lastViolations([frames.emptySync, frames.prompt, frames.reasoning(0, 'Hm'), frames.reasoning(3, 'x')])).toEqual(['CPP_STREAM_CHUNK offset 3 of node msg_a, whose reasoning was 2 code units long']);
+    expect(lastViolations([frames.emptySync, frames.prompt, frames.reasoning(0, 'Hm'), frames.haltedInReasoning(3)])).toEqual([
+      'CPP_STREAM_HALTED finalReasoningLength 3 of node msg_a, which was sent 2 code units of reasoning',
+    ]);
+  });
+
+  it('takes a node set streaming again (a continue) as no longer ended, its chunks continuing its text and counted afresh', () => {
+    const copies = new ThreadCopies();
+    const stopped = { ...frames.prompt, payload: { ...frames.prompt.payload, version: 2, nodes: { msg_a: { ...answer, status: 'interrupted' as const, content: 'Hell' } } } };
+    const sequence = [frames.emptySync, frames.prompt, frames.chunk(0, 'Hello world'), frames.halted(4), stopped, frames.streamingAgain(3, 'Hell'), frames.chunk(4, 'o!')];
+    for (const frame of sequence) expect(copies.observe(frame)).toEqual([]);
+    expect(copies.streamed('msg_a')).toEqual({ text: 'Hello!', chunkStarts: [4] });
+    expect(lastViolations([...sequence.slice(0, 6), frames.chunk(0, 'x')])).toEqual(['CPP_STREAM_CHUNK offset 0 of node msg_a, whose text was 4 code units long']);
   });
 
   it('checks that chunks continue each other on a thread it holds no copy of (implicit subscription)', () => {

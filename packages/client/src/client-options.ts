@@ -53,6 +53,8 @@ export interface PromptOptions {
   model?: string;
   /** Each piece of the answer's text, in order, as it streams. */
   onStream?: (delta: string) => void;
+  /** Each piece of the model's reasoning, in order, as it streams (PROTOCOL.md §11.5). */
+  onReasoning?: (delta: string) => void;
 }
 
 export interface PivotOptions {
@@ -60,9 +62,12 @@ export interface PivotOptions {
   threadId?: string;
   /** How much of the interrupted node the user has seen; default: all that this client holds of it. */
   receivedContentLength?: number;
+  /** How much of the interrupted node's reasoning the user has seen; default: all that this client holds of it. */
+  receivedReasoningLength?: number;
   /** The id of the model to answer the new prompt with; default: the server's default model. */
   model?: string;
   onStream?: (delta: string) => void;
+  onReasoning?: (delta: string) => void;
 }
 
 export interface RegenerateOptions {
@@ -74,8 +79,26 @@ export interface RegenerateOptions {
   threadId?: string;
   /** When an answer of that user node streams: how much of it the user has seen; default: all this client holds. */
   receivedContentLength?: number;
+  /** Likewise for that answer's reasoning. */
+  receivedReasoningLength?: number;
   expectedVersion?: number;
+  /** The id of the model to write the new answer; default: the server's default model. */
+  model?: string;
   onStream?: (delta: string) => void;
+  onReasoning?: (delta: string) => void;
+}
+
+export interface ContinueOptions {
+  /** The interrupted or failed answer to go on with; default: the thread's head. */
+  nodeId?: string;
+  threadId?: string;
+  /** Recommended: a continue sent again after its continuation ended is then CONFLICT, not a second continuation. */
+  expectedVersion?: number;
+  /** The id of the model to go on with; default: the node's own model when the server still offers it. */
+  model?: string;
+  /** Each piece of text that follows the node's text, in order, as it streams. */
+  onStream?: (delta: string) => void;
+  onReasoning?: (delta: string) => void;
 }
 
 export interface EditOptions {
@@ -114,4 +137,6 @@ export interface StopOptions {
   threadId?: string;
   /** How much of the stopped node the user has seen; default: all that this client holds of it. */
   receivedContentLength?: number;
+  /** How much of its reasoning the user has seen; default: all that this client holds of it. */
+  receivedReasoningLength?: number;
 }

@@ -6,6 +6,7 @@ import {
   getNode,
   newMessageId,
   newThreadId,
+  partText,
   streamingNode,
   type ClientFrame,
   type DecodeFailure,
@@ -19,6 +20,7 @@ import {
 } from '@promethea/cpp-protocol';
 import type {
   AnchorOptions,
+  ContinueOptions,
   CPPClientOptions,
   DeleteBranchOptions,
   EditOptions,
@@ -38,7 +40,7 @@ import type { ConnectionClosedError } from './connection-closed-error.js';
 import { CPPServerError } from './cpp-server-error.js';
 import { FrameWaiter, type Answer } from './frame-waiter.js';
 import { Generation, type GenerationRequest, type GenerationResult } from './generation.js';
-import { PendingRequests, type PendingRequest } from './pending-requests.js';
+import { PendingRequests, type PendingRequest, type ReceivedLengths } from './pending-requests.js';
 import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
 import { reconnectPolicy } from './reconnect-policy.js';
 import { SendQueueFullError } from './send-queue-full-error.js';
@@ -133,7 +135,7 @@ export class CPPClient {
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
       ...(options.model === undefined ? {} : { model: options.model }),
     });
-    return this.generate(frame, { threadId, userNodeId, onStream: options.onStream });
+    return this.generate(frame, { threadId, userNodeId, onStream: options.onStream, onReasoning: options.onReasoning });
   }
 
   /**
@@ -143,19 +145,20 @@ export class CPPClient {
   async pivot(options: PivotOptions): Promise<GenerationResult> {
     const threadId = await this.ensureThread(options.threadId);
     const interrupted = this.streamingNode(threadId);
-    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream: options.onStream });
+    const { onStream, onReasoning } = options;
+    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream, onReasoning });
     const newBranchNodeId = newMessageId();
-    const receivedContentLength = options.receivedContentLength ?? interrupted.content.length;
+    const received = receivedLengths(interrupted, options);
     const frame = this.frames.create('CPP_PIVOT_INIT', {
       interruptedNodeId: interrupted.id,
       activeThreadId: threadId,
       userPrompt: options.userPrompt,
       newBranchNodeId,
-      receivedContentLength,
+      ...receivedFields(received),
       ...(options.model === undefined ? {} : { model: options.model }),
     });
-    this.requests.interrupting(interrupted.id, receivedContentLength);
-    return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream: options.onStream });
+    this.requests.interrupting(interrupted.id, received);
+    return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream, onReasoning });
   }
 
   /**
@@ -170,17 +173,38 @@ export class CPPClient {
     if (!userNode) throw new Error(`no node ${options.nodeId ?? '(the head)'} to regenerate in thread ${threadId}`);
     const streaming = this.streamingNode(threadId);
     const halting = streaming?.parentId === userNode.id ? streaming : undefined;
-    const receivedContentLength = options.receivedContentLength ?? halting?.content.length;
+    const received = halting && receivedLengths(halting, options);
     const assistantNodeId = newMessageId();
     const frame = this.frames.create('CPP_REGENERATE', {
       activeThreadId: threadId,
       userNodeId: userNode.id,
       newNodeId: assistantNodeId,
-      ...(halting && receivedContentLength !== undefined ? { receivedContentLength } : {}),
+      ...(received ? receivedFields(received) : {}),
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.model === undefined ? {} : { model: options.model }),
     });
-    if (halting && receivedContentLength !== undefined) this.requests.interrupting(halting.id, receivedContentLength);
-    return this.generate(frame, { threadId, userNodeId: userNode.id, assistantNodeId, onStream: options.onStream });
+    if (halting && received) this.requests.interrupting(halting.id, received);
+    return this.generate(frame, { threadId, userNodeId: userNode.id, assistantNodeId, onStream: options.onStream, onReasoning: options.onReasoning });
+  }
+
+  /**
+   * Goes on with an interrupted or failed answer (PROTOCOL.md §24.4): the same node streams again, its text
+   * continuing where it stopped. `onStream` gets only the text that follows; the result holds the node's whole
+   * text. Settles when the node stops streaming again.
+   */
+  async continue(options: ContinueOptions = {}): Promise<GenerationResult> {
+    const threadId = await this.ensureThread(options.threadId);
+    const graph = this.mirrors.get(threadId);
+    const node = graph && getNode(graph, options.nodeId ?? graph.activeHeadMessageId ?? '');
+    if (node?.role !== 'assistant' || node.parentId === null) throw new Error(`no answer ${options.nodeId ?? '(the head)'} to continue in thread ${threadId}`);
+    const frame = this.frames.create('CPP_CONTINUE', {
+      activeThreadId: threadId,
+      nodeId: node.id,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.model === undefined ? {} : { model: options.model }),
+    });
+    const { onStream, onReasoning } = options;
+    return this.generate(frame, { threadId, userNodeId: node.parentId, assistantNodeId: node.id, continues: true, onStream, onReasoning });
   }
 
   /**
@@ -244,9 +268,9 @@ export class CPPClient {
     const threadId = options.threadId ?? this.currentThreadId;
     const node = threadId === undefined ? undefined : this.streamingNode(threadId);
     if (threadId === undefined || !node) return;
-    const receivedContentLength = options.receivedContentLength ?? node.content.length;
-    const frame = this.frames.create('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: node.id, receivedContentLength });
-    this.requests.interrupting(node.id, receivedContentLength);
+    const received = receivedLengths(node, options);
+    const frame = this.frames.create('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: node.id, ...receivedFields(received) });
+    this.requests.interrupting(node.id, received);
     const stopped = (reply: ServerFrame) => notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id);
     await this.request(frame, new FrameWaiter(frame.id, (reply) => (stopped(reply) ? { value: undefined } : undefined), threadId));
   }
@@ -476,6 +500,16 @@ export class CPPClient {
     const structural = (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
     return structural ? this.mirrors.get(threadId) : undefined;
   }
+}
+
+/** What the user has seen of a node being halted: what the caller says, or all this client holds of each part. */
+function receivedLengths(node: MessageNode, given: { receivedContentLength?: number; receivedReasoningLength?: number }): ReceivedLengths {
+  return { content: given.receivedContentLength ?? node.content.length, reasoning: given.receivedReasoningLength ?? partText(node, 'reasoning').length };
+}
+
+/** The received lengths as frame fields; the reasoning's only for a node that has reasoning. */
+function receivedFields(received: ReceivedLengths): { receivedContentLength: number; receivedReasoningLength?: number } {
+  return { receivedContentLength: received.content, ...(received.reasoning > 0 ? { receivedReasoningLength: received.reasoning } : {}) };
 }
 
 /**

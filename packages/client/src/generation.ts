@@ -1,7 +1,7 @@
-import { ErrorCode, getNode, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import { ErrorCode, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
-import type { PendingRequest } from './pending-requests.js';
+import type { PendingRequest, ReceivedLengths } from './pending-requests.js';
 
 export type GenerationStatus = 'completed' | 'interrupted' | 'failed';
 
@@ -9,8 +9,10 @@ export interface GenerationResult {
   threadId: string;
   userNodeId: string;
   assistantNodeId: string;
-  /** The assistant node's final text: all of it, or the cut when it was interrupted. */
+  /** The assistant node's final text: all of it, or the cut when it was interrupted (a continued node's whole text). */
   content: string;
+  /** What the model reasoned, apart from its answer, when it did (PROTOCOL.md §11.5). */
+  reasoning?: string;
   status: GenerationStatus;
   finishReason?: FinishReason;
 }
@@ -21,30 +23,39 @@ export interface GenerationRequest {
   threadId: string;
   /** The user node answered: created by a prompt or pivot (the server creates the answer as its only child). */
   userNodeId: string;
-  /** The answer's id when the client chose it (a regenerate); otherwise the server names it by creating it. */
+  /** The answer's id when the client chose it (a regenerate) or it exists (a continue); otherwise the server names it by creating it. */
   assistantNodeId?: string;
+  /** A continue: the node exists, finished, and this request is carried out once it streams again. */
+  continues?: boolean;
   onStream?: (delta: string) => void;
+  onReasoning?: (delta: string) => void;
 }
 
 /**
- * One prompt, pivot or regenerate, from the frame that asked for it until its assistant node stops streaming. Everything it
- * reports is read from the thread's mirror, which is exact, so `onStream` never sees text twice or out of order.
+ * One prompt, pivot, regenerate or continue, from the frame that asked for it until its assistant node stops streaming.
+ * Everything it reports is read from the thread's mirror, which is exact, so `onStream` (the answer) and `onReasoning`
+ * (the model's reasoning) never see text twice or out of order; a continue reports only what follows the node's text.
  * It settles when the mirror shows the node finished (the patch right after CPP_STREAM_COMPLETED or
  * CPP_STREAM_HALTED), so that the mirror is final by then: its content is the whole answer, or the cut.
  */
 export class Generation implements PendingRequest {
   private readonly settlement = deferred<GenerationResult>();
   private assistantNodeId: string | undefined;
-  private delivered = 0;
+  private readonly delivered: Record<TextPart, number> = { content: 0, reasoning: 0 };
   /** Set when the client halts this answer: text past what the user had seen is about to be cut, so never shown. */
-  private visibleLength = Infinity;
+  private readonly visible: Record<TextPart, number> = { content: Infinity, reasoning: Infinity };
   private finishReason: FinishReason | undefined;
+  /** A continue waits for its node to stream again; every other answer streams from its creation. */
+  private started: boolean;
 
   constructor(
     private readonly request: GenerationRequest,
     private readonly graphOf: (threadId: string) => ThreadGraph | undefined,
   ) {
     this.assistantNodeId = request.assistantNodeId;
+    this.started = !request.continues;
+    const continued = request.continues ? this.assistantNode() : undefined;
+    if (continued) for (const part of ['content', 'reasoning'] as const) this.delivered[part] = partText(continued, part).length;
   }
 
   get promise(): Promise<GenerationResult> {
@@ -59,8 +70,11 @@ export class Generation implements PendingRequest {
     if (frame.type === 'CPP_ERROR') return this.observeError(frame.payload);
     const node = this.assistantNode();
     if (!node) return false;
+    this.started ||= node.status === 'streaming';
+    if (!this.started) return false;
     if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === node.id) this.finishReason = frame.payload.finishReason;
-    this.deliver(node);
+    this.deliver(node, 'reasoning', this.request.onReasoning);
+    this.deliver(node, 'content', this.request.onStream);
     return this.settleIfFinished(node);
   }
 
@@ -68,12 +82,17 @@ export class Generation implements PendingRequest {
     this.settlement.reject(error);
   }
 
-  interrupting(nodeId: string, receivedContentLength: number): void {
-    if (nodeId === this.assistantNodeId) this.visibleLength = Math.min(this.visibleLength, receivedContentLength);
+  interrupting(nodeId: string, received: ReceivedLengths): void {
+    if (nodeId !== this.assistantNodeId) return;
+    for (const part of ['content', 'reasoning'] as const) this.visible[part] = Math.min(this.visible[part], received[part]);
   }
 
-  /** The server created the node our frame names as new: sending the frame again would only be an exact retry. */
+  /**
+   * The server created the node our frame names as new, or (a continue) set it streaming: sending the frame again
+   * would only be an exact retry.
+   */
   carriedOut(): boolean {
+    if (this.request.continues) return this.started || this.assistantNode()?.status === 'streaming';
     const graph = this.graphOf(this.request.threadId);
     return graph !== undefined && getNode(graph, this.request.assistantNodeId ?? this.request.userNodeId) !== undefined;
   }
@@ -93,18 +112,20 @@ export class Generation implements PendingRequest {
     return refused || failed;
   }
 
-  private deliver(node: MessageNode): void {
-    const visible = safeCutLength(node.content, this.visibleLength);
-    if (visible <= this.delivered) return;
-    const delta = node.content.slice(this.delivered, visible);
-    this.delivered = visible;
-    this.request.onStream?.(delta);
+  private deliver(node: MessageNode, part: TextPart, listener: ((delta: string) => void) | undefined): void {
+    const text = partText(node, part);
+    const visible = safeCutLength(text, this.visible[part]);
+    if (visible <= this.delivered[part]) return;
+    const delta = text.slice(this.delivered[part], visible);
+    this.delivered[part] = visible;
+    listener?.(delta);
   }
 
   private settleIfFinished(node: MessageNode): boolean {
     if (node.status === 'streaming') return false;
     const { threadId, userNodeId } = this.request;
     const result: GenerationResult = { threadId, userNodeId, assistantNodeId: node.id, content: node.content, status: node.status };
+    if (node.reasoning !== undefined) result.reasoning = node.reasoning;
     if (this.finishReason !== undefined) result.finishReason = this.finishReason;
     this.settlement.resolve(result);
     return true;

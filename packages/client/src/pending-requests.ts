@@ -1,6 +1,12 @@
 import type { ClientFrame, ServerFrame } from '@promethea/cpp-protocol';
 
 /** A request waiting for the server frames that answer it. */
+/** How much of a halted node's answer and reasoning the user had seen, in UTF-16 code units. */
+export interface ReceivedLengths {
+  content: number;
+  reasoning: number;
+}
+
 export interface PendingRequest {
   /** Sees every valid server frame, after the mirrors have applied it; returns true once the request has settled. */
   observe(frame: ServerFrame): boolean;
@@ -9,8 +15,8 @@ export interface PendingRequest {
   readonly threadId?: string;
   /** For a request the server does not answer: its frame is going out now, which settles it. */
   sent?(): void;
-  /** The client is halting `nodeId` where the user has seen `receivedContentLength` of it (a pivot or a stop). */
-  interrupting?(nodeId: string, receivedContentLength: number): void;
+  /** The client is halting `nodeId` where the user has seen `received` of each part (a pivot, a stop, a regenerate). */
+  interrupting?(nodeId: string, received: ReceivedLengths): void;
   /**
    * After a reconnect, with the mirrors re-synced: whether they show that the server already carried the request
    * out, so that its frame need not go again (a resend would be harmless, only redundant).
@@ -48,8 +54,8 @@ export class PendingRequests {
     return settledAny;
   }
 
-  interrupting(nodeId: string, receivedContentLength: number): void {
-    for (const request of this.requests.keys()) request.interrupting?.(nodeId, receivedContentLength);
+  interrupting(nodeId: string, received: ReceivedLengths): void {
+    for (const request of this.requests.keys()) request.interrupting?.(nodeId, received);
   }
 
   /** How many frames wait to be sent. */

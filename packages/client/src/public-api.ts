@@ -1,6 +1,7 @@
 // What both entry points export besides their CPPClient.
 export type {
   AnchorOptions,
+  ContinueOptions,
   CPPClientOptions,
   DeleteBranchOptions,
   EditOptions,

@@ -29,6 +29,7 @@ function copyNode(node: MessageNode): MessageNode {
 function sameNode(before: MessageNode, node: MessageNode): boolean {
   return (
     before.content === node.content &&
+    before.reasoning === node.reasoning &&
     before.status === node.status &&
     before.model === node.model &&
     before.usage?.inputTokens === node.usage?.inputTokens &&

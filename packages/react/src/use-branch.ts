@@ -16,6 +16,8 @@ export interface Branch {
   showBranchOf(nodeId: string): Promise<void>;
   /** A new answer beside the answer `nodeId` (or to the prompt `nodeId`); settles when it ends. */
   regenerate(nodeId: string): Promise<void>;
+  /** The interrupted or failed answer `nodeId` goes on, in the same node, from where it stopped; settles when it ends. */
+  continueAnswer(nodeId: string): Promise<void>;
   /** The prompt `nodeId` rewritten: the new text goes beside it and is answered; settles when the answer ends. */
   edit(nodeId: string, userPrompt: string): Promise<void>;
   /** Removes `nodeId` and everything under it; a head inside moves to its parent. */
@@ -54,6 +56,12 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     },
     [client, threadId],
   );
+  const continueAnswer = useCallback(
+    async (nodeId: string) => {
+      if (client && threadId) await client.continue({ nodeId, threadId });
+    },
+    [client, threadId],
+  );
   const edit = useCallback(
     async (nodeId: string, userPrompt: string) => {
       if (client && threadId) await client.edit({ nodeId, userPrompt, threadId });
@@ -67,5 +75,5 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     [client, threadId],
   );
 
-  return { entries, headId: graph?.activeHeadMessageId ?? null, streaming, showSibling, showBranchOf, regenerate, edit, deleteBranch };
+  return { entries, headId: graph?.activeHeadMessageId ?? null, streaming, showSibling, showBranchOf, regenerate, continueAnswer, edit, deleteBranch };
 }

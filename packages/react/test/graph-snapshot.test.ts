@@ -23,6 +23,15 @@ describe('snapshotGraph', () => {
     expect(after.nodes.msg_a1?.content).toBe('Hel');
   });
 
+  it('replaces a node whose reasoning changed', () => {
+    const tree = new TestGraph().prompt(1);
+    const before = snapshotGraph(tree.graph, undefined);
+    applyChunk(tree.graph, { threadId: 'thread_test', nodeId: 'msg_a1', offset: 0, delta: 'Hmm', part: 'reasoning' });
+    const after = snapshotGraph(tree.graph, before);
+    expect(after.nodes.msg_a1).not.toBe(before.nodes.msg_a1);
+    expect(after.nodes.msg_a1?.reasoning).toBe('Hmm');
+  });
+
   it('replaces a node whose children changed', () => {
     const tree = new TestGraph().prompt(1).finish(1);
     const before = snapshotGraph(tree.graph, undefined);

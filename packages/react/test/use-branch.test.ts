@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { useBranch, useCPP } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';
 
-async function renderBranch(slow = false) {
-  const server = await startDemoServer({ slow });
+async function renderBranch(slow = false, reasoningWords = 0) {
+  const server = await startDemoServer({ slow, reasoningWords });
   const endpoint = endpointOf(server);
   const hook = renderHook(() => {
     const cpp = useCPP({ endpoint, did: 'did:key:z6MkBranchTest' });
@@ -69,5 +69,30 @@ describe('useBranch', () => {
     await act(() => result.current.branch.deleteBranch(edited.node.id));
     expect(ids()).toEqual([first.userNodeId, first.assistantNodeId]);
     expect(client.graph()!.nodes[first.assistantNodeId]!.childrenIds).toEqual([second.userNodeId]);
+  });
+
+  it("passes a reasoning model's reasoning through on the branch's nodes, apart from the answer", async () => {
+    const { result, client } = await renderBranch(false, 6);
+    const answered = await act(() => client.prompt({ userPrompt: 'why' }));
+    const answer = result.current.branch.entries[1]!.node;
+    expect(answer).toMatchObject({ id: answered.assistantNodeId, content: answered.content, reasoning: answered.reasoning });
+    expect(answer.reasoning?.split(' ')).toHaveLength(6);
+  });
+
+  it('continues a stopped answer in the same node, which the branch shows grown', async () => {
+    const { result, client } = await renderBranch(true);
+    const generation = client.prompt({ userPrompt: 'a long one' });
+    await waitFor(() => expect(result.current.branch.streaming?.content.length).toBeGreaterThan(0));
+    await act(() => client.stop());
+    const stopped = await generation;
+
+    const continuing = result.current.branch.continueAnswer(stopped.assistantNodeId);
+    await waitFor(() => expect(result.current.branch.streaming?.content.length).toBeGreaterThan(stopped.content.length));
+    expect(result.current.branch.streaming?.id).toBe(stopped.assistantNodeId);
+    await act(async () => {
+      await client.stop();
+      await continuing;
+    });
+    expect(result.current.branch.entries.at(-1)?.node).toMatchObject({ id: stopped.assistantNodeId, status: 'interrupted' });
   });
 });

@@ -100,6 +100,7 @@ export interface CPPServerEvents {
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
   regenerate: [event: OperationEvent];
+  continue: [event: OperationEvent];
   deleteBranch: [event: OperationEvent];
   connection: [event: ConnectionEvent];
   /** A connection proved its did:key (docs/PROTOCOL.md §23.2); it acts as `identity` from now on. */
@@ -118,11 +119,12 @@ export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const CLOSE_HANDSHAKE_MS = 1000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'deleteBranch'>> = {
+const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'continue' | 'deleteBranch'>> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
   CPP_REGENERATE: 'regenerate',
+  CPP_CONTINUE: 'continue',
   CPP_BRANCH_DELETE: 'deleteBranch',
 };
 

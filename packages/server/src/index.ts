@@ -18,7 +18,7 @@ export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
 export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
-export { DemoProvider, type DemoProviderOptions } from './model/demo-provider.js';
+export { DemoProvider, demoModels, type DemoProviderOptions } from './model/demo-provider.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';
 export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';
 export { OpenAICompatibleProvider } from './model/providers/openai-compatible-provider.js';

@@ -7,13 +7,15 @@ export interface DemoServerOptions {
   store?: MemoryStore;
   /** A slow model keeps an answer streaming for as long as a test needs to act on it. */
   slow?: boolean;
+  /** The demo model's reasoning mode: it reasons in this many words before it answers. */
+  reasoningWords?: number;
 }
 
 /** A real CPP server on 127.0.0.1 with the demo model (short, quick answers unless slow), closed after each test. */
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<CPPServer> {
   const server = await startServer({
     port: options.port ?? 0,
-    model: new DemoProvider(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }),
+    model: new DemoProvider({ ...(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }), reasoningWords: options.reasoningWords ?? 0 }),
     ...(options.store && { store: options.store }),
   });
   onTestFinished(() => server.close());

@@ -4,6 +4,7 @@ import {
   applyHalted,
   encodeServerFrame,
   getNode,
+  partText,
   type ServerFrame,
   type StreamChunkFrame,
   type ThreadGraph,
@@ -43,7 +44,8 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
       return { kind: 'change', change };
     }
     case 'CPP_STREAM_CHUNK': {
-      const held = getNode(graph, frame.payload.nodeId)?.content.length ?? 0;
+      const node = getNode(graph, frame.payload.nodeId);
+      const held = node ? partText(node, frame.payload.part ?? 'content').length : 0;
       const outcome = applyChunk(graph, frame.payload);
       if (outcome !== 'applied') return { kind: outcome === 'gap' ? 'gap' : 'known' };
       if (frame.payload.offset === held) return { kind: 'frame', text, chunk: frame.payload };

@@ -4,6 +4,8 @@ import {
   pathToRoot,
   pathToRootAfter,
   planFinish,
+  setPartText,
+  partText,
   type FinishInput,
   type HaltReason,
   type MessageNode,
@@ -12,7 +14,7 @@ import {
 } from '@promethea/cpp-protocol';
 import { ProviderError } from '../model/provider-error.js';
 import type { PivotObservation } from '../observability/server-observer.js';
-import { cutAt, type Cut } from './cut.js';
+import { cutAt, type Cut, type ReceivedLengths } from './cut.js';
 import { Generation, type GenerationOutcome } from './generation.js';
 import type { GenerationSlot } from './generation-slot.js';
 import { modelMessages } from './model-context.js';
@@ -76,7 +78,7 @@ export class GenerationLifecycle {
    * `undefined` when the stream had already ended by itself: that ending is committed first, so the node is no
    * longer streaming.
    */
-  async haltGeneration(receivedContentLength: number | undefined, reason: HaltReason): Promise<Cut | undefined> {
+  async haltGeneration(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
     const generation = this.slot.generation;
     if (!generation) return undefined;
     const point = generation.halt();
@@ -84,7 +86,7 @@ export class GenerationLifecycle {
       await this.finishGeneration(generation);
       return undefined;
     }
-    const cut = cutAt(point, receivedContentLength);
+    const cut = cutAt(point, received);
     this.fanout.publishHalted(generation.nodeId, cut, reason);
     return cut;
   }
@@ -94,7 +96,7 @@ export class GenerationLifecycle {
    * dead node's answer (`unannounced`) is announced only once the commit shows that no live node kept it.
    */
   async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.committer.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content }));
+    const change = await this.committer.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }));
     if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
     this.fanout.publishChange(change);
   }
@@ -107,12 +109,15 @@ export class GenerationLifecycle {
 
   /**
    * A held generation writing `assistantNodeId`, whose branch is `branch` (the node last). `requester` asked for
-   * the answer: its connection is named in what observers hear of it.
+   * the answer: its connection is named in what observers hear of it. A node that has text already (a continued
+   * answer) is the last turn of the context, which the model goes on with; its parts continue from their lengths.
    */
   private createGeneration(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): Generation {
     const admitted = this.dependencies.admitGeneration(requester);
-    const messages = modelMessages(branch.slice(0, -1));
-    const model = this.dependencies.models.providerOf(branch.at(-1)?.model);
+    const node = branch.at(-1);
+    const messages = modelMessages(branch);
+    const initial = { content: node?.content ?? '', reasoning: node ? partText(node, 'reasoning') : '' };
+    const model = this.dependencies.models.providerOf(node?.model);
     const { threadId } = this.graph;
     const observation = this.dependencies.observers.generationStarted({
       connectionId: requester.connectionId,
@@ -127,12 +132,12 @@ export class GenerationLifecycle {
       model,
       messages,
       {
-        onChunk: (offset, delta) => {
-          const node = getNode(this.graph, assistantNodeId);
-          if (node) node.content += delta;
-          const chunk = { threadId, nodeId: assistantNodeId, offset, delta };
+        onChunk: (part, offset, delta) => {
+          const streaming = getNode(this.graph, assistantNodeId);
+          if (streaming) setPartText(streaming, part, partText(streaming, part) + delta);
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, ...(part === 'reasoning' ? { part } : {}) };
           this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-          this.dependencies.persister.append(threadId, assistantNodeId, delta);
+          this.dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
         },
         onEnd: () => {
           this.queue.run(() => this.finishGeneration(generation)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
@@ -141,6 +146,8 @@ export class GenerationLifecycle {
       },
       this.dependencies.chunkIntervalMs,
       observation,
+      initial,
+      initial.content.length > 0,
     );
     return generation;
   }
@@ -151,7 +158,8 @@ export class GenerationLifecycle {
     if (this.slot.generation !== generation || !outcome) return;
     const nodeId = generation.nodeId;
     const { threadId } = this.graph;
-    const finish: FinishInput = { nodeId, status: outcome.kind === 'completed' ? 'completed' : 'failed', content: generation.text };
+    const status = outcome.kind === 'completed' ? 'completed' : 'failed';
+    const finish: FinishInput = { nodeId, status, content: generation.text, reasoning: generation.reasoning };
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
     const change = await this.committer.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {

@@ -1,4 +1,4 @@
-import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+import type { FinishReason, TextPart, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
 import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
@@ -9,24 +9,35 @@ export type GenerationOutcome =
   | { kind: 'failed'; error: unknown };
 
 export interface GenerationHooks {
-  /** A chunk is about to reach clients; `offset` is the text's length before it. */
-  onChunk(offset: number, delta: string): void;
+  /** A chunk of one part is about to reach clients; `offset` is that part's length before it. */
+  onChunk(part: TextPart, offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: GenerationOutcome): void;
   /** The model call is over or abandoned, by its end or a halt: called once. */
   onStopped(): void;
 }
 
-export interface HaltPoint {
-  /** Everything that was sent to clients. */
-  content: string;
-  /** Where each chunk sent began, ascending. */
+/** One part of the node as this generation sent it. */
+export interface PartStream {
+  /** The part's whole text sent to clients: what the node had when the generation began, and its chunks. */
+  text: string;
+  /** Where each chunk this generation sent began, ascending. */
   chunkStarts: readonly number[];
+}
+
+/** Where a halted generation stopped, each part by itself. */
+export type HaltPoint = Record<TextPart, PartStream>;
+
+/** The node's text when the generation begins: empty for a new answer, what it had for a continued one. */
+export interface NodeText {
+  content: string;
+  reasoning: string;
 }
 
 /**
  * One model call writing one assistant node. Owns the AbortController of that call. The model's deltas reach
- * clients as paced chunks (see `ChunkPacer`). Once `halt` returns, no further chunk is sent: the text sent so far
+ * clients as paced chunks (see `ChunkPacer`), each of one part: the answer's text, or the model's reasoning; text
+ * waiting in one part goes out before the other part's first. Once `halt` returns, no further chunk is sent: the text sent so far
  * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
  *
  * A generation starts held: the call is made at once, but its text and its end wait for `release`, so that the
@@ -34,15 +45,16 @@ export interface HaltPoint {
  */
 export class Generation {
   private readonly controller = new AbortController();
-  private content = '';
-  private readonly chunkStarts: number[] = [];
+  private readonly parts: Record<TextPart, { text: string; chunkStarts: number[] }>;
   private halted = false;
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
   outcome: GenerationOutcome | undefined;
   private readonly pacer: ChunkPacer;
-  private readonly modelText = new ModelText();
+  /** The part of the text waiting in the pacer. */
+  private pacedPart: TextPart = 'content';
+  private readonly modelText: Record<TextPart, ModelText> = { content: new ModelText(), reasoning: new ModelText() };
   private held = true;
-  private heldText = '';
+  private readonly heldText: Array<[TextPart, string]> = [];
   private heldOutcome: GenerationOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
@@ -54,14 +66,23 @@ export class Generation {
     private readonly hooks: GenerationHooks,
     chunkIntervalMs: number,
     private readonly observation: GenerationObservation,
+    initial: NodeText = { content: '', reasoning: '' },
+    /** The last message is the node's own partial answer, which the model goes on with. */
+    continues = false,
   ) {
+    this.parts = { content: { text: initial.content, chunkStarts: [] }, reasoning: { text: initial.reasoning, chunkStarts: [] } };
     this.pacer = new ChunkPacer(chunkIntervalMs, (delta) => this.send(delta));
-    this.finished = this.run(provider, messages);
+    this.finished = this.run(provider, messages, continues);
   }
 
-  /** The text sent to clients so far. */
+  /** The answer's text sent to clients so far. */
   get text(): string {
-    return this.content;
+    return this.parts.content.text;
+  }
+
+  /** The reasoning sent to clients so far. */
+  get reasoning(): string {
+    return this.parts.reasoning.text;
   }
 
   /** A held generation's text (and its end, if it came) goes out from now on. */
@@ -69,8 +90,7 @@ export class Generation {
     if (!this.held) return;
     this.held = false;
     if (this.halted) return;
-    this.pacer.push(this.heldText);
-    this.heldText = '';
+    for (const [part, text] of this.heldText.splice(0)) this.deliver(part, text);
     if (this.heldOutcome) this.end(this.heldOutcome);
   }
 
@@ -87,32 +107,44 @@ export class Generation {
       this.observation.ended(this.result({ kind: 'halted' }));
       this.hooks.onStopped();
     }
-    return { content: this.content, chunkStarts: this.chunkStarts };
+    return this.parts;
   }
 
-  private async run(provider: ModelProvider, messages: ModelMessage[]): Promise<void> {
+  private async run(provider: ModelProvider, messages: ModelMessage[], continues: boolean): Promise<void> {
     let finishReason: FinishReason = 'stop';
     let usage: TokenUsage | undefined;
     try {
-      for await (const part of provider.stream({ messages, signal: this.controller.signal })) {
+      const request = { messages, signal: this.controller.signal, ...(continues ? { continues } : {}) };
+      for await (const part of provider.stream(request)) {
         if (this.halted) return;
-        if (part.type === 'text-delta') this.deliver(this.modelText.take(part.text));
+        if (part.type === 'text-delta') this.deliver('content', this.modelText.content.take(part.text));
+        else if (part.type === 'reasoning-delta') this.deliver('reasoning', this.modelText.reasoning.take(part.text));
         else if (part.type === 'finish') {
           finishReason = part.finishReason;
           usage = part.usage;
         }
       }
-      const rest = this.modelText.rest();
-      if (rest) this.deliver(rest);
+      for (const part of ['reasoning', 'content'] as const) this.deliver(part, this.modelText[part].rest());
       this.settle({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
     } catch (error) {
       this.settle({ kind: 'failed', error });
     }
   }
 
-  private deliver(text: string): void {
-    if (this.held) this.heldText += text;
-    else this.pacer.push(text);
+  private deliver(part: TextPart, text: string): void {
+    if (text.length === 0) return;
+    if (this.held) {
+      // Held text goes out as one chunk per part on release, as it would have, merged, had the interval been long.
+      const last = this.heldText.at(-1);
+      if (last?.[0] === part) last[1] += text;
+      else this.heldText.push([part, text]);
+      return;
+    }
+    if (part !== this.pacedPart) {
+      this.pacer.flush();
+      this.pacedPart = part;
+    }
+    this.pacer.push(text);
   }
 
   private settle(outcome: GenerationOutcome): void {
@@ -122,11 +154,13 @@ export class Generation {
   }
 
   private send(delta: string): void {
-    const offset = this.content.length;
-    this.chunkStarts.push(offset);
-    this.content += delta;
-    this.hooks.onChunk(offset, delta);
-    if (offset === 0) this.observation.firstChunk();
+    const part = this.parts[this.pacedPart];
+    const offset = part.text.length;
+    const first = this.parts.content.chunkStarts.length + this.parts.reasoning.chunkStarts.length === 0;
+    part.chunkStarts.push(offset);
+    part.text += delta;
+    this.hooks.onChunk(this.pacedPart, offset, delta);
+    if (first) this.observation.firstChunk();
   }
 
   private end(outcome: GenerationOutcome): void {
@@ -139,6 +173,6 @@ export class Generation {
   }
 
   private result(outcome: GenerationResult['outcome']): GenerationResult {
-    return { outcome, text: this.content, chunkCount: this.chunkStarts.length };
+    return { outcome, text: this.text, chunkCount: this.parts.content.chunkStarts.length + this.parts.reasoning.chunkStarts.length };
   }
 }

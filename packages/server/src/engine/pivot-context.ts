@@ -7,6 +7,8 @@ export interface PivotRequest {
   userPrompt: string;
   newBranchNodeId: string;
   receivedContentLength: number | undefined;
+  /** How much of the interrupted node's reasoning the client had shown. */
+  receivedReasoningLength?: number | undefined;
   /** The model to answer the new prompt with; absent: the default. */
   model?: string;
 }
@@ -29,6 +31,7 @@ export class PivotContext implements PivotRequest {
   readonly userPrompt: string;
   readonly newBranchNodeId: string;
   readonly receivedContentLength: number | undefined;
+  readonly receivedReasoningLength: number | undefined;
   readonly model: string | undefined;
 
   constructor(
@@ -42,6 +45,7 @@ export class PivotContext implements PivotRequest {
     this.userPrompt = request.userPrompt;
     this.newBranchNodeId = request.newBranchNodeId;
     this.receivedContentLength = request.receivedContentLength;
+    this.receivedReasoningLength = request.receivedReasoningLength;
     this.model = request.model;
   }
 

@@ -1,12 +1,14 @@
+import type { TextPart } from '@promethea/cpp-protocol';
 import type { ConversationStore, StreamedText } from '../store/conversation-store.js';
 
-/** One answer streaming on this server, and what of its text the store does not hold yet. */
+/** One part (text or reasoning) of an answer streaming on this server, and what of it the store does not hold yet. */
 interface Tracked {
   threadId: string;
   nodeId: string;
-  /** How much of its text the store holds. */
+  part: TextPart;
+  /** How much of the part the store holds. */
   saved: number;
-  /** The text sent since: the next batch's piece of this answer. */
+  /** The text sent since: the next batch's piece of this part. */
   unsaved: string;
 }
 
@@ -21,7 +23,8 @@ interface Tracked {
  * text is written again by the next, from where the store's text ends.
  */
 export class StreamPersister {
-  private readonly tracked = new Map<string, Tracked>();
+  /** By node, then part. */
+  private readonly tracked = new Map<string, Map<TextPart, Tracked>>();
   private readonly due = new Set<Tracked>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private writing = false;
@@ -33,12 +36,18 @@ export class StreamPersister {
     private readonly onError: (error: unknown, batch: readonly StreamedText[]) => void,
   ) {}
 
-  /** The answer `nodeId` sent `text`, which follows what it sent before: the next batch writes it. */
-  append(threadId: string, nodeId: string, text: string): void {
-    let tracked = this.tracked.get(nodeId);
+  /**
+   * The answer `nodeId` sent `text` in `part` at `offset`, which follows what it sent before: the next batch writes
+   * it. The first text of a part says where the store's text of it ends: a continued answer's text goes on from the
+   * length it had.
+   */
+  append(threadId: string, nodeId: string, part: TextPart, offset: number, text: string): void {
+    const parts = this.tracked.get(nodeId) ?? new Map<TextPart, Tracked>();
+    this.tracked.set(nodeId, parts);
+    let tracked = parts.get(part);
     if (!tracked) {
-      tracked = { threadId, nodeId, saved: 0, unsaved: '' };
-      this.tracked.set(nodeId, tracked);
+      tracked = { threadId, nodeId, part, saved: offset, unsaved: '' };
+      parts.set(part, tracked);
     }
     tracked.unsaved += text;
     this.due.add(tracked);
@@ -47,10 +56,10 @@ export class StreamPersister {
 
   /** The answer ended (its commit writes its text) or was given up: no batch writes it any more. */
   forget(nodeId: string): void {
-    const tracked = this.tracked.get(nodeId);
-    if (!tracked) return;
+    const parts = this.tracked.get(nodeId);
+    if (!parts) return;
     this.tracked.delete(nodeId);
-    this.due.delete(tracked);
+    for (const tracked of parts.values()) this.due.delete(tracked);
   }
 
   /** Writes the batch now, unless one is being written (then the next follows it). */
@@ -60,7 +69,13 @@ export class StreamPersister {
     const written = [...this.due].filter((tracked) => tracked.unsaved.length > 0);
     this.due.clear();
     if (written.length === 0) return;
-    const batch = written.map(({ threadId, nodeId, saved, unsaved }) => ({ threadId, nodeId, offset: saved, text: unsaved }));
+    const batch = written.map(({ threadId, nodeId, part, saved, unsaved }): StreamedText => ({
+      threadId,
+      nodeId,
+      offset: saved,
+      text: unsaved,
+      ...(part === 'reasoning' ? { part } : {}),
+    }));
     this.writing = true;
     this.store
       .saveStreamedText(batch)
@@ -68,7 +83,7 @@ export class StreamPersister {
         () => batch.forEach(({ text }, index) => this.saved(written[index]!, text.length)),
         (error: unknown) => {
           this.onError(error, batch);
-          for (const tracked of written) if (this.tracked.get(tracked.nodeId) === tracked) this.due.add(tracked);
+          for (const tracked of written) if (this.tracked.get(tracked.nodeId)?.get(tracked.part) === tracked) this.due.add(tracked);
         },
       )
       .finally(() => {

@@ -5,12 +5,16 @@ import {
   newMessageId,
   planAnchor,
   planBranchDelete,
+  planContinue,
+  continuedAnswer,
   planPivotSplice,
   planPrompt,
   planRegenerate,
   regeneratedPrompt,
   planRename,
+  setPartText,
   streamingNode,
+  type MessageNode,
   type ServerFrame,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -71,12 +75,23 @@ export interface RegenerateRequest {
   userNodeId: string;
   newNodeId: string;
   receivedContentLength?: number;
+  receivedReasoningLength?: number;
   expectedVersion?: number;
+  /** The model to answer with; absent: the default. */
+  model?: string;
+}
+
+export interface ContinueRequest {
+  nodeId: string;
+  expectedVersion?: number;
+  /** The model to go on with; absent: the node's own when still offered, else the default. */
+  model?: string;
 }
 
 export interface StopRequest {
   nodeId: string;
   receivedContentLength?: number;
+  receivedReasoningLength?: number;
 }
 
 /** A pivot in progress: what its steps have done so far. */
@@ -231,13 +246,15 @@ export class ThreadEngine {
       if (await isAnswerRetry(this.graph, this.dependencies.store, request.newNodeId, request.userNodeId)) return requester.send(this.fanout.syncFrame());
       checkVersion(this.graph, request.expectedVersion);
       const userNode = regeneratedPrompt(this.graph, request.userNodeId);
+      const model = this.dependencies.models.resolve(request.model);
       await this.lifecycle.commitEndedGeneration();
       if (await this.ranElsewhere({ type: 'CPP_REGENERATE', request }, requester)) return;
       const halting = this.generation;
       if (halting && getNode(this.graph, halting.nodeId)?.parentId !== userNode.id) {
         throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${this.threadId}; stop it first`);
       }
-      const cut = halting && (await this.lifecycle.haltGeneration(request.receivedContentLength, 'regenerate'));
+      const received = { content: request.receivedContentLength, reasoning: request.receivedReasoningLength };
+      const cut = halting && (await this.lifecycle.haltGeneration(received, 'regenerate'));
       try {
         await this.slot.claim();
         const plan = () => {
@@ -245,9 +262,9 @@ export class ThreadEngine {
           return planRegenerate(this.graph, {
             userNodeId: userNode.id,
             assistantNodeId: request.newNodeId,
-            model: this.dependencies.models.resolve(undefined),
+            model,
             createdAt: Date.now(),
-            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content } } : {}),
+            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {}),
           });
         };
         const { change, generation } = await this.lifecycle.commitAnswer(plan, userNode.content, request.newNodeId, requester);
@@ -258,6 +275,34 @@ export class ThreadEngine {
         if (halting && cut && getNode(this.graph, halting.nodeId)?.status === 'streaming') await this.lifecycle.commitHalt(halting.nodeId, cut);
         throw error;
       }
+    });
+  }
+
+  /**
+   * CPP_CONTINUE (PROTOCOL.md §24.4): an interrupted or failed answer streams again, the same node, its text going on
+   * from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
+   */
+  continue(request: ContinueRequest, requester: Subscriber): Promise<void> {
+    return this.queue.run(async () => {
+      const node = requireNode(this.graph, request.nodeId);
+      if (node.status === 'streaming') return requester.send(this.fanout.syncFrame());
+      checkVersion(this.graph, request.expectedVersion);
+      continuedAnswer(this.graph, node.id);
+      const { models } = this.dependencies;
+      const model = models.resolve(request.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined));
+      await this.lifecycle.commitEndedGeneration();
+      if (await this.ranElsewhere({ type: 'CPP_CONTINUE', request }, requester)) return;
+      checkIdle(this.threadId, this.generation);
+      await this.slot.claim();
+      const plan = () => {
+        checkVersion(this.graph, request.expectedVersion);
+        checkNothingStreams(this.graph, undefined);
+        return planContinue(this.graph, { nodeId: node.id, model });
+      };
+      const prompt = getNode(this.graph, node.parentId ?? '')?.content ?? '';
+      const { change, generation } = await this.lifecycle.commitAnswer(plan, prompt, node.id, requester);
+      this.fanout.publishChange(change);
+      this.slot.stream(generation);
     });
   }
 
@@ -278,7 +323,8 @@ export class ThreadEngine {
     return this.queue.run(async () => {
       const node = requireNode(this.graph, request.nodeId);
       if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
-      const cut = this.generation?.nodeId === node.id ? await this.lifecycle.haltGeneration(request.receivedContentLength, 'stop') : undefined;
+      const received = { content: request.receivedContentLength, reasoning: request.receivedReasoningLength };
+      const cut = this.generation?.nodeId === node.id ? await this.lifecycle.haltGeneration(received, 'stop') : undefined;
       if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
       await this.lifecycle.commitHalt(node.id, cut);
     });
@@ -325,7 +371,7 @@ export class ThreadEngine {
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
       const nodeId = this.generation?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.lifecycle.haltGeneration(undefined, 'shutdown');
+      const cut = nodeId === undefined ? undefined : await this.lifecycle.haltGeneration({}, 'shutdown');
       if (nodeId !== undefined && cut) await this.lifecycle.commitHalt(nodeId, cut);
     });
   }
@@ -334,7 +380,8 @@ export class ThreadEngine {
     if (run.aborted) return;
     run.aborted = true;
     if (this.generation?.nodeId !== run.request.interruptedNodeId) return;
-    const cut = await run.observation.step('abort', () => this.lifecycle.haltGeneration(run.request.receivedContentLength, 'pivot'));
+    const received = { content: run.request.receivedContentLength, reasoning: run.request.receivedReasoningLength };
+    const cut = await run.observation.step('abort', () => this.lifecycle.haltGeneration(received, 'pivot'));
     if (!cut) return;
     run.cut = cut;
     run.observation.halted();
@@ -354,7 +401,7 @@ export class ThreadEngine {
         assistantNodeId,
         model: run.model,
         createdAt: Date.now(),
-        ...(run.cut ? { cutContent: run.cut.content } : {}),
+        ...(run.cut ? { cutContent: run.cut.content, cutReasoning: run.cut.reasoning } : {}),
       });
     };
     const { change, generation } = await this.lifecycle.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
@@ -388,8 +435,8 @@ export class ThreadEngine {
     await this.dependencies.link.reload();
     const node = streamingNode(this.graph);
     if (!node || this.generation) return this.slot.settle(undefined);
-    // Where the dead node's last chunk began is not known here: lastChunkReceived stays empty.
-    await this.lifecycle.commitHalt(node.id, { content: node.content, finalContentLength: node.content.length, lastChunkReceived: '' }, 'shutdown');
+    const cut = cutOfLost(node);
+    await this.lifecycle.commitHalt(node.id, cut, 'shutdown');
   }
 
   /** A generation of another node streams in this thread. */
@@ -427,7 +474,10 @@ export class ThreadEngine {
     this.record.title = stored.title;
     const own = this.generation && getNode(this.graph, this.generation.nodeId);
     // The store holds this node's own generation only as far as its last batch.
-    if (this.generation && own?.status === 'streaming') own.content = this.generation.text;
+    if (this.generation && own?.status === 'streaming') {
+      own.content = this.generation.text;
+      setPartText(own, 'reasoning', this.generation.reasoning);
+    }
     this.dropOverriddenGeneration();
     if (streamState(this.graph) === before) return;
     this.fanout.send(this.fanout.syncFrame());
@@ -452,6 +502,13 @@ export class ThreadEngine {
   private releaseIfIdle(): void {
     if (this.idle) this.dependencies.onIdle(this);
   }
+}
+
+/** The cut of a dead node's answer: all it had stored. Where its last chunk began is not known here. */
+function cutOfLost(node: MessageNode): Cut {
+  const reasoning = node.reasoning ?? '';
+  const part = node.content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
+  return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
 }
 
 /** What a reload may change without a new version: the streaming node's text. */

@@ -59,6 +59,8 @@ export class ThreadFanout {
       lastChunkReceived: cut.lastChunkReceived,
       threadId: this.graph.threadId,
       reason,
+      ...(cut.reasoning.length > 0 ? { finalReasoningLength: cut.reasoning.length } : {}),
+      ...(cut.part === 'reasoning' ? { part: cut.part } : {}),
     });
   }
 

@@ -40,6 +40,11 @@ export class ModelCatalog {
     return id;
   }
 
+  /** Whether the server offers a model of this id. */
+  offers(id: string): boolean {
+    return this.entries.has(id);
+  }
+
   /**
    * The provider of the model an answer records. An answer recorded under a model no longer offered (the server was
    * restarted with others) is written by the default model.

@@ -182,6 +182,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         access.checkRoom(engine, request.newNodeId, 1);
         return this.answered(frame, engine.regenerate(request, this));
       }
+      case 'CPP_CONTINUE': {
+        const { activeThreadId, ...request } = frame.payload;
+        return this.answered(frame, (await this.thread(activeThreadId)).continue(request, this));
+      }
       case 'CPP_BRANCH_DELETE':
         return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
       case 'CPP_THREAD_RENAME':

@@ -1,3 +1,4 @@
+import type { TextPart } from '@promethea/cpp-protocol';
 import { MemoryStore, type StreamedText } from '@promethea/cpp-server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StreamPersister } from '../../src/engine/stream-persister.js';
@@ -15,9 +16,14 @@ class RecordingStore extends MemoryStore {
   }
 }
 
-/** An answer as the engine streams it: each chunk given to the persister. */
-function answer(persister: StreamPersister, nodeId: string) {
-  return { send: (text: string) => persister.append(`thread_${nodeId}`, nodeId, text) };
+/** An answer as the engine streams it: each chunk of a part given to the persister at that part's offset. */
+function answer(persister: StreamPersister, nodeId: string, lengths: Record<TextPart, number> = { content: 0, reasoning: 0 }) {
+  const sent = { ...lengths };
+  const sendPart = (part: TextPart, text: string) => {
+    persister.append(`thread_${nodeId}`, nodeId, part, sent[part], text);
+    sent[part] += text.length;
+  };
+  return { send: (text: string) => sendPart('content', text), reason: (text: string) => sendPart('reasoning', text) };
 }
 
 const INTERVAL_MS = 30;
@@ -62,6 +68,31 @@ describe('StreamPersister', () => {
     one.send(' two');
     await pass(INTERVAL_MS * 3);
     expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'One']], [[3, ' two']]]);
+  });
+
+  it('saves the reasoning apart from the text, and a continued answer from the length it had', async () => {
+    const store = new RecordingStore();
+    const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
+    const fresh = answer(persister, 'a');
+    const continued = answer(persister, 'b', { content: 7, reasoning: 3 });
+    fresh.reason('Let me');
+    fresh.send('Hi');
+    continued.send(' more');
+    await pass(INTERVAL_MS);
+    fresh.reason(' think');
+    continued.reason('!');
+    await pass(INTERVAL_MS);
+    expect(store.batches).toEqual([
+      [
+        { threadId: 'thread_a', nodeId: 'a', part: 'reasoning', offset: 0, text: 'Let me' },
+        { threadId: 'thread_a', nodeId: 'a', offset: 0, text: 'Hi' },
+        { threadId: 'thread_b', nodeId: 'b', offset: 7, text: ' more' },
+      ],
+      [
+        { threadId: 'thread_a', nodeId: 'a', part: 'reasoning', offset: 6, text: ' think' },
+        { threadId: 'thread_b', nodeId: 'b', part: 'reasoning', offset: 3, text: '!' },
+      ],
+    ]);
   });
 
   it('forgets an answer that ended: its commit writes it', async () => {

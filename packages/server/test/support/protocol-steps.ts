@@ -7,6 +7,7 @@ import {
   type StreamChunkFrame,
   type StreamCompletedFrame,
   type SyncGraphFrame,
+  type TextPart,
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
 import { expect } from 'vitest';
@@ -83,10 +84,10 @@ export async function completion(client: RawClient, threadId: string, nodeId: st
   return { completed, update };
 }
 
-/** Waits until the client has received `count` chunks of the node in all. */
-export async function chunksReceived(client: RawClient, nodeId: string, count: number): Promise<void> {
-  if (chunksOf(client, nodeId).length >= count) return;
-  await client.next('CPP_STREAM_CHUNK', () => chunksOf(client, nodeId).length >= count);
+/** Waits until the client has received `count` chunks of the node's part in all. */
+export async function chunksReceived(client: RawClient, nodeId: string, count: number, part: TextPart = 'content'): Promise<void> {
+  if (chunksOf(client, nodeId, part).length >= count) return;
+  await client.next('CPP_STREAM_CHUNK', () => chunksOf(client, nodeId, part).length >= count);
 }
 
 /** The next CPP_ERROR with `code`, checked against `fields` (refId, refType, threadId, nodeId). */
@@ -96,9 +97,12 @@ export async function expectError(client: RawClient, code: ErrorCode, fields: Pa
   return error;
 }
 
-/** The chunks received for a node, checked to be contiguous: each starts where the previous ended. */
-export function chunksOf(client: RawClient, nodeId: string): StreamChunkFrame['payload'][] {
-  const chunks = client.all('CPP_STREAM_CHUNK').map((frame) => frame.payload).filter((chunk) => chunk.nodeId === nodeId);
+/** The chunks of one part received for a node, checked to be contiguous: each starts where the previous ended. */
+export function chunksOf(client: RawClient, nodeId: string, part: TextPart = 'content'): StreamChunkFrame['payload'][] {
+  const chunks = client
+    .all('CPP_STREAM_CHUNK')
+    .map((frame) => frame.payload)
+    .filter((chunk) => chunk.nodeId === nodeId && (chunk.part ?? 'content') === part);
   for (const [index, chunk] of chunks.entries()) {
     const previous = chunks[index - 1];
     if (previous) expect(chunk.offset).toBe(previous.offset + previous.delta.length);
@@ -106,9 +110,9 @@ export function chunksOf(client: RawClient, nodeId: string): StreamChunkFrame['p
   return chunks;
 }
 
-/** The text of a node as its chunks delivered it (from the first chunk received). */
-export function streamedText(client: RawClient, nodeId: string): string {
-  return chunksOf(client, nodeId)
+/** The text of a node's part as its chunks delivered it (from the first chunk received). */
+export function streamedText(client: RawClient, nodeId: string, part: TextPart = 'content'): string {
+  return chunksOf(client, nodeId, part)
     .map((chunk) => chunk.delta)
     .join('');
 }

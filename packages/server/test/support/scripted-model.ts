@@ -5,12 +5,15 @@ import type { ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from 
 /** How an answer ends after its last chunk: a finish part, or a thrown error (a failing provider). */
 export type ScriptedEnding = { finishReason: FinishReason; usage?: TokenUsage } | Error;
 
+/** A delta of the answer's text, or of the model's reasoning. */
+export type ScriptedChunk = string | { reasoning: string };
+
 export interface ScriptedAnswer {
   /**
    * The chunks in order, or a function giving chunk `index` and `undefined` where the answer ends (one that never
    * does streams until aborted).
    */
-  chunks: readonly string[] | ((index: number) => string | undefined);
+  chunks: readonly ScriptedChunk[] | ((index: number) => ScriptedChunk | undefined);
   /** Default: finish with reason `stop`. */
   ending?: ScriptedEnding;
   /** Overrides the model's `gated` option for this answer. */
@@ -37,6 +40,8 @@ export class ModelCall {
     readonly messages: ModelMessage[],
     readonly signal: AbortSignal,
     gated: boolean,
+    /** The last message is a partial answer to go on with (CPP_CONTINUE). */
+    readonly continues = false,
   ) {
     this.allowance = gated ? 0 : Number.POSITIVE_INFINITY;
     signal.addEventListener('abort', () => this.wake?.(), { once: true });
@@ -119,14 +124,14 @@ export class ScriptedModel implements ModelProvider {
     const index = this.calls.length;
     const answer = typeof this.answer === 'function' ? this.answer(index) : this.answer;
     const gated = answer.gated ?? this.gated;
-    const call = new ModelCall(request.messages, request.signal, gated);
+    const call = new ModelCall(request.messages, request.signal, gated, request.continues ?? false);
     this.record(index, call);
     try {
       for (let chunkIndex = 0; ; chunkIndex += 1) {
-        const text = chunkAt(answer.chunks, chunkIndex);
-        if (text === undefined) break;
+        const chunk = chunkAt(answer.chunks, chunkIndex);
+        if (chunk === undefined) break;
         if (!(await call.turn())) return;
-        yield { type: 'text-delta', text };
+        yield typeof chunk === 'string' ? { type: 'text-delta', text: chunk } : { type: 'reasoning-delta', text: chunk.reasoning };
         // Lets the server's I/O run between parts, as a network stream would.
         if (!gated) await nextTurn();
       }
@@ -147,6 +152,6 @@ export class ScriptedModel implements ModelProvider {
   }
 }
 
-function chunkAt(chunks: ScriptedAnswer['chunks'], index: number): string | undefined {
+function chunkAt(chunks: ScriptedAnswer['chunks'], index: number): ScriptedChunk | undefined {
   return typeof chunks === 'function' ? chunks(index) : chunks[index];
 }
