@@ -184,7 +184,9 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_CONTINUE': {
         const { activeThreadId, ...request } = frame.payload;
-        return this.answered(frame, (await this.thread(activeThreadId)).continue(request, this));
+        const engine = await this.thread(activeThreadId);
+        access.checkContinue(engine, request.nodeId);
+        return this.answered(frame, engine.continue(request, this));
       }
       case 'CPP_BRANCH_DELETE':
         return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
