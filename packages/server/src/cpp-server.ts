@@ -186,6 +186,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       limits: {
         checkPrompt: (graph, userPrompt, newNodeId) => this.access.threads.checkPrompt(graph, userPrompt, newNodeId),
         checkRoom: (graph, newNodeId, count) => this.access.threads.checkRoom(graph, newNodeId, count),
+        checkContinue: (graph, nodeId) => this.access.threads.checkContinue(graph, nodeId),
       },
       admitGeneration: (requester) => this.access.generations.admit(requester),
       pivotListeners: (context) => this.runPivotListeners(context),

@@ -91,6 +91,16 @@ export class ThreadAccess implements ThreadLimits {
   }
 
   /**
+   * CPP_CONTINUE: some room left in the thread's text, which the continuation adds to without a new node (so
+   * checkRoom's retry test does not apply). A node that streams is a retry, answered by the thread whatever its size.
+   */
+  checkContinue(graph: ThreadGraph, nodeId: string): void {
+    if (getNode(graph, nodeId)?.status === 'streaming') return;
+    const { nodes, bytes } = threadSize(graph);
+    this.checkSize(graph.threadId, { nodes, bytes: bytes + 1 });
+  }
+
+  /**
    * RATE_LIMITED when a thread would hold more than the limits allow: for every way a thread grows (a prompt, a pivot,
    * an import), with the size it would have.
    */

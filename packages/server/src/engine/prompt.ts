@@ -81,6 +81,7 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
  */
 export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CONTINUE'>, identity: Identity, requester: Subscriber): Promise<void> {
   const { nodeId, expectedVersion } = frame.payload;
+  thread.limits.checkContinue(thread.graph, nodeId);
   const node = requireNode(thread.graph, nodeId);
   if (node.status === 'streaming') return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);

@@ -20,6 +20,8 @@ export interface ThreadLimits {
   checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string): void;
   /** Room for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one). */
   checkRoom(graph: ThreadGraph, newNodeId: string, count: number): void;
+  /** CPP_CONTINUE: room for more text in the thread, unless `nodeId` streams (a retry). */
+  checkContinue(graph: ThreadGraph, nodeId: string): void;
 }
 
 /**
