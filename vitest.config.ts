@@ -24,8 +24,8 @@ const UNIT = [
   'apps/web/test/tree-layout.test.ts',
 ];
 
-/** Chromium driven through playwright-core: the web UI, and the client SDK in a browser. */
-const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts'];
+/** Chromium driven through playwright-core: the web UI, and the client SDK and the AI SDK transport in a browser. */
+const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/**/*.test.ts'];
 
 /**
  * Soak-sized suites: a sample of their size in `npm test`, all of it under `npm run test:soak` (see
@@ -41,6 +41,7 @@ export default defineConfig({
       { find: /^@promethea\/cpp-protocol$/, replacement: source('./packages/protocol/src/index.ts') },
       { find: /^@promethea\/cpp-client(\/node)?$/, replacement: source('./packages/client/src/node.ts') },
       { find: /^@promethea\/cpp-server$/, replacement: source('./packages/server/src/index.ts') },
+      { find: /^@promethea\/cpp-ai-sdk$/, replacement: source('./packages/ai-sdk/src/index.ts') },
       // Each subpath export of the server is the source file of the same name: ./sqlite is src/sqlite.ts.
       { find: /^@promethea\/cpp-server\/([a-z-]+)$/, replacement: source('./packages/server/src/') + '$1.ts' },
     ],

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The TypeScript projects `tsc -b` builds, each recording its last build in tsconfig.tsbuildinfo. */
-export const TYPESCRIPT_PROJECTS = ['packages/protocol', 'packages/client', 'packages/server', 'packages/react', 'conformance'];
+export const TYPESCRIPT_PROJECTS = ['packages/protocol', 'packages/client', 'packages/server', 'packages/react', 'packages/ai-sdk', 'conformance'];
 
 /** What the web UI's build (apps/web/dist) is made from, the built libraries it bundles among them. */
 export const WEB_UI_INPUTS = ['apps/web/src', 'apps/web/index.html', 'apps/web/vite.config.ts', 'apps/web/package.json', 'packages/protocol/dist', 'packages/client/dist', 'packages/react/dist'];

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { encodeServerFrame } from '@promethea/cpp-protocol';
 // The server's own pacing, an internal the package does not export: the baseline merges chunks as CPP does.
 import { ChunkPacer } from '../../packages/server/dist/engine/chunk-pacer.js';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import { pacedTokens } from './paced-tokens.js';
 
 /** What a baseline client asks for; JSON text frames like CPP's. */
@@ -30,7 +30,7 @@ export interface BaselineServer {
  * (the same tokens, merged into chunks by CPP's own `ChunkPacer`), and sends a text of a given size (the transfer a
  * full sync is compared with).
  */
-export async function startBaselineServer({ intervalMs, tokens, chunkIntervalMs }: BaselineStreams): Promise<BaselineServer> {
+export async function startBaselineServer(streams: BaselineStreams): Promise<BaselineServer> {
   const http = createServer();
   const sockets = new WebSocketServer({ server: http });
   const blobs = new Map<number, string>();
@@ -42,25 +42,12 @@ export async function startBaselineServer({ intervalMs, tokens, chunkIntervalMs 
       // An echo is sent back as it came, unread: the bare round trip.
       if (text.startsWith('{"type":"echo"')) return socket.send(text);
       const request = JSON.parse(text) as BaselineRequest;
-      if (request.type === 'stream') void stream(socket, request.payload, controller.signal);
-      else if (request.type === 'blob') socket.send(blobOf(blobs, request.payload.bytes));
+      if (request.type === 'stream') {
+        const target = request.payload;
+        void pushPacedChunks(streams, controller.signal, (delta, offset) => socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })));
+      } else if (request.type === 'blob') socket.send(blobOf(blobs, request.payload.bytes));
     });
   });
-
-  async function stream(socket: WebSocket, target: { threadId: string; nodeId: string }, signal: AbortSignal): Promise<void> {
-    let offset = 0;
-    const pacer = new ChunkPacer(chunkIntervalMs, (delta) => {
-      socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta }));
-      offset += delta.length;
-    });
-    try {
-      for await (const token of pacedTokens(intervalMs, tokens, signal)) pacer.push(token);
-      pacer.flush();
-    } catch {
-      // Aborted: the client went away.
-      pacer.discard();
-    }
-  }
 
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   return {
@@ -80,4 +67,24 @@ function blobOf(cache: Map<number, string>, bytes: number): string {
     cache.set(bytes, blob);
   }
   return blob;
+}
+
+/**
+ * Pushes one answer: the paced model's tokens, merged into chunks by CPP's own `ChunkPacer` at the same interval,
+ * each handed to `send` with the offset of its text. What the raw baseline and every peer send, so that they carry
+ * the very chunks a CPP stream carries on the same schedule. Ends (dropping what waits) when `signal` aborts.
+ */
+export async function pushPacedChunks({ intervalMs, tokens, chunkIntervalMs }: BaselineStreams, signal: AbortSignal, send: (delta: string, offset: number) => void): Promise<void> {
+  let offset = 0;
+  const pacer = new ChunkPacer(chunkIntervalMs, (delta) => {
+    send(delta, offset);
+    offset += delta.length;
+  });
+  try {
+    for await (const token of pacedTokens(intervalMs, tokens, signal)) pacer.push(token);
+    pacer.flush();
+  } catch {
+    // Aborted: the client went away.
+    pacer.discard();
+  }
 }

@@ -1,14 +1,15 @@
 import { CPP_SESSION_PATH } from '@promethea/cpp-protocol';
 import { BenchProcess } from './bench-process.js';
 import type { StreamsRequest, StreamsStarted } from './load-results.js';
-import type { ServerKind } from './load-stream.js';
+import type { ServerKind } from './load-target.js';
+import { SSE_CHAT_PATH } from './peer-protocols.js';
 import type { BenchOptions } from './options.js';
 import type { ServerConfig, ServerReady } from './server-process.js';
 
 export interface RunningServer {
   kind: ServerKind;
   process: BenchProcess<ServerReady>;
-  /** The WebSocket URL clients connect to. */
+  /** Where clients connect: a WebSocket URL, Socket.IO's server (http:), or the SSE peer's chat route. */
   url: string;
 }
 
@@ -36,8 +37,7 @@ export class BenchContext {
     // Named by kind, so that a CPP server's profile can be read beside the raw server's under the same load.
     const profile = this.options.profile ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY, '--cpu-prof-name', `${kind}-${Date.now()}.cpuprofile`] : [];
     const process = await BenchProcess.start<ServerReady>('./server-process.js', [JSON.stringify(config)], profile);
-    const path = kind === 'cpp' ? CPP_SESSION_PATH : '/';
-    return { kind, process, url: `ws://127.0.0.1:${process.info.port}${path}` };
+    return { kind, process, url: urlOf(kind, process.info.port) };
   }
 
   /** `count` paced streams from the load generator to `server`, their models' clocks spread over a chunk interval. */
@@ -55,5 +55,18 @@ export class BenchContext {
 
   log(message: string): void {
     console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+  }
+}
+
+function urlOf(kind: ServerKind, port: number): string {
+  switch (kind) {
+    case 'cpp':
+      return `ws://127.0.0.1:${port}${CPP_SESSION_PATH}`;
+    case 'raw':
+      return `ws://127.0.0.1:${port}/`;
+    case 'socketio':
+      return `http://127.0.0.1:${port}`;
+    case 'sse':
+      return `http://127.0.0.1:${port}${SSE_CHAT_PATH}`;
   }
 }

@@ -8,8 +8,10 @@ import { clientFrame } from './cpp-frames.js';
 import { inBatches } from './in-batches.js';
 import { LatencyRecorder } from './latency-recorder.js';
 import type { StreamsRequest, StreamsStarted, TokenDelays } from './load-results.js';
-import { LoadStream, type LoadTarget } from './load-stream.js';
+import { connectLoadStream } from './load-stream.js';
+import type { LoadStream, LoadTarget } from './load-target.js';
 import { readDueTimes } from './paced-tokens.js';
+import { SocketIoLoadStream } from './socketio-load-stream.js';
 
 const CONNECT_CONCURRENCY = 64;
 /** A server that cannot start the streams within this time is overloaded; the rest are not tried. */
@@ -26,10 +28,10 @@ class TokenWindow {
   private readonly recordDelay = (due: number) => this.delays.record(this.arrivedAt - due);
 
   /** How late each token of a chunk arrived against the time it was due at the model. */
-  chunk(bytes: Buffer, deltaFrom: number): void {
+  chunk(frame: Buffer | string, deltaFrom: number): void {
     this.arrivedAt = monotonicNow();
     this.frames += 1;
-    this.tokens += readDueTimes(bytes, deltaFrom, this.recordDelay);
+    this.tokens += readDueTimes(frame, deltaFrom, this.recordDelay);
   }
 }
 
@@ -38,11 +40,12 @@ class TokenWindow {
  * traffic does not share an event loop with the server or with the probe that measures latency.
  */
 const streams: LoadStream[] = [];
-const idle: BenchSocket[] = [];
+/** Connections open and silent: the memory measure's. */
+const idle: Array<BenchSocket | SocketIoLoadStream> = [];
 /** Streams whose answer started: the load the measures count on. */
 let streaming = 0;
 let window: TokenWindow | undefined;
-const receiveChunk = (bytes: Buffer, deltaFrom: number) => window?.chunk(bytes, deltaFrom);
+const receiveChunk = (frame: Buffer | string, deltaFrom: number) => window?.chunk(frame, deltaFrom);
 
 serveRequests(null, {
   streams: startStreams,
@@ -53,8 +56,9 @@ serveRequests(null, {
   },
   /** Each idle CPP connection opens a new, empty thread: an idle session as a web client leaves it. */
   openThreads: async () => {
-    await inBatches(idle.length, CONNECT_CONCURRENCY, async (index) => {
-      const socket = idle[index]!;
+    const sockets = idle.filter((connection) => connection instanceof BenchSocket);
+    await inBatches(sockets.length, CONNECT_CONCURRENCY, async (index) => {
+      const socket = sockets[index]!;
       const synced = socket.next('CPP_SYNC_GRAPH');
       socket.send(clientFrame('CPP_THREAD_OPEN', { patches: true }));
       await synced;
@@ -105,7 +109,7 @@ async function startStreams({ count, spreadMs, ...target }: StreamsRequest): Pro
   await inBatches(count, CONNECT_CONCURRENCY, async (index) => {
     if (performance.now() > deadline) return fail(`not connected within ${START_DEADLINE_MS / 1000} s`);
     try {
-      const stream = await LoadStream.connect(target, receiveChunk);
+      const stream = await connectLoadStream(target, receiveChunk);
       streams.push(stream);
       starting.add(stream);
       const started = stream.start(begun + index * spacing).then(
@@ -148,8 +152,18 @@ function samePhaseShare(dueTimes: readonly number[], periodMs: number): number {
   return round(Math.max(...perMillisecond) / dueTimes.length);
 }
 
-function connectIdle(target: LoadTarget): Promise<BenchSocket> {
-  return target.kind === 'cpp' ? BenchSocket.connect(target.url, CPP_SUBPROTOCOL) : BenchSocket.connect(target.url);
+/** An SSE answer is a request: it has no idle connection to measure. */
+function connectIdle(target: LoadTarget): Promise<BenchSocket | SocketIoLoadStream> {
+  switch (target.kind) {
+    case 'cpp':
+      return BenchSocket.connect(target.url, CPP_SUBPROTOCOL);
+    case 'raw':
+      return BenchSocket.connect(target.url);
+    case 'socketio':
+      return SocketIoLoadStream.connect(target.url, () => undefined);
+    case 'sse':
+      throw new Error('an SSE server has no idle connections');
+  }
 }
 
 function closeAll(): void {

@@ -1,5 +1,5 @@
 import type { LatencySummary } from './latency-recorder.js';
-import type { LoadTarget } from './load-stream.js';
+import type { LoadTarget } from './load-target.js';
 
 /** What the load generator is asked to start, and what it answers (it runs in its own process: types only there). */
 export interface StreamsRequest extends LoadTarget {

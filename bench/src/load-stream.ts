@@ -1,17 +1,22 @@
 import { CPP_SUBPROTOCOL, newMessageId, newThreadId } from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
 import { clientFrame } from './cpp-frames.js';
-import { dueTimesOf } from './paced-tokens.js';
+import { CONNECT_LIMIT_MS, DELTA_KEY, firstDueTime, waitUntil, type ChunkListener, type LoadStream, type LoadTarget } from './load-target.js';
+import { SocketIoLoadStream } from './socketio-load-stream.js';
+import { SseLoadStream } from './sse-load-stream.js';
 
-export type ServerKind = 'cpp' | 'raw';
-
-export interface LoadTarget {
-  url: string;
-  kind: ServerKind;
+/** Connects a stream to `target` (an SSE stream connects with its request, at its start). */
+export function connectLoadStream(target: LoadTarget, onChunk: ChunkListener): Promise<LoadStream> {
+  switch (target.kind) {
+    case 'cpp':
+    case 'raw':
+      return WsLoadStream.connect(target, onChunk);
+    case 'socketio':
+      return SocketIoLoadStream.connect(target.url, onChunk);
+    case 'sse':
+      return Promise.resolve(new SseLoadStream(target.url, onChunk));
+  }
 }
-
-/** Receives the bytes of every CPP_STREAM_CHUNK, with where its delta's text begins. */
-export type ChunkListener = (bytes: Buffer, deltaFrom: number) => void;
 
 /** What a start waits for: the new thread's sync (its id), then the answer's first chunk (its first due time). */
 interface Awaited {
@@ -20,18 +25,16 @@ interface Awaited {
   reject(error: Error): void;
 }
 
-const CONNECT_LIMIT_MS = 20_000;
 /** Both servers encode a chunk with `encodeServerFrame`: type first, the delta last in the payload. */
 const CHUNK_PREFIX = Buffer.from('{"type":"CPP_STREAM_CHUNK"');
-const DELTA_KEY = Buffer.from('"delta":"');
-const QUOTE = 0x22;
+const DELTA_KEY_BYTES = Buffer.from(DELTA_KEY);
 
 /**
- * One streaming connection of the load generator, kept lean because thousands share one process on the machine
- * they measure: until its answer streams, its few frames are parsed as JSON; from then on a chunk is handed over as
- * bytes, and any other frame is skipped unread.
+ * One streaming WebSocket connection of the load generator (to CPP or the raw baseline), kept lean because
+ * thousands share one process on the machine they measure: until its answer streams, its few frames are parsed as
+ * JSON; from then on a chunk is handed over as bytes, and any other frame is skipped unread.
  */
-export class LoadStream {
+class WsLoadStream implements LoadStream {
   private awaited: Awaited | undefined;
 
   private constructor(
@@ -45,24 +48,20 @@ export class LoadStream {
     socket.on('error', () => socket.terminate());
   }
 
-  static connect(target: LoadTarget, onChunk: ChunkListener): Promise<LoadStream> {
+  static connect(target: LoadTarget, onChunk: ChunkListener): Promise<WsLoadStream> {
     const protocols = target.kind === 'cpp' ? [CPP_SUBPROTOCOL] : [];
     // The servers are the bench's own: their text frames need no UTF-8 check.
     const socket = new WebSocket(target.url, protocols, { perMessageDeflate: false, handshakeTimeout: CONNECT_LIMIT_MS, skipUTF8Validation: true });
     return new Promise((resolve, reject) => {
       socket.once('open', () => {
         socket.off('error', reject);
-        resolve(new LoadStream(socket, target, onChunk));
+        resolve(new WsLoadStream(socket, target, onChunk));
       });
       socket.once('error', reject);
     });
   }
 
-  /**
-   * Starts an answer and settles with its first chunk. A CPP stream needs a thread first; the prompt (or the raw
-   * server's request), which starts the model's clock, is sent once `startAt` (`performance.now()`) has come.
-   * Returns when the answer's first token was due: when the model started.
-   */
+  /** A CPP stream needs a thread first; the prompt (or the raw server's request) starts the model's clock. */
   async start(startAt: number): Promise<number> {
     let threadId = newThreadId();
     if (this.target.kind === 'cpp') {
@@ -70,8 +69,7 @@ export class LoadStream {
       this.socket.send(JSON.stringify(clientFrame('CPP_THREAD_OPEN', { patches: true })));
       threadId = String(await synced);
     }
-    const wait = startAt - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await waitUntil(startAt);
     if (this.socket.readyState !== WebSocket.OPEN) throw new Error('the connection closed before its answer was asked for');
     const firstChunk = this.await('CPP_STREAM_CHUNK');
     const request =
@@ -96,7 +94,7 @@ export class LoadStream {
     const deltaFrom = deltaStart(data);
     if (deltaFrom >= 0) {
       this.onChunk(data, deltaFrom);
-      if (this.awaited?.type === 'CPP_STREAM_CHUNK') this.settle(dueTimesOf(data.toString('utf8', deltaFrom, data.indexOf(QUOTE, deltaFrom)))[0]!);
+      if (this.awaited?.type === 'CPP_STREAM_CHUNK') this.settle(firstDueTime(data, deltaFrom));
       return;
     }
     if (this.awaited === undefined) return;
@@ -121,6 +119,6 @@ export class LoadStream {
 /** Where a CPP_STREAM_CHUNK's delta text begins in its bytes; -1 for any other frame. */
 function deltaStart(bytes: Buffer): number {
   if (bytes.length < CHUNK_PREFIX.length || bytes.compare(CHUNK_PREFIX, 0, CHUNK_PREFIX.length, 0, CHUNK_PREFIX.length) !== 0) return -1;
-  const at = bytes.indexOf(DELTA_KEY, CHUNK_PREFIX.length);
-  return at < 0 ? -1 : at + DELTA_KEY.length;
+  const at = bytes.indexOf(DELTA_KEY_BYTES, CHUNK_PREFIX.length);
+  return at < 0 ? -1 : at + DELTA_KEY_BYTES.length;
 }

@@ -1,13 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchContext } from './bench-context.js';
-import { figure, type Figure } from './figure.js';
+import { figure, ratioTarget, type Figure } from './figure.js';
+import { inTurn } from './in-turn.js';
 import { describeStart, type StreamsStarted, type TokenDelays } from './load-results.js';
-import type { ServerKind } from './load-stream.js';
+import { PEER_LABELS, type ServerKind } from './load-target.js';
 
 const DELAY_LIMIT_MS = 50;
 /** A server that sends fewer tokens than the pace promises is falling behind, whatever the delays of those it sent. */
 const MIN_DELIVERED = 0.95;
-const CAPACITY_TARGET = 2000;
+/** CPP ÷ the raw ws server pushing the same chunks. */
+const RAW_RATIO_TARGET = 0.85;
 const SETTLE_MS = 1500;
 /** Steps of the search are rounded to this many streams. */
 const GRAIN = 50;
@@ -27,36 +29,50 @@ interface Capacity {
   steps: Step[];
 }
 
+export interface CapacityResult {
+  figures: Figure[];
+  details: Partial<Record<ServerKind, Capacity[]>>;
+  /** CPP's capacity (the median search's), on which the pivot at 80 % of capacity is taken. */
+  cppStreams: number;
+}
+
 /**
  * Measure 3: the most concurrent paced streams (50 tokens/s by default) one server process holds with p99 token
  * delay ≤ 50 ms. Doubles the load from the start until a step fails (or halves it until one holds), then bisects.
- * The baseline is the raw ws server pushing the same frames on the same schedule. Each server is searched `runs`
- * times, alternating which goes first, and the median search is reported: near its capacity a server holds a load
+ * The baseline is the raw ws server pushing the same frames on the same schedule; the peers (`--peers`: a
+ * Socket.IO server, an SSE endpoint) push them too and are searched the same way. Each server is searched `runs`
+ * times, taking turns to go first, and the median search is reported: near its capacity a server holds a load
  * in one window and not in the next, so a single search can land a step lower or higher.
  */
-export async function measureCapacity(context: BenchContext): Promise<{ figures: Figure[]; details: Record<ServerKind, Capacity[]> }> {
-  const searches: Record<ServerKind, Capacity[]> = { cpp: [], raw: [] };
+export async function measureCapacity(context: BenchContext): Promise<CapacityResult> {
+  const kinds: ServerKind[] = ['cpp', 'raw', ...context.options.peers];
+  const searches: Partial<Record<ServerKind, Capacity[]>> = Object.fromEntries(kinds.map((kind) => [kind, []]));
   for (let run = 0; run < context.options.runs; run += 1) {
-    const order: ServerKind[] = run % 2 === 0 ? ['cpp', 'raw'] : ['raw', 'cpp'];
-    for (const kind of order) searches[kind].push(await searchCapacity(context, kind));
+    for (const kind of inTurn(kinds, run)) searches[kind]!.push(await searchCapacity(context, kind));
   }
-  const [cpp, raw] = [medianSearch(searches.cpp), medianSearch(searches.raw)];
+  const cpp = medianSearch(searches.cpp!);
+  const raw = medianSearch(searches.raw!);
   const tokensPerSecond = Math.round(1000 / context.options.intervalMs);
-  return {
-    figures: [
+  const label = `Concurrent ${tokensPerSecond} tok/s streams at p99 token delay ≤ ${DELAY_LIMIT_MS} ms`;
+  const cppFields = { unit: 'streams' as const, value: cpp.streams, atLeast: cpp.atLeast };
+  const figures = [
+    figure({ id: 'capacity.streams', label, ...cppFields, baseline: { label: 'raw ws', value: raw.streams }, baselineAtLeast: raw.atLeast, target: ratioTarget('≥', RAW_RATIO_TARGET) }),
+  ];
+  // CPP ÷ each peer: CPP is to hold more streams than either.
+  for (const peer of context.options.peers) {
+    const search = medianSearch(searches[peer]!);
+    figures.push(
       figure({
-        id: 'capacity.streams',
-        label: `Concurrent ${tokensPerSecond} tok/s streams at p99 token delay ≤ ${DELAY_LIMIT_MS} ms`,
-        unit: 'streams',
-        value: cpp.streams,
-        atLeast: cpp.atLeast,
-        baseline: { label: 'raw ws', value: raw.streams },
-        baselineAtLeast: raw.atLeast,
-        target: { text: `≥ ${CAPACITY_TARGET.toLocaleString('en-US')}`, met: cpp.streams >= CAPACITY_TARGET },
+        id: `capacity.streams.vs-${peer}`,
+        label: `${label}, CPP ÷ ${PEER_LABELS[peer]}`,
+        ...cppFields,
+        baseline: { label: PEER_LABELS[peer], value: search.streams },
+        baselineAtLeast: search.atLeast,
+        target: ratioTarget('>', 1),
       }),
-    ],
-    details: searches,
-  };
+    );
+  }
+  return { figures, details: searches, cppStreams: cpp.streams };
 }
 
 /** The search whose capacity is the median of the runs' (the lower middle one of an even number). */

@@ -3,12 +3,15 @@ import { CPP_SUBPROTOCOL, newMessageId, newThreadId } from '@promethea/cpp-proto
 import type { BenchContext, RunningServer } from './bench-context.js';
 import { BenchSocket } from './bench-socket.js';
 import { clientFrame, startStreamingThread } from './cpp-frames.js';
-import { figure, type Figure } from './figure.js';
+import { figure, ratioTarget, type Figure } from './figure.js';
+import { inTurn } from './in-turn.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
 import { describeStart, type StreamsStarted } from './load-results.js';
-import type { ServerKind } from './load-stream.js';
+import type { ServerKind } from './load-target.js';
+import type { SseChatRequest } from './peer-protocols.js';
 import { dueTimesOf } from './paced-tokens.js';
 import type { LoopDelayFigures } from './server-process.js';
+import { SseLoadStream } from './sse-load-stream.js';
 
 /** Time for the streams to settle into their pace before anything is timed. */
 const SETTLE_MS = 1000;
@@ -18,9 +21,23 @@ const SETTLE_MS = 1000;
  * answer's first chunk (its first token, never held) and the next one.
  */
 const TOKENS_BEFORE_PIVOT = 2;
-const HALT_P99_TARGET_MS = 10;
-const HALT_RATIO_TARGET = 2;
-const LOOP_DELAY_TARGET_MS = 20;
+/** The name of the pivot measure taken at 80 % of the capacity CPP showed in the same run. */
+export const AT_CAPACITY_80 = 'capacity-80';
+const FIRST_PROMPT = 'tell me a long story';
+
+/**
+ * Targets (CPP ÷ the same run's baseline) by the load's name: pivot → HALTED p50 and → the new branch's first
+ * chunk p50 ÷ the ws echo p50, event-loop delay p99 ÷ the raw server's, and whether CPP's pivot must bring the new
+ * answer's first token sooner than an SSE client's abort and new POST. None at 1,000 streams: past this machine's
+ * capacity, what is measured there is a saturated event loop (the figures are still shown).
+ */
+const TARGETS: Record<string, { halted: number; firstChunk: number; loop?: number; aheadOfSse?: true }> = {
+  '1': { halted: 1.5, firstChunk: 2.5, aheadOfSse: true },
+  '100': { halted: 1.5, firstChunk: 2.5, loop: 1.3, aheadOfSse: true },
+  [AT_CAPACITY_80]: { halted: 2, firstChunk: 3, loop: 1.3 },
+};
+/** How long the SSE probe waits for its answer's tokens before it gives the run up (as BenchSocket waits for a frame). */
+const TOKENS_WAIT_LIMIT_MS = 20_000;
 /** An overloaded server could make a run last for ever: a probe stops after this long with the samples it has. */
 const PROBE_TIME_LIMIT_MS = 60_000;
 
@@ -42,31 +59,50 @@ interface RawRun extends LoadedRun {
   echo: LatencySummary;
 }
 
+/** The SSE peer's pivot: the answer's request aborted, a new one posted → the new answer's first chunk. */
+interface SseRun extends LoadedRun {
+  firstChunk: LatencySummary;
+}
+
 export interface PivotDetails {
+  /** How the figures' ids name this load: its number of streams, or AT_CAPACITY_80. */
+  name: string;
   load: number;
   cpp: CppRun[];
   raw: RawRun[];
+  sse: SseRun[];
   failures: string[];
+}
+
+export interface PivotLoad {
+  streams: number;
+  /** As the figures' ids name it (by default the number of streams). */
+  name?: string;
+  /** Time the SSE peer's pivot under the same load too. */
+  withSse: boolean;
 }
 
 /**
  * Measure 1 (and 6): with `load` sessions streaming, a probe session pivots its own stream
  * again and again and times PIVOT_INIT → CPP_STREAM_HALTED and → the new branch's first chunk. The baseline is a
  * bare ws echo of a frame of the same size, under the same number of raw streams. The server's event-loop delay
- * is recorded meanwhile.
+ * is recorded meanwhile. With `withSse`, the SSE peer's pivot is timed under as many SSE streams: the answer's
+ * request aborted and a new one posted, to the new answer's first chunk.
  */
-export async function measurePivot(context: BenchContext, load: number): Promise<{ figures: Figure[]; details: PivotDetails }> {
-  const details: PivotDetails = { load, cpp: [], raw: [], failures: [] };
+export async function measurePivot(context: BenchContext, { streams: load, name = String(load), withSse }: PivotLoad): Promise<{ figures: Figure[]; details: PivotDetails }> {
+  const details: PivotDetails = { name, load, cpp: [], raw: [], sse: [], failures: [] };
   const overloaded = new Set<ServerKind>();
+  const kinds: ServerKind[] = withSse ? ['cpp', 'raw', 'sse'] : ['cpp', 'raw'];
+  const { pivots } = context.options;
   for (let run = 0; run < context.options.runs; run += 1) {
-    // Alternate which server goes first, so that neither always meets a warmer or cooler machine.
-    for (const kind of (run % 2 === 0 ? ['cpp', 'raw'] : ['raw', 'cpp']) as ServerKind[]) {
+    for (const kind of inTurn(kinds, run)) {
       // A load that one run could not carry is not tried again: it would only fail more slowly.
       if (overloaded.has(kind)) continue;
       context.log(`pivot: ${load} streams, ${kind}, run ${run + 1}/${context.options.runs}`);
       try {
-        if (kind === 'cpp') details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, context.options.pivots)));
-        else details.raw.push(await underLoad(context, 'raw', load, (server) => timeEchoes(server, context.options.pivots)));
+        if (kind === 'cpp') details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, pivots)));
+        else if (kind === 'sse') details.sse.push(await underLoad(context, 'sse', load, (server) => timeSsePivots(server, pivots)));
+        else details.raw.push(await underLoad(context, 'raw', load, (server) => timeEchoes(server, pivots)));
       } catch (error) {
         // One run lost to an overloaded machine leaves the others' figures standing; the failure is on record.
         overloaded.add(kind);
@@ -162,6 +198,85 @@ async function timeEchoes(server: RunningServer, count: number): Promise<Omit<Ra
   }
 }
 
+/**
+ * The pivot as an app on SSE makes it (the AI SDK's `useChat`, LibreChat): once its answer has streamed as many
+ * tokens as CPP's probe waits for, the client aborts the request (its connection closes, which stops the answer on
+ * the server) and posts the conversation again with the interrupted answer's text and a new prompt; timed from the
+ * abort to the new answer's first chunk. Like CPP's pivots, each one branches from the answer the previous started,
+ * so the conversation posted grows as CPP's context does.
+ */
+async function timeSsePivots(server: RunningServer, count: number): Promise<Omit<SseRun, keyof LoadedRun>> {
+  const id = newThreadId();
+  const messages: SseChatRequest['messages'] = [{ role: 'user', content: FIRST_PROMPT }];
+  let answer = new SseProbeAnswer(server.url);
+  await answer.start({ id, messages });
+  try {
+    const firstChunk = new LatencyRecorder();
+    const warmUp = Math.ceil(count / 10);
+    const deadline = performance.now() + PROBE_TIME_LIMIT_MS;
+    for (let index = 0; index < warmUp + count && performance.now() < deadline; index += 1) {
+      await answer.tokens(TOKENS_BEFORE_PIVOT);
+      const sentAt = performance.now();
+      answer.close();
+      messages.push({ role: 'assistant', content: answer.text }, { role: 'user', content: pivotPrompt(index) });
+      answer = new SseProbeAnswer(server.url);
+      const firstChunkAt = await answer.start({ id, messages });
+      if (index >= warmUp) firstChunk.record(firstChunkAt - sentAt);
+    }
+    return { firstChunk: firstChunk.summary() };
+  } finally {
+    answer.close();
+  }
+}
+
+/** The probe's SSE answer: keeps its text, and tells when it has streamed a number of tokens. */
+class SseProbeAnswer {
+  text = '';
+  private tokensSeen = 0;
+  private awaited: { tokens: number; resolve(): void } | undefined;
+  private readonly stream: SseLoadStream;
+
+  constructor(url: string) {
+    this.stream = new SseLoadStream(url, (frame, deltaFrom) => this.receive(frame.toString(), deltaFrom));
+  }
+
+  /** Posts the conversation; settles with the time its first chunk was read. */
+  async start(chat: SseChatRequest): Promise<number> {
+    await this.stream.start(performance.now(), chat);
+    return this.stream.firstChunkAt!;
+  }
+
+  /** Settles once the answer has streamed `count` tokens; fails when they do not come (a stream cut short). */
+  tokens(count: number): Promise<void> {
+    if (this.tokensSeen >= count) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the SSE answer did not stream ${count} tokens within ${TOKENS_WAIT_LIMIT_MS / 1000} s`)), TOKENS_WAIT_LIMIT_MS);
+      this.awaited = {
+        tokens: count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+    });
+  }
+
+  close(): void {
+    this.stream.close();
+  }
+
+  // The frames are ASCII (ids, times), so the delta's byte offset is its offset in the text too.
+  private receive(frame: string, deltaFrom: number): void {
+    const delta = frame.slice(deltaFrom, frame.indexOf('"', deltaFrom));
+    this.text += delta;
+    this.tokensSeen += dueTimesOf(delta).length;
+    if (this.awaited && this.tokensSeen >= this.awaited.tokens) {
+      this.awaited.resolve();
+      this.awaited = undefined;
+    }
+  }
+}
+
 /** Waits until the answer (`nodeId`, or the raw server's one stream) has sent TOKENS_BEFORE_PIVOT tokens, `seen` already. */
 async function awaitTokens(socket: BenchSocket, nodeId: string | undefined, seen: number): Promise<void> {
   for (let tokens = seen; tokens < TOKENS_BEFORE_PIVOT; ) {
@@ -171,53 +286,57 @@ async function awaitTokens(socket: BenchSocket, nodeId: string | undefined, seen
 }
 
 function pivotFrame(threadId: string, interruptedNodeId: string, index: number) {
-  return clientFrame('CPP_PIVOT_INIT', {
-    activeThreadId: threadId,
-    interruptedNodeId,
-    userPrompt: `actually, take a different direction (${index})`,
-    newBranchNodeId: newMessageId(),
-  });
+  return clientFrame('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId, userPrompt: pivotPrompt(index), newBranchNodeId: newMessageId() });
+}
+
+function pivotPrompt(index: number): string {
+  return `actually, take a different direction (${index})`;
 }
 
 /** `store` names the store under which the event-loop delay was taken. */
 function pivotFigures(details: PivotDetails, store: string): Figure[] {
-  const { load, cpp, raw } = details;
+  const { name, load, cpp, raw, sse } = details;
+  const targets = TARGETS[name];
   const of = (values: (run: CppRun) => number) => median(cpp.map(values));
   const echo = (values: (run: RawRun) => number) => median(raw.map(values));
   const streams = `${load.toLocaleString('en-US')} stream${load === 1 ? '' : 's'}`;
+  const at = name === AT_CAPACITY_80 ? `80 % of capacity (${streams})` : streams;
   const echoP50 = { label: 'ws echo p50', value: echo((run) => run.echo.p50) };
   const echoP99 = { label: 'ws echo p99', value: echo((run) => run.echo.p99) };
-  const atTargetLoad = load >= 1000;
-  const haltedP50 = of((run) => run.halted.p50);
-  const haltedP99 = of((run) => run.halted.p99);
+  const atMost = (bound: number | undefined) => (bound === undefined ? {} : { target: ratioTarget('≤', bound) });
   const figures = [
+    figure({ id: `pivot.halted.p50.${name}`, label: `Pivot → HALTED p50, ${at}`, unit: 'ms', value: of((run) => run.halted.p50), baseline: echoP50, ...atMost(targets?.halted) }),
+    figure({ id: `pivot.halted.p99.${name}`, label: `Pivot → HALTED p99, ${at}`, unit: 'ms', value: of((run) => run.halted.p99), baseline: echoP99 }),
+    figure({ id: `pivot.first-chunk.p50.${name}`, label: `Pivot → new branch's 1st chunk p50, ${at}`, unit: 'ms', value: of((run) => run.firstChunk.p50), baseline: echoP50, ...atMost(targets?.firstChunk) }),
+    figure({ id: `pivot.first-chunk.p99.${name}`, label: `Pivot → new branch's 1st chunk p99, ${at}`, unit: 'ms', value: of((run) => run.firstChunk.p99), baseline: echoP99 }),
     figure({
-      id: `pivot.halted.p50.${load}`,
-      label: `Pivot → HALTED p50, ${streams}`,
+      id: `event-loop.p99.${name}`,
+      label: `Event-loop delay p99, ${at}, ${store}`,
       unit: 'ms',
-      value: haltedP50,
-      baseline: echoP50,
-      ...(atTargetLoad ? { target: { text: `≤ ${HALT_RATIO_TARGET}× ws echo`, met: haltedP50 <= HALT_RATIO_TARGET * echoP50.value } } : {}),
+      value: of((run) => run.loop.p99),
+      baseline: { label: 'raw ws server', value: echo((run) => run.loop.p99) },
+      ...atMost(targets?.loop),
     }),
-    figure({
-      id: `pivot.halted.p99.${load}`,
-      label: `Pivot → HALTED p99, ${streams}`,
-      unit: 'ms',
-      value: haltedP99,
-      baseline: echoP99,
-      ...(atTargetLoad ? { target: { text: `≤ ${HALT_P99_TARGET_MS} ms`, met: haltedP99 <= HALT_P99_TARGET_MS } } : {}),
-    }),
-    figure({ id: `pivot.first-chunk.p50.${load}`, label: `Pivot → new branch's 1st chunk p50, ${streams}`, unit: 'ms', value: of((run) => run.firstChunk.p50), baseline: echoP50 }),
-    figure({ id: `pivot.first-chunk.p99.${load}`, label: `Pivot → new branch's 1st chunk p99, ${streams}`, unit: 'ms', value: of((run) => run.firstChunk.p99), baseline: echoP99 }),
   ];
-  const loopP99 = of((run) => run.loop.p99);
-  figures.push(figure({
-    id: `event-loop.p99.${load}`,
-    label: `Event-loop delay p99, ${streams}, ${store}`,
-    unit: 'ms',
-    value: loopP99,
-    baseline: { label: 'raw ws server', value: echo((run) => run.loop.p99) },
-    ...(atTargetLoad ? { target: { text: `≤ ${LOOP_DELAY_TARGET_MS} ms`, met: loopP99 <= LOOP_DELAY_TARGET_MS } } : {}),
-  }));
+  if (sse.length > 0 || details.failures.some((failure) => failure.startsWith('sse'))) {
+    const peer = (values: (run: SseRun) => number) => median(sse.map(values));
+    figures.push(
+      figure({
+        id: `pivot.first-chunk.p50.${name}.vs-sse`,
+        label: `Pivot → new answer's 1st chunk p50, ${at}, CPP ÷ SSE`,
+        unit: 'ms',
+        value: of((run) => run.firstChunk.p50),
+        baseline: { label: 'SSE abort + POST p50', value: peer((run) => run.firstChunk.p50) },
+        ...(targets?.aheadOfSse ? { target: ratioTarget('<', 1) } : {}),
+      }),
+      figure({
+        id: `pivot.first-chunk.p99.${name}.vs-sse`,
+        label: `Pivot → new answer's 1st chunk p99, ${at}, CPP ÷ SSE`,
+        unit: 'ms',
+        value: of((run) => run.firstChunk.p99),
+        baseline: { label: 'SSE abort + POST p99', value: peer((run) => run.firstChunk.p99) },
+      }),
+    );
+  }
   return figures;
 }

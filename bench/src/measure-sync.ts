@@ -2,11 +2,16 @@ import { CPP_SUBPROTOCOL, newMessageId } from '@promethea/cpp-protocol';
 import type { BenchContext } from './bench-context.js';
 import { BenchSocket, type Received } from './bench-socket.js';
 import { clientFrame } from './cpp-frames.js';
-import { figure, type Figure } from './figure.js';
+import { figure, ratioTarget, valueTarget, type Figure } from './figure.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
 import type { LargeThreadShape } from './large-thread.js';
 
+/** A size, the same on any machine: a number of its own. */
 const PIVOT_BYTES_TARGET = 2048;
+/** CPP ÷ the same run's baseline: a full sync's time ÷ ws sending as many bytes, from memory and from the store; its size ÷ the nodes' text. */
+const SYNC_TIME_TARGET = 2;
+const COLD_OPEN_TARGET = 5;
+const SYNC_BYTES_TARGET = 1.3;
 /** Chunks the answer streams before it is pivoted: a pivot a moment into an answer, as a reader reacts. */
 const CHUNKS_BEFORE_PIVOT = 10;
 const PIVOTS = 5;
@@ -119,16 +124,16 @@ function syncFigures(details: SyncDetails): Figure[] {
   const nodes = details.nodes.toLocaleString('en-US');
   const patchBytes = median(details.pivots.map((pivot) => pivot.patchBytes));
   return [
-    figure({ id: 'sync.time.p50', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50`, unit: 'ms', value: details.warm.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
-    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync`, unit: 'ms', value: details.coldOpenMs, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
-    figure({ id: 'sync.bytes', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, size`, unit: 'bytes', value: details.syncBytes, baseline: { label: 'text of the nodes', value: details.contentBytes } }),
+    figure({ id: 'sync.time.p50', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50`, unit: 'ms', value: details.warm.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', SYNC_TIME_TARGET) }),
+    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync`, unit: 'ms', value: details.coldOpenMs, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', COLD_OPEN_TARGET) }),
+    figure({ id: 'sync.bytes', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, size`, unit: 'bytes', value: details.syncBytes, baseline: { label: 'text of the nodes', value: details.contentBytes }, target: ratioTarget('≤', SYNC_BYTES_TARGET) }),
     figure({
       id: 'sync.pivot-graph-bytes',
       label: `Graph frames per pivot in it (patch mode)`,
       unit: 'bytes',
       value: patchBytes,
       baseline: { label: 'full-sync mode', value: median(details.pivots.map((pivot) => pivot.fullSyncBytes)) },
-      target: { text: '≤ 2 KB', met: patchBytes <= PIVOT_BYTES_TARGET },
+      target: valueTarget('≤', PIVOT_BYTES_TARGET, '≤ 2 KB'),
     }),
   ];
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_CHUNK_INTERVAL_MS } from '@promethea/cpp-server';
+import { PEERS, type PeerKind } from './load-target.js';
 
 export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync'] as const;
 export type Measure = (typeof MEASURES)[number];
@@ -28,12 +29,14 @@ export interface BenchOptions {
   chunkIntervalMs: number;
   store: 'sqlite' | 'memory';
   only: Measure[];
+  /** The peers measured beside CPP: capacity (both), memory (Socket.IO), pivot (SSE). */
+  peers: PeerKind[];
   /** Write CPU profiles of every server process (CPP and raw) to bench/profiles/. */
   profile: boolean;
   out: string;
 }
 
-type Sized = Omit<BenchOptions, 'quick' | 'store' | 'only' | 'profile' | 'out'>;
+type Sized = Omit<BenchOptions, 'quick' | 'store' | 'only' | 'peers' | 'profile' | 'out'>;
 
 const FULL: Sized = {
   runs: 3,
@@ -73,6 +76,7 @@ const QUICK: Sized = {
 const HELP = `npm run bench -- [options]     (each option may also be set as BENCH_<NAME>, e.g. BENCH_RUNS=5)
   --quick                   small sizes, one run: about a minute
   --only pivot,gateway,...  measures to run: ${MEASURES.join(', ')}
+  --peers socketio,sse      peers measured beside CPP (default both; none: CPP and its baselines only)
   --runs N  --loads 1,100,1000  --pivots N  --gateway-samples N
   --capacity-start N  --capacity-max N  --capacity-window-ms N  --capacity-refine N
   --idle-connections N  --sync-nodes N  --sync-answer-chars N  --sync-samples N
@@ -96,6 +100,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       profile: { type: 'boolean' },
       help: { type: 'boolean' },
       only: { type: 'string' },
+      peers: { type: 'string' },
       loads: { type: 'string' },
       store: { type: 'string' },
       out: { type: 'string' },
@@ -120,11 +125,15 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   if (store !== 'sqlite' && store !== 'memory') throw new Error('--store must be sqlite or memory');
   const only = read('only')?.split(',') ?? [...MEASURES];
   for (const measure of only) if (!(MEASURES as readonly string[]).includes(measure)) throw new Error(`unknown measure ${measure}; expected ${MEASURES.join(', ')}`);
+  const peersText = read('peers');
+  const peers = peersText === undefined ? [...PEERS] : peersText === 'none' ? [] : peersText.split(',');
+  for (const peer of peers) if (!(PEERS as readonly string[]).includes(peer)) throw new Error(`unknown peer ${peer}; expected ${PEERS.join(', ')} or none`);
   return {
     ...sized,
     quick,
     store,
     only: only as Measure[],
+    peers: peers as PeerKind[],
     profile: read('profile') === 'true' || read('profile') === '1',
     out: read('out') ?? 'bench/results/latest.json',
   };

@@ -9,15 +9,18 @@ import { CPPServer, MemoryStore, type ConversationStore, type ModelProvider } fr
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 // The factory the CLI uses; the package's entry point does not export it.
 import { createModelProvider } from '../../packages/server/dist/model/provider-factory.js';
-import { startBaselineServer } from './baseline-server.js';
+import { startBaselineServer, type BaselineServer } from './baseline-server.js';
 import { serveRequests } from './bench-process.js';
 import { cpuMs } from './cpu-time.js';
 import { buildLargeThread, seedChange, type LargeThreadShape } from './large-thread.js';
+import type { ServerKind } from './load-target.js';
 import { PacedProvider } from './paced-provider.js';
+import { startSocketIoServer } from './socketio-server.js';
+import { startSseServer } from './sse-server.js';
 
 /** How a server process is started: which server, which store, which model. */
 export interface ServerConfig {
-  kind: 'cpp' | 'raw';
+  kind: ServerKind;
   store: 'memory' | 'sqlite';
   model: { kind: 'paced'; intervalMs: number; tokens: number } | { kind: 'openai-compatible'; baseUrl: string };
   /** The shortest time between two chunks of one answer, on either server. */
@@ -43,16 +46,17 @@ export interface LoopDelayFigures {
 const NS_PER_MS = 1e6;
 /**
  * The probe sends frames as fast as the server answers them (a thread and a prompt per gateway sample, a pivot
- * per halt), and the sync measure builds a 10,000-node thread: limits made for people would refuse the bench.
+ * per halt; the gateway measure opens a new thread, a sync, 220 times a run on one connection), and the sync
+ * measure builds a 10,000-node thread: limits made for people would refuse the bench.
  */
-const BENCH_LIMITS = { maxNodesPerThread: 0, framesPerSecond: 0 };
+const BENCH_LIMITS = { maxNodesPerThread: 0, maxThreadBytes: 0, framesPerSecond: 0, syncsPerMinute: 0 };
 /** Sampling period of the event-loop delay monitor; finer than the 20 ms target it checks. */
 const LOOP_DELAY_RESOLUTION_MS = 5;
 
 const config = JSON.parse(process.argv[2]!) as ServerConfig;
 const directory = mkdtempSync(join(tmpdir(), 'cpp-bench-'));
 const store: ConversationStore = config.store === 'sqlite' ? SqliteStore.open(join(directory, 'bench.sqlite')) : new MemoryStore();
-const server = config.kind === 'cpp' ? await startCpp() : await startBaseline();
+const server = config.kind === 'cpp' ? await startCpp() : await startPacedServer(config.kind);
 let loopDelay: IntervalHistogram | undefined;
 
 serveRequests({ port: server.port } satisfies ServerReady, {
@@ -77,16 +81,20 @@ serveRequests({ port: server.port } satisfies ServerReady, {
   },
 });
 
-async function startCpp(): Promise<{ port: number; close(): Promise<void> }> {
+async function startCpp(): Promise<BaselineServer> {
   // No cap on a thread's size: the sync measure grows a thread past the default 10,000 nodes.
   const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model), chunkIntervalMs: config.chunkIntervalMs, limits: BENCH_LIMITS });
   await cpp.ready;
   return { port: cpp.port, close: () => cpp.close() };
 }
 
-async function startBaseline(): Promise<{ port: number; close(): Promise<void> }> {
-  if (config.model.kind !== 'paced') throw new Error('the raw baseline streams paced tokens only');
-  return startBaselineServer({ ...config.model, chunkIntervalMs: config.chunkIntervalMs });
+/** The raw baseline or a peer: each pushes the paced model's chunks itself. */
+async function startPacedServer(kind: Exclude<ServerKind, 'cpp'>): Promise<BaselineServer> {
+  if (config.model.kind !== 'paced') throw new Error(`the ${kind} server streams paced tokens only`);
+  const streams = { ...config.model, chunkIntervalMs: config.chunkIntervalMs };
+  if (kind === 'socketio') return startSocketIoServer(streams);
+  if (kind === 'sse') return startSseServer(streams);
+  return startBaselineServer(streams);
 }
 
 function modelOf(model: ServerConfig['model']): ModelProvider {

@@ -14,7 +14,7 @@ import { canConnect, freePort } from '../support/local-port.js';
 // `cpp-server` serving the web UI to a client that proves its did:key.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules/.bin', name);
-const PACKAGES = ['@promethea/cpp-protocol', '@promethea/cpp-client', '@promethea/cpp-server', '@promethea/cpp-react', '@promethea/cpp-web', '@promethea/cpp-conformance'];
+const PACKAGES = ['@promethea/cpp-protocol', '@promethea/cpp-client', '@promethea/cpp-server', '@promethea/cpp-react', '@promethea/cpp-ai-sdk', '@promethea/cpp-web', '@promethea/cpp-conformance'];
 
 const run = promisify(execFile);
 const children: ChildProcess[] = [];
@@ -90,8 +90,12 @@ export const used = [client, useCPP, CLIENT_FRAME_TYPES.length];
 // @ts-expect-error fileIdentity reads a file: the browser build does not have it
 import { fileIdentity } from '@promethea/cpp-client';
 
+import { CPPChatTransport } from '@promethea/cpp-ai-sdk';
+import type { ChatTransport, UIMessage } from 'ai';
+
 export const client = new CPPClient({ endpoint: 'wss://chat.example/v1/cpp/session', identity: browserIdentity() });
 export const absent = fileIdentity;
+export const transport: ChatTransport<UIMessage> = new CPPChatTransport({ client });
 `,
     );
     const options = { strict: true, noEmit: true, skipLibCheck: true, target: 'ES2022', lib: ['ES2022', 'DOM'] };

@@ -11,7 +11,7 @@ export const ErrorCode = {
   UNKNOWN_TYPE: 'UNKNOWN_TYPE',
   /** The frame is larger than the server's limit (default 1 MiB). */
   FRAME_TOO_LARGE: 'FRAME_TOO_LARGE',
-  /** A thread or node id does not exist, or belongs to another thread. */
+  /** A thread or node id does not exist, belongs to another thread, or names another identity's thread. */
   NOT_FOUND: 'NOT_FOUND',
   /** A stale `expectedVersion`, or a new node id already used by a different request. */
   CONFLICT: 'CONFLICT',
@@ -30,7 +30,7 @@ export const ErrorCode = {
   PROVIDER_ERROR: 'PROVIDER_ERROR',
   /** The identity is missing or not proven. */
   UNAUTHORIZED: 'UNAUTHORIZED',
-  /** The identity may not act on this thread. */
+  /** CPP_THREAD_OPEN named another identity's thread, which can be neither opened nor created. */
   FORBIDDEN: 'FORBIDDEN',
   /** A rate or size limit was reached. */
   RATE_LIMITED: 'RATE_LIMITED',

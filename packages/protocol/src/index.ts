@@ -32,6 +32,7 @@ export * from './tree/finish.js';
 export * from './tree/path.js';
 export * from './tree/invariants.js';
 export * from './tree/mirror.js';
+export * from './tree/text-parts.js';
 export * from './threads/search-terms.js';
 export * from './threads/thread-export.js';
 export * from './threads/thread-export-schema.js';

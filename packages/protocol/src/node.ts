@@ -41,15 +41,3 @@ export type MessageNode = z.infer<typeof MessageNodeSchema>;
 /** The two texts of a node that stream: the answer (`content`) and the model's reasoning. */
 export const TextPartSchema = z.enum(['content', 'reasoning']);
 export type TextPart = z.infer<typeof TextPartSchema>;
-
-/** A node's text of one part; a node that never reasoned has empty reasoning. */
-export function partText(node: Pick<MessageNode, 'content' | 'reasoning'>, part: TextPart): string {
-  return part === 'content' ? node.content : (node.reasoning ?? '');
-}
-
-/** Sets a node's text of one part; empty reasoning is left out, as a node that never reasoned has none. */
-export function setPartText(node: Pick<MessageNode, 'content' | 'reasoning'>, part: TextPart, text: string): void {
-  if (part === 'content') node.content = text;
-  else if (text.length > 0) node.reasoning = text;
-  else delete node.reasoning;
-}

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Registry } from 'prom-client';
@@ -188,6 +188,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
     const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
     this.httpServer = options.server ?? createHttpServer(httpOptions, createHttpHandler(routes));
+    if (this.ownsHttpServer) this.httpServer.on('connection', (socket: Socket) => this.access.admitSocket(socket));
     this.ready = this.start();
     this.ready.catch(() => undefined);
   }
@@ -234,6 +235,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       refuseOtherPaths: this.ownsHttpServer,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       closeHandshakeMs: this.closeHandshakeMs,
+      messageTimeoutMs: this.access.limits.messageTimeoutMs,
       identify: (request) => this.access.admit(request),
       connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
         guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),

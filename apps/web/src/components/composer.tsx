@@ -1,5 +1,5 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
-import { useEffect, useId, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useEffect, useId, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
 import { promptTooLong } from '../lib/describe-error.js';
 
 /** What sending does now: a plain prompt, a pivot of the answer on screen, or a stop of an answer elsewhere first. */
@@ -21,6 +21,8 @@ interface ComposerProps {
   onSend(text: string): Promise<boolean>;
   onStop(): void;
   onReturnToLatest(): void;
+  /** The message box, for the conversation to give it the focus back. */
+  inputRef: RefObject<HTMLTextAreaElement | null>;
 }
 
 /** The reference server's prompt limit (its `maxPromptLength` default), in UTF-16 code units as it counts them. */
@@ -33,9 +35,8 @@ const FOCUS_KEY = '/';
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
-  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest } = props;
+  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest, inputRef: input } = props;
   const [text, setText] = useState('');
-  const input = useRef<HTMLTextAreaElement>(null);
   const inputId = useId();
   const hintId = useId();
   const tooLong = text.length > PROMPT_LIMIT;
@@ -53,7 +54,7 @@ export function Composer(props: ComposerProps) {
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, []);
+  }, [input]);
 
   // Esc stops the answer from anywhere on the page, unless something closer to the focus used the key already.
   useEffect(() => {

@@ -1,7 +1,7 @@
 import type { CPPClient } from '@promethea/cpp-client';
 import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
-import { useCallback } from 'react';
+import { useCallback, useRef } from 'react';
 import { Composer, type SendMode } from './composer.js';
 import { EmptyState } from './empty-state.js';
 import { MessageList } from './message-list.js';
@@ -26,6 +26,8 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
   const mode: SendMode = streaming === undefined ? 'prompt' : streamingOnScreen ? 'pivot' : 'stop-then-prompt';
   const head = headId === null ? undefined : getNode(graph, headId);
   const branchFrom = head && head.childrenIds.length > 0 && entries.at(-1)?.node.id === head.id ? head : undefined;
+
+  const composerInput = useRef<HTMLTextAreaElement>(null);
 
   const onSend = async (userPrompt: string): Promise<boolean> => {
     if (!client) return false;
@@ -80,7 +82,14 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         report={report}
         revealId={revealId}
         onRevealed={onRevealed}
-        empty={<EmptyState onPick={(prompt) => void onSend(prompt)} />}
+        empty={
+          <EmptyState
+            onPick={(prompt) => {
+              composerInput.current?.focus();
+              void onSend(prompt);
+            }}
+          />
+        }
       />
       <Composer
         mode={mode}
@@ -92,6 +101,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         onSend={onSend}
         onStop={onStop}
         onReturnToLatest={() => head && onShowBranch(head.id)}
+        inputRef={composerInput}
       />
     </section>
   );

@@ -1,6 +1,6 @@
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 import { getNode } from '@promethea/cpp-protocol';
-import { useMemo } from 'react';
+import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { layoutTree, type PlacedNode } from '../lib/tree-layout.js';
 
 interface TreeMinimapProps {
@@ -21,6 +21,20 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
   const positions = useMemo(() => new Map(layout.nodes.map((placed) => [placed.id, placed])), [layout]);
   const width = layout.columns * CELL;
   const height = layout.rows * CELL;
+  const canvas = useRef<HTMLDivElement>(null);
+  // The tree is one tab stop (the node last focused, else the head); arrows walk it.
+  const [focusedId, setFocusedId] = useState<string>();
+  const stopId = focusedId !== undefined && graph.nodes[focusedId] ? focusedId : (graph.activeHeadMessageId ?? graph.rootNodeId);
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const id = (event.target as HTMLElement).dataset.nodeId;
+    const node = id === undefined ? undefined : getNode(graph, id);
+    if (!node) return;
+    const next = neighbour(graph, node, event.key, branchIds);
+    if (next === undefined) return;
+    event.preventDefault();
+    canvas.current?.querySelector<HTMLElement>(`[data-node-id="${next}"]`)?.focus();
+  };
 
   return (
     <nav className="minimap" aria-label="Conversation tree">
@@ -29,7 +43,13 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
         <p className="muted">The tree grows as you talk.</p>
       ) : (
         <div className="minimap-scroll">
-          <div className="minimap-canvas" style={{ width, height }}>
+          <div
+            ref={canvas}
+            className="minimap-canvas"
+            style={{ width, height }}
+            onKeyDown={onKeyDown}
+            onFocus={(event) => setFocusedId((event.target as HTMLElement).dataset.nodeId)}
+          >
             <svg width={width} height={height} aria-hidden="true">
               {layout.nodes.map((placed) => (
                 <Edge key={placed.id} placed={placed} parent={placed.parentId === null ? undefined : positions.get(placed.parentId)} onBranch={branchIds.has(placed.id)} />
@@ -37,7 +57,19 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
             </svg>
             {layout.nodes.map((placed) => {
               const node = getNode(graph, placed.id);
-              return node && <TreeNode key={placed.id} placed={placed} node={node} isHead={node.id === graph.activeHeadMessageId} onBranch={branchIds.has(node.id)} onJump={onJump} />;
+              return (
+                node && (
+                  <TreeNode
+                    key={placed.id}
+                    placed={placed}
+                    node={node}
+                    isHead={node.id === graph.activeHeadMessageId}
+                    onBranch={branchIds.has(node.id)}
+                    isFocusStop={node.id === stopId}
+                    onJump={onJump}
+                  />
+                )
+              );
             })}
           </div>
         </div>
@@ -47,6 +79,28 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
       </p>
     </nav>
   );
+}
+
+/** ↑ the parent, ↓ the child (the one on screen first), ←/→ the neighbouring sibling, Home the root. */
+function neighbour(graph: ThreadGraph, node: MessageNode, key: string, branchIds: ReadonlySet<string>): string | undefined {
+  const siblings = node.parentId === null ? [node.id] : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]);
+  const at = siblings.indexOf(node.id);
+  switch (key) {
+    case 'ArrowUp':
+      return node.parentId ?? undefined;
+    case 'ArrowDown':
+      return node.childrenIds.find((id) => branchIds.has(id)) ?? node.childrenIds[0];
+    case 'ArrowLeft':
+      return siblings[at - 1];
+    case 'ArrowRight':
+      return siblings[at + 1];
+    case 'Home':
+      return graph.rootNodeId ?? undefined;
+    case 'End':
+      return graph.activeHeadMessageId ?? undefined;
+    default:
+      return undefined;
+  }
 }
 
 function center(placed: PlacedNode): { x: number; y: number } {
@@ -67,10 +121,11 @@ interface TreeNodeProps {
   node: MessageNode;
   isHead: boolean;
   onBranch: boolean;
+  isFocusStop: boolean;
   onJump(nodeId: string): void;
 }
 
-function TreeNode({ placed, node, isHead, onBranch, onJump }: TreeNodeProps) {
+function TreeNode({ placed, node, isHead, onBranch, isFocusStop, onJump }: TreeNodeProps) {
   const classes = ['tree-node', `tree-${node.role}`, `status-${node.status}`];
   if (isHead) classes.push('is-head');
   if (onBranch) classes.push('on-branch');
@@ -84,6 +139,7 @@ function TreeNode({ placed, node, isHead, onBranch, onJump }: TreeNodeProps) {
       aria-current={isHead ? 'true' : undefined}
       title={label}
       data-node-id={node.id}
+      tabIndex={isFocusStop ? 0 : -1}
       onClick={() => onJump(node.id)}
     />
   );

@@ -65,7 +65,10 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
   if (node.tagName === 'INPUT') {
     if (node.getAttribute('type') !== 'checkbox') node.remove();
-    else node.setAttribute('disabled', '');
+    else {
+      node.setAttribute('disabled', '');
+      node.setAttribute('aria-label', node.hasAttribute('checked') ? 'done' : 'not done');
+    }
   }
 });
 

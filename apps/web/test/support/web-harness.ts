@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type ModelProvider } from '@promethea/cpp-server';
+import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type CPPServerOptions, type ModelProvider } from '@promethea/cpp-server';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
 import { startServer } from '../../../../packages/server/test/support/start-server.js';
@@ -30,6 +30,8 @@ export interface HarnessOptions {
   slow?: boolean;
   /** Another model instead of the demo one. */
   model?: ModelProvider;
+  /** Server limits other than the defaults. */
+  limits?: CPPServerOptions['limits'];
 }
 
 const opened: WebHarness[] = [];
@@ -104,9 +106,10 @@ export class WebHarness {
 }
 
 function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
-  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2, words: 40 });
+  // Slow: an answer long enough to pivot or stop mid-way. Otherwise the whole answer `npm start` shows, quickly.
+  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2 });
   // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
-  return startServer({ port, model, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS });
+  return startServer({ port, model, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
 }
 
 /** Saves what the page looks like now as test-output/web/<name>.png, for a person to look at. */

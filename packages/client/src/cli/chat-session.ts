@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import type { CPPClient } from '../cpp-client.js';
 import type { GenerationResult } from '../generation.js';
 import type { ChatOutput } from './chat-output.js';
@@ -7,13 +8,20 @@ import { resolveMessage, resolveThread } from './references.js';
 const HELP = `Type a message to prompt; typing while an answer streams pivots it (the answer keeps what you saw).
 A message is named by its number in /tree or by the start of its id; a thread by its number in /threads or the
 start of its id.
-  /tree          the thread's tree: numbers, ids, roles, statuses, the head marked
-  /anchor MSG    move the head to message MSG; the next message branches from it
-  /stop          stop the answer that is streaming
-  /threads       list your threads
-  /open THREAD   open another thread (a new one if no thread's id starts so)
-  /help          this text
-  /quit          leave`;
+  /tree                 the thread's tree: numbers, ids, roles, statuses, the head marked
+  /anchor MSG           move the head to message MSG; the next message branches from it
+  /stop                 stop the answer that is streaming
+  /regenerate [MSG]     a new answer to prompt MSG (or beside answer MSG; default: the head), the old one kept
+  /edit MSG TEXT        prompt MSG rewritten as TEXT, beside it, and answered; the old branch is kept
+  /delete MSG           delete message MSG and everything under it
+  /rename TITLE         give the thread your own title
+  /threads              list your threads
+  /open THREAD          open another thread (a new one if no thread's id starts so)
+  /search WORDS         your threads whose title or messages hold every word, best first
+  /export FILE          write the thread to FILE: Markdown of its branch if FILE ends in .md, else CPP JSON
+  /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
+  /help                 this text
+  /quit                 leave`;
 
 /** What cpp-chat does with each line typed. */
 export class ChatSession {
@@ -45,7 +53,8 @@ export class ChatSession {
       this.send(text);
       return true;
     }
-    const [command = '', argument = ''] = text.split(/\s+/, 2);
+    const [command = ''] = text.split(/\s/, 1);
+    const argument = text.slice(command.length).trim();
     if (command === '/quit') return false;
     await this.run(command, argument).catch((error: unknown) => this.report(error));
     return true;
@@ -65,11 +74,16 @@ export class ChatSession {
     this.output.error(`error: ${code}${error instanceof Error ? error.message : String(error)}`);
   }
 
-  /**
-   * A pivot: it interrupts the answer streaming, if any, whose ending then reports the cut. The new answer is shown
-   * once the one before it has ended on screen, so that the cut is reported above the new text, not inside it.
-   */
+  /** A pivot: it interrupts the answer streaming, if any, whose ending then reports the cut. */
   private send(userPrompt: string): void {
+    this.answer((onStream) => this.client.pivot({ userPrompt, onStream }));
+  }
+
+  /**
+   * Shows an answer as it streams. It is shown once the one before it has ended on screen, so that the earlier
+   * one's cut is reported above the new text, not inside it.
+   */
+  private answer(start: (onStream: (delta: string) => void) => Promise<GenerationResult>): void {
     const before = this.shown;
     let held: string[] | undefined = [];
     const show = () => {
@@ -77,8 +91,7 @@ export class ChatSession {
       held = undefined;
     };
     void before.then(show);
-    const answer = this.client
-      .pivot({ userPrompt, onStream: (delta) => (held ? held.push(delta) : this.output.stream(delta)) })
+    const answer = start((delta) => (held ? held.push(delta) : this.output.stream(delta)))
       .then(
         async (result) => {
           await before.then(show);
@@ -113,15 +126,64 @@ export class ChatSession {
       }
       case '/stop':
         return this.client.stop();
+      case '/regenerate': {
+        const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
+        return this.answer((onStream) => this.client.regenerate({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }));
+      }
+      case '/edit': {
+        const [reference = ''] = argument.split(/\s/, 1);
+        const nodeId = resolveMessage(this.currentGraph(), required(reference, 'which prompt (its number in /tree, or the start of its id), then its new text'));
+        const userPrompt = required(argument.slice(reference.length).trim(), `the new text of the prompt, after ${reference}`);
+        return this.answer((onStream) => this.client.edit({ nodeId, userPrompt, onStream }));
+      }
+      case '/delete': {
+        const nodeId = resolveMessage(this.currentGraph(), required(argument, 'which message (its number in /tree, or the start of its id)'));
+        const graph = await this.client.deleteBranch(nodeId);
+        return this.output.print(`deleted ${nodeId} and what was under it; head is ${graph.activeHeadMessageId ?? '(none: the thread is empty)'}`);
+      }
+      case '/rename': {
+        const title = required(argument, 'the title');
+        await this.client.renameThread(title);
+        return this.output.print(`thread renamed ${JSON.stringify(title)}`);
+      }
       case '/threads':
         return this.listThreads();
       case '/open': {
         const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
         return this.open(resolveThread(await this.client.listThreads(), reference) ?? reference);
       }
+      case '/search':
+        return this.search(required(argument, 'the words to look for'));
+      case '/export':
+        return this.export(required(argument, 'the file to write (.md for Markdown, else CPP JSON)'));
+      case '/delete-thread': {
+        const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
+        const threadId = resolveThread(await this.client.listThreads(), reference);
+        if (threadId === undefined) throw new Error(`no thread id starts with ${reference}: /threads lists them`);
+        await this.client.deleteThread(threadId);
+        const open = this.client.activeThreadId === undefined ? '; no thread is open: type to start a new one, or /open one' : '';
+        return this.output.print(`deleted thread ${threadId}${open}`);
+      }
       default:
         return this.output.error(`unknown command ${command}; /help lists the commands`);
     }
+  }
+
+  private async search(query: string): Promise<void> {
+    const hits = await this.client.searchThreads(query);
+    if (hits.length === 0) return this.output.print(`(no thread holds ${JSON.stringify(query)})`);
+    const width = String(hits.length).length;
+    const lines = hits.map((hit, index) => {
+      const where = hit.nodeId === null ? 'title' : `message ${hit.nodeId}`;
+      return `${String(index + 1).padStart(width)}  ${hit.threadId} ${JSON.stringify(hit.title)}, ${where}: ${hit.snippet.replace(/\s+/g, ' ')}`;
+    });
+    this.output.print(lines.join('\n'));
+  }
+
+  private async export(file: string): Promise<void> {
+    const format = file.endsWith('.md') ? 'markdown' : 'cpp-thread';
+    await writeFile(file, await this.client.exportThread(format));
+    this.output.print(`wrote ${format === 'markdown' ? 'the branch as Markdown' : 'the thread as CPP JSON'} to ${file}`);
   }
 
   private async listThreads(): Promise<void> {

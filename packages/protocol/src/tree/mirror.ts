@@ -1,5 +1,5 @@
 import type { GraphPatchFrame, StreamChunkFrame, StreamHaltedFrame, SyncGraphFrame } from '../frames/server-frames.js';
-import { partText, setPartText } from '../node.js';
+import { partText, setPartText } from './text-parts.js';
 import { getNode, type ThreadGraph } from './thread-graph.js';
 
 /**

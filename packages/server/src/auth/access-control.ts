@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
@@ -28,6 +29,7 @@ export class AccessControl {
   readonly generations: GenerationLimiter;
   private readonly admission: AdmissionSettings;
   private readonly dids = new ConnectionCounter();
+  private readonly sockets = new ConnectionCounter();
   private readonly replayCache;
   private readonly clockSkewMs: number;
 
@@ -49,6 +51,23 @@ export class AccessControl {
     };
     this.replayCache = options.challenge?.replayCache ?? new MemoryReplayCache();
     this.clockSkewMs = options.challenge?.clockSkewMs ?? CLOCK_SKEW_MS;
+  }
+
+  /**
+   * A TCP connection to the server's own HTTP server, before any request: past `maxSocketsPerIp` it is closed at once.
+   * Upgrades are counted when they arrive (`maxConnectionsPerIp`, 429); without this, idle sockets that never send one
+   * used up the process's file descriptors and locked everyone out. Behind a trusted proxy every socket is the
+   * proxy's, so none is counted here.
+   */
+  admitSocket(socket: Socket): void {
+    const max = this.limits.maxSocketsPerIp;
+    if (max <= 0 || this.admission.trustProxy) return;
+    const address = socket.remoteAddress ?? 'unknown';
+    if (this.sockets.count(address) >= max) {
+      socket.destroy();
+      return;
+    }
+    socket.once('close', this.sockets.acquire(address));
   }
 
   /** Whether an upgrade request may connect, and as whom. */

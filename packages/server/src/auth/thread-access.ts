@@ -5,7 +5,7 @@ import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
 import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
-import { threadSize, type ThreadSize } from './limits/thread-size.js';
+import { jsonTextBytes, threadSize, type ThreadSize } from './limits/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
 export interface ThreadAccessSettings {
@@ -18,8 +18,10 @@ export interface ThreadAccessSettings {
 }
 
 /**
- * Who may act on which thread, and how much: thread frames reach their thread through here, so that another
- * DID's thread is FORBIDDEN and the thread and size limits are RATE_LIMITED, before anything is subscribed or done.
+ * Who may act on which thread, and how much: thread frames reach their thread through here, so that another DID's
+ * thread is, to every frame but CPP_THREAD_OPEN, a thread that does not exist (NOT_FOUND, word for word: no answer
+ * tells a thread id of someone else from an unknown one), and the thread and size limits are RATE_LIMITED, before
+ * anything is subscribed or done.
  */
 export class ThreadAccess {
   private readonly syncs: KeyedRateLimiter | undefined;
@@ -33,14 +35,14 @@ export class ThreadAccess {
     this.syncs = syncsPerMinute > 0 ? new KeyedRateLimiter(syncsPerMinute / 60, syncsPerMinute) : undefined;
   }
 
-  /** The thread a frame names: NOT_FOUND when there is none, FORBIDDEN when it is not the identity's. */
+  /** The thread a frame names: NOT_FOUND when there is none, or when it is not the identity's. */
   async thread(threadId: string, identity: Identity): Promise<ThreadEngine> {
     const engine = await this.registry.require(threadId);
-    this.checkOwner(engine, identity);
+    if (!this.owns(engine, identity)) throw notFound(threadId);
     return engine;
   }
 
-  /** The thread a frame names, or `undefined` when there is none; FORBIDDEN when it is not the identity's. */
+  /** The thread a frame names, or `undefined` when there is none or it is not the identity's. */
   async existing(threadId: string, identity: Identity): Promise<ThreadEngine | undefined> {
     try {
       return await this.thread(threadId, identity);
@@ -55,11 +57,15 @@ export class ThreadAccess {
     return importThreads(this.store, identity.did, format, document, this.settings.limits);
   }
 
-  /** CPP_THREAD_OPEN: opens the identity's thread, or creates one within the identity's quota. */
+  /**
+   * CPP_THREAD_OPEN: opens the identity's thread, or creates one within the identity's quota. Another identity's
+   * thread is FORBIDDEN here: its id is taken, so it can be neither opened nor created, and any refusal would say
+   * as much (docs/PROTOCOL.md §23.4).
+   */
   async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
     if (this.settings.limits.maxThreadsPerDid > 0 && !(await this.exists(threadId))) await this.checkQuota(identity);
     const engine = await this.registry.open(threadId, identity);
-    this.checkOwner(engine, identity);
+    if (!this.owns(engine, identity)) throw new CPPError(ErrorCode.FORBIDDEN, `thread ${engine.threadId} belongs to another identity`);
     return engine;
   }
 
@@ -69,7 +75,7 @@ export class ThreadAccess {
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
-    this.checkRoom(engine, newNodeId, 2, Buffer.byteLength(userPrompt));
+    this.checkRoom(engine, newNodeId, 2, jsonTextBytes(userPrompt));
   }
 
   /**
@@ -106,10 +112,8 @@ export class ThreadAccess {
     throw new CPPError(ErrorCode.RATE_LIMITED, `too many syncs: the limit is ${this.settings.limits.syncsPerMinute} per minute`);
   }
 
-  private checkOwner(engine: ThreadEngine, identity: Identity): void {
-    if (this.settings.ownerOnly && engine.ownerDid !== identity.did) {
-      throw new CPPError(ErrorCode.FORBIDDEN, `thread ${engine.threadId} belongs to another identity`);
-    }
+  private owns(engine: ThreadEngine, identity: Identity): boolean {
+    return !this.settings.ownerOnly || engine.ownerDid === identity.did;
   }
 
   private async exists(threadId: string | undefined): Promise<boolean> {
@@ -128,4 +132,9 @@ export class ThreadAccess {
     const owned = (await this.store.listThreads(identity.did)).length;
     if (owned >= max) throw new CPPError(ErrorCode.RATE_LIMITED, `${identity.did} owns ${owned} threads; the limit is ${max}`);
   }
+}
+
+/** The answer to a thread that does not exist, and to one that is not the asker's: the same, word for word. */
+function notFound(threadId: string): CPPError {
+  return new CPPError(ErrorCode.NOT_FOUND, `thread ${threadId} does not exist`);
 }

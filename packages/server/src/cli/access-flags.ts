@@ -22,6 +22,7 @@ const LIMIT_FLAGS = {
   framesPerSecond: { flag: '--max-frames-per-second <count>', attribute: 'maxFramesPerSecond', env: 'CPP_MAX_FRAMES_PER_SECOND', description: 'frames a connection may send per second' },
   frameBurst: { flag: '--frame-burst <count>', attribute: 'frameBurst', env: 'CPP_FRAME_BURST', description: 'frames a connection may send at once' },
   maxConnectionsPerIp: { flag: '--max-connections-per-ip <count>', attribute: 'maxConnectionsPerIp', env: 'CPP_MAX_CONNECTIONS_PER_IP', description: 'open connections from one address' },
+  maxSocketsPerIp: { flag: '--max-sockets-per-ip <count>', attribute: 'maxSocketsPerIp', env: 'CPP_MAX_SOCKETS_PER_IP', description: 'TCP connections from one address, before or after the upgrade (above --max-connections-per-ip)' },
   maxConnectionsPerDid: { flag: '--max-connections-per-did <count>', attribute: 'maxConnectionsPerDid', env: 'CPP_MAX_CONNECTIONS_PER_DID', description: 'open connections of one DID' },
   maxThreadsPerDid: { flag: '--max-threads-per-did <count>', attribute: 'maxThreadsPerDid', env: 'CPP_MAX_THREADS_PER_DID', description: 'threads one DID may own' },
   maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
@@ -32,6 +33,7 @@ const LIMIT_FLAGS = {
   maxGenerations: { flag: '--max-generations <count>', attribute: 'maxGenerations', env: 'CPP_MAX_GENERATIONS', description: 'answers the server may be writing at once' },
   handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
   authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
+  messageTimeoutMs: { flag: '--message-timeout-ms <ms>', attribute: 'messageTimeoutMs', env: 'CPP_MESSAGE_TIMEOUT_MS', description: 'time one message may take to arrive whole' },
   idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
 } as const satisfies Record<keyof ServerLimits, LimitFlag>;
 
@@ -58,6 +60,7 @@ export interface AccessFlags extends LimitFlagValues {
 const CLI_LIMITS: ServerLimits = {
   ...DEFAULT_LIMITS,
   maxConnectionsPerIp: 256,
+  maxSocketsPerIp: 512,
   maxConnectionsPerDid: 32,
   maxThreadsPerDid: 10_000,
   maxGenerationsPerConnection: 8,

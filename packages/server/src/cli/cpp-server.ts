@@ -10,6 +10,7 @@ import { addDeploymentFlags, openCluster, openStore, withoutPassword, type Deplo
 import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
+import { descriptorWarning, openFilesLimit } from './descriptor-limit.js';
 import { integer, onOff } from './argument-parsers.js';
 import { addModelFlags, configuredModels, type ModelFlags } from './model-flags.js';
 
@@ -57,6 +58,8 @@ async function main(options: CliOptions): Promise<void> {
   const { models, defaultModel, descriptions } = await configuredModels(options);
   const staticDir = options.ui ? (options.staticDir ?? BUNDLED_UI) : undefined;
   if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
+  const descriptors = descriptorWarning(openFilesLimit(), options.maxSocketsPerIp);
+  if (descriptors) console.error(descriptors);
   const access = await accessOptionsOf(options);
   const logger = createLogger(options.logLevel);
   const tracing = await startTracing();

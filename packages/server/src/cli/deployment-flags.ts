@@ -1,9 +1,8 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_REDIS_PREFIX, RedisClusterTransport } from '../cluster/redis-cluster.js';
+import type { RedisClusterTransport } from '../cluster/redis-cluster.js';
+import { DEFAULT_REDIS_PREFIX } from '../cluster/redis-keys.js';
 import type { ConversationStore } from '../store/conversation-store.js';
-import { DEFAULT_SCHEMA } from '../store/postgres-connection.js';
-import { PostgresStore } from '../store/postgres-store.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { DEFAULT_SCHEMA } from '../store/postgres-schema-name.js';
 
 /** Where a server keeps its conversations and whom it shares them with: the flags of docs/cluster.md. */
 export interface DeploymentFlags {
@@ -31,13 +30,18 @@ export interface OpenedStore {
   description: string;
 }
 
-/** Opens the store the flags name, migrating a PostgreSQL schema (each step told to `onProgress`). */
+/**
+ * Opens the store the flags name, migrating a PostgreSQL schema (each step told to `onProgress`). Each store's
+ * driver is loaded here, only for the store asked for: a start (or `--help`) needs neither pg nor ioredis otherwise.
+ */
 export async function openStore(flags: DeploymentFlags, onProgress: (message: string) => void): Promise<OpenedStore> {
   if (flags.store === 'sqlite') {
     if (flags.redisUrl) throw new Error('cluster mode (--redis-url) needs a store all nodes share: --store postgres');
+    const { SqliteStore } = await import('../store/sqlite-store.js');
     return { store: SqliteStore.open(flags.db), description: `SQLite at ${flags.db}` };
   }
   const connectionString = requireDatabaseUrl(flags);
+  const { PostgresStore } = await import('../store/postgres-store.js');
   const store = await PostgresStore.open({ connectionString, schema: flags.databaseSchema, onProgress });
   return { store, description: `PostgreSQL at ${withoutPassword(connectionString)}, schema ${flags.databaseSchema}` };
 }
@@ -45,6 +49,7 @@ export async function openStore(flags: DeploymentFlags, onProgress: (message: st
 /** The Redis cluster the flags name, connected; undefined when this server runs alone. */
 export async function openCluster(flags: DeploymentFlags): Promise<RedisClusterTransport | undefined> {
   if (!flags.redisUrl) return undefined;
+  const { RedisClusterTransport } = await import('../cluster/redis-cluster.js');
   return RedisClusterTransport.connect({ url: flags.redisUrl, prefix: flags.redisPrefix });
 }
 

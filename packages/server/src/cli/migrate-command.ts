@@ -1,6 +1,4 @@
 import { Command } from 'commander';
-import { createPool } from '../store/postgres-connection.js';
-import { migrate } from '../store/postgres-migrations.js';
 import { requireDatabaseUrl, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
 
 /**
@@ -14,6 +12,8 @@ export function migrateCommand(): Command {
       const flags = command.optsWithGlobals<DeploymentFlags>();
       const connectionString = requireDatabaseUrl(flags);
       console.log(`migrating PostgreSQL at ${withoutPassword(connectionString)}, schema ${flags.databaseSchema}`);
+      // pg is loaded by the one command that needs it, not by every start of the CLI.
+      const [{ createPool }, { migrate }] = await Promise.all([import('../store/postgres-connection.js'), import('../store/postgres-migrations.js')]);
       const pool = createPool({ connectionString, schema: flags.databaseSchema });
       try {
         const { version, applied } = await migrate(pool, { schema: flags.databaseSchema, onProgress: (message) => console.log(message) });

@@ -9,7 +9,7 @@ import type {
   ThreadMessage,
 } from './cluster-transport.js';
 import { RedisInbox } from './redis-inbox.js';
-import { RedisKeys } from './redis-keys.js';
+import { DEFAULT_REDIS_PREFIX, RedisKeys } from './redis-keys.js';
 import { encodePublished } from './redis-messages.js';
 import { defineLockScripts, type LockScripts } from './redis-scripts.js';
 import { RedisSubscriptions } from './redis-subscriptions.js';
@@ -21,7 +21,7 @@ export interface RedisClusterOptions {
   prefix?: string;
 }
 
-export const DEFAULT_REDIS_PREFIX = 'cpp:';
+export { DEFAULT_REDIS_PREFIX };
 
 /** A streaming node's text is kept this long after its last chunk, and this long after it stops streaming. */
 const TEXT_TTL_MS = 60 * 60 * 1000;

@@ -1,3 +1,6 @@
+/** What a cluster puts before its keys unless told otherwise. */
+export const DEFAULT_REDIS_PREFIX = 'cpp:';
+
 /**
  * Every key and channel of a cluster, under one prefix (`cpp:` by default), so that several deployments (or test
  * runs) can share a Redis.

@@ -39,7 +39,8 @@ export async function isAnswerRetry(graph: ThreadGraph, store: ConversationStore
 
 async function refuseIdOfAnotherThread(store: ConversationStore, nodeId: string): Promise<void> {
   const owner = await store.findNodeThread(nodeId);
-  if (owner !== undefined) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used in another thread`);
+  // Worded as for a reuse in this thread: the answer must not tell that the id is a node of another (someone's) thread.
+  if (owner !== undefined) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
 }
 
 export function checkVersion(graph: ThreadGraph, expectedVersion: number | undefined): void {

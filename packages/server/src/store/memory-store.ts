@@ -99,7 +99,7 @@ export class MemoryStore implements ConversationStore {
       threadIds.add(threadId);
       for (const nodeId of Object.keys(graph.nodes)) {
         const owner = this.nodeThreads.get(nodeId) ?? (nodeIds.has(nodeId) ? 'another imported thread' : undefined);
-        if (owner !== undefined) throw StoreConflictError.nodeInOtherThread(nodeId, owner);
+        if (owner !== undefined) throw StoreConflictError.nodeInOtherThread(nodeId);
         nodeIds.add(nodeId);
       }
     }
@@ -121,7 +121,7 @@ export class MemoryStore implements ConversationStore {
     if (thread?.version !== change.baseVersion) throw StoreConflictError.staleVersion(change.threadId, thread?.version, change.baseVersion);
     for (const node of change.nodes) {
       const owner = this.nodeThreads.get(node.id);
-      if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
+      if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id);
     }
     for (const nodeId of change.removedNodeIds ?? []) {
       if (!thread.nodes.delete(nodeId)) continue;

@@ -1,4 +1,5 @@
 import { Pool, TypeOverrides, types } from 'pg';
+import { checkSchemaName, DEFAULT_SCHEMA } from './postgres-schema-name.js';
 
 export interface PostgresConnectionOptions {
   /** A libpq URL, e.g. `postgres://user@host:5432/database`. */
@@ -7,20 +8,7 @@ export interface PostgresConnectionOptions {
   schema?: string;
 }
 
-export const DEFAULT_SCHEMA = 'public';
-
-/**
- * Schema names go into `search_path` and into DDL, so only plain lowercase identifiers are accepted: they need
- * no quoting anywhere and cannot smuggle SQL in.
- */
-const PLAIN_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
-
-export function checkSchemaName(schema: string): string {
-  if (!PLAIN_IDENTIFIER.test(schema)) {
-    throw new Error(`PostgreSQL schema "${schema}" must be a lowercase identifier of at most 63 characters (a-z, 0-9, _)`);
-  }
-  return schema;
-}
+export { checkSchemaName, DEFAULT_SCHEMA };
 
 /**
  * A pool whose every connection works in the schema. Parsers are set for this pool only (not pg's process-wide

@@ -162,10 +162,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
     const row = toNodeRow(threadId, node);
     const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage, row.reasoning];
     const { rowCount } = await client.query(SQL.upsertNode, values);
-    if (rowCount === 0) {
-      const [owner] = (await client.query<{ threadId: string }>(SQL.selectNodeThread, [node.id])).rows;
-      throw StoreConflictError.nodeInOtherThread(node.id, owner?.threadId ?? 'another thread');
-    }
+    if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);
   }
   const ended = endedAnswerIds(change.nodes);
   if (ended.length > 0) await client.query(SQL.deleteStreamedText, [ended]);

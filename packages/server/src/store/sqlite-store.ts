@@ -167,7 +167,7 @@ export class SqliteStore implements ConversationStore {
     for (const nodeId of change.removedNodeIds ?? []) this.statements.deleteNode.run({ nodeId, threadId });
     for (const node of change.nodes) {
       const owner = this.statements.selectNodeThread.get(node.id);
-      if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id, owner);
+      if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id);
       this.statements.upsertNode.run(toNodeRow(threadId, node));
     }
     for (const nodeId of endedAnswerIds(change.nodes)) this.statements.deleteStreamedText.run(nodeId);

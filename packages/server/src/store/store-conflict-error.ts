@@ -19,7 +19,8 @@ export class StoreConflictError extends Error {
     return new StoreConflictError(`thread ${threadId} ${stored}; the change was planned against version ${baseVersion}`);
   }
 
-  static nodeInOtherThread(nodeId: string, ownerThreadId: string): StoreConflictError {
-    return new StoreConflictError(`node ${nodeId} already belongs to thread ${ownerThreadId}`);
+  /** Worded without the thread that has the node: the message reaches the client, to whom that thread may be another's. */
+  static nodeInOtherThread(nodeId: string): StoreConflictError {
+    return new StoreConflictError(`node id ${nodeId} is already used by a different message`);
   }
 }

@@ -4,6 +4,7 @@ import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
 import { Heartbeat } from './heartbeat.js';
+import { watchMessageTime } from './message-deadline.js';
 
 /** An HTTP refusal of the upgrade, with a plain-text body saying why. */
 export class UpgradeRefusal {
@@ -28,6 +29,8 @@ export interface WsTransportOptions<Identity> {
    * for not reading (4429) or not authenticating (4408) would still hold everything buffered for it.
    */
   closeHandshakeMs: number;
+  /** How long one message may take to arrive whole, from its first byte: close 4408 beyond it. 0: no limit. */
+  messageTimeoutMs: number;
   /** Decides, before the upgrade completes, who connects, or refuses; it may take its time (a custom verifier). */
   identify(request: IncomingMessage): Identity | UpgradeRefusal | Promise<Identity | UpgradeRefusal>;
   /** A connection is open. */
@@ -73,6 +76,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
       if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
       sockets.handleUpgrade(request, stream, head, (webSocket) => {
         heartbeat?.watch(webSocket);
+        watchMessageTime(webSocket, stream, options.messageTimeoutMs);
         listen(webSocket, options.connect(wrap(webSocket, options.maxPayload), identity, request));
       });
     };

@@ -30,7 +30,7 @@ describe('a custom verifier', () => {
     const { threadId } = await openThread(await fixture.connect({ query: 'token=token-alice' }));
     const bob = await fixture.connect({ query: 'token=token-bob' });
     bob.send('CPP_SYNC_REQUEST', { threadId }, { id: 'peek' });
-    await expectError(bob, 'FORBIDDEN', { refId: 'peek' });
+    await expectError(bob, 'NOT_FOUND', { refId: 'peek' });
   });
 
   it('answers HTTP 500 when it fails', async () => {

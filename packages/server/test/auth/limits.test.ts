@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { CloseCode, newMessageId } from '@promethea/cpp-protocol';
+import { CloseCode, newMessageId, type ErrorFrame, type StreamCompletedFrame } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { completion, expectError, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
@@ -46,6 +46,34 @@ describe('the connection limits', () => {
     expect((await RawClient.refusal(server.url)).status).toBe(429);
     await first.close();
     await listThreads(await fixture.connect());
+  });
+
+  it('closes at once a TCP connection past maxSocketsPerIp, before any request, and counts a closed one out', async () => {
+    const server = await fixture.start({ limits: { maxSocketsPerIp: 2 } });
+    const idle = [connect(server.port, '127.0.0.1'), connect(server.port, '127.0.0.1')];
+    await Promise.all(idle.map((socket) => once(socket, 'connect')));
+    for (const socket of idle) socket.on('error', () => undefined);
+    const third = connect(server.port, '127.0.0.1');
+    // Reset by the server (ECONNRESET): `once` would reject on that error, so the close is awaited by hand.
+    third.on('error', () => undefined);
+    const closed = new Promise((resolve) => third.on('close', resolve));
+    let answer = '';
+    third.on('data', (data: Buffer) => (answer += data.toString()));
+    third.write('GET /v1/cpp/session HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await closed;
+    expect(answer).toBe('');
+    // Ended from this side, the socket closes here once the server has closed its own side, and counted it out.
+    idle[0]!.end();
+    await once(idle[0]!, 'close');
+    await listThreads(await fixture.connect());
+    idle[1]!.destroy();
+  });
+
+  it('keeps answering 429 to upgrades past maxConnectionsPerIp while the TCP count, set higher, has room', async () => {
+    const server = await fixture.start({ limits: { maxConnectionsPerIp: 1, maxSocketsPerIp: 3 } });
+    await fixture.connect();
+    expect((await RawClient.refusal(server.url)).status).toBe(429);
+    expect((await RawClient.refusal(server.url)).status).toBe(429);
   });
 
   it('closes with RATE_LIMITED and 4429 a connection past maxConnectionsPerDid, and counts a closed one out', async () => {
@@ -118,6 +146,28 @@ describe('the thread byte limit', () => {
     client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: first.assistantNodeId, userPrompt: 'seven b', newBranchNodeId: newMessageId() }, { id: 'over-pivot' });
     await expectError(client, 'RATE_LIMITED', { refId: 'over-pivot' });
     await completion(client, threadId, (await prompt(client, threadId, 'six b!')).assistantNodeId);
+  });
+
+  it('counts text as a sync carries it, JSON-escaped: a thread of control characters at the limit syncs within it', async () => {
+    const maxThreadBytes = 6000;
+    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), limits: { maxThreadBytes } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    // 500 code units, 500 bytes of UTF-8, 3000 bytes in JSON (each \u0001 is 6): the second would pass 6000.
+    let refused = false;
+    for (let count = 0; count < 12 && !refused; count += 1) {
+      const id = `fill-${count}`;
+      client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: '\u0001'.repeat(500), newNodeId: newMessageId() }, { id });
+      const answer = await client.nextMatching((frame): frame is ErrorFrame | StreamCompletedFrame => (frame.type === 'CPP_ERROR' && frame.payload.refId === id) || frame.type === 'CPP_STREAM_COMPLETED', `answer to ${id}`);
+      refused = answer.type === 'CPP_ERROR';
+      if (answer.type === 'CPP_ERROR') expect(answer.payload.code).toBe('RATE_LIMITED');
+    }
+    expect(refused).toBe(true);
+    client.send('CPP_SYNC_REQUEST', { threadId });
+    const sync = await client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.threadId === threadId && Object.keys(frame.payload.nodes).length > 0);
+    const nodes = Object.keys(sync.payload.nodes).length;
+    // What a sync weighs beyond its text: about 250 bytes of ids, status and times per node.
+    expect(Buffer.byteLength(JSON.stringify(sync))).toBeLessThan(maxThreadBytes + 400 * nodes + 400);
   });
 });
 

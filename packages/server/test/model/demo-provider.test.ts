@@ -15,11 +15,27 @@ describe('the demo model', () => {
     const provider = new DemoProvider({ delayMs: 0, words: 40 });
     const first = await collect(provider, 'Explain pivots');
     expect(text(first)).toBe(text(await collect(provider, 'Explain pivots')));
-    expect(text(first)).toMatch(/^\(demo model, turn 1\) You said: "Explain pivots"\. [A-Z]/);
+    expect(text(first)).toMatch(/^\(demo model, turn 1\) You said: "Explain pivots"\.\s+[A-Z]/);
     expect(text(first).split(' ')).toHaveLength(40);
     expect(first.filter((part) => part.type === 'text-delta')).toHaveLength(40);
     expect(first.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 40 } });
     expect(text(await collect(provider, 'Something else'))).not.toBe(text(first));
+  });
+
+  it('writes, by default, a whole Markdown answer with a heading, a list, a fenced code block with its language and a table, ending at a sentence', async () => {
+    const provider = new DemoProvider({ delayMs: 0 });
+    const answers = await Promise.all(['Explain pivots', 'How do I stream?', 'Show me around', 'Hello'].map(async (prompt) => text(await collect(provider, prompt))));
+    for (const answer of answers) {
+      expect(answer).toMatch(/^\(demo model, turn 1\) You said: "[^"]*"\./);
+      expect(answer).toMatch(/\n## \S/);
+      expect(answer).toMatch(/\n(- |1\. )\S/);
+      expect(answer).toMatch(/\n```[a-z]+\n[\s\S]+?\n```\n/);
+      expect(answer).toMatch(/\n\| --- \| --- \|/);
+      expect(answer).toMatch(/[.!?]$/);
+      expect(answer.split(/\s+/).length).toBeGreaterThan(80);
+    }
+    // Not the same answer to everything.
+    expect(new Set(answers.map((answer) => answer.split('\n## ')[1]?.split('\n')[0])).size).toBeGreaterThan(1);
   });
 
   it('reasons first in its reasoning mode (demo-reasoning), apart from its answer, which is the same answer', async () => {

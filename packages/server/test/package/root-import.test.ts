@@ -18,9 +18,10 @@ const hooks = 'data:text/javascript,' + encodeURIComponent(\`
 register(hooks);
 `;
 
-/** The packages (by name) that a script run in a fresh process loads from node_modules. */
-async function packagesLoadedBy(script: string): Promise<Set<string>> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, '--input-type=module', '-e', script], {
+/** The packages (by name) that a script (or a file and its arguments) run in a fresh process loads from node_modules. */
+async function packagesLoadedBy(script: string | string[]): Promise<Set<string>> {
+  const run = typeof script === 'string' ? ['--input-type=module', '-e', script] : script;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...run], {
     cwd: new URL('../../../..', import.meta.url),
   });
   const names = [...stdout.matchAll(/^resolved .*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((match) => match[1]!);
@@ -49,3 +50,14 @@ describe("@promethea/cpp-server's root import", () => {
     expect(loaded).toContain('better-sqlite3');
   });
 });
+
+describe('the cpp-server CLI', () => {
+  const cli = new URL('../../dist/cli/cpp-server.js', import.meta.url).pathname;
+
+  it('loads neither pg nor ioredis (nor better-sqlite3) to show its help: each store loads its driver when opened', async () => {
+    const loaded = await packagesLoadedBy([cli, '--help']);
+    expect(loaded).toContain('commander');
+    expect(['pg', 'ioredis', 'better-sqlite3'].filter((name) => loaded.has(name))).toEqual([]);
+  });
+});
+

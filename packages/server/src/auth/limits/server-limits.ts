@@ -11,6 +11,13 @@ export interface ServerLimits {
   frameBurst: number;
   /** Open connections from one IP address: HTTP 429 at the upgrade beyond it. */
   maxConnectionsPerIp: number;
+  /**
+   * TCP connections from one IP address to the server's own HTTP server, upgraded or not: one past it is closed as
+   * it opens, before any request. Above `maxConnectionsPerIp`, which answers upgrades with 429, so that page loads and
+   * upgrades in flight have room; it stops idle sockets that never send a request from using up the process's file
+   * descriptors. Not counted behind a trusted proxy, whose address every connection has.
+   */
+  maxSocketsPerIp: number;
   /** Open connections of one DID: RATE_LIMITED and close 4429 once the identity is known. */
   maxConnectionsPerDid: number;
   /** Threads one DID may own: CPP_THREAD_OPEN creating one more is RATE_LIMITED. */
@@ -18,8 +25,9 @@ export interface ServerLimits {
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
   /**
-   * Bytes of text (UTF-8, prompts and answers) one thread may hold: a prompt or pivot that would pass it is
-   * RATE_LIMITED. It bounds what one sync of the thread costs to build and to send.
+   * Bytes of text (prompts and answers) one thread may hold, counted as a sync carries them: UTF-8 of the
+   * JSON-escaped text, so a control character counts 6. A prompt or pivot that would pass it is RATE_LIMITED. It
+   * bounds what one sync of the thread costs to build and to send.
    */
   maxThreadBytes: number;
   /** Full syncs (CPP_THREAD_OPEN, CPP_SYNC_REQUEST) one identity may ask for per minute, at most that many at once: RATE_LIMITED beyond. */
@@ -34,6 +42,11 @@ export interface ServerLimits {
   handshakeTimeoutMs: number;
   /** Time from the upgrade to an accepted proof, when one is required: close 4408 beyond it. */
   authTimeoutMs: number;
+  /**
+   * Time one message may take to arrive whole, from its first byte (a fragmented one from its first fragment):
+   * close 4408 beyond it, so that a message held back unfinished cannot keep megabytes of the server's memory.
+   */
+  messageTimeoutMs: number;
   /** Time a connection may send no frame at all: close 4408 beyond it. */
   idleTimeoutMs: number;
 }
@@ -47,6 +60,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   framesPerSecond: 100,
   frameBurst: 200,
   maxConnectionsPerIp: 0,
+  maxSocketsPerIp: 0,
   maxConnectionsPerDid: 0,
   maxThreadsPerDid: 0,
   maxNodesPerThread: 10_000,
@@ -57,5 +71,6 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxGenerations: 0,
   handshakeTimeoutMs: 10_000,
   authTimeoutMs: 10_000,
+  messageTimeoutMs: 30_000,
   idleTimeoutMs: 0,
 };

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/accessibility.js';
+import { deltas, openAiReplay } from './support/openai-replay.js';
+import { PHONE, WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 90_000;
+
+const ANSWER = `### A table, code and math
+
+| a | b |
+| --- | --- |
+| 1 | 2 |
+
+\`\`\`js
+const answer = 42;
+\`\`\`
+
+> quoted
+
+- [x] done
+
+$a^2 + b^2 = c^2$`;
+
+describe('accessibility (axe-core) in the browser', () => {
+  it('has no serious or critical violations: empty, answered with rich Markdown, with its actions shown, and in error', async () => {
+    const { model } = await openAiReplay(deltas(ANSWER), deltas('A second answer.'));
+    const harness = await WebHarness.start({ model, limits: { maxPromptLength: 20 } });
+    const chat = await harness.openChat();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+
+    await chat.send('Show me everything');
+    const answer = await chat.waitForAnswer('completed');
+    await chat.message(answer.id).locator('.katex').waitFor();
+    await chat.message(answer.id).locator('.hljs-keyword').first().waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+
+    const [prompt] = await chat.messages();
+    await chat.send('and again, differently');
+    await chat.page.getByRole('alert').locator('.error').waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    await chat.message(prompt!.id).hover();
+    await chat.action(answer.id, 'Regenerate').waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('has no serious or critical violations on a phone, with the threads and the tree open', async () => {
+    const harness = await WebHarness.start();
+    const chat = await harness.openChat(await harness.newContext(PHONE));
+    await chat.twoTurns();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    await chat.page.getByRole('button', { name: 'Threads' }).click();
+    await chat.page.getByRole('navigation', { name: 'Threads' }).waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    await chat.page.keyboard.press('Escape');
+    await chat.page.getByRole('button', { name: 'Tree' }).click();
+    await chat.page.getByRole('navigation', { name: 'Conversation tree' }).waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+});

@@ -1,0 +1,185 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
+import { newThreadId, type ThreadGraph } from '@promethea/cpp-protocol';
+import type { Browser, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../client/test/support/browser-bundle.js';
+import { startServer } from '../../server/test/support/start-server.js';
+
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** The test page (test/page) built by Vite as an app would build it, against the packages' sources. */
+async function buildPage(outDir: string): Promise<void> {
+  await build({
+    configFile: false,
+    logLevel: 'error', // swr's "use client" directive is a warning of no consequence here
+    root: source('./page'),
+    resolve: {
+      alias: {
+        '@promethea/cpp-ai-sdk': source('../src/index.ts'),
+        '@promethea/cpp-client': source('../../client/src/browser.ts'),
+        '@promethea/cpp-protocol': source('../../protocol/src/index.ts'),
+      },
+    },
+    build: { outDir, emptyOutDir: true, target: 'esnext', minify: false },
+  });
+}
+
+function serveFolder(folder: string): Promise<Server> {
+  const types: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript' };
+  const server = createServer(async (request, response) => {
+    const path = new URL(request.url ?? '/', 'http://page').pathname;
+    try {
+      const body = await readFile(join(folder, path === '/' ? 'index.html' : path.slice(1)));
+      response.writeHead(200, { 'content-type': types[extname(path) || '.html'] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+interface ShownMessage {
+  id: string;
+  role: string;
+  text: string;
+}
+
+describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a CPP server", () => {
+  let browser: Browser;
+  let folder: string;
+  let site: Server;
+  let server: CPPServer;
+  let page: Page;
+  let threadId: string;
+
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'cpp-ai-sdk-page-'));
+    [browser] = await Promise.all([launchChromium(), buildPage(folder)]);
+    site = await serveFolder(folder);
+    // Slow enough that the test can act while an answer streams (200 words, 15 ms each).
+    server = await startServer({ model: new DemoProvider({ delayMs: 15, words: 200 }), auth: 'did-key' });
+  });
+  afterAll(async () => {
+    await Promise.all([browser?.close(), server?.close(), new Promise((resolve) => site?.close(resolve))]);
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+  afterEach(() => page?.context().close());
+
+  async function openChat(): Promise<void> {
+    threadId = newThreadId();
+    const context = await browser.newContext();
+    page = await context.newPage();
+    await load();
+  }
+
+  async function load(): Promise<void> {
+    const port = (site.address() as AddressInfo).port;
+    await page.goto(`http://127.0.0.1:${port}/?thread=${threadId}&endpoint=${encodeURIComponent(server.url)}`);
+    await page.waitForFunction(() => window.chat !== undefined);
+  }
+
+  const messages = () =>
+    page.evaluate(() => window.chat.messages.map((message) => ({ id: message.id, role: message.role, text: message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') })));
+  /**
+   * Waits until the chat shows `count` messages, is ready, and its last message is an answer that has ended in the
+   * thread with exactly the text the page shows. (`ready` alone can come early: an answer cut by a pivot ends while
+   * the next streams, and a reloaded page is ready before it resumes.)
+   */
+  const waitForSettledAnswer = (count: number) =>
+    page.waitForFunction(
+      ({ id, count }) => {
+        const last = window.chat.messages.at(-1);
+        const node = last && window.client.graph(id)?.nodes[last.id];
+        const text = last?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+        return window.chat.messages.length === count && window.chat.status === 'ready' && node?.status !== 'streaming' && node?.content === text;
+      },
+      { id: threadId, count },
+    );
+  /** Waits until the last message is an answer with at least `length` characters shown. */
+  const waitForAnswerText = (length: number) =>
+    page.waitForFunction((wanted) => {
+      const last = window.chat.messages.at(-1);
+      return last?.role === 'assistant' && last.parts.some((part) => part.type === 'text' && part.text.length >= wanted);
+    }, length);
+  /** The thread as the CPP server has it, through the page's own client. */
+  const thread = () => page.evaluate((id) => window.client.graph(id) as ThreadGraph, threadId);
+  const send = (text: string) => page.evaluate((prompt) => void window.chat.sendMessage({ text: prompt }), text);
+
+  it('streams an answer as a message whose id is its CPP node, and ends ready', async () => {
+    await openChat();
+    await send('Explain spiking neural networks.');
+    await waitForSettledAnswer(2);
+    const [prompt, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    const graph = await thread();
+    expect(prompt).toMatchObject({ role: 'user', text: 'Explain spiking neural networks.' });
+    expect(graph.nodes[answer.id]).toMatchObject({ role: 'assistant', status: 'completed', content: answer.text });
+  });
+
+  it('pivots when a message is sent while an answer streams, cutting it where the page had shown it', async () => {
+    await openChat();
+    await send('Explain spiking neural networks.');
+    await waitForAnswerText(40);
+    await send('Let us pivot to Rust instead.');
+    await waitForSettledAnswer(4);
+    const [, first, pivot, second] = (await messages()) as ShownMessage[] as [ShownMessage, ShownMessage, ShownMessage, ShownMessage];
+    const graph = await thread();
+    const interrupted = graph.nodes[first.id]!;
+    expect(interrupted).toMatchObject({ status: 'interrupted', content: first.text });
+    expect(first.text.length).toBeGreaterThanOrEqual(40);
+    const pivotNode = graph.nodes[interrupted.childrenIds[0]!]!;
+    expect(pivotNode).toMatchObject({ role: 'user', content: 'Let us pivot to Rust instead.' });
+    expect(pivot.text).toBe('Let us pivot to Rust instead.');
+    expect(graph.nodes[second.id]).toMatchObject({ parentId: pivotNode.id, status: 'completed', content: second.text });
+  });
+
+  it('regenerates with CPP regenerate: a new answer beside the first, which stays in the tree', async () => {
+    await openChat();
+    await send('Explain spiking neural networks.');
+    await waitForSettledAnswer(2);
+    const [, first] = (await messages()) as [ShownMessage, ShownMessage];
+    await page.evaluate(() => void window.chat.regenerate());
+    await page.waitForFunction((firstId) => window.chat.messages.at(-1)?.id !== firstId, first.id);
+    await waitForSettledAnswer(2);
+    const shown = await messages();
+    const graph = await thread();
+    expect(shown).toHaveLength(2);
+    const second = shown[1]!;
+    expect(graph.nodes[second.id]).toMatchObject({ role: 'assistant', status: 'completed', content: second.text });
+    expect(graph.nodes[graph.nodes[first.id]!.parentId!]!.childrenIds).toEqual([first.id, second.id]);
+  });
+
+  it('stops the answer at what the page had shown; the partial text stays', async () => {
+    await openChat();
+    await send('Explain spiking neural networks.');
+    await waitForAnswerText(20);
+    await page.evaluate(() => window.chat.stop());
+    await waitForSettledAnswer(2);
+    const [, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    const node = (await thread()).nodes[answer.id]!;
+    expect(node).toMatchObject({ status: 'interrupted', content: answer.text });
+    expect(node.content.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('resumes the answer still streaming after a reload, from the thread', async () => {
+    await openChat();
+    await send('Explain spiking neural networks.');
+    await waitForAnswerText(20);
+    await page.reload();
+    await page.waitForFunction(() => window.chat !== undefined);
+    await waitForSettledAnswer(2);
+    const [prompt, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    const graph = await thread();
+    expect(prompt.text).toBe('Explain spiking neural networks.');
+    expect(graph.nodes[answer.id]).toMatchObject({ status: 'completed', content: answer.text });
+    expect(answer.text.split(' ').length).toBeGreaterThan(100);
+    // Streamed after the reload, not found complete: the reloaded page's chat went from ready through streaming.
+    expect(await page.evaluate(() => window.statuses)).toEqual(['ready', 'submitted', 'streaming', 'ready']);
+  });
+});

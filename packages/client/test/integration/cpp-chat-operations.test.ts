@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CPPClient } from '@promethea/cpp-client';
+import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
+import { getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../../../server/test/support/start-server.js';
+import { DID } from '../support/session.js';
+import { ChatTerminal } from '../support/terminal.js';
+
+// cpp-chat's commands for the conversation operations (PROTOCOL.md §24, §25), typed on a terminal against a real
+// server; what they did is read back from the server by a client of the same DID.
+describe('cpp-chat conversation commands', () => {
+  let server: CPPServer;
+  let folder: string;
+  let chat: ChatTerminal;
+  let observer: CPPClient;
+
+  beforeAll(async () => {
+    server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 6 }), auth: 'claimed' });
+    folder = await mkdtemp(join(tmpdir(), 'cpp-chat-ops-'));
+  });
+  afterAll(async () => {
+    await chat?.close();
+    await observer?.close();
+    await server?.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  /** Enters a line that starts an answer, and waits until the answer has ended on screen (a blank line, then the prompt). */
+  async function answered(line: string): Promise<void> {
+    await chat.enter(line);
+    await chat.until((rows) => {
+      const typed = rows.lastIndexOf(`› ${line}`);
+      return typed >= 0 && rows.length - typed >= 4 && rows.at(-1) === '›' && rows.at(-2) === '';
+    });
+  }
+
+  /** Enters a command and waits for the line that starts its answer. */
+  async function command(line: string, answer: RegExp): Promise<string> {
+    await chat.enter(line);
+    const rows = await chat.until((screen) => screen.some((row) => answer.test(row)));
+    return rows.find((row) => answer.test(row))!;
+  }
+
+  /** The thread as the server has it now. */
+  const thread = async (): Promise<ThreadGraph> => observer.requestSync('thread_ops');
+
+  it('regenerates, edits, deletes a branch, renames, searches, exports and deletes the thread', async () => {
+    chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_ops'], { columns: 100, rows: 40 });
+    await chat.until((rows) => rows.at(-1) === '›');
+    observer = new CPPClient({ endpoint: server.url, did: DID, reconnect: false });
+
+    await answered('Tell me about trees.');
+    await answered('And about forests?');
+    await observer.openThread('thread_ops');
+    const forests = Object.values((await thread()).nodes).find((node) => node.content === 'And about forests?');
+
+    // /regenerate: a second answer to the head's prompt, beside the first.
+    await answered('/regenerate');
+    expect(getNode(await thread(), forests!.id)!.childrenIds).toHaveLength(2);
+
+    // /edit by number in /tree (3 is "And about forests?"): a new prompt beside it, answered.
+    expect(await command('/tree', /^ *3 .*And about forests\?/)).toContain(forests!.id);
+    await answered('/edit 3 And about rivers?');
+    let graph = await thread();
+    const rivers = Object.values(graph.nodes).find((node) => node.content === 'And about rivers?')!;
+    expect(rivers.parentId).toBe(forests!.parentId);
+    expect(getNode(graph, rivers.childrenIds[0]!)).toMatchObject({ role: 'assistant', status: 'completed' });
+
+    // /delete by the start of an id: the forests branch goes, the head (under rivers) stays.
+    expect(await command(`/delete ${forests!.id.slice(0, 20)}`, /^deleted msg_/)).toContain(forests!.id);
+    graph = await thread();
+    expect(getNode(graph, forests!.id)).toBeUndefined();
+    expect(graph.activeHeadMessageId).toBe(rivers.childrenIds[0]);
+    expect(await command('/delete 99', /^error: /)).toBe('error: there is no message 99: /tree numbers them 1 to 4');
+
+    expect(await command('/rename Nature notes', /^thread renamed/)).toBe('thread renamed "Nature notes"');
+    expect((await observer.listThreads())[0]).toMatchObject({ threadId: 'thread_ops', title: 'Nature notes' });
+
+    expect(await command('/search rivers', /^1  thread_ops/)).toMatch(/^1  thread_ops "Nature notes", message msg_\S+: .*rivers/i);
+
+    const file = join(folder, 'thread.md');
+    await command(`/export ${file}`, /^wrote the branch as Markdown/);
+    const markdown = await readFile(file, 'utf8');
+    expect(markdown).toContain('Nature notes');
+    expect(markdown).toContain('And about rivers?');
+    expect(markdown).not.toContain('forests');
+    const json = join(folder, 'thread.json');
+    await command(`/export ${json}`, /^wrote the thread as CPP JSON/);
+    expect(JSON.parse(await readFile(json, 'utf8'))).toMatchObject({ format: 'cpp-thread' });
+
+    expect(await command('/delete-thread thread_op', /^deleted thread/)).toBe('deleted thread thread_ops; no thread is open: type to start a new one, or /open one');
+    expect(await observer.listThreads()).toEqual([]);
+
+    await chat.enter('/quit');
+    expect(await chat.exited()).toBe(0);
+  });
+});
