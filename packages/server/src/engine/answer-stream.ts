@@ -33,8 +33,9 @@ export interface NodeText {
 /**
  * One model call writing one assistant node (the thread's generation, while it streams). Owns the AbortController of that call. The model's deltas reach
  * clients as paced chunks (see `ChunkPacer`), each of one part: the answer's text, or the model's reasoning; text
- * waiting in one part goes out before the other part's first. Once `halt` returns, no further chunk is sent: the text sent so far
- * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
+ * waiting in one part goes out before the other part's first. Once `halt` returns, no further chunk is sent: the
+ * text sent so far is frozen, whatever the provider still does on its way out, and text still waiting for its chunk
+ * is dropped.
  *
  * A stream starts paused: the call is made at once, but its text and its end wait for `flow`, so that the call can
  * be on its way while the node it writes is committed.

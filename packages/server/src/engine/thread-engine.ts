@@ -470,10 +470,10 @@ function cutOfLost(node: MessageNode): Cut {
   return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
 }
 
-/** What a reload may change without a new version: the streaming node's text. */
+/** What a reload may change without a new version: the streaming node's text and reasoning. */
 function streamState(graph: ThreadGraph): string {
   const streaming = streamingNode(graph);
-  return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
+  return `${graph.version} ${streaming?.id} ${streaming?.content.length} ${streaming?.reasoning?.length}`;
 }
 
 /** The parent of the user node above `assistantNodeId` in a change that creates both. */
