@@ -4,7 +4,7 @@ import type { MessageNode, Role } from '../node.js';
 import { findInvariantViolations } from '../tree/invariants.js';
 import { getNode, type ThreadGraph } from '../tree/thread-graph.js';
 import { THREAD_TITLE_MAX_LENGTH, type ImportFormat } from '../frames/client-frames.js';
-import { safeCutLength } from '../text.js';
+import { safeCutLength, storableText } from '../text.js';
 import { ThreadExportSchema } from './thread-export-schema.js';
 
 /** A thread read from an import document, with ids of its own: ready to be stored under its owner. */
@@ -27,8 +27,19 @@ export class ImportDocumentError extends Error {
  */
 export function readImportDocument(format: ImportFormat, document: unknown, now: number): ImportedThread[] {
   const threads = format === 'cpp-thread' ? readThreadExports(document) : readChatGptExport(document, now);
-  // A title as long as a user may give one.
-  return threads.map((thread) => ({ ...thread, title: thread.title.slice(0, safeCutLength(thread.title, THREAD_TITLE_MAX_LENGTH)) }));
+  return threads.map(storable);
+}
+
+/**
+ * A thread whose text every store keeps as it is (`storableText`): a document is not checked as a prompt is, and a
+ * lone surrogate or NUL in it would otherwise come back changed after a restart, or not be stored at all. A title
+ * as long as a user may give one.
+ */
+function storable(thread: ImportedThread): ImportedThread {
+  const title = storableText(thread.title);
+  const nodes: Record<string, MessageNode> = {};
+  for (const [id, node] of Object.entries(thread.graph.nodes)) nodes[id] = { ...node, content: storableText(node.content) };
+  return { ...thread, title: title.slice(0, safeCutLength(title, THREAD_TITLE_MAX_LENGTH)), graph: { ...thread.graph, nodes } };
 }
 
 // --- CPP JSON --------------------------------------------------------------------------------------------------
@@ -218,8 +229,7 @@ function keptMessage(message: ChatGptMessage): { role: Role; text: string; model
   if (!TEXT_CONTENT_TYPES.has(message.content.content_type)) return undefined;
   const text = (message.content.parts ?? []).filter((part): part is string => typeof part === 'string').join('\n\n');
   if (text.trim() === '') return undefined;
-  // PostgreSQL text cannot hold NUL, which no prompt may contain either.
-  return { role, text: text.replaceAll('\u0000', ''), model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
+  return { role, text, model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
 }
 
 /** The kept message at `key` or nearest above it. */

@@ -181,3 +181,14 @@ describe('readImportDocument for CPP JSON', () => {
     expect(imported!.title).toHaveLength(200);
   });
 });
+
+describe('readImportDocument, for text no prompt could hold', () => {
+  it('keeps it as every store would: NUL and lone surrogates as U+FFFD, the length unchanged, in titles and messages', () => {
+    const graph = handBuiltGraph();
+    const [first] = Object.keys(graph.nodes);
+    graph.nodes[first!]!.content = 'a\u0000b \ud800 \udc00 🚀';
+    const [imported] = readImportDocument('cpp-thread', exportThread(graph, 'x\ud83d', NOW), NOW);
+    expect(Object.values(imported!.graph.nodes).map((node) => node.content)).toContain('a\ufffdb \ufffd \ufffd 🚀');
+    expect(imported!.title).toBe('x\ufffd');
+  });
+});

@@ -1,5 +1,4 @@
-/** Lone surrogates only: with the `u` flag a pair is one code point, which this does not match. */
-const LONE_SURROGATE = /\p{Surrogate}/gu;
+import { storableText } from '@promethea/cpp-protocol';
 
 function endsWithHighSurrogate(text: string): boolean {
   const last = text.charCodeAt(text.length - 1);
@@ -19,7 +18,7 @@ export class ModelText {
   take(delta: string): string {
     const text = this.highHalf + delta;
     this.highHalf = endsWithHighSurrogate(text) ? text.slice(-1) : '';
-    return clean(this.highHalf ? text.slice(0, -1) : text);
+    return storableText(this.highHalf ? text.slice(0, -1) : text);
   }
 
   /** At the end of the stream: a high half whose low half never came, as U+FFFD. */
@@ -28,8 +27,4 @@ export class ModelText {
     this.highHalf = '';
     return rest;
   }
-}
-
-function clean(text: string): string {
-  return text.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
 }

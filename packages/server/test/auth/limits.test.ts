@@ -148,6 +148,18 @@ describe('the thread byte limit', () => {
     await completion(client, threadId, (await prompt(client, threadId, 'six b!')).assistantNodeId);
   });
 
+  it('refuses with RATE_LIMITED a CPP_CONTINUE of a thread whose text is at maxThreadBytes', async () => {
+    const model = new ScriptedModel({ chunks: ['0123456789'], ending: new Error('the provider broke off') }, { gated: false });
+    await fixture.start({ model, limits: { maxThreadBytes: 20 } });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    // 10 bytes of prompt and 10 of a failed answer: the thread is full, and a continuation would add to it.
+    const { assistantNodeId } = await prompt(client, threadId, 'ten bytes!');
+    await expectError(client, 'PROVIDER_ERROR');
+    client.send('CPP_CONTINUE', { activeThreadId: threadId, nodeId: assistantNodeId }, { id: 'more' });
+    expect((await expectError(client, 'RATE_LIMITED', { refId: 'more' })).message).toMatch(/20 bytes/);
+  });
+
   it('counts text as a sync carries it, JSON-escaped: a thread of control characters at the limit syncs within it', async () => {
     const maxThreadBytes = 6000;
     await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), limits: { maxThreadBytes } });
