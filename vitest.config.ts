@@ -10,7 +10,7 @@ const UNIT = [
   'packages/protocol/test/**/*.test.ts',
   'packages/server/test/engine/**/*.test.ts',
   'packages/server/test/auth/{client-address-and-audience,frame-rate-limiter,proof-check,replay-cache}.test.ts',
-  'packages/server/test/cluster/{local-cluster,remote-frame}.test.ts',
+  'packages/server/test/cluster/local-cluster.test.ts',
   'packages/server/test/model/{demo-provider,generation-runner,model-flags,provider-factory}.test.ts',
   'packages/server/test/session/backpressure-queue.test.ts',
   'packages/server/test/store/memory-store.test.ts',
@@ -21,6 +21,7 @@ const UNIT = [
   'conformance/test/{pattern,thread-copies}.test.ts',
   'bench/test/paced-tokens.test.ts',
   'test/bench-harness.test.ts',
+  'test/architecture/import-cycles.test.ts',
   'apps/web/test/tree-layout.test.ts',
 ];
 

@@ -8,6 +8,7 @@ import { ErrorList } from './components/error-list.js';
 import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
 import { useErrorFeed } from './hooks/use-error-feed.js';
+import { useModels } from './hooks/use-models.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
 import { sessionEndpoint } from './lib/session-endpoint.js';
 
@@ -32,6 +33,10 @@ export function App() {
   // A search hit in another thread: shown once that thread's graph is here.
   const [pendingHit, setPendingHit] = useState<SearchHit>();
   const { report } = feed;
+  const { models, defaultModel } = useModels(client, report);
+  // The model picked for the next message, for every thread of this tab; the server's default until one is picked.
+  const [pickedModel, setPickedModel] = useState<string>();
+  const model = pickedModel ?? defaultModel;
 
   useEffect(() => {
     if (client && threadId !== undefined) client.openThread(threadId).catch(report);
@@ -137,7 +142,19 @@ export function App() {
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
         {graph ? (
-          <Conversation key={graph.threadId} client={client} graph={graph} branch={branch} connection={cpp.connection} revealId={revealId} onRevealed={onRevealed} report={report} />
+          <Conversation
+            key={graph.threadId}
+            client={client}
+            graph={graph}
+            branch={branch}
+            connection={cpp.connection}
+            revealId={revealId}
+            onRevealed={onRevealed}
+            report={report}
+            models={models}
+            model={model}
+            onModelChange={setPickedModel}
+          />
         ) : (
           <p className="loading muted" role="status">
             Opening the conversation…

@@ -61,7 +61,7 @@ describe('keyboard first, in the browser', () => {
       'button Assistant, turn 4, head',
       'button + New thread',
       'input Search threads',
-      'button onenow · 4 messages',
+      'button one, now · 4 messages',
       'button Rename thread',
       'button Delete thread',
       'article Assistant',

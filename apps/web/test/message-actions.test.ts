@@ -51,7 +51,9 @@ describe('message actions in the browser', () => {
     await screenshot(chat.page, 'actions-keyboard');
     await chat.page.keyboard.press('ArrowLeft');
     await chat.page.keyboard.press('ArrowLeft');
-    // Wraps round to the last action.
+    // Wraps round to the message's last button: its code block's Copy.
+    expect(await focused()).toEqual({ node: first.id, label: expect.stringMatching(/^Copy \w+ code$/) });
+    await chat.page.keyboard.press('ArrowLeft');
     expect(await focused()).toEqual({ node: first.id, label: 'Delete' });
     await chat.page.keyboard.press('Escape');
     expect(await focused()).toMatchObject({ node: first.id });
@@ -61,11 +63,30 @@ describe('message actions in the browser', () => {
     // Enter on an action does it: the first answer is anchored, and the message that held the focus stays the stop.
     await chat.page.keyboard.press('Home');
     await chat.page.keyboard.press('ArrowDown');
-    await chat.page.keyboard.press('ArrowLeft');
-    await chat.page.keyboard.press('ArrowLeft');
+    for (const _ of ['Copy', 'Regenerate', 'Anchor']) await chat.page.keyboard.press('ArrowRight');
     expect(await focused()).toEqual({ node: first.id, label: 'Anchor' });
     await chat.page.keyboard.press('Enter');
     await chat.page.getByText('Your next message branches from').waitFor();
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('continues a stopped answer in the same message, from where it stopped', async () => {
+    const harness = await WebHarness.start({ slow: true });
+    const chat = await harness.openChat();
+    await chat.send('Tell me a long story');
+    await chat.waitForAnswer('streaming', { minLength: 60 });
+    await chat.page.getByRole('button', { name: 'Stop' }).click();
+    const stopped = await chat.waitForAnswer('interrupted');
+    // Only a cut answer offers Continue.
+    expect(await chat.action(stopped.id, 'Continue').count()).toBe(1);
+    await screenshot(chat.page, 'actions-continue');
+
+    await chat.action(stopped.id, 'Continue').click();
+    const continued = await chat.waitForAnswer('streaming', { minLength: stopped.length + 20 });
+    expect(continued.id).toBe(stopped.id);
+    expect(chat.frames.lastSent('CPP_CONTINUE')?.payload).toMatchObject({ nodeId: stopped.id });
+    expect((await chat.messages()).length).toBe(2);
+    expect(await chat.action(stopped.id, 'Continue').count()).toBe(0);
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 });

@@ -32,17 +32,27 @@ describe('thread operations in the browser', () => {
     await results.getByRole('button').first().waitFor();
     const hits = await results.getByRole('button').allTextContents();
     expect(hits.every((text) => text.startsWith('Rivers of Europe'))).toBe(true);
+    // The words that matched are marked in each snippet.
+    expect(await results.locator('mark').first().textContent()).toBe('Danub');
     await screenshot(chat.page, 'thread-search');
     // A message hit opens its thread.
     await results.getByRole('button').filter({ hasText: 'Tell me about the Danube' }).first().click();
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, first);
 
     await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
-    chat.page.once('dialog', (dialog) => void dialog.accept());
+    // Deleting asks first, in place; Cancel keeps the thread.
     await threads.getByRole('button', { name: 'Delete thread' }).click();
+    const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
+    expect(await confirm.getByRole('button', { name: 'Delete' }).evaluate((button) => button === document.activeElement)).toBe(true);
+    await screenshot(chat.page, 'thread-delete-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_DELETE')).toBe(false);
+    await threads.getByRole('button', { name: 'Delete thread' }).click();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
     await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
     expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
+    expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 });

@@ -1,18 +1,22 @@
 import type { FinishReason, UIMessageChunk } from 'ai';
 
-/** The one text part of an answer; CPP nodes carry their text as one string. */
-const TEXT_PART = 'text';
+/** The two texts of a CPP answer: its reasoning (PROTOCOL.md §11.5) and its content. */
+type Part = 'reasoning' | 'text';
 
 /**
- * One assistant answer as the AI SDK's UI message stream: `start` (naming the message by its CPP node id), the
- * text part's `text-start`, `text-delta`s and `text-end`, then `finish` — or an `error` chunk. It opens the message
- * when the first text (or the end) comes, because only then is the answer's node known.
+ * One assistant answer as the AI SDK's UI message stream: `start` (naming the message by its CPP node id), then its
+ * parts in the order they stream — a reasoning part (`reasoning-start`, `-delta`s, `-end`) and a text part
+ * (`text-start`, `-delta`s, `-end`), a new part each time the model turns from one to the other — then `finish`,
+ * or an `error` chunk. It opens the message when the first text (or the end) comes, because only then is the
+ * answer's node known.
  */
 export class AnswerStream {
   readonly readable: ReadableStream<UIMessageChunk>;
   private controller!: ReadableStreamDefaultController<UIMessageChunk>;
   private started = false;
   private ended = false;
+  private open: { part: Part; id: string } | undefined;
+  private parts = 0;
 
   constructor() {
     this.readable = new ReadableStream<UIMessageChunk>({
@@ -26,17 +30,22 @@ export class AnswerStream {
     if (this.started || this.ended) return;
     this.started = true;
     this.controller.enqueue({ type: 'start', messageId });
-    this.controller.enqueue({ type: 'text-start', id: TEXT_PART });
   }
 
   text(delta: string): void {
-    if (!this.ended && this.started && delta !== '') this.controller.enqueue({ type: 'text-delta', id: TEXT_PART, delta });
+    const id = this.partFor('text', delta);
+    if (id !== undefined) this.controller.enqueue({ type: 'text-delta', id, delta });
+  }
+
+  reasoning(delta: string): void {
+    const id = this.partFor('reasoning', delta);
+    if (id !== undefined) this.controller.enqueue({ type: 'reasoning-delta', id, delta });
   }
 
   /** The answer ended: completed, or cut by a pivot or a stop (whose text the page has all of). */
   finish(finishReason: FinishReason): void {
     if (this.ended) return;
-    if (this.started) this.controller.enqueue({ type: 'text-end', id: TEXT_PART });
+    this.endPart();
     this.controller.enqueue({ type: 'finish', finishReason });
     this.close();
   }
@@ -52,5 +61,23 @@ export class AnswerStream {
     if (this.ended) return;
     this.ended = true;
     this.controller.close();
+  }
+
+  /** The id of the part `delta` goes in, opened if it is not the open one; none when there is nothing to write. */
+  private partFor(part: Part, delta: string): string | undefined {
+    if (this.ended || !this.started || delta === '') return undefined;
+    if (this.open?.part !== part) {
+      this.endPart();
+      this.parts += 1;
+      this.open = { part, id: `${part}-${this.parts}` };
+      this.controller.enqueue({ type: part === 'text' ? 'text-start' : 'reasoning-start', id: this.open.id });
+    }
+    return this.open.id;
+  }
+
+  private endPart(): void {
+    if (!this.open) return;
+    this.controller.enqueue({ type: this.open.part === 'text' ? 'text-end' : 'reasoning-end', id: this.open.id });
+    this.open = undefined;
   }
 }

@@ -1,5 +1,5 @@
 import type { CPPClient, GenerationResult } from '@promethea/cpp-client';
-import { getNode, isThreadId, type ThreadGraph } from '@promethea/cpp-protocol';
+import { getNode, isThreadId, partText, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ChatTransport, FinishReason, UIMessage, UIMessageChunk } from 'ai';
 import { AnswerStream } from './answer-stream.js';
 
@@ -15,9 +15,21 @@ export interface CPPChatTransportOptions {
 
 type SendOptions<Message extends UIMessage> = Parameters<ChatTransport<Message>['sendMessages']>[0];
 
+/** How much of an answer's two texts the page has been given. */
+interface Shown {
+  content: number;
+  reasoning: number;
+}
+
+/** What each request streams to: the answer's text and the model's reasoning. */
+interface StreamHandlers {
+  onStream: (delta: string) => void;
+  onReasoning: (delta: string) => void;
+}
+
 /**
  * `useChat`'s transport to a CPP server (AI SDK 6). Each chat is a CPP thread, and each answer is streamed as the
- * assistant message whose id is its node's id:
+ * assistant message whose id is its node's id, its reasoning (from a model that reasons) as reasoning parts:
  * - `sendMessage` while an answer streams **pivots**: the answer is cut where the page had shown it, and the new
  *   prompt branches beneath it (PROTOCOL.md §3.1.A); otherwise it prompts under the head. Sending with the
  *   `messageId` of an earlier user message edits it (§24.2).
@@ -31,7 +43,7 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
   private readonly client: CPPClient;
   private readonly threadOf: (chatId: string) => string;
   /** How much of each answer this transport has handed to the page: what a pivot or stop keeps of it. */
-  private readonly shown = new Map<string, number>();
+  private readonly shown = new Map<string, Shown>();
   /** The CPP user node of each user message useChat named itself (its own ids are not node ids). */
   private readonly userNodes = new Map<string, string>();
 
@@ -46,15 +58,13 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     const stream = new AnswerStream();
     const lastMessageId = options.messages.at(-1)?.id;
     let nodeId: string | undefined;
-    const onStream = (delta: string) => {
+    const show = (part: keyof Shown) => (delta: string) => {
       nodeId ??= this.opened(stream, threadId, lastMessageId);
-      if (nodeId !== undefined) this.show(stream, nodeId, delta);
+      if (nodeId !== undefined) this.show(stream, nodeId, part, delta);
     };
-    const request = this.request(options, threadId, graph, onStream);
+    const request = this.request(options, threadId, graph, { onStream: show('content'), onReasoning: show('reasoning') });
     options.abortSignal?.addEventListener('abort', () => {
-      if (nodeId !== undefined && this.client.streamingNode(threadId)?.id === nodeId) {
-        this.client.stop({ threadId, receivedContentLength: this.shown.get(nodeId) ?? 0 }).catch(() => undefined);
-      }
+      if (nodeId !== undefined && this.client.streamingNode(threadId)?.id === nodeId) this.client.stop({ threadId, ...this.received(nodeId) }).catch(() => undefined);
       stream.close();
     });
     request.then(
@@ -76,35 +86,44 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     if (!node) return null;
     const stream = new AnswerStream();
     stream.start(node.id);
-    this.shown.set(node.id, 0);
-    this.show(stream, node.id, node.content);
+    this.shown.set(node.id, { content: 0, reasoning: 0 });
     const follow = (event: { threadId: string; graph: ThreadGraph }) => {
       const now = event.threadId === threadId ? getNode(event.graph, node.id) : undefined;
       if (!now) return;
-      this.show(stream, node.id, now.content.slice(this.shown.get(node.id) ?? 0));
+      const shown = this.shown.get(node.id)!;
+      this.show(stream, node.id, 'reasoning', partText(now, 'reasoning').slice(shown.reasoning));
+      this.show(stream, node.id, 'content', now.content.slice(shown.content));
       if (now.status === 'streaming') return;
       this.client.off('graph', follow);
       this.shown.delete(node.id);
       stream.finish(now.status === 'failed' ? 'error' : 'stop');
     };
+    follow({ threadId, graph: this.client.graph(threadId)! });
     this.client.on('graph', follow);
     return stream.readable;
   }
 
-  private request(options: SendOptions<Message>, threadId: string, graph: ThreadGraph, onStream: (delta: string) => void): Promise<GenerationResult> {
+  private request(options: SendOptions<Message>, threadId: string, graph: ThreadGraph, handlers: StreamHandlers): Promise<GenerationResult> {
+    const streaming = this.client.streamingNode(threadId);
+    const received = streaming && this.received(streaming.id);
     if (options.trigger === 'regenerate-message') {
       // useChat names the answer it regenerates (or none: the last one); the head is that answer or its prompt.
       const nodeId = options.messageId !== undefined && getNode(graph, options.messageId) ? options.messageId : undefined;
-      return this.client.regenerate({ threadId, onStream, ...(nodeId === undefined ? {} : { nodeId }) });
+      return this.client.regenerate({ threadId, ...handlers, ...received, ...(nodeId === undefined ? {} : { nodeId }) });
     }
     const userPrompt = textOf(options.messages.at(-1));
     if (options.messageId !== undefined) {
       const nodeId = this.userNodes.get(options.messageId) ?? options.messageId;
-      return this.client.edit({ threadId, nodeId, userPrompt, onStream });
+      return this.client.edit({ threadId, nodeId, userPrompt, ...handlers });
     }
-    const streaming = this.client.streamingNode(threadId);
-    if (streaming) return this.client.pivot({ threadId, userPrompt, receivedContentLength: this.shown.get(streaming.id) ?? 0, onStream });
-    return this.client.prompt({ threadId, userPrompt, onStream });
+    if (streaming) return this.client.pivot({ threadId, userPrompt, ...received, ...handlers });
+    return this.client.prompt({ threadId, userPrompt, ...handlers });
+  }
+
+  /** What the page was shown of a streaming answer, as a pivot, stop or regenerate says it: where to cut it. */
+  private received(nodeId: string): { receivedContentLength: number; receivedReasoningLength: number } {
+    const shown = this.shown.get(nodeId) ?? { content: 0, reasoning: 0 };
+    return { receivedContentLength: shown.content, receivedReasoningLength: shown.reasoning };
   }
 
   /** The answer's first text: its node is the one streaming now; the page's message becomes that node. */
@@ -112,14 +131,16 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     const node = this.client.streamingNode(threadId);
     if (!node) return undefined;
     stream.start(node.id);
-    this.shown.set(node.id, 0);
+    this.shown.set(node.id, { content: 0, reasoning: 0 });
     if (userMessageId !== undefined && node.parentId !== null) this.userNodes.set(userMessageId, node.parentId);
     return node.id;
   }
 
-  private show(stream: AnswerStream, nodeId: string, delta: string): void {
-    stream.text(delta);
-    this.shown.set(nodeId, (this.shown.get(nodeId) ?? 0) + delta.length);
+  private show(stream: AnswerStream, nodeId: string, part: keyof Shown, delta: string): void {
+    if (part === 'content') stream.text(delta);
+    else stream.reasoning(delta);
+    const shown = this.shown.get(nodeId);
+    if (shown) shown[part] += delta.length;
   }
 
   private async open(threadId: string): Promise<ThreadGraph> {

@@ -49,6 +49,10 @@ interface ShownMessage {
   id: string;
   role: string;
   text: string;
+  /** The message's reasoning parts, joined. */
+  reasoning: string;
+  /** Its parts' types, in order. */
+  parts: string[];
 }
 
 describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a CPP server", () => {
@@ -56,6 +60,8 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   let folder: string;
   let site: Server;
   let server: CPPServer;
+  /** A server whose model reasons before it answers (the demo model's reasoning mode). */
+  let reasoningServer: CPPServer;
   let page: Page;
   let threadId: string;
 
@@ -65,28 +71,33 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     site = await serveFolder(folder);
     // Slow enough that the test can act while an answer streams (200 words, 15 ms each).
     server = await startServer({ model: new DemoProvider({ delayMs: 15, words: 200 }), auth: 'did-key' });
+    reasoningServer = await startServer({ model: new DemoProvider({ delayMs: 15, words: 30, reasoningWords: 120 }), auth: 'did-key' });
   });
   afterAll(async () => {
-    await Promise.all([browser?.close(), server?.close(), new Promise((resolve) => site?.close(resolve))]);
+    await Promise.all([browser?.close(), server?.close(), reasoningServer?.close(), new Promise((resolve) => site?.close(resolve))]);
     if (folder) await rm(folder, { recursive: true, force: true });
   });
   afterEach(() => page?.context().close());
 
-  async function openChat(): Promise<void> {
+  async function openChat(cppServer = server): Promise<void> {
     threadId = newThreadId();
     const context = await browser.newContext();
     page = await context.newPage();
-    await load();
-  }
-
-  async function load(): Promise<void> {
     const port = (site.address() as AddressInfo).port;
-    await page.goto(`http://127.0.0.1:${port}/?thread=${threadId}&endpoint=${encodeURIComponent(server.url)}`);
+    await page.goto(`http://127.0.0.1:${port}/?thread=${threadId}&endpoint=${encodeURIComponent(cppServer.url)}`);
     await page.waitForFunction(() => window.chat !== undefined);
   }
 
   const messages = () =>
-    page.evaluate(() => window.chat.messages.map((message) => ({ id: message.id, role: message.role, text: message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('') })));
+    page.evaluate(() =>
+      window.chat.messages.map((message) => ({
+        id: message.id,
+        role: message.role,
+        text: message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+        reasoning: message.parts.map((part) => (part.type === 'reasoning' ? part.text : '')).join(''),
+        parts: message.parts.map((part) => part.type),
+      })),
+    );
   /**
    * Waits until the chat shows `count` messages, is ready, and its last message is an answer that has ended in the
    * thread with exactly the text the page shows. (`ready` alone can come early: an answer cut by a pivot ends while
@@ -181,5 +192,33 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     expect(answer.text.split(' ').length).toBeGreaterThan(100);
     // Streamed after the reload, not found complete: the reloaded page's chat went from ready through streaming.
     expect(await page.evaluate(() => window.statuses)).toEqual(['ready', 'submitted', 'streaming', 'ready']);
+  });
+
+  it("streams a reasoning model's reasoning as a reasoning part before the text", async () => {
+    await openChat(reasoningServer);
+    await send('Explain spiking neural networks.');
+    await waitForSettledAnswer(2);
+    const [, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    const node = (await thread()).nodes[answer.id]!;
+    expect(answer.parts).toEqual(['reasoning', 'text']);
+    expect(node.reasoning!.split(' ').length).toBe(120);
+    expect(answer).toMatchObject({ reasoning: node.reasoning, text: node.content });
+  });
+
+  it('pivots while the model reasons, keeping the reasoning the page had shown and no answer', async () => {
+    await openChat(reasoningServer);
+    await send('Explain spiking neural networks.');
+    await page.waitForFunction(() => {
+      const last = window.chat.messages.at(-1);
+      return last?.role === 'assistant' && last.parts.some((part) => part.type === 'reasoning' && part.text.length >= 40);
+    });
+    await send('Let us pivot to Rust instead.');
+    await waitForSettledAnswer(4);
+    const [, first, , second] = (await messages()) as [ShownMessage, ShownMessage, ShownMessage, ShownMessage];
+    const graph = await thread();
+    expect(graph.nodes[first.id]).toMatchObject({ status: 'interrupted', content: '', reasoning: first.reasoning });
+    expect(first.text).toBe('');
+    expect(first.reasoning.length).toBeGreaterThanOrEqual(40);
+    expect(graph.nodes[second.id]).toMatchObject({ status: 'completed', content: second.text, reasoning: second.reasoning });
   });
 });

@@ -108,6 +108,7 @@ export interface EditOptions {
   threadId?: string;
   expectedVersion?: number;
   onStream?: (delta: string) => void;
+  onReasoning?: (delta: string) => void;
 }
 
 export interface DeleteBranchOptions {

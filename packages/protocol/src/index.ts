@@ -7,6 +7,7 @@ export * from './text.js';
 export * from './node.js';
 export * from './envelope.js';
 export * from './identity/did.js';
+export * from './identity/encodings.js';
 export * from './identity/did-key.js';
 export * from './identity/auth-statement.js';
 export * from './frames/auth-frames.js';

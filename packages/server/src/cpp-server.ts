@@ -6,12 +6,12 @@ import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame 
 import type { Registry } from 'prom-client';
 import { ClusterCoordinator, DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 import type { ClusterTransport } from './cluster/cluster-transport.js';
-import { LocalClusterTransport } from './cluster/local-cluster.js';
 import { AccessControl } from './auth/access-control.js';
 import type { AccessOptions } from './auth/access-options.js';
 import type { Admission } from './auth/upgrade-admission.js';
 import type { Identity } from './engine/identity.js';
-import { PivotContext } from './engine/pivot-context.js';
+import type { PivotContext } from './engine/pivot-context.js';
+import { SolitaryLinks } from './engine/solitary-link.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
@@ -94,7 +94,10 @@ export interface ConnectionEvent {
 }
 
 export interface CPPServerEvents {
-  /** A pivot: listeners drive it with `context.abortActiveStream()` and `context.spawnSiblingStream()`. */
+  /**
+   * A pivot: listeners drive it with `context.abortActiveStream()` and `context.spawnSiblingStream()`; what they
+   * leave undone is done once they settle, and one that throws refuses the pivot (see `PivotContext`).
+   */
   pivot: [context: PivotContext];
   prompt: [event: OperationEvent];
   anchor: [event: OperationEvent];
@@ -143,8 +146,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly registry: ThreadRegistry;
   private readonly persister: StreamPersister;
   private readonly access: AccessControl;
-  private readonly cluster: ClusterCoordinator;
-  private readonly clusterTransport: ClusterTransport;
+  /** The other servers sharing the store; undefined when this one is alone (the default). */
+  private readonly cluster: ClusterCoordinator | undefined;
   private readonly observers: Observers;
   /** What GET /metrics serves (undefined when metrics are off): serve it yourself when attached to your server. */
   readonly metricsRegistry: Registry | undefined;
@@ -170,19 +173,25 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.store = new ObservedStore(store, this.observers);
     // Probes go to the store itself: they are not store operations to time.
     this.storeReachable = storeReachable(store);
-    this.clusterTransport = options.cluster ?? new LocalClusterTransport();
     const timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.clusterTimings };
-    this.cluster = new ClusterCoordinator(this.clusterTransport, this.store, timings, (error) => this.reportError(error));
+    const clustered = options.cluster && !options.cluster.solitary ? options.cluster : undefined;
+    this.cluster = clustered && new ClusterCoordinator(clustered, this.store, timings, (error) => this.reportError(error));
     this.persister = new StreamPersister(this.store, options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS, (error) => this.reportError(error));
     this.registry = new ThreadRegistry(this.store, {
       models: this.models,
       chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
       persister: this.persister,
-      observers: this.observers,
-      runPivot: (context) => this.runPivot(context),
+      observer: this.observers,
+      // The access rules are made with the registry they guard; the engines use their limits once they exist.
+      limits: {
+        checkPrompt: (graph, userPrompt, newNodeId) => this.access.threads.checkPrompt(graph, userPrompt, newNodeId),
+        checkRoom: (graph, newNodeId, count) => this.access.threads.checkRoom(graph, newNodeId, count),
+        checkContinue: (graph, nodeId) => this.access.threads.checkContinue(graph, nodeId),
+      },
       admitGeneration: (requester) => this.access.generations.admit(requester),
+      pivotListeners: (context) => this.runPivotListeners(context),
       onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
-    }, this.cluster);
+    }, this.cluster ?? new SolitaryLinks(this.store));
     this.access = new AccessControl(options, this.registry, this.store);
     this.ownsHttpServer = options.server === undefined;
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
@@ -217,7 +226,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       if (this.closing) throw new Error('shutting down');
     };
     const checks: Record<string, ReadinessCheck> = { server: serving, store: this.storeReachable };
-    if (!this.cluster.solitary) checks.cluster = () => this.cluster.check();
+    const { cluster } = this;
+    if (cluster) checks.cluster = () => cluster.check();
     return checkReadiness(checks, (check, error) => this.observers.readinessFailed(check, error));
   }
 
@@ -228,7 +238,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   }
 
   private async start(): Promise<void> {
-    await this.cluster.start(this.registry);
+    // Alone, every node left streaming is a crash's; in a cluster only those whose server's lock expired are.
+    if (this.cluster) await this.cluster.start(this.registry);
+    else await this.store.interruptStreamingNodes(Date.now());
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     this.transport = attachWsTransport<Admission>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
@@ -283,14 +295,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return this.options.closeHandshakeMs ?? CLOSE_HANDSHAKE_MS;
   }
 
-  private async runPivot(context: PivotContext): Promise<void> {
-    const listeners = this.listeners('pivot');
-    if (listeners.length === 0) {
-      await context.abortActiveStream();
-      await context.spawnSiblingStream();
-      return;
-    }
-    for (const listener of listeners) await listener(context);
+  /** One after the other; the engine then completes the pivot (see `PivotContext`). */
+  private async runPivotListeners(context: PivotContext): Promise<void> {
+    for (const listener of this.listeners('pivot')) await listener(context);
   }
 
   private notify(session: ConnectionSession, frame: ClientFrame): void {
@@ -328,8 +335,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       this.httpServer.closeAllConnections();
       await stoppedListening;
     }
-    await this.cluster.close();
-    if (!this.options.cluster) await this.clusterTransport.close();
+    await this.cluster?.close();
     if (this.ownsStore) await this.store.close();
   }
 }

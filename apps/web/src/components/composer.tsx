@@ -1,4 +1,4 @@
-import type { MessageNode } from '@promethea/cpp-protocol';
+import type { MessageNode, ModelInfo } from '@promethea/cpp-protocol';
 import { useEffect, useId, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
 import { promptTooLong } from '../lib/describe-error.js';
 
@@ -23,6 +23,11 @@ interface ComposerProps {
   onReturnToLatest(): void;
   /** The message box, for the conversation to give it the focus back. */
   inputRef: RefObject<HTMLTextAreaElement | null>;
+  /** The models the server offers: a picker shows when there are several. */
+  models: ModelInfo[];
+  /** The id of the model the next message goes to. */
+  model: string | undefined;
+  onModelChange(model: string): void;
 }
 
 /** The reference server's prompt limit (its `maxPromptLength` default), in UTF-16 code units as it counts them. */
@@ -35,7 +40,7 @@ const FOCUS_KEY = '/';
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
-  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest, inputRef: input } = props;
+  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest, inputRef: input, models, model } = props;
   const [text, setText] = useState('');
   const inputId = useId();
   const hintId = useId();
@@ -118,6 +123,15 @@ export function Composer(props: ComposerProps) {
           onKeyDown={onKeyDown}
         />
         <div className="composer-actions">
+          {models.length > 1 && (
+            <select className="model-picker" aria-label="Model" title="The model that answers your next message" value={model} onChange={(event) => props.onModelChange(event.target.value)}>
+              {models.map((offered) => (
+                <option key={offered.id} value={offered.id}>
+                  {offered.label}
+                </option>
+              ))}
+            </select>
+          )}
           {streaming && (
             <button type="button" className="stop" onClick={onStop} aria-keyshortcuts="Escape">
               ■ Stop

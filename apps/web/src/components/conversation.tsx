@@ -1,5 +1,5 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import { CPPError, ErrorCode, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ModelInfo, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
 import { useCallback, useRef } from 'react';
 import { Composer, type SendMode } from './composer.js';
@@ -14,10 +14,14 @@ interface ConversationProps {
   revealId: string | undefined;
   onRevealed(): void;
   report(error: unknown): void;
+  models: ModelInfo[];
+  /** The model the next prompt or pivot names; `undefined`: the server's default. */
+  model: string | undefined;
+  onModelChange(model: string): void;
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
-export function Conversation({ client, graph, branch, connection, revealId, onRevealed, report }: ConversationProps) {
+export function Conversation({ client, graph, branch, connection, revealId, onRevealed, report, models, model, onModelChange }: ConversationProps) {
   const { entries, headId, streaming } = branch;
   const threadId = graph.threadId;
   const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
@@ -33,9 +37,9 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     if (!client) return false;
     const generation =
       mode === 'pivot'
-        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength })
+        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(() =>
-            client.prompt({ userPrompt, threadId }),
+            client.prompt({ userPrompt, threadId, model }),
           );
     return generation.then(
       () => true,
@@ -58,9 +62,10 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf, regenerate, edit, deleteBranch } = branch;
+  const { showBranchOf, regenerate, continueAnswer, edit, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
   const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId).catch(report), [regenerate, report]);
+  const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
   const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt).catch(report), [edit, report]);
   const onDelete = useCallback(
     (nodeId: string) => {
@@ -77,6 +82,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         onAnchor={onAnchor}
         onShowBranch={onShowBranch}
         onRegenerate={onRegenerate}
+        onContinue={onContinue}
         onEdit={onEdit}
         onDelete={onDelete}
         report={report}
@@ -102,6 +108,9 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         onStop={onStop}
         onReturnToLatest={() => head && onShowBranch(head.id)}
         inputRef={composerInput}
+        models={models}
+        model={model}
+        onModelChange={onModelChange}
       />
     </section>
   );

@@ -1,6 +1,6 @@
-import { memo, useLayoutEffect, useMemo, useRef, type MouseEvent } from 'react';
+import { memo, useEffect, useLayoutEffect, useMemo, useRef, useState, type MouseEvent } from 'react';
 import { COPIED_MS } from '../hooks/use-copy.js';
-import { renderMarkdown } from '../lib/safe-markdown.js';
+import { loadedMarkdown, markdownReady } from '../lib/markdown-loader.js';
 
 // The highlighter and KaTeX are fetched the first time a message needs them, and then kept.
 let highlighter: Promise<typeof import('../lib/highlight.js')> | undefined;
@@ -16,12 +16,16 @@ interface MarkdownProps {
  * a Copy button, then colours; math is typeset. Both happen on the sanitised DOM, after it is in the page.
  */
 export const Markdown = memo(function Markdown({ text, report }: MarkdownProps) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
+  const [renderer, setRenderer] = useState(loadedMarkdown);
+  useEffect(() => {
+    if (!renderer) markdownReady.then(setRenderer, report);
+  }, [renderer, report]);
+  const html = useMemo(() => renderer?.renderMarkdown(text), [renderer, text]);
   const container = useRef<HTMLDivElement>(null);
 
   useLayoutEffect(() => {
     const root = container.current;
-    if (!root) return;
+    if (!root || html === undefined) return;
     const blocks = [...root.querySelectorAll<HTMLElement>('pre > code')].map(frameCodeBlock);
     const highlighted = blocks.filter((block) => block.language !== undefined);
     if (highlighted.length > 0) {
@@ -54,6 +58,8 @@ export const Markdown = memo(function Markdown({ text, report }: MarkdownProps) 
     }, report);
   };
 
+  // Until the renderer is here (only ever on a slow first load), the text as it is.
+  if (html === undefined) return <p className="markdown plain-text">{text}</p>;
   return <div ref={container} className="markdown" onClick={onClick} dangerouslySetInnerHTML={{ __html: html }} />;
 });
 
@@ -77,7 +83,5 @@ function frameCodeBlock(code: HTMLElement): { code: HTMLElement; language: strin
   bar.append(label, copy);
   pre.replaceWith(frame);
   frame.append(bar, pre);
-  // A code block that scrolls sideways must be reachable by keyboard to scroll it.
-  pre.tabIndex = 0;
   return { code, language };
 }

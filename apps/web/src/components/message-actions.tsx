@@ -5,8 +5,7 @@ import { Icon, type IconName } from './icons.js';
 export interface MessageActionHandlers {
   onAnchor(nodeId: string): void;
   onRegenerate(nodeId: string): void;
-  /** Absent while the server offers no continue: the button is not shown. */
-  onContinue?(nodeId: string): void;
+  onContinue(nodeId: string): void;
   onDelete(nodeId: string): void;
   report(error: unknown): void;
 }
@@ -24,13 +23,15 @@ interface MessageActionsProps extends MessageActionHandlers {
 export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, onContinue, onDelete, report }: MessageActionsProps) {
   const { copied, copy } = useCopy(report);
   const answer = node.role === 'assistant';
-  const cut = node.status === 'interrupted' || node.status === 'failed';
+  // Only a cut answer with nothing under it can go on (PROTOCOL.md §24.4): one with a branch under it would change
+  // what that branch answered.
+  const canContinue = (node.status === 'interrupted' || node.status === 'failed') && node.childrenIds.length === 0;
   return (
     <div className="message-actions" role="toolbar" aria-label="Message actions">
       <Action icon={copied ? 'check' : 'copy'} label={copied ? 'Copied' : 'Copy'} title="Copy the text of this message" onClick={() => copy(node.content)} />
       {!answer && node.parentId !== null && <Action icon="edit" label="Edit" title="Ask this differently: the new text goes beside this one, which is kept" onClick={onEdit} />}
       {answer && <Action icon="regenerate" label="Regenerate" title="Write this answer again, beside this one" onClick={() => onRegenerate(node.id)} />}
-      {answer && cut && onContinue && <Action icon="continue" label="Continue" title="Let the model go on from where this answer stops" onClick={() => onContinue(node.id)} />}
+      {answer && canContinue && <Action icon="continue" label="Continue" title="Let the model go on from where this answer stops" onClick={() => onContinue(node.id)} />}
       <Action
         icon="anchor"
         label="Anchor"

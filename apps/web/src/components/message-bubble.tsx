@@ -2,6 +2,7 @@ import type { MessageNode } from '@promethea/cpp-protocol';
 import { memo, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Markdown } from './markdown.js';
 import { MessageActions, type MessageActionHandlers } from './message-actions.js';
+import { Reasoning } from './reasoning.js';
 import { SiblingSwitcher } from './sibling-switcher.js';
 
 interface MessageBubbleProps extends MessageActionHandlers {
@@ -48,6 +49,7 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
         )}
         {!editing && <MessageActions {...props} onEdit={() => setEditing(true)} />}
       </header>
+      {node.reasoning && <Reasoning text={node.reasoning} thinking={streaming && node.content === ''} />}
       <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
         {editing ? (
           <EditForm
@@ -61,7 +63,7 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
         ) : node.role === 'user' ? (
           <p className="user-text">{node.content}</p>
         ) : streaming && node.content === '' ? (
-          <p className="muted typing">Thinking…</p>
+          !node.reasoning && <p className="muted typing">Thinking…</p>
         ) : (
           <Markdown text={node.content} report={props.report} />
         )}

@@ -1,7 +1,8 @@
-import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
-import { useState, type FormEvent } from 'react';
+import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-protocol';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
+import { groupThreads, markTerms } from '../lib/thread-groups.js';
 
 interface ThreadListProps {
   threads: ThreadSummary[] | undefined;
@@ -21,6 +22,7 @@ const UNTITLED = 'New conversation';
 
 export function ThreadList(props: ThreadListProps) {
   const { threads, query, onQueryChange, hits, onNew } = props;
+  const now = useNow(30_000);
   return (
     <nav className="thread-list" aria-label="Threads">
       <button type="button" className="primary new-thread" onClick={onNew}>
@@ -28,21 +30,28 @@ export function ThreadList(props: ThreadListProps) {
       </button>
       <input type="search" className="thread-search" aria-label="Search threads" placeholder="Search" value={query} onChange={(event) => onQueryChange(event.target.value)} />
       {query.trim() !== '' ? (
-        <SearchHits hits={hits} onOpen={props.onOpenHit} />
+        <SearchHits hits={hits} terms={searchTerms(query)} onOpen={props.onOpenHit} />
       ) : threads === undefined ? (
         <p className="muted">Loading threads…</p>
       ) : (
-        <ul>
-          {threads.map((thread) => (
-            <ThreadItem key={thread.threadId} thread={thread} {...props} />
-          ))}
-        </ul>
+        groupThreads(threads, now).map((group) => (
+          <section key={group.label} className="thread-group" aria-labelledby={`thread-group-${group.label.replace(/\W+/g, '-')}`}>
+            <h2 id={`thread-group-${group.label.replace(/\W+/g, '-')}`} className="thread-group-label">
+              {group.label}
+            </h2>
+            <ul>
+              {group.threads.map((thread) => (
+                <ThreadItem key={thread.threadId} thread={thread} now={now} {...props} />
+              ))}
+            </ul>
+          </section>
+        ))
       )}
     </nav>
   );
 }
 
-function SearchHits({ hits, onOpen }: { hits: SearchHit[] | undefined; onOpen(hit: SearchHit): void }) {
+function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; terms: string[]; onOpen(hit: SearchHit): void }) {
   if (hits === undefined) return <p className="muted">Searching…</p>;
   if (hits.length === 0) return <p className="muted">Nothing found.</p>;
   return (
@@ -51,7 +60,11 @@ function SearchHits({ hits, onOpen }: { hits: SearchHit[] | undefined; onOpen(hi
         <li key={`${hit.threadId} ${hit.nodeId}`}>
           <button type="button" className="thread search-hit" onClick={() => onOpen(hit)}>
             <span className="thread-title">{hit.title || UNTITLED}</span>
-            {hit.nodeId !== null && <span className="thread-meta">{hit.snippet}</span>}
+            {hit.nodeId !== null && (
+              <span className="thread-meta snippet">
+                {markTerms(hit.snippet, terms).map((piece, index) => (piece.marked ? <mark key={index}>{piece.text}</mark> : piece.text))}
+              </span>
+            )}
           </button>
         </li>
       ))}
@@ -59,9 +72,13 @@ function SearchHits({ hits, onOpen }: { hits: SearchHit[] | undefined; onOpen(hi
   );
 }
 
-function ThreadItem({ thread, activeThreadId, onSelect, onRename, onDelete }: ThreadListProps & { thread: ThreadSummary }) {
-  const now = useNow(30_000);
+function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const confirmButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus();
+  }, [confirming]);
   const active = thread.threadId === activeThreadId;
   const title = thread.title || UNTITLED;
 
@@ -88,6 +105,7 @@ function ThreadItem({ thread, activeThreadId, onSelect, onRename, onDelete }: Th
     <li>
       <button type="button" className="thread" aria-current={active ? 'page' : undefined} onClick={() => onSelect(thread.threadId)}>
         <span className="thread-title">{title}</span>
+        <span className="visually-hidden">, </span>
         <span className="thread-meta">
           <time dateTime={new Date(thread.updatedAt).toISOString()} title={new Date(thread.updatedAt).toLocaleString()}>
             {relativeTime(thread.updatedAt, now)}
@@ -96,12 +114,23 @@ function ThreadItem({ thread, activeThreadId, onSelect, onRename, onDelete }: Th
           {thread.nodeCount} {thread.nodeCount === 1 ? 'message' : 'messages'}
         </span>
       </button>
-      {active && (
+      {active && confirming && (
+        <span className="thread-actions thread-confirm" role="group" aria-label="Confirm deletion">
+          <span className="thread-confirm-text">Delete it and all its messages?</span>
+          <button type="button" ref={confirmButton} className="danger" onClick={() => onDelete(thread.threadId)}>
+            Delete
+          </button>
+          <button type="button" className="quiet" onClick={() => setConfirming(false)} onKeyDown={(event) => event.key === 'Escape' && setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      )}
+      {active && !confirming && (
         <span className="thread-actions">
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>
-          <button type="button" className="quiet" aria-label="Delete thread" onClick={() => window.confirm(`Delete “${title}” and all its messages?`) && onDelete(thread.threadId)}>
+          <button type="button" className="quiet" aria-label="Delete thread" onClick={() => setConfirming(true)}>
             Delete
           </button>
         </span>

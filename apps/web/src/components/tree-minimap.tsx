@@ -1,6 +1,6 @@
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 import { getNode } from '@promethea/cpp-protocol';
-import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useMemo, useRef, useState, type KeyboardEvent, type MouseEvent, type PointerEvent } from 'react';
 import { layoutTree, type PlacedNode } from '../lib/tree-layout.js';
 
 interface TreeMinimapProps {
@@ -10,18 +10,41 @@ interface TreeMinimapProps {
   onJump(nodeId: string): void;
 }
 
-/** Grid step in px: one row per turn, one column per branch. */
-const CELL = 28;
-/** Each node is a 24 px target (the smallest comfortable touch target), drawn as a smaller dot inside. */
-const TARGET = 24;
+/** Grid step in px at zoom 1: one row per turn, one column per branch; each node a labelled pill. */
+const CELL_WIDTH = 116;
+const CELL_HEIGHT = 38;
+const PILL_WIDTH = 104;
+const PILL_HEIGHT = 28;
+const ZOOMS = [0.5, 0.67, 0.8, 1, 1.25] as const;
 
-/** The whole conversation as a tree: the branch on screen, the head and the live stream stand out. */
+/** Words a pill has room for. */
+function firstWords(text: string): string {
+  const line = text.replace(/[#*_`>|[\]]/g, ' ').replace(/\s+/g, ' ').trim();
+  return line === '' ? '…' : line.length > 18 ? `${line.slice(0, 17)}…` : line;
+}
+
+/** What a status looks like besides its colour: a glyph and a word for screen readers. */
+const STATUS_MARK: Record<MessageNode['status'], { glyph: string; word: string }> = {
+  completed: { glyph: '', word: '' },
+  streaming: { glyph: '●', word: ', streaming' },
+  interrupted: { glyph: '✂', word: ', interrupted' },
+  failed: { glyph: '⚠', word: ', failed' },
+};
+
+/**
+ * The whole conversation as a tree: the branch on screen, the head, a pivot's fork and each status stand out
+ * (by shape and glyph, not colour alone). Zoom with − / +, pan by dragging or scrolling; the arrow keys walk it.
+ */
 export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
   const layout = useMemo(() => layoutTree(graph), [graph]);
   const positions = useMemo(() => new Map(layout.nodes.map((placed) => [placed.id, placed])), [layout]);
-  const width = layout.columns * CELL;
-  const height = layout.rows * CELL;
+  const [zoomIndex, setZoomIndex] = useState(ZOOMS.indexOf(1));
+  const zoom = ZOOMS[zoomIndex]!;
+  const width = layout.columns * CELL_WIDTH;
+  const height = layout.rows * CELL_HEIGHT;
   const canvas = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLDivElement>(null);
+  const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean }>(undefined);
   // The tree is one tab stop (the node last focused, else the head); arrows walk it.
   const [focusedId, setFocusedId] = useState<string>();
   const stopId = focusedId !== undefined && graph.nodes[focusedId] ? focusedId : (graph.activeHeadMessageId ?? graph.rootNodeId);
@@ -36,52 +59,94 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
     canvas.current?.querySelector<HTMLElement>(`[data-node-id="${next}"]`)?.focus();
   };
 
+  // Drag to pan, as on a map; a drag that moved does not also click the node it started on.
+  const onPointerDown = (event: PointerEvent<HTMLDivElement>) => {
+    if (event.pointerType !== 'mouse' || !scroller.current) return;
+    drag.current = { x: event.clientX, y: event.clientY, left: scroller.current.scrollLeft, top: scroller.current.scrollTop, moved: false };
+  };
+  const onPointerMove = (event: PointerEvent<HTMLDivElement>) => {
+    const start = drag.current;
+    if (!start || !scroller.current || event.buttons !== 1) return;
+    const dx = event.clientX - start.x;
+    const dy = event.clientY - start.y;
+    if (Math.abs(dx) + Math.abs(dy) > 4) start.moved = true;
+    scroller.current.scrollLeft = start.left - dx;
+    scroller.current.scrollTop = start.top - dy;
+  };
+  const onClickCapture = (event: MouseEvent) => {
+    if (drag.current?.moved) event.stopPropagation();
+    drag.current = undefined;
+  };
+
   return (
     <nav className="minimap" aria-label="Conversation tree">
-      <h2 className="panel-title">Tree</h2>
+      <div className="minimap-head">
+        <h2 className="panel-title">Tree</h2>
+        {layout.nodes.length > 0 && (
+          <span className="zoom" role="group" aria-label="Zoom">
+            <button type="button" className="quiet" aria-label="Zoom out" disabled={zoomIndex === 0} onClick={() => setZoomIndex(zoomIndex - 1)}>
+              −
+            </button>
+            <span className="zoom-level" aria-live="polite">
+              {Math.round(zoom * 100)}%
+            </span>
+            <button type="button" className="quiet" aria-label="Zoom in" disabled={zoomIndex === ZOOMS.length - 1} onClick={() => setZoomIndex(zoomIndex + 1)}>
+              +
+            </button>
+          </span>
+        )}
+      </div>
+      <p className="minimap-help muted">Choose a message to show its branch: the chat goes on from that branch’s latest message.</p>
       {layout.nodes.length === 0 ? (
         <p className="muted">The tree grows as you talk.</p>
       ) : (
-        <div className="minimap-scroll">
-          <div
-            ref={canvas}
-            className="minimap-canvas"
-            style={{ width, height }}
-            onKeyDown={onKeyDown}
-            onFocus={(event) => setFocusedId((event.target as HTMLElement).dataset.nodeId)}
-          >
-            <svg width={width} height={height} aria-hidden="true">
-              {layout.nodes.map((placed) => (
-                <Edge key={placed.id} placed={placed} parent={placed.parentId === null ? undefined : positions.get(placed.parentId)} onBranch={branchIds.has(placed.id)} />
-              ))}
-            </svg>
-            {layout.nodes.map((placed) => {
-              const node = getNode(graph, placed.id);
-              return (
-                node && (
-                  <TreeNode
-                    key={placed.id}
-                    placed={placed}
-                    node={node}
-                    isHead={node.id === graph.activeHeadMessageId}
-                    onBranch={branchIds.has(node.id)}
-                    isFocusStop={node.id === stopId}
-                    onJump={onJump}
-                  />
-                )
-              );
-            })}
+        <div ref={scroller} className="minimap-scroll" onPointerDown={onPointerDown} onPointerMove={onPointerMove} onClickCapture={onClickCapture}>
+          <div className="minimap-sizer" style={{ width: width * zoom, height: height * zoom }}>
+            <div
+              ref={canvas}
+              className="minimap-canvas"
+              style={{ width, height, transform: `scale(${zoom})` }}
+              onKeyDown={onKeyDown}
+              onFocus={(event) => setFocusedId((event.target as HTMLElement).dataset.nodeId)}
+            >
+              <svg width={width} height={height} aria-hidden="true">
+                {layout.nodes.map((placed) => (
+                  <Edge key={placed.id} placed={placed} parent={placed.parentId === null ? undefined : positions.get(placed.parentId)} onBranch={branchIds.has(placed.id)} />
+                ))}
+              </svg>
+              {layout.nodes.map((placed) => {
+                const node = getNode(graph, placed.id);
+                return (
+                  node && (
+                    <TreeNode
+                      key={placed.id}
+                      placed={placed}
+                      node={node}
+                      isHead={node.id === graph.activeHeadMessageId}
+                      onBranch={branchIds.has(node.id)}
+                      isFocusStop={node.id === stopId}
+                      onJump={onJump}
+                    />
+                  )
+                );
+              })}
+            </div>
           </div>
         </div>
       )}
       <p className="minimap-legend muted" aria-hidden="true">
-        <span className="legend-dot legend-user" /> you <span className="legend-dot legend-assistant" /> assistant <span className="legend-dot legend-head" /> head <span className="legend-dot legend-streaming" /> streaming
+        <span className="legend-pill legend-user">you</span>
+        <span className="legend-pill">assistant</span>
+        <span className="legend-pill legend-head">head</span>
+        <span>● streaming</span>
+        <span>✂ cut (a pivot forks here)</span>
+        <span>⚠ failed</span>
       </p>
     </nav>
   );
 }
 
-/** ↑ the parent, ↓ the child (the one on screen first), ←/→ the neighbouring sibling, Home the root. */
+/** ↑ the parent, ↓ the child (the one on screen first), ←/→ the neighbouring sibling, Home the root, End the head. */
 function neighbour(graph: ThreadGraph, node: MessageNode, key: string, branchIds: ReadonlySet<string>): string | undefined {
   const siblings = node.parentId === null ? [node.id] : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]);
   const at = siblings.indexOf(node.id);
@@ -103,16 +168,20 @@ function neighbour(graph: ThreadGraph, node: MessageNode, key: string, branchIds
   }
 }
 
-function center(placed: PlacedNode): { x: number; y: number } {
-  return { x: placed.column * CELL + CELL / 2, y: placed.depth * CELL + CELL / 2 };
+/** Where a pill's top centre and bottom centre are. */
+function anchorPoints(placed: PlacedNode): { x: number; top: number; bottom: number } {
+  const x = placed.column * CELL_WIDTH + CELL_WIDTH / 2;
+  const top = placed.depth * CELL_HEIGHT + (CELL_HEIGHT - PILL_HEIGHT) / 2;
+  return { x, top, bottom: top + PILL_HEIGHT };
 }
 
 function Edge({ placed, parent, onBranch }: { placed: PlacedNode; parent: PlacedNode | undefined; onBranch: boolean }) {
   if (!parent) return null;
-  const from = center(parent);
-  const to = center(placed);
-  // Down from the parent half a row, across to the child's column, then down into it.
-  const path = `M${from.x} ${from.y} L${from.x} ${from.y + CELL / 2} L${to.x} ${from.y + CELL / 2} L${to.x} ${to.y}`;
+  const from = anchorPoints(parent);
+  const to = anchorPoints(placed);
+  const middle = (from.bottom + to.top) / 2;
+  // Down from the parent, across to the child's column, then down into it: a fork reads as a step to the right.
+  const path = `M${from.x} ${from.bottom} L${from.x} ${middle} L${to.x} ${middle} L${to.x} ${to.top}`;
   return <path d={path} className={onBranch ? 'edge edge-on-branch' : 'edge'} />;
 }
 
@@ -126,21 +195,33 @@ interface TreeNodeProps {
 }
 
 function TreeNode({ placed, node, isHead, onBranch, isFocusStop, onJump }: TreeNodeProps) {
+  const fork = node.childrenIds.length > 1;
   const classes = ['tree-node', `tree-${node.role}`, `status-${node.status}`];
   if (isHead) classes.push('is-head');
   if (onBranch) classes.push('on-branch');
-  const label = `${node.role === 'user' ? 'You' : 'Assistant'}, turn ${placed.depth + 1}${isHead ? ', head' : ''}${node.status === 'streaming' ? ', streaming' : ''}${node.status === 'interrupted' ? ', interrupted' : ''}: ${node.content.slice(0, 60)}`;
+  if (fork) classes.push('is-fork');
+  const mark = STATUS_MARK[node.status];
+  const label = `${node.role === 'user' ? 'You' : 'Assistant'}, turn ${placed.depth + 1}${isHead ? ', head' : ''}${mark.word}${fork ? `, ${node.childrenIds.length} branches` : ''}: ${node.content.slice(0, 60)}`;
   return (
     <button
       type="button"
       className={classes.join(' ')}
-      style={{ left: placed.column * CELL + (CELL - TARGET) / 2, top: placed.depth * CELL + (CELL - TARGET) / 2 }}
+      style={{ left: placed.column * CELL_WIDTH + (CELL_WIDTH - PILL_WIDTH) / 2, top: anchorPoints(placed).top, width: PILL_WIDTH, height: PILL_HEIGHT }}
       aria-label={label}
       aria-current={isHead ? 'true' : undefined}
       title={label}
       data-node-id={node.id}
       tabIndex={isFocusStop ? 0 : -1}
       onClick={() => onJump(node.id)}
-    />
+    >
+      {mark.glyph && (
+        <span className="tree-glyph" aria-hidden="true">
+          {mark.glyph}
+        </span>
+      )}
+      <span className="tree-label" aria-hidden="true">
+        {firstWords(node.content)}
+      </span>
+    </button>
   );
 }

@@ -30,6 +30,8 @@ export interface HarnessOptions {
   slow?: boolean;
   /** Another model instead of the demo one. */
   model?: ModelProvider;
+  /** Several models to offer, instead of one. */
+  models?: CPPServerOptions['models'];
   /** Server limits other than the defaults. */
   limits?: CPPServerOptions['limits'];
 }
@@ -107,9 +109,9 @@ export class WebHarness {
 
 function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
   // Slow: an answer long enough to pivot or stop mid-way. Otherwise the whole answer `npm start` shows, quickly.
-  const model = options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2 });
+  const model = options.models ? {} : { model: options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2 }) };
   // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
-  return startServer({ port, model, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
+  return startServer({ port, ...model, models: options.models, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
 }
 
 /** Saves what the page looks like now as test-output/web/<name>.png, for a person to look at. */

@@ -12,6 +12,7 @@ start of its id.
   /anchor MSG           move the head to message MSG; the next message branches from it
   /stop                 stop the answer that is streaming
   /regenerate [MSG]     a new answer to prompt MSG (or beside answer MSG; default: the head), the old one kept
+  /continue [MSG]       go on with the stopped or failed answer MSG (default: the head), in the same message
   /edit MSG TEXT        prompt MSG rewritten as TEXT, beside it, and answered; the old branch is kept
   /delete MSG           delete message MSG and everything under it
   /rename TITLE         give the thread your own title
@@ -129,6 +130,10 @@ export class ChatSession {
       case '/regenerate': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
         return this.answer((onStream) => this.client.regenerate({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }));
+      }
+      case '/continue': {
+        const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
+        return this.answer((onStream) => this.client.continue({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }));
       }
       case '/edit': {
         const [reference = ''] = argument.split(/\s/, 1);

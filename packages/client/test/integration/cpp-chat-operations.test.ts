@@ -6,7 +6,7 @@ import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
 import { getNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../../server/test/support/start-server.js';
-import { DID } from '../support/session.js';
+import { DID, mirrorUntil } from '../support/session.js';
 import { ChatTerminal } from '../support/terminal.js';
 
 // cpp-chat's commands for the conversation operations (PROTOCOL.md §24, §25), typed on a terminal against a real
@@ -93,6 +93,48 @@ describe('cpp-chat conversation commands', () => {
 
     expect(await command('/delete-thread thread_op', /^deleted thread/)).toBe('deleted thread thread_ops; no thread is open: type to start a new one, or /open one');
     expect(await observer.listThreads()).toEqual([]);
+
+    await chat.enter('/quit');
+    expect(await chat.exited()).toBe(0);
+  });
+});
+
+describe('cpp-chat /continue', () => {
+  let server: CPPServer;
+  let chat: ChatTerminal;
+  let observer: CPPClient;
+
+  beforeAll(async () => {
+    // Slow enough to stop mid-answer: 60 words, one every 20 ms.
+    server = await startServer({ model: new DemoProvider({ delayMs: 20, words: 60 }), auth: 'claimed' });
+  });
+  afterAll(async () => {
+    await chat?.close();
+    await observer?.close();
+    await server?.close();
+  });
+
+  const answerOf = (graph: ThreadGraph) => Object.values(graph.nodes).find((node) => node.role === 'assistant');
+
+  it('goes on with a stopped answer in the same message', async () => {
+    chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_continue'], { columns: 100, rows: 40 });
+    await chat.until((rows) => rows.at(-1) === '›');
+    observer = new CPPClient({ endpoint: server.url, did: DID, reconnect: false });
+    await observer.openThread('thread_continue');
+
+    await chat.enter('Tell me about trees.');
+    await mirrorUntil(observer, 'thread_continue', (graph) => (answerOf(graph)?.content.length ?? 0) > 20);
+    await chat.enter('/stop');
+    await chat.until((rows) => rows.some((row) => /^\[interrupted after \d+ characters\]$/.test(row)));
+    const stopped = answerOf(await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'interrupted'))!;
+
+    await chat.enter('/continue');
+    const continued = answerOf(await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'completed'))!;
+    expect(continued.id).toBe(stopped.id);
+    expect(continued.content.startsWith(stopped.content)).toBe(true);
+    expect(continued.content.length).toBeGreaterThan(stopped.content.length);
+    const tail = continued.content.slice(stopped.content.length).trim().split(' ').slice(-2).join(' ');
+    await chat.until((rows) => rows.join(' ').includes(tail));
 
     await chat.enter('/quit');
     expect(await chat.exited()).toBe(0);

@@ -1,5 +1,3 @@
-import { base64urlnopad } from '@scure/base';
-
 /** What a client signs to prove that it holds the key of `did`, for one challenge of one endpoint. */
 export interface AuthStatement {
   did: string;
@@ -23,18 +21,4 @@ export function authStatementBytes(statement: AuthStatement): Uint8Array {
   }
   const lines = [STATEMENT_VERSION, `iss:${statement.did}`, `aud:${statement.audience}`, `nonce:${statement.nonce}`, `exp:${statement.expiresAt}`];
   return new TextEncoder().encode(lines.join('\n'));
-}
-
-/** Signatures and nonces travel as unpadded base64url. */
-export function encodeBase64Url(bytes: Uint8Array): string {
-  return base64urlnopad.encode(bytes);
-}
-
-/** `undefined` for text that is not unpadded base64url. */
-export function decodeBase64Url(text: string): Uint8Array | undefined {
-  try {
-    return base64urlnopad.decode(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,5 +1,6 @@
-import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadSummary } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
+import type { ThreadLimits } from '../engine/thread-context.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
@@ -20,10 +21,10 @@ export interface ThreadAccessSettings {
 /**
  * Who may act on which thread, and how much: thread frames reach their thread through here, so that another DID's
  * thread is, to every frame but CPP_THREAD_OPEN, a thread that does not exist (NOT_FOUND, word for word: no answer
- * tells a thread id of someone else from an unknown one), and the thread and size limits are RATE_LIMITED, before
- * anything is subscribed or done.
+ * tells a thread id of someone else from an unknown one), before anything is subscribed or done; the thread's
+ * engine checks the size limits (`ThreadLimits`) in the thread's turn.
  */
-export class ThreadAccess {
+export class ThreadAccess implements ThreadLimits {
   private readonly syncs: KeyedRateLimiter | undefined;
 
   constructor(
@@ -70,33 +71,33 @@ export class ThreadAccess {
   }
 
   /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes and the prompt. */
-  checkPrompt(engine: ThreadEngine, userPrompt: string, newNodeId: string): void {
+  checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string): void {
     const { maxPromptLength } = this.settings.limits;
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
-    this.checkRoom(engine, newNodeId, 2, jsonTextBytes(userPrompt));
+    this.checkRoom(graph, newNodeId, 2, jsonTextBytes(userPrompt));
   }
 
   /**
    * Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one), and
    * `addedBytes` more bytes of text.
    */
-  checkRoom(engine: ThreadEngine, newNodeId: string, count: number, addedBytes = 0): void {
+  checkRoom(graph: ThreadGraph, newNodeId: string, count: number, addedBytes = 0): void {
     // An exact retry creates nothing: the thread's engine answers it, full or not.
-    if (getNode(engine.graph, newNodeId)) return;
-    const { nodes, bytes } = threadSize(engine.graph);
-    this.checkSize(engine.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
+    if (getNode(graph, newNodeId)) return;
+    const { nodes, bytes } = threadSize(graph);
+    this.checkSize(graph.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
   }
 
   /**
    * CPP_CONTINUE: some room left in the thread's text, which the continuation adds to without a new node (so
    * checkRoom's retry test does not apply). A node that streams is a retry, answered by the thread whatever its size.
    */
-  checkContinue(engine: ThreadEngine, nodeId: string): void {
-    if (getNode(engine.graph, nodeId)?.status === 'streaming') return;
-    const { nodes, bytes } = threadSize(engine.graph);
-    this.checkSize(engine.threadId, { nodes, bytes: bytes + 1 });
+  checkContinue(graph: ThreadGraph, nodeId: string): void {
+    if (getNode(graph, nodeId)?.status === 'streaming') return;
+    const { nodes, bytes } = threadSize(graph);
+    this.checkSize(graph.threadId, { nodes, bytes: bytes + 1 });
   }
 
   /**

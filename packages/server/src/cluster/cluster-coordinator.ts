@@ -1,12 +1,13 @@
 import { CPPError, ErrorCode, decodeClientFrame } from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID } from '../engine/identity.js';
 import type { Subscriber } from '../engine/subscriber.js';
+import { isThreadFrame } from '../engine/thread-frame.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
+import type { CommandReply, ThreadLink, ThreadLinks } from '../engine/thread-link.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
-import type { ClusterTransport, CommandReply, ForwardedCommand } from './cluster-transport.js';
+import type { ClusterTransport, ForwardedCommand } from './cluster-transport.js';
 import { ForwardedRequester } from './forwarded-requester.js';
-import { runCommand } from './thread-command.js';
 import { ThreadReplica } from './thread-replica.js';
 
 export interface ClusterTimings {
@@ -23,11 +24,10 @@ export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { lockTtlMs: 3000, sweepI
 const INTERNAL_MESSAGE = 'the server failed to handle this frame; nothing was changed';
 
 /**
- * A server's part in its cluster: opens each thread's replica, runs the commands other nodes forward to it, and
- * takes over the generations of nodes that died. Alone in its cluster (the default), it only recovers, at start,
- * what a crash left streaming, exactly as a single server does.
+ * A server's part in its cluster (the engine's `ThreadLinks` in cluster mode): opens each thread's replica, runs the
+ * frames other nodes forward to it, and takes over the generations of nodes that died.
  */
-export class ClusterCoordinator {
+export class ClusterCoordinator implements ThreadLinks {
   private registry: ThreadRegistry | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private sweeping: Promise<void> | undefined;
@@ -41,29 +41,23 @@ export class ClusterCoordinator {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  get solitary(): boolean {
-    return this.transport.solitary;
-  }
-
   /** Subscribes to the thread's messages, then loads it. */
-  async open(threadId: string): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
+  async open(threadId: string): Promise<{ link: ThreadLink; stored: StoredThread | undefined }> {
     const { transport, store, onError } = this;
     const { lockTtlMs, replyTimeoutMs } = this.timings;
     const onClose = (replica: ThreadReplica) => this.replicas.delete(replica);
-    const opened = await ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError, onClose });
-    if (opened.stored) this.replicas.add(opened.replica);
-    return opened;
+    const { replica, stored } = await ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError, onClose });
+    if (stored) this.replicas.add(replica);
+    return { link: replica, stored };
   }
 
   /**
-   * Recovers what a crash left streaming, then serves forwarded commands. Alone, every streaming node is a crash's;
-   * in a cluster only those whose node's lock expired are, which the sweep finds (now, and from then on).
+   * Serves forwarded frames and recovers what dead nodes left streaming: only the generations whose node's lock
+   * expired are theirs, which the sweep finds (now, and from then on).
    */
   async start(registry: ThreadRegistry): Promise<void> {
     this.registry = registry;
-    if (this.transport.solitary) await this.store.interruptStreamingNodes(Date.now());
     await this.transport.start({ command: (command) => this.run(command), error: this.onError, reconnected: () => this.reloadAll() });
-    if (this.transport.solitary) return;
     this.sweeper = setInterval(() => void this.sweep(), this.timings.sweepIntervalMs);
     this.sweeper.unref();
     await this.sweep();
@@ -83,14 +77,16 @@ export class ClusterCoordinator {
   private async run(command: ForwardedCommand): Promise<CommandReply> {
     const decoded = decodeClientFrame(command.frame);
     if (!decoded.ok) return { ok: false, code: decoded.code, message: decoded.message };
+    const frame = decoded.frame;
+    if (!isThreadFrame(frame)) return { ok: false, code: ErrorCode.BAD_FRAME, message: `${frame.type} is not forwarded between nodes` };
     const requester = new ForwardedRequester();
     // Held like a session holds the threads it acts on: the engine is not unloaded under the command.
     const holder: Subscriber = { send: () => {} };
     let engine: ThreadEngine | undefined;
     try {
-      engine = await this.requireRegistry().require(command.threadId);
-      engine.subscribe(holder);
-      await runCommand(engine, decoded.frame, command.identity ?? { did: ANONYMOUS_DID, verified: false }, requester);
+      do engine = await this.requireRegistry().require(command.threadId);
+      while (!engine.subscribe(holder));
+      await engine.apply(frame, command.identity ?? { did: ANONYMOUS_DID, verified: false }, requester);
       return { ok: true, retried: requester.synced };
     } catch (error) {
       if (CPPError.isInstance(error)) return { ok: false, code: error.code, message: error.message };

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@promethea/cpp-protocol';
+import type { CommandReply } from '../engine/thread-link.js';
 import type { Identity } from '../engine/identity.js';
 
 /** What one node tells the other nodes holding a thread: a frame exactly as its own subscribers received it. */
@@ -18,8 +18,7 @@ export interface ForwardedCommand {
   identity?: Identity;
 }
 
-/** How the node that ran a forwarded command answers: done (an exact retry changes nothing), or the CPP_ERROR to send. */
-export type CommandReply = { ok: true; retried: boolean } | { ok: false; code: ErrorCode; message: string };
+export type { CommandReply } from '../engine/thread-link.js';
 
 export interface Subscription {
   unsubscribe(): Promise<void>;

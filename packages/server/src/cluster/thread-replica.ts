@@ -1,18 +1,9 @@
-import { decodeServerFrame, encodeClientFrame, type ServerFrame, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import { decodeServerFrame, encodeClientFrame, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import type { Identity } from '../engine/identity.js';
+import type { ThreadFrame } from '../engine/thread-frame.js';
+import type { CommandReply, LinkedEngine, ThreadLink } from '../engine/thread-link.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
-import type { ClusterTransport, CommandReply, Subscription, ThreadMessage } from './cluster-transport.js';
-import { commandFrame, type ThreadCommand } from './thread-command.js';
-import type { ThreadLink } from './thread-link.js';
-
-/** What a replica needs of its thread's engine. */
-export interface ReplicaEngine {
-  /** Applies a frame another node sent; false when this copy missed something and must be reloaded. */
-  applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean;
-  /** Takes the reloaded thread as its own and tells its subscribers. */
-  resynchronise(stored: StoredThread): void;
-  /** Another node took the generation lock over: stop generating, commit nothing. */
-  generationLost(): void;
-}
+import type { ClusterTransport, Subscription, ThreadMessage } from './cluster-transport.js';
 
 export interface ReplicaContext {
   transport: ClusterTransport;
@@ -28,17 +19,17 @@ export interface ReplicaContext {
 
 interface HeldLock {
   token: number;
-  renewal: ReturnType<typeof setInterval> | undefined;
+  renewal: ReturnType<typeof setInterval>;
 }
 
 /**
- * This node's copy of one thread in the cluster, the `ThreadLink` of its engine. It subscribes to the thread's
+ * This node's copy of one thread in the cluster, the `ThreadLink` of its engine in cluster mode. It subscribes to the thread's
  * messages before it loads the thread, so that nothing committed or streamed between the two is missed: messages
  * wait while the thread loads (or reloads) and then apply with the version and offset rules, which skip what the
  * load already had.
  */
 export class ThreadReplica implements ThreadLink {
-  private engine: ReplicaEngine | undefined;
+  private engine: LinkedEngine | undefined;
   private waiting: ThreadMessage[] | undefined = [];
   private subscription: Subscription | undefined;
   private reloading: Promise<void> | undefined;
@@ -64,7 +55,7 @@ export class ThreadReplica implements ThreadLink {
   }
 
   /** From now on the engine receives the other nodes' messages, first those that came while the thread loaded. */
-  attach(engine: ReplicaEngine): void {
+  attach(engine: LinkedEngine): void {
     this.engine = engine;
     this.flush();
   }
@@ -78,23 +69,17 @@ export class ThreadReplica implements ThreadLink {
     await subscription?.unsubscribe();
   }
 
-  // A node alone in its cluster has nobody to tell: chunk, frame and change return before building a message. They
-  // run for every frame a thread sends, thousands of times a second on a busy server.
-
   chunk(chunk: StreamChunkFrame['payload'], text: string): void {
-    if (this.context.transport.solitary) return;
     // Appended before it is published: a node that reads the text after subscribing misses no chunk.
     this.context.transport.appendText(chunk.nodeId, chunk.delta);
     this.context.transport.publish(this.threadId, { frame: text });
   }
 
   frame(text: string): void {
-    if (this.context.transport.solitary) return;
     this.context.transport.publish(this.threadId, { frame: text });
   }
 
   change(change: TreeChange, text: string, title: string | undefined): void {
-    if (this.context.transport.solitary) return;
     this.context.transport.publish(this.threadId, title === undefined ? { frame: text } : { frame: text, title });
     for (const node of change.nodes) if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
   }
@@ -104,9 +89,8 @@ export class ThreadReplica implements ThreadLink {
     const { transport, lockTtlMs } = this.context;
     const token = await transport.acquireLock(this.threadId, lockTtlMs);
     if (token === undefined) return false;
-    // Alone in its cluster, nobody can take the lock over: no timer to keep it.
-    const renewal = transport.solitary ? undefined : setInterval(() => void this.renew(), lockTtlMs / 3);
-    renewal?.unref();
+    const renewal = setInterval(() => void this.renew(), lockTtlMs / 3);
+    renewal.unref();
     this.lock = { token, renewal };
     return true;
   }
@@ -123,12 +107,13 @@ export class ThreadReplica implements ThreadLink {
     this.context.transport.releaseLock(this.threadId, lock.token).catch((error: unknown) => this.context.onError(error));
   }
 
-  async forward(command: ThreadCommand): Promise<CommandReply | undefined> {
+  async forward(frame: ThreadFrame, identity: Identity): Promise<CommandReply | undefined> {
     const { transport, replyTimeoutMs } = this.context;
     const owner = await transport.lockHolder(this.threadId);
     if (owner === undefined || owner === transport.instanceId) return undefined;
-    const frame = encodeClientFrame(commandFrame(this.threadId, command));
-    const forwarded = command.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame, identity: command.identity } : { threadId: this.threadId, frame };
+    // The identity goes with a pivot: the owner's 'pivot' listeners are told who asked.
+    const encoded = encodeClientFrame(frame);
+    const forwarded = frame.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame: encoded, identity } : { threadId: this.threadId, frame: encoded };
     const reply = await transport.send(owner, forwarded, replyTimeoutMs);
     if (reply) return reply;
     if ((await transport.lockHolder(this.threadId)) === owner) {

@@ -1,5 +1,5 @@
 import { safeCutLength, type TextPart } from '@promethea/cpp-protocol';
-import type { HaltPoint, PartStream } from './generation.js';
+import type { HaltPoint, PartStream } from './answer-stream.js';
 
 /** What the client had shown of each part of a halted node (CPP_PIVOT_INIT, CPP_STREAM_STOP, CPP_REGENERATE). */
 export interface ReceivedLengths {

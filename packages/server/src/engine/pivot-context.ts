@@ -22,8 +22,9 @@ export interface PivotSteps {
 /**
  * Given to `server.on('pivot', async (context) => …)`. The default pivot is exactly
  * `await context.abortActiveStream(); await context.spawnSiblingStream();`; a listener may do work between or
- * around the steps. Whatever a listener leaves undone is completed after it returns: an aborted stream is always
- * committed as `interrupted`.
+ * around the steps. Whatever the listeners leave undone is done once they settle, so the pivot always completes; a
+ * listener that throws refuses it (the client gets the code of a thrown `CPPError`, else INTERNAL), and a stream it
+ * had aborted is committed as `interrupted` (docs/PROTOCOL.md §11.6). Each step runs once, however often it is called.
  */
 export class PivotContext implements PivotRequest {
   readonly threadId: string;

@@ -1,8 +1,8 @@
 import { CPPError, ErrorCode, applyChange, getNode, safeCutLength, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
-import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
-import type { GenerationSlot } from './generation-slot.js';
+import type { ThreadGeneration } from './thread-generation.js';
+import type { ThreadLink } from './thread-link.js';
 
 const TITLE_LENGTH = 80;
 
@@ -22,21 +22,25 @@ export class ThreadCommitter {
     private readonly record: ThreadRecord,
     private readonly store: ConversationStore,
     private readonly link: ThreadLink,
-    private readonly slot: GenerationSlot,
+    private readonly generation: ThreadGeneration,
   ) {}
 
   /**
-   * Plans a change, persists it, then applies it to the live graph. The generation is over once its node has left
-   * `streaming`, whatever the change was. When another node committed first, the change is planned again on the
+   * Plans a change, persists it, then applies it to the live graph, and tells the generation (see
+   * `ThreadGeneration.committed`). When another node committed first, the change is planned again on the
    * thread reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is.
    */
   async commit(plan: () => TreeChange, titling?: Titling, planned?: TreeChange): Promise<TreeChange> {
-    const change = await this.slot.releasingOnFailure(() => this.commitPlanned(plan, titling, planned));
+    let change: TreeChange;
+    try {
+      change = await this.commitPlanned(plan, titling, planned);
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
     // A reload while the commit was on its way may have brought the change already.
     if (change.version > this.graph.version) applyChange(this.graph, change);
-    const generation = this.slot.generation;
-    if (generation && getNode(this.graph, generation.nodeId)?.status !== 'streaming') this.slot.drop();
-    this.slot.settle(change);
+    this.generation.committed(change, (nodeId) => getNode(this.graph, nodeId)?.status === 'streaming');
     return change;
   }
 

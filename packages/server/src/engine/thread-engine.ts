@@ -2,45 +2,46 @@ import {
   CPPError,
   ErrorCode,
   getNode,
-  newMessageId,
-  planAnchor,
-  planBranchDelete,
-  planContinue,
-  continuedAnswer,
-  planPivotSplice,
-  planPrompt,
-  planRegenerate,
-  regeneratedPrompt,
-  planRename,
+  pathToRoot,
+  pathToRootAfter,
+  partText,
+  planFinish,
   setPartText,
   streamingNode,
+  type FinishInput,
+  type HaltReason,
   type MessageNode,
   type ServerFrame,
   type ThreadGraph,
+  type TreeChange,
 } from '@promethea/cpp-protocol';
-import { applyRemoteFrame } from '../cluster/remote-frame.js';
-import type { ThreadCommand } from '../cluster/thread-command.js';
-import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
-import type { Observers } from '../observability/observers.js';
-import type { PivotObservation } from '../observability/server-observer.js';
+import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
-import type { Cut } from './cut.js';
-import type { Generation } from './generation.js';
-import { GenerationLifecycle } from './generation-lifecycle.js';
-import { GenerationSlot } from './generation-slot.js';
+import { AnswerStream } from './answer-stream.js';
+import type { Cut, ReceivedLengths } from './cut.js';
+import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
 import type { Identity } from './identity.js';
-import { PivotContext, type PivotRequest } from './pivot-context.js';
+import { modelMessages } from './model-context.js';
+import { pivot } from './pivot.js';
+import type { PivotContext } from './pivot-context.js';
+import { continueAnswer, prompt, regenerate } from './prompt.js';
+import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
+import { stop } from './stop.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
-import { ThreadCommitter } from './thread-committer.js';
+import type { ThreadContext, ThreadLimits } from './thread-context.js';
+import { ThreadCommitter, type Titling } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
-import { checkIdle, checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
+import type { ThreadFrame } from './thread-frame.js';
+import { ThreadGeneration } from './thread-generation.js';
+import type { LinkedEngine, ThreadLink } from './thread-link.js';
+import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
-  /** The other nodes of the cluster, if any: what they must hear, and where the thread's generation runs. */
+  /** The other servers sharing the store, if any: what they must hear, and where the thread's generation runs. */
   link: ThreadLink;
   /** The models answers are written by: the one a prompt or pivot names, or the default. */
   models: ModelCatalog;
@@ -48,87 +49,45 @@ export interface ThreadEngineDependencies {
   chunkIntervalMs: number;
   /** Saves the text of this server's streaming answers while they stream. */
   persister: StreamPersister;
-  observers: Observers;
+  observer: EngineObserver;
+  limits: ThreadLimits;
   /**
    * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
    * the returned function uncounts it once the answer stops.
    */
   admitGeneration(requester: Subscriber): () => void;
-  /** Runs the server's 'pivot' listeners, or the default pivot when there are none. */
-  runPivot(context: PivotContext): Promise<void>;
+  /** Runs the server's 'pivot' listeners; the engine completes what they leave undone. */
+  pivotListeners(context: PivotContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
   onIdle(engine: ThreadEngine): void;
   /** A failure that no client frame answers (a batch that could not be persisted, a commit after a stream ended). */
   onBackgroundError(error: unknown, threadId: string): void;
 }
 
-export interface PromptRequest {
-  userPrompt: string;
-  newNodeId: string;
-  parentNodeId?: string;
-  expectedVersion?: number;
-  /** The model to answer with; absent: the default. */
-  model?: string;
-}
-
-export interface RegenerateRequest {
-  userNodeId: string;
-  newNodeId: string;
-  receivedContentLength?: number;
-  receivedReasoningLength?: number;
-  expectedVersion?: number;
-  /** The model to answer with; absent: the default. */
-  model?: string;
-}
-
-export interface ContinueRequest {
-  nodeId: string;
-  expectedVersion?: number;
-  /** The model to go on with; absent: the node's own when still offered, else the default. */
-  model?: string;
-}
-
-export interface StopRequest {
-  nodeId: string;
-  receivedContentLength?: number;
-  receivedReasoningLength?: number;
-}
-
-/** A pivot in progress: what its steps have done so far. */
-interface PivotRun {
-  request: PivotRequest;
-  /** The model the new answer is written by, checked before anything is halted. */
-  model: string;
-  requester: Subscriber;
-  observation: PivotObservation;
-  cut?: Cut;
-  aborted: boolean;
-  spawned?: { assistantNodeId: string };
-}
-
 /**
- * The live state of one thread: its graph, its subscribers and its one active generation. Every operation runs
- * in the thread's serial queue, plans a change with the pure tree operations, commits it to the store in one
- * transaction, applies it to the graph, and only then tells the subscribers.
+ * The live state of one thread: its graph, its subscribers and its one generation. Every operation (a module of
+ * its own: `pivot.ts`, `prompt.ts`, `stop.ts`, `tree-edits.ts`) runs in the thread's serial queue, plans a change
+ * with the pure tree operations, commits it to the store in one transaction, applies it to the graph, and only then
+ * tells the subscribers; this class gives them the steps they are written with (`ThreadContext`).
  */
-export class ThreadEngine {
+export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly queue = new SerialQueue();
   /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
   private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
-  private readonly slot: GenerationSlot;
   private readonly committer: ThreadCommitter;
-  private readonly lifecycle: GenerationLifecycle;
+  readonly generation: ThreadGeneration;
+  /** Set once the engine went idle and was let go of: the thread is looked up again, never subscribed to here. */
+  private unloaded = false;
 
   constructor(
-    private readonly record: ThreadRecord,
+    readonly record: ThreadRecord,
     readonly graph: ThreadGraph,
     private readonly dependencies: ThreadEngineDependencies,
   ) {
     this.fanout = new ThreadFanout(graph, record, dependencies.link);
-    this.slot = new GenerationSlot(graph.threadId, dependencies.link, dependencies.persister, () => this.releaseIfIdle());
-    this.committer = new ThreadCommitter(graph, record, dependencies.store, dependencies.link, this.slot);
-    this.lifecycle = new GenerationLifecycle(graph, this.queue, this.fanout, this.slot, this.committer, dependencies);
+    this.generation = new ThreadGeneration(graph.threadId, dependencies.link, dependencies.persister, () => this.unloadIfIdle());
+    this.committer = new ThreadCommitter(graph, record, dependencies.store, dependencies.link, this.generation);
   }
 
   get threadId(): string {
@@ -140,31 +99,51 @@ export class ThreadEngine {
     return this.record.ownerDid;
   }
 
-  /** This node's generation of the thread, if one runs here. */
-  private get generation(): Generation | undefined {
-    return this.slot.generation;
+  get store(): ConversationStore {
+    return this.dependencies.store;
   }
 
-  get idle(): boolean {
-    return this.fanout.size === 0 && this.generation === undefined;
+  get models(): ModelCatalog {
+    return this.dependencies.models;
   }
+
+  get limits(): ThreadLimits {
+    return this.dependencies.limits;
+  }
+
+  get observer(): EngineObserver {
+    return this.dependencies.observer;
+  }
+
+  /** Nobody listens and the generation is idle (its lock let go): the engine may be unloaded. */
+  get idle(): boolean {
+    return this.fanout.size === 0 && this.generation.state.name === 'idle';
+  }
+
+  // ---- Subscribers ----
 
   /**
    * Subscribes at once (not in the queue), so that the engine is never unloaded under a frame about to use it. A
    * subscriber already there gets the mode it asks for in its turn, after the frames it sent before; one whose
-   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void.
+   * CPP_THREAD_CLOSE still waits for its turn subscribes afresh, and that close is void. False when the engine was
+   * unloaded since it was looked up (its last subscriber left meanwhile): look the thread up again.
    */
-  subscribe(subscriber: Subscriber, patches?: boolean): void {
-    if (!this.fanout.has(subscriber)) return this.fanout.subscribe(subscriber, patches);
+  subscribe(subscriber: Subscriber, patches?: boolean): boolean {
+    if (this.unloaded) return false;
+    if (!this.fanout.has(subscriber)) {
+      this.fanout.subscribe(subscriber, patches);
+      return true;
+    }
     const rejoining = this.leaving.delete(subscriber);
-    if (!rejoining && patches === undefined) return;
+    if (!rejoining && patches === undefined) return true;
     void this.queue.run(async () => {
       if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
     });
+    return true;
   }
 
   unsubscribe(subscriber: Subscriber): void {
-    if (this.fanout.unsubscribe(subscriber)) this.releaseIfIdle();
+    if (this.fanout.unsubscribe(subscriber)) this.unloadIfIdle();
   }
 
   /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
@@ -179,277 +158,178 @@ export class ThreadEngine {
   }
 
   sync(subscriber: Subscriber): Promise<void> {
-    return this.queue.run(async () => subscriber.send(this.fanout.syncFrame()));
+    return this.queue.run(async () => this.sendSync(subscriber));
   }
 
-  prompt(request: PromptRequest, requester: Subscriber): Promise<void> {
-    return this.queue.run(async () => {
-      const retry = await isRetry(this.graph, this.dependencies.store, request.newNodeId, request.userPrompt, request.parentNodeId);
-      if (retry) return requester.send(this.fanout.syncFrame());
-      checkVersion(this.graph, request.expectedVersion);
-      await this.lifecycle.commitEndedGeneration();
-      if (await this.ranElsewhere({ type: 'CPP_PROMPT', request }, requester)) return;
-      checkIdle(this.threadId, this.generation);
-      const model = this.dependencies.models.resolve(request.model);
-      const assistantNodeId = newMessageId();
-      await this.slot.claim();
-      const plan = () => {
-        checkVersion(this.graph, request.expectedVersion);
-        checkNothingStreams(this.graph, undefined);
-        return planPrompt(this.graph, {
-          userNodeId: request.newNodeId,
-          userPrompt: request.userPrompt,
-          assistantNodeId,
-          model,
-          createdAt: Date.now(),
-          ...(request.parentNodeId === undefined ? {} : { parentNodeId: request.parentNodeId }),
-        });
-      };
-      const { change, generation } = await this.lifecycle.commitAnswer(plan, request.userPrompt, assistantNodeId, requester);
-      this.fanout.publishChange(change);
-      this.slot.stream(generation);
-    });
-  }
+  // ---- Operations: the frame → operation mapping, the one place it is written ----
 
-  /** CPP_PIVOT_INIT: checks, then the 'pivot' listeners (or the default), then whatever they left undone. */
-  pivot(request: PivotRequest & { expectedVersion?: number }, identity: Identity, requester: Subscriber): Promise<void> {
-    // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
-    const observation = this.dependencies.observers.pivotStarted({ ...request, connectionId: requester.connectionId });
-    const pivoted = this.queue.run(async () => {
-      const retry = await isRetry(this.graph, this.dependencies.store, request.newBranchNodeId, request.userPrompt, request.interruptedNodeId);
-      if (retry) return requester.send(this.fanout.syncFrame());
-      checkVersion(this.graph, request.expectedVersion);
-      requireNode(this.graph, request.interruptedNodeId);
-      await this.lifecycle.commitEndedGeneration();
-      if (await this.ranElsewhere({ type: 'CPP_PIVOT_INIT', request, identity }, requester)) return;
-      if (this.generation && this.generation.nodeId !== request.interruptedNodeId) {
-        throw new CPPError(ErrorCode.THREAD_BUSY, `node ${this.generation.nodeId} is streaming in thread ${this.threadId}; pivot that node`);
+  /** Runs a thread frame in the thread's turn, as asked by `identity` through `requester`. */
+  apply(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<void> {
+    switch (frame.type) {
+      case 'CPP_PROMPT':
+        return this.queue.run(() => prompt(this, frame, identity, requester));
+      case 'CPP_PIVOT_INIT': {
+        // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
+        const { activeThreadId, receivedContentLength, ...fields } = frame.payload;
+        const observation = this.observer.pivotStarted({ ...fields, threadId: activeThreadId, receivedContentLength, connectionId: requester.connectionId });
+        const pivoted = this.queue.run(() => pivot(this, frame, identity, requester, observation));
+        pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
+        return pivoted;
       }
-      const run: PivotRun = { request, model: this.dependencies.models.resolve(request.model), requester, observation, aborted: false };
-      const context = new PivotContext(request, identity, {
-        abortActiveStream: () => this.abortForPivot(run),
-        spawnSiblingStream: () => this.spawnSibling(run),
-      });
-      try {
-        await this.dependencies.runPivot(context);
-      } finally {
-        if (run.cut && !run.spawned) await this.lifecycle.commitHalt(request.interruptedNodeId, run.cut);
-      }
-    });
-    pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
-    return pivoted;
+      case 'CPP_STREAM_STOP':
+        return this.queue.run(() => stop(this, frame, identity, requester));
+      case 'CPP_REGENERATE':
+        return this.queue.run(() => regenerate(this, frame, identity, requester));
+      case 'CPP_CONTINUE':
+        return this.queue.run(() => continueAnswer(this, frame, identity, requester));
+      case 'CPP_ANCHOR_HEAD':
+        return this.queue.run(() => anchor(this, frame));
+      case 'CPP_BRANCH_DELETE':
+        return this.queue.run(() => deleteBranch(this, frame));
+      case 'CPP_THREAD_RENAME':
+        return this.queue.run(() => rename(this, frame, requester));
+    }
   }
 
-  /** CPP_REGENERATE (PROTOCOL.md §24.1): a new answer beside the user node's others, halting the one streaming. */
-  regenerate(request: RegenerateRequest, requester: Subscriber): Promise<void> {
-    return this.queue.run(async () => {
-      if (await isAnswerRetry(this.graph, this.dependencies.store, request.newNodeId, request.userNodeId)) return requester.send(this.fanout.syncFrame());
-      checkVersion(this.graph, request.expectedVersion);
-      const userNode = regeneratedPrompt(this.graph, request.userNodeId);
-      const model = this.dependencies.models.resolve(request.model);
-      await this.lifecycle.commitEndedGeneration();
-      if (await this.ranElsewhere({ type: 'CPP_REGENERATE', request }, requester)) return;
-      const halting = this.generation;
-      if (halting && getNode(this.graph, halting.nodeId)?.parentId !== userNode.id) {
-        throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${this.threadId}; stop it first`);
-      }
-      const received = { content: request.receivedContentLength, reasoning: request.receivedReasoningLength };
-      const cut = halting && (await this.lifecycle.haltGeneration(received, 'regenerate'));
-      try {
-        await this.slot.claim();
-        const plan = () => {
-          checkNothingStreams(this.graph, cut ? halting.nodeId : undefined);
-          return planRegenerate(this.graph, {
-            userNodeId: userNode.id,
-            assistantNodeId: request.newNodeId,
-            model,
-            createdAt: Date.now(),
-            ...(halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {}),
-          });
-        };
-        const { change, generation } = await this.lifecycle.commitAnswer(plan, userNode.content, request.newNodeId, requester);
-        this.fanout.publishChange(change);
-        this.slot.stream(generation);
-      } catch (error) {
-        // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
-        if (halting && cut && getNode(this.graph, halting.nodeId)?.status === 'streaming') await this.lifecycle.commitHalt(halting.nodeId, cut);
-        throw error;
-      }
-    });
-  }
-
-  /**
-   * CPP_CONTINUE (PROTOCOL.md §24.4): an interrupted or failed answer streams again, the same node, its text going on
-   * from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
-   */
-  continue(request: ContinueRequest, requester: Subscriber): Promise<void> {
-    return this.queue.run(async () => {
-      const node = requireNode(this.graph, request.nodeId);
-      if (node.status === 'streaming') return requester.send(this.fanout.syncFrame());
-      checkVersion(this.graph, request.expectedVersion);
-      continuedAnswer(this.graph, node.id);
-      const { models } = this.dependencies;
-      const model = models.resolve(request.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined));
-      await this.lifecycle.commitEndedGeneration();
-      if (await this.ranElsewhere({ type: 'CPP_CONTINUE', request }, requester)) return;
-      checkIdle(this.threadId, this.generation);
-      await this.slot.claim();
-      const plan = () => {
-        checkVersion(this.graph, request.expectedVersion);
-        checkNothingStreams(this.graph, undefined);
-        return planContinue(this.graph, { nodeId: node.id, model });
-      };
-      const prompt = getNode(this.graph, node.parentId ?? '')?.content ?? '';
-      const { change, generation } = await this.lifecycle.commitAnswer(plan, prompt, node.id, requester);
-      this.fanout.publishChange(change);
-      this.slot.stream(generation);
-    });
-  }
-
-  /** CPP_BRANCH_DELETE (PROTOCOL.md §24.3): a node and its subtree removed; the head inside moves to the parent. */
-  deleteBranch(nodeId: string, expectedVersion: number | undefined): Promise<void> {
-    return this.queue.run(async () => {
-      await this.lifecycle.commitEndedGeneration();
-      const change = await this.committer.commit(() => {
-        requireNode(this.graph, nodeId);
-        checkVersion(this.graph, expectedVersion);
-        return planBranchDelete(this.graph, nodeId);
-      });
-      this.fanout.publishChange(change);
-    });
-  }
-
-  stop(request: StopRequest): Promise<void> {
-    return this.queue.run(async () => {
-      const node = requireNode(this.graph, request.nodeId);
-      if (await this.ranElsewhere({ type: 'CPP_STREAM_STOP', request })) return;
-      const received = { content: request.receivedContentLength, reasoning: request.receivedReasoningLength };
-      const cut = this.generation?.nodeId === node.id ? await this.lifecycle.haltGeneration(received, 'stop') : undefined;
-      if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${node.id} is ${getNode(this.graph, node.id)?.status}, not streaming`);
-      await this.lifecycle.commitHalt(node.id, cut);
-    });
-  }
-
-  anchor(targetNodeId: string, expectedVersion: number | undefined): Promise<void> {
-    return this.queue.run(async () => {
-      const change = await this.committer.commit(() => {
-        requireNode(this.graph, targetNodeId);
-        checkVersion(this.graph, expectedVersion);
-        return planAnchor(this.graph, targetNodeId);
-      });
-      this.fanout.publishChange(change);
-    });
-  }
-
-  /** CPP_THREAD_RENAME: the user's own title; the title the thread already has is a retry, answered with a sync. */
-  rename(title: string, expectedVersion: number | undefined, requester: Subscriber): Promise<void> {
-    return this.queue.run(async () => {
-      if (this.record.title === title) return requester.send(this.fanout.syncFrame());
-      const plan = () => {
-        checkVersion(this.graph, expectedVersion);
-        return planRename(this.graph);
-      };
-      this.fanout.publishChange(await this.committer.commit(plan, { rename: title }));
-    });
-  }
-
-  /**
-   * CPP_THREAD_DELETE: the thread and everything in it, unless something streams. Every subscriber, on this node
-   * and the others, is told and unsubscribed; the frames still queued for the thread, and any later, are NOT_FOUND.
-   */
+  /** CPP_THREAD_DELETE (see `deleteThread`). */
   delete(expectedVersion: number | undefined): Promise<void> {
-    return this.queue.run(async () => {
-      checkVersion(this.graph, expectedVersion);
-      checkNothingStreams(this.graph, undefined);
-      await this.dependencies.store.deleteThread(this.threadId);
-      this.fanout.publish('CPP_THREAD_DELETED', { threadId: this.threadId });
-      this.closeDeleted();
-    });
+    return this.queue.run(() => deleteThread(this, expectedVersion));
   }
 
   /** Server shutdown: the running answer is kept, as far as it was sent, as `interrupted`. */
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
-      const nodeId = this.generation?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.lifecycle.haltGeneration({}, 'shutdown');
-      if (nodeId !== undefined && cut) await this.lifecycle.commitHalt(nodeId, cut);
+      const nodeId = this.generation.stream?.nodeId;
+      const cut = nodeId === undefined ? undefined : await this.halt({}, 'shutdown');
+      if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut);
     });
   }
 
-  private async abortForPivot(run: PivotRun): Promise<void> {
-    if (run.aborted) return;
-    run.aborted = true;
-    if (this.generation?.nodeId !== run.request.interruptedNodeId) return;
-    const received = { content: run.request.receivedContentLength, reasoning: run.request.receivedReasoningLength };
-    const cut = await run.observation.step('abort', () => this.lifecycle.haltGeneration(received, 'pivot'));
-    if (!cut) return;
-    run.cut = cut;
-    run.observation.halted();
+  // ---- The steps operations are written with (ThreadContext) ----
+
+  pivotListeners(context: PivotContext): Promise<void> {
+    return this.dependencies.pivotListeners(context);
   }
 
-  private async spawnSibling(run: PivotRun): Promise<{ assistantNodeId: string }> {
-    if (run.spawned) return run.spawned;
-    await this.abortForPivot(run);
-    const assistantNodeId = newMessageId();
-    await this.slot.claim();
-    const plan = () => {
-      checkNothingStreams(this.graph, run.cut ? run.request.interruptedNodeId : undefined);
-      return planPivotSplice(this.graph, {
-        interruptedNodeId: run.request.interruptedNodeId,
-        userNodeId: run.request.newBranchNodeId,
-        userPrompt: run.request.userPrompt,
-        assistantNodeId,
-        model: run.model,
-        createdAt: Date.now(),
-        ...(run.cut ? { cutContent: run.cut.content, cutReasoning: run.cut.reasoning } : {}),
-      });
-    };
-    const { change, generation } = await this.lifecycle.commitAnswer(plan, run.request.userPrompt, assistantNodeId, run.requester, run.observation.step);
-    run.spawned = { assistantNodeId };
-    run.observation.step('insert', () => {
-      this.fanout.publishChange(change);
-      this.slot.stream(generation);
-    });
-    return run.spawned;
+  sendSync(requester: Subscriber): void {
+    requester.send(this.fanout.syncFrame());
   }
 
-  /** True when a generation streams on another node, which then ran the command. */
-  private async ranElsewhere(command: ThreadCommand, requester?: Subscriber): Promise<boolean> {
+  async ranElsewhere(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<boolean> {
     if (!this.streamsElsewhere()) return false;
-    const reply = await this.dependencies.link.forward(command);
+    const reply = await this.dependencies.link.forward(frame, identity);
     if (!reply) {
-      // No live node holds it: its node died. Keep what it streamed; the command then runs here.
+      // No live server holds it: its server died. Keep what it streamed; the frame then runs here.
       await this.recoverLost();
       if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
       return false;
     }
     if (!reply.ok) throw new CPPError(reply.code, reply.message);
-    if (reply.retried) requester?.send(this.fanout.syncFrame());
+    if (reply.retried) this.sendSync(requester);
     return true;
   }
 
-  /** Commits the streaming node of a dead node as `interrupted`, unless another node does it or its node lives. */
-  private async recoverLost(): Promise<void> {
-    if (this.generation) return;
-    if (!(await this.slot.tryClaim())) return this.releaseIfIdle();
-    await this.dependencies.link.reload();
-    const node = streamingNode(this.graph);
-    if (!node || this.generation) return this.slot.settle(undefined);
-    const cut = cutOfLost(node);
-    await this.lifecycle.commitHalt(node.id, cut, 'shutdown');
+  async commitEnded(): Promise<void> {
+    const stream = this.generation.stream;
+    if (stream?.outcome) await this.finish(stream);
   }
 
-  /** A generation of another node streams in this thread. */
+  /**
+   * The cut is final as soon as the stream stops, and CPP_STREAM_HALTED confirms it at once: the commit that keeps
+   * it (`commitHalt`) need not delay it. A stream that had ended by itself has its end committed instead.
+   */
+  async halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
+    const stream = this.generation.stream;
+    if (!stream) return undefined;
+    const cut = this.generation.halt(received);
+    if (!cut) {
+      await this.finish(stream);
+      return undefined;
+    }
+    this.fanout.publishHalted(stream.nodeId, cut, reason);
+    return cut;
+  }
+
+  async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
+    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }));
+    if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
+    this.fanout.publishChange(change);
+  }
+
+  async plan(plan: () => TreeChange): Promise<TreeChange> {
+    try {
+      return plan();
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
+  }
+
+  spawn(planned: TreeChange, assistantNodeId: string, requester: Subscriber): AnswerStream {
+    try {
+      return this.answerStream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
+  }
+
+  /**
+   * The model call is made before the commit, held, so that a store that commits over the network (PostgreSQL) does
+   * so while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
+   * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
+   * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
+   */
+  async commitAnswer(
+    plan: () => TreeChange,
+    planned: TreeChange,
+    stream: AnswerStream,
+    requester: Subscriber,
+    titling: Titling,
+  ): Promise<{ change: TreeChange; stream: AnswerStream }> {
+    let change: TreeChange;
+    try {
+      change = await this.committer.commit(plan, titling, planned);
+    } catch (error) {
+      stream.halt();
+      throw error;
+    }
+    if (parentOf(change, stream.nodeId) === parentOf(planned, stream.nodeId)) return { change, stream };
+    // Planned again on a thread another server had changed: the answer's context moved with it.
+    stream.halt();
+    return { change, stream: this.answerStream(stream.nodeId, requester, pathToRoot(this.graph, stream.nodeId)) };
+  }
+
+  commit(plan: () => TreeChange, titling?: Titling): Promise<TreeChange> {
+    return this.committer.commit(plan, titling);
+  }
+
+  publishChange(change: TreeChange): void {
+    this.fanout.publishChange(change);
+  }
+
+  insert(change: TreeChange, stream: AnswerStream): void {
+    this.fanout.publishChange(change);
+    this.generation.start(stream);
+  }
+
+  deleted(): void {
+    this.fanout.publish('CPP_THREAD_DELETED', { threadId: this.threadId });
+    this.closeDeleted();
+  }
+
+  // ---- The other servers (LinkedEngine) and recovery ----
+
+  /** A generation of another server streams in this thread. */
   streamsElsewhere(): boolean {
-    return this.generation === undefined && streamingNode(this.graph) !== undefined;
+    return this.generation.stream === undefined && streamingNode(this.graph) !== undefined;
   }
 
-  /** The node generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
+  /** The server generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
   recoverLostGeneration(): Promise<void> {
     return this.queue.run(() => this.recoverLost());
   }
 
-  /** A frame another node sent its subscribers, applied to this copy and passed on to this node's. False: a gap. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
     if (frame.type === 'CPP_THREAD_DELETED') {
       this.fanout.send(text);
@@ -461,7 +341,7 @@ export class ThreadEngine {
     if (outcome.kind === 'change') {
       if (title !== undefined) this.record.title = title;
       this.fanout.sendChange(text);
-      this.dropOverriddenGeneration();
+      this.loseOverriddenGeneration();
     } else if (outcome.kind === 'frame') this.fanout.send(outcome.text, outcome.chunk);
     return true;
   }
@@ -472,47 +352,136 @@ export class ThreadEngine {
     const { graph } = stored;
     Object.assign(this.graph, { rootNodeId: graph.rootNodeId, activeHeadMessageId: graph.activeHeadMessageId, version: graph.version, nodes: graph.nodes });
     this.record.title = stored.title;
-    const own = this.generation && getNode(this.graph, this.generation.nodeId);
-    // The store holds this node's own generation only as far as its last batch.
-    if (this.generation && own?.status === 'streaming') {
-      own.content = this.generation.text;
-      setPartText(own, 'reasoning', this.generation.reasoning);
+    const stream = this.generation.stream;
+    const own = stream && getNode(this.graph, stream.nodeId);
+    // The store holds this server's own generation only as far as its last batch.
+    if (stream && own?.status === 'streaming') {
+      own.content = stream.text;
+      setPartText(own, 'reasoning', stream.reasoning);
     }
-    this.dropOverriddenGeneration();
+    this.loseOverriddenGeneration();
     if (streamState(this.graph) === before) return;
     this.fanout.send(this.fanout.syncFrame());
   }
 
-  /** Another node took this thread's generation over while this one stalled: stop writing, commit nothing. */
   generationLost(): void {
-    this.slot.lose();
+    this.generation.lose();
   }
 
-  /** Another node ended this node's generation (it took the generation over): it must not stream on. */
-  private dropOverriddenGeneration(): void {
-    if (this.generation && getNode(this.graph, this.generation.nodeId)?.status !== 'streaming') this.slot.lose();
+  /** Commits the streaming node of a dead server as `interrupted`, unless another server does it or its server lives. */
+  private async recoverLost(): Promise<void> {
+    if (this.generation.stream) return;
+    if (!(await this.generation.tryClaim())) return this.unloadIfIdle();
+    await this.dependencies.link.reload();
+    const node = streamingNode(this.graph);
+    if (!node || this.generation.stream) return this.generation.abandon();
+    await this.commitHalt(node.id, cutOfLost(node), 'shutdown');
+  }
+
+  /** Another server ended this server's generation (it took the generation over): it must not stream on. */
+  private loseOverriddenGeneration(): void {
+    const stream = this.generation.stream;
+    if (stream && getNode(this.graph, stream.nodeId)?.status !== 'streaming') this.generation.lose();
+  }
+
+  // ---- Answers ----
+
+  /**
+   * A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. A
+   * node that has text already (a continued answer) is the last turn of the context, which the model goes on with;
+   * its parts continue from their lengths.
+   */
+  private answerStream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
+    const admitted = this.dependencies.admitGeneration(requester);
+    const node = branch.at(-1);
+    const messages = modelMessages(branch);
+    const initial = { content: node?.content ?? '', reasoning: node ? partText(node, 'reasoning') : '' };
+    const model = this.models.providerOf(node?.model);
+    const { threadId } = this;
+    const observation = this.observer.generationStarted({
+      connectionId: requester.connectionId,
+      threadId,
+      nodeId: assistantNodeId,
+      provider: model.provider,
+      model: model.model,
+      contextMessages: messages.length,
+    });
+    const stream: AnswerStream = new AnswerStream(
+      assistantNodeId,
+      model,
+      messages,
+      {
+        onChunk: (part, offset, delta) => {
+          const streaming = getNode(this.graph, assistantNodeId);
+          if (streaming) setPartText(streaming, part, partText(streaming, part) + delta);
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, ...(part === 'reasoning' ? { part } : {}) };
+          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
+          this.dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
+        },
+        onEnd: () => {
+          this.generation.end(stream);
+          this.queue.run(() => this.finish(stream)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
+        },
+        onStopped: admitted,
+      },
+      this.dependencies.chunkIntervalMs,
+      observation,
+      initial,
+      initial.content.length > 0,
+    );
+    return stream;
+  }
+
+  /** Commits how a stream ended by itself. Runs in the queue; a no-op when a halt got there first. */
+  private async finish(stream: AnswerStream): Promise<void> {
+    const outcome = stream.outcome;
+    if (this.generation.stream !== stream || !outcome) return;
+    const { nodeId } = stream;
+    const status = outcome.kind === 'completed' ? 'completed' : 'failed';
+    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning };
+    if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
+    const change = await this.commit(() => planFinish(this.graph, finish));
+    if (outcome.kind === 'completed') {
+      const finished = { threadId: this.threadId, nodeId, finalContentLength: stream.text.length, finishReason: outcome.finishReason };
+      this.fanout.publish('CPP_STREAM_COMPLETED', finished);
+    } else {
+      this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
+    }
+    this.fanout.publishChange(change);
   }
 
   private closeDeleted(): void {
     this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
     this.fanout.unsubscribeAll();
-    this.releaseIfIdle();
+    this.unloadIfIdle();
   }
 
-  private releaseIfIdle(): void {
-    if (this.idle) this.dependencies.onIdle(this);
+  private unloadIfIdle(): void {
+    if (!this.idle || this.unloaded) return;
+    this.unloaded = true;
+    this.dependencies.onIdle(this);
   }
 }
 
-/** The cut of a dead node's answer: all it had stored. Where its last chunk began is not known here. */
+/** The cut of a dead server's answer: all it had stored. Where its last chunk began is not known here. */
 function cutOfLost(node: MessageNode): Cut {
   const reasoning = node.reasoning ?? '';
   const part = node.content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
   return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
 }
 
-/** What a reload may change without a new version: the streaming node's text. */
+/** What a reload may change without a new version: the streaming node's text and reasoning. */
 function streamState(graph: ThreadGraph): string {
   const streaming = streamingNode(graph);
-  return `${graph.version} ${streaming?.id} ${streaming?.content.length}`;
+  return `${graph.version} ${streaming?.id} ${streaming?.content.length} ${streaming?.reasoning?.length}`;
+}
+
+/** The parent of the user node above `assistantNodeId` in a change that creates both. */
+function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
+  const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
+  return change.nodes.find((node) => node.id === userNodeId)?.parentId;
+}
+
+function providerMessage(outcome: Extract<AnswerOutcome, { kind: 'failed' }>): string {
+  return ProviderError.isInstance(outcome.error) ? outcome.error.message : 'the model provider failed';
 }

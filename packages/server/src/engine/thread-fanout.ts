@@ -6,11 +6,11 @@ import {
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
-import type { ThreadLink } from '../cluster/thread-link.js';
 import type { ThreadRecord } from '../store/conversation-store.js';
 import type { Cut } from './cut.js';
 import type { Subscriber } from './subscriber.js';
 import { SyncFrameCache } from './sync-frame-cache.js';
+import type { ThreadLink } from './thread-link.js';
 
 /**
  * Where the frames of one thread go: to this node's subscribers, each getting changes as it asked (patches or the

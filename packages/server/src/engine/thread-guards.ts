@@ -1,6 +1,5 @@
 import { CPPError, ErrorCode, getNode, streamingNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ConversationStore } from '../store/conversation-store.js';
-import type { Generation } from './generation.js';
 
 /**
  * An exact retry of a frame that already created `nodeId` changes nothing; any other reuse of the id conflicts,
@@ -46,13 +45,6 @@ async function refuseIdOfAnotherThread(store: ConversationStore, nodeId: string)
 export function checkVersion(graph: ThreadGraph, expectedVersion: number | undefined): void {
   if (expectedVersion !== undefined && expectedVersion !== graph.version) {
     throw new CPPError(ErrorCode.CONFLICT, `thread ${graph.threadId} is at version ${graph.version}, not ${expectedVersion}`);
-  }
-}
-
-/** No generation of this node runs in the thread. */
-export function checkIdle(threadId: string, generation: Generation | undefined): void {
-  if (generation) {
-    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${generation.nodeId} is streaming in thread ${threadId}; pivot it or stop it first`);
   }
 }
 

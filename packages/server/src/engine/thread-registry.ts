@@ -1,14 +1,14 @@
 import { CPPError, ErrorCode, newThreadId } from '@promethea/cpp-protocol';
-import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import type { Identity } from './identity.js';
 import { ThreadEngine, type ThreadEngineDependencies } from './thread-engine.js';
+import type { ThreadLinks } from './thread-link.js';
 
 /**
  * The threads held in memory: loaded from the store on first use (one load per thread, however many frames ask at
- * once), unloaded when nobody subscribes and nothing streams. Each is held with its replica in the cluster, which
- * keeps it in step with the other nodes holding it.
+ * once), unloaded when nobody subscribes and nothing streams. Each is held with its link (`ThreadLinks`), which
+ * keeps it in step with the other servers holding it, if any.
  */
 export class ThreadRegistry {
   private readonly engines = new Map<string, ThreadEngine>();
@@ -17,7 +17,7 @@ export class ThreadRegistry {
   constructor(
     private readonly store: ConversationStore,
     private readonly dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle' | 'link'>,
-    private readonly cluster: ClusterCoordinator,
+    private readonly links: ThreadLinks,
   ) {}
 
   get size(): number {
@@ -72,20 +72,20 @@ export class ThreadRegistry {
   }
 
   private async load(threadId: string): Promise<ThreadEngine | undefined> {
-    const { replica, stored } = await this.cluster.open(threadId);
+    const { link, stored } = await this.links.open(threadId);
     if (!stored) return undefined;
     const { graph, ...record } = stored;
     const engine = new ThreadEngine(record, graph, {
       ...this.dependencies,
       store: this.store,
-      link: replica,
+      link,
       onIdle: (idle) => {
         if (this.engines.get(idle.threadId) !== idle) return;
         this.engines.delete(idle.threadId);
-        replica.close().catch((error: unknown) => this.dependencies.onBackgroundError(error, idle.threadId));
+        link.close().catch((error: unknown) => this.dependencies.onBackgroundError(error, idle.threadId));
       },
     });
-    replica.attach(engine);
+    link.attach(engine);
     this.engines.set(threadId, engine);
     return engine;
   }

@@ -1,4 +1,5 @@
 import type { ClientFrame } from '@promethea/cpp-protocol';
+import type { EngineObserver } from '../engine/engine-observer.js';
 import type {
   ErrorContext,
   GenerationObservation,
@@ -18,7 +19,7 @@ type Arguments<Method extends Notification> = Parameters<NonNullable<ServerObser
  * All of a server's observers as one. The engine, the sessions and the store call this at the few points that
  * matter; it passes each call on to every observer that implements it, and costs nothing without observers.
  */
-export class Observers {
+export class Observers implements EngineObserver {
   private readonly observers: readonly ServerObserver[];
 
   constructor(observers: readonly ServerObserver[] = []) {

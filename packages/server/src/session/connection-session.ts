@@ -17,6 +17,7 @@ import type { Identity } from '../engine/identity.js';
 import { SerialQueue } from '../engine/serial-queue.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
+import { isThreadFrame, threadOf } from '../engine/thread-frame.js';
 import type { Observers } from '../observability/observers.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
 import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from './backpressure.js';
@@ -135,10 +136,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       return this.answered(frame, Promise.resolve());
     }
     guard.requireIdentity();
+    if (isThreadFrame(frame)) return this.answered(frame, (await this.thread(threadOf(frame))).apply(frame, this.identity, this));
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
         access.checkSync(this.identity, this.id);
-        const engine = this.subscribe(await access.open(frame.payload.threadId, this.identity), frame.payload.patches);
+        const engine = await this.subscribe(() => access.open(frame.payload.threadId, this.identity), frame.payload.patches);
         return this.answered(frame, engine.sync(this));
       }
       case 'CPP_THREAD_CLOSE': {
@@ -158,40 +160,6 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       case 'CPP_SYNC_REQUEST':
         access.checkSync(this.identity, this.id);
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
-      case 'CPP_PROMPT': {
-        const { activeThreadId, ...request } = frame.payload;
-        const engine = await this.thread(activeThreadId);
-        access.checkPrompt(engine, request.userPrompt, request.newNodeId);
-        return this.answered(frame, engine.prompt(request, this));
-      }
-      case 'CPP_PIVOT_INIT': {
-        const { activeThreadId, receivedContentLength, ...request } = frame.payload;
-        const engine = await this.thread(activeThreadId);
-        access.checkPrompt(engine, request.userPrompt, request.newBranchNodeId);
-        return this.answered(frame, engine.pivot({ ...request, threadId: activeThreadId, receivedContentLength }, this.identity, this));
-      }
-      case 'CPP_STREAM_STOP': {
-        const { activeThreadId, ...request } = frame.payload;
-        return this.answered(frame, (await this.thread(activeThreadId)).stop(request));
-      }
-      case 'CPP_ANCHOR_HEAD':
-        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).anchor(frame.payload.targetNodeId, frame.payload.expectedVersion));
-      case 'CPP_REGENERATE': {
-        const { activeThreadId, ...request } = frame.payload;
-        const engine = await this.thread(activeThreadId);
-        access.checkRoom(engine, request.newNodeId, 1);
-        return this.answered(frame, engine.regenerate(request, this));
-      }
-      case 'CPP_CONTINUE': {
-        const { activeThreadId, ...request } = frame.payload;
-        const engine = await this.thread(activeThreadId);
-        access.checkContinue(engine, request.nodeId);
-        return this.answered(frame, engine.continue(request, this));
-      }
-      case 'CPP_BRANCH_DELETE':
-        return this.answered(frame, (await this.thread(frame.payload.activeThreadId)).deleteBranch(frame.payload.nodeId, frame.payload.expectedVersion));
-      case 'CPP_THREAD_RENAME':
-        return this.answered(frame, (await this.thread(frame.payload.threadId)).rename(frame.payload.title, frame.payload.expectedVersion, this));
       case 'CPP_THREAD_DELETE': {
         const engine = await access.existing(frame.payload.threadId, this.identity);
         return this.answered(frame, this.deleteThread(frame.payload.threadId, engine, frame.payload.expectedVersion));
@@ -252,15 +220,19 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
-  private async thread(threadId: string): Promise<ThreadEngine> {
-    return this.subscribe(await this.dependencies.access.thread(threadId, this.identity));
+  private thread(threadId: string): Promise<ThreadEngine> {
+    return this.subscribe(() => this.dependencies.access.thread(threadId, this.identity));
   }
 
-  private subscribe(engine: ThreadEngine, patches?: boolean): ThreadEngine {
-    if (this.closed) throw new Error('connection closed');
-    engine.subscribe(this, patches);
-    this.threads.add(engine);
-    return engine;
+  /** Looks a thread up and subscribes to it; again when its engine was unloaded between the two. */
+  private async subscribe(lookUp: () => Promise<ThreadEngine>, patches?: boolean): Promise<ThreadEngine> {
+    for (;;) {
+      const engine = await lookUp();
+      if (this.closed) throw new Error('connection closed');
+      if (!engine.subscribe(this, patches)) continue;
+      this.threads.add(engine);
+      return engine;
+    }
   }
 
   private fail(error: unknown, frame: ClientFrame): void {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonTextBytes } from '../../src/auth/limits/thread-size.js';
+import { jsonTextBytes, threadSize } from '../../src/auth/limits/thread-size.js';
 
 const asJson = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
@@ -10,5 +10,20 @@ describe('the text bytes the thread limit counts', () => {
       expect(jsonTextBytes(text), JSON.stringify(text)).toBe(asJson(text));
     }
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => jsonTextBytes(text) === asJson(text)));
+  });
+
+  it("count every node's reasoning beside its text: a sync carries both", () => {
+    const node = { parentId: null, childrenIds: [], createdAt: 1, status: 'completed' as const };
+    const graph = {
+      threadId: 'thread_t',
+      rootNodeId: 'msg_u',
+      activeHeadMessageId: 'msg_a',
+      version: 2,
+      nodes: {
+        msg_u: { ...node, id: 'msg_u', role: 'user' as const, content: 'Hi', childrenIds: ['msg_a'] },
+        msg_a: { ...node, id: 'msg_a', parentId: 'msg_u', role: 'assistant' as const, content: 'Hello', reasoning: 'A "greeting".' },
+      },
+    };
+    expect(threadSize(graph)).toEqual({ nodes: 2, bytes: 2 + 5 + asJson('A "greeting".') });
   });
 });

@@ -128,6 +128,54 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it('continue on another node an answer stopped on the first, its reasoning and text reaching the clients of both', async () => {
+    // The first answer reasons, then stops after two chunks of text; the second call, on the other node, continues it.
+    let calls = 0;
+    const [generating, other] = await nodes.start(2, () =>
+      calls++ === 0 ? { chunks: [{ reasoning: 'Plan. ' }, 'Clojure ', 'is ', 'never sent'] } : { chunks: [{ reasoning: 'Go on.' }, 'a Lisp.'], gated: false },
+    );
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await generating!.model.call(0)).release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 2);
+    expect(streamedText(client, exchange.assistantNodeId, 'reasoning')).toBe('Plan. ');
+    writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+    await nextUpdate(client, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+
+    client.send('CPP_CONTINUE', { activeThreadId: threadId, nodeId: exchange.assistantNodeId, expectedVersion: 2 });
+    await completion(writer, threadId, exchange.assistantNodeId);
+    await completion(client, threadId, exchange.assistantNodeId);
+
+    const call = await other!.model.call(0);
+    expect(call.continues).toBe(true);
+    expect(call.messages.at(-1)).toEqual({ role: 'assistant', content: 'Clojure is ' });
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'completed', content: 'Clojure is a Lisp.', reasoning: 'Plan. Go on.' });
+    expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it('forward a continue to the node whose generation runs, which refuses it while another answer streams', async () => {
+    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const first = await prompt(writer, threadId, 'What is Clojure?');
+    (await generating!.model.call(0)).release(1);
+    writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: first.assistantNodeId });
+    await nextUpdate(writer, threadId, (update) => update.nodes[first.assistantNodeId]?.status === 'interrupted');
+    await prompt(writer, threadId, 'And Scheme?', { parentNodeId: first.userNodeId });
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+
+    client.send('CPP_CONTINUE', { activeThreadId: threadId, nodeId: first.assistantNodeId }, { id: 'continue-elsewhere' });
+    await expectError(client, ErrorCode.THREAD_BUSY, { refId: 'continue-elsewhere' });
+    expect(other!.model.calls).toEqual([]);
+    expect(generating!.model.calls).toHaveLength(2);
+  });
+
   it('resume a stream on another node with nothing missing or doubled', async () => {
     const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
     const first = await generating!.connect();

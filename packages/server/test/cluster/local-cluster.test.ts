@@ -1,7 +1,7 @@
 import type { TreeChange } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import type { ClusterTransport } from '../../src/cluster/cluster-transport.js';
-import { LocalCluster, LocalClusterTransport } from '../../src/cluster/local-cluster.js';
+import { LocalCluster } from '../../src/cluster/local-cluster.js';
 import { ThreadReplica } from '../../src/cluster/thread-replica.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
@@ -40,9 +40,5 @@ describe("a thread's link to the other nodes", () => {
       'publish patch frame',
       'end msg_b',
     ]);
-  });
-
-  it('tells a solitary server (no cluster) nothing, and keeps no copy of streamed text', async () => {
-    expect(await toldOthers(new LocalClusterTransport())).toEqual([]);
   });
 });

@@ -14,9 +14,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function cli(databasePath: string): Promise<CliServer> {
+async function cli(databasePath: string, demoDelayMs = 50): Promise<CliServer> {
   // The demo model at 50 ms a word takes about 6 s for an answer: ample time to crash the server in the middle.
-  const server = await startCliServer(['--db', databasePath, '--demo-delay-ms', '50']);
+  const server = await startCliServer(['--db', databasePath, '--demo-delay-ms', String(demoDelayMs)]);
   cleanups.push(() => server.kill('SIGKILL'));
   return server;
 }
@@ -70,6 +70,32 @@ describe('cpp-server killed with SIGKILL mid-stream', () => {
     expect(recovered.activeHeadMessageId).toBe(second.assistantNodeId);
     expect(findInvariantViolations(graphFromSync(recovered))).toEqual([]);
 
+    expect(await restarted.kill('SIGTERM')).toBe(0);
+  });
+
+  it('recovers an answer killed while the model reasoned with the reasoning last persisted and no answer', { timeout: 60_000 }, async () => {
+    const database = temporaryDatabase();
+    cleanups.push(database.remove);
+    // 40 words of reasoning at 200 ms a word: 8 s to crash the server while the model still reasons.
+    const crashing = await cli(database.path, 200);
+    const client = await connect(crashing.url);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'Think first', { model: 'demo-reasoning' });
+    await chunksReceived(client, assistantNodeId, 3, 'reasoning');
+
+    const reader = SqliteStore.open(database.path);
+    cleanups.push(() => reader.close());
+    const persisted = await eventually(async () => (await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]?.reasoning, 'a batch of the reasoning persisted');
+    expect(await crashing.kill('SIGKILL')).toBe('SIGKILL');
+    await client.closed;
+    const sent = streamedText(client, assistantNodeId, 'reasoning');
+    expect(streamedText(client, assistantNodeId)).toBe('');
+
+    const restarted = await cli(database.path);
+    const node = (await openThread(await connect(restarted.url), { threadId })).nodes[assistantNodeId]!;
+    expect(node).toMatchObject({ status: 'interrupted', content: '', model: 'demo-reasoning' });
+    expect(sent.startsWith(node.reasoning!)).toBe(true);
+    expect(node.reasoning!.startsWith(persisted)).toBe(true);
     expect(await restarted.kill('SIGTERM')).toBe(0);
   });
 });

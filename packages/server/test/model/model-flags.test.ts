@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { addModelFlags, modelConfigOf, type ModelFlags } from '../../src/cli/model-flags.js';
+import { addModelFlags, configuredModels, modelConfigOf, type ModelFlags } from '../../src/cli/model-flags.js';
 
 function parse(argv: string[], env: Record<string, string> = {}): ModelFlags {
   const saved = { ...process.env };
@@ -34,6 +34,19 @@ describe('the model flags', () => {
     expect(config).toMatchObject({ provider: 'demo' });
     expect(config.stallTimeoutMs).toBeUndefined();
     expect(config.maxRetries).toBeUndefined();
+  });
+
+  it("switch Anthropic's extended thinking on from the flag or the environment", () => {
+    expect(modelConfigOf(parse(['--model', 'anthropic', '--thinking-budget-tokens', '2048']))).toMatchObject({ thinkingBudgetTokens: 2048 });
+    expect(modelConfigOf(parse([], { CPP_MODEL: 'anthropic', CPP_THINKING_BUDGET_TOKENS: '4096' }))).toMatchObject({ thinkingBudgetTokens: 4096 });
+  });
+
+  it('offer the demo model and its reasoning mode when no model is configured', async () => {
+    const { models } = await configuredModels(parse(['--demo-delay-ms', '0']));
+    expect(models.map((entry) => [entry.provider.model, entry.provider.reasoning])).toEqual([
+      ['cpp-demo', false],
+      ['demo-reasoning', true],
+    ]);
   });
 
   it('refuse a value that is not a whole number', () => {

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import type { ConnectionEvent, OperationEvent, PivotContext } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
 import { completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
@@ -8,14 +8,9 @@ import { startStreamingThread, type StreamingThread } from '../support/streaming
 
 const fixture = useServer();
 
-function sendPivot(setup: StreamingThread, newBranchNodeId: string, fields: Record<string, unknown> = {}): void {
-  setup.client.send('CPP_PIVOT_INIT', {
-    interruptedNodeId: setup.assistantNodeId,
-    activeThreadId: setup.threadId,
-    userPrompt: 'Rust instead',
-    newBranchNodeId,
-    ...fields,
-  });
+function sendPivot(setup: StreamingThread, newBranchNodeId: string, fields: Record<string, unknown> = {}, id?: string): void {
+  const payload = { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId, ...fields };
+  setup.client.send('CPP_PIVOT_INIT', payload, id === undefined ? {} : { id });
 }
 
 describe("server.on('pivot')", () => {
@@ -48,36 +43,59 @@ describe("server.on('pivot')", () => {
     expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello wo' });
   });
 
-  it('does nothing that a listener leaves out: one that neither aborts nor spawns leaves the stream running', async () => {
+  it('completes the pivot a listener leaves undone: one that neither aborts nor spawns gets the default pivot, after it settles', async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
-    let asked = 0;
+    const aborted: boolean[] = [];
     fixture.server.on('pivot', async () => {
-      asked += 1;
+      await Promise.resolve();
+      aborted.push(setup.call.signal.aborted);
+    });
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead');
+    expect(aborted).toEqual([false]);
+    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([{ interruptedNodeId: setup.assistantNodeId, finalContentLength: 5, reason: 'pivot' }]);
+    expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello' });
+    await completion(setup.client, setup.threadId, branch.assistantNodeId);
+  });
+
+  it('spawns the branch of a listener that only aborts, once it settles', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    fixture.server.on('pivot', async (context) => {
+      await context.abortActiveStream();
+    });
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead');
+    expect(setup.client.all('CPP_STREAM_HALTED')).toHaveLength(1);
+    expect(branch.update.nodes[branch.userNodeId]).toMatchObject({ role: 'user', content: 'Rust instead' });
+    expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello' });
+    await completion(setup.client, setup.threadId, branch.assistantNodeId);
+  });
+
+  it('refuses the pivot with INTERNAL, the thread unchanged, when the listener throws before either step', async () => {
+    const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
+    const errors: unknown[] = [];
+    fixture.server.on('error', (error) => errors.push(error));
+    fixture.server.on('pivot', async () => {
+      throw new Error('listener bug');
     });
     const before = await requestSync(setup.client, setup.threadId);
-    sendPivot(setup, newMessageId());
+    sendPivot(setup, newMessageId(), {}, 'pivot-frame');
+    await expectError(setup.client, ErrorCode.INTERNAL, { refId: 'pivot-frame', refType: 'CPP_PIVOT_INIT' });
+    expect(errors).toEqual([new Error('listener bug')]);
     expect(await requestSync(setup.client, setup.threadId)).toEqual(before);
-    expect(asked).toBe(1);
+    expect(setup.call.signal.aborted).toBe(false);
     setup.call.releaseAll();
     await completion(setup.client, setup.threadId, setup.assistantNodeId);
     expect(setup.client.all('CPP_STREAM_HALTED')).toEqual([]);
   });
 
-  it('commits an aborted stream as interrupted, with no branch, when the listener only aborts', async () => {
+  it("refuses the pivot with the code of a listener's CPPError, the thread unchanged", async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
-    fixture.server.on('pivot', async (context) => {
-      await context.abortActiveStream();
+    fixture.server.on('pivot', async () => {
+      throw new CPPError(ErrorCode.FORBIDDEN, 'no pivots in this thread');
     });
-    const newBranchNodeId = newMessageId();
-    sendPivot(setup, newBranchNodeId);
-    const halted = await setup.client.next('CPP_STREAM_HALTED');
-    expect(halted.payload).toMatchObject({ interruptedNodeId: setup.assistantNodeId, finalContentLength: 5, lastChunkReceived: 'Hello', reason: 'pivot' });
-    const update = await nextUpdate(setup.client, setup.threadId);
-    expect(update).toMatchObject({ version: 2, activeHeadMessageId: setup.assistantNodeId });
-    expect(Object.keys(update.nodes)).toEqual([setup.assistantNodeId]);
-    expect(update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello', childrenIds: [] });
-    expect((await requestSync(setup.client, setup.threadId)).nodes[newBranchNodeId]).toBeUndefined();
-    expect(setup.call.signal.aborted).toBe(true);
+    const before = await requestSync(setup.client, setup.threadId);
+    sendPivot(setup, newMessageId(), {}, 'pivot-frame');
+    await expectError(setup.client, ErrorCode.FORBIDDEN, { message: 'no pivots in this thread', refId: 'pivot-frame' });
+    expect(await requestSync(setup.client, setup.threadId)).toEqual(before);
   });
 
   it('answers INTERNAL when the listener throws, still committing the stream it aborted', async () => {

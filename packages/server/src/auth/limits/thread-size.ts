@@ -3,14 +3,14 @@ import type { ThreadGraph } from '@promethea/cpp-protocol';
 /** What a thread holds, as the thread limits count it. */
 export interface ThreadSize {
   nodes: number;
-  /** Bytes of the nodes' text as a sync carries it: JSON-escaped, in UTF-8 (see `jsonTextBytes`). */
+  /** Bytes of the nodes' text and reasoning as a sync carries them: JSON-escaped, in UTF-8 (see `jsonTextBytes`). */
   bytes: number;
 }
 
 export function threadSize(graph: ThreadGraph): ThreadSize {
   let bytes = 0;
   const nodes = Object.values(graph.nodes);
-  for (const node of nodes) bytes += jsonTextBytes(node.content);
+  for (const node of nodes) bytes += jsonTextBytes(node.content) + jsonTextBytes(node.reasoning ?? '');
   return { nodes: nodes.length, bytes };
 }
 

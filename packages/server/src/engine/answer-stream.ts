@@ -1,18 +1,14 @@
 import type { FinishReason, TextPart, TokenUsage } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
-import type { GenerationObservation, GenerationResult } from '../observability/server-observer.js';
+import type { AnswerOutcome, GenerationObservation, GenerationResult } from './engine-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
 import { ModelText } from './model-text.js';
 
-export type GenerationOutcome =
-  | { kind: 'completed'; finishReason: FinishReason; usage?: TokenUsage }
-  | { kind: 'failed'; error: unknown };
-
-export interface GenerationHooks {
+export interface AnswerHooks {
   /** A chunk of one part is about to reach clients; `offset` is that part's length before it. */
   onChunk(part: TextPart, offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
-  onEnd(outcome: GenerationOutcome): void;
+  onEnd(outcome: AnswerOutcome): void;
   /** The model call is over or abandoned, by its end or a halt: called once. */
   onStopped(): void;
 }
@@ -35,27 +31,28 @@ export interface NodeText {
 }
 
 /**
- * One model call writing one assistant node. Owns the AbortController of that call. The model's deltas reach
+ * One model call writing one assistant node (the thread's generation, while it streams). Owns the AbortController of that call. The model's deltas reach
  * clients as paced chunks (see `ChunkPacer`), each of one part: the answer's text, or the model's reasoning; text
- * waiting in one part goes out before the other part's first. Once `halt` returns, no further chunk is sent: the text sent so far
- * is frozen, whatever the provider still does on its way out, and text still waiting for its chunk is dropped.
+ * waiting in one part goes out before the other part's first. Once `halt` returns, no further chunk is sent: the
+ * text sent so far is frozen, whatever the provider still does on its way out, and text still waiting for its chunk
+ * is dropped.
  *
- * A generation starts held: the call is made at once, but its text and its end wait for `release`, so that the
- * call can be on its way while the node it writes is committed.
+ * A stream starts paused: the call is made at once, but its text and its end wait for `flow`, so that the call can
+ * be on its way while the node it writes is committed.
  */
-export class Generation {
+export class AnswerStream {
   private readonly controller = new AbortController();
   private readonly parts: Record<TextPart, { text: string; chunkStarts: number[] }>;
   private halted = false;
   /** Set when the stream ended by itself; the engine may not have committed it yet. */
-  outcome: GenerationOutcome | undefined;
+  outcome: AnswerOutcome | undefined;
   private readonly pacer: ChunkPacer;
   /** The part of the text waiting in the pacer. */
   private pacedPart: TextPart = 'content';
   private readonly modelText: Record<TextPart, ModelText> = { content: new ModelText(), reasoning: new ModelText() };
-  private held = true;
-  private readonly heldText: Array<[TextPart, string]> = [];
-  private heldOutcome: GenerationOutcome | undefined;
+  private paused = true;
+  private readonly pausedText: Array<[TextPart, string]> = [];
+  private pausedOutcome: AnswerOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
 
@@ -63,7 +60,7 @@ export class Generation {
     readonly nodeId: string,
     provider: ModelProvider,
     messages: ModelMessage[],
-    private readonly hooks: GenerationHooks,
+    private readonly hooks: AnswerHooks,
     chunkIntervalMs: number,
     private readonly observation: GenerationObservation,
     initial: NodeText = { content: '', reasoning: '' },
@@ -85,13 +82,13 @@ export class Generation {
     return this.parts.reasoning.text;
   }
 
-  /** A held generation's text (and its end, if it came) goes out from now on. */
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
+  /** The text (and the end, if it came) goes out from now on. */
+  flow(): void {
+    if (!this.paused) return;
+    this.paused = false;
     if (this.halted) return;
-    for (const [part, text] of this.heldText.splice(0)) this.deliver(part, text);
-    if (this.heldOutcome) this.end(this.heldOutcome);
+    for (const [part, text] of this.pausedText.splice(0)) this.deliver(part, text);
+    if (this.pausedOutcome) this.end(this.pausedOutcome);
   }
 
   /**
@@ -133,11 +130,11 @@ export class Generation {
 
   private deliver(part: TextPart, text: string): void {
     if (text.length === 0) return;
-    if (this.held) {
-      // Held text goes out as one chunk per part on release, as it would have, merged, had the interval been long.
-      const last = this.heldText.at(-1);
+    if (this.paused) {
+      // Paused text goes out as one chunk per part on `flow`, as it would have, merged, had the interval been long.
+      const last = this.pausedText.at(-1);
       if (last?.[0] === part) last[1] += text;
-      else this.heldText.push([part, text]);
+      else this.pausedText.push([part, text]);
       return;
     }
     if (part !== this.pacedPart) {
@@ -147,9 +144,9 @@ export class Generation {
     this.pacer.push(text);
   }
 
-  private settle(outcome: GenerationOutcome): void {
+  private settle(outcome: AnswerOutcome): void {
     if (this.halted) return;
-    if (this.held) this.heldOutcome = outcome;
+    if (this.paused) this.pausedOutcome = outcome;
     else this.end(outcome);
   }
 
@@ -163,7 +160,7 @@ export class Generation {
     if (first) this.observation.firstChunk();
   }
 
-  private end(outcome: GenerationOutcome): void {
+  private end(outcome: AnswerOutcome): void {
     this.pacer.flush();
     this.halted = true;
     this.outcome = outcome;

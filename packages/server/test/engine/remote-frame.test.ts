@@ -1,6 +1,6 @@
 import { emptyGraph, encodeServerFrame, planFinish, planPrompt, type ServerFrame, type ThreadGraph, applyChange } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { applyRemoteFrame } from '../../src/cluster/remote-frame.js';
+import { applyRemoteFrame } from '../../src/engine/remote-frame.js';
 
 function streamingGraph(content: string): ThreadGraph {
   const graph = emptyGraph('thread_remote');

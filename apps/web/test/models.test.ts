@@ -1,0 +1,59 @@
+import { DemoProvider } from '@promethea/cpp-server';
+import { describe, expect, it } from 'vitest';
+import { screenshot, WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 60_000;
+
+describe('models in the browser', () => {
+  it('offers a model picker when the server has several, sends the one picked, and names the model on each answer', async () => {
+    // What a server without a configured model offers (the CLI's demo): the demo model and its reasoning mode.
+    const models = [
+      { provider: new DemoProvider({ delayMs: 2 }), label: 'Demo' },
+      // Slow enough to watch it think.
+      { provider: new DemoProvider({ delayMs: 20, reasoningWords: 40 }), label: 'Demo (reasoning)' },
+    ];
+    const harness = await WebHarness.start({ models });
+    const chat = await harness.openChat();
+    const picker = chat.page.getByRole('combobox', { name: 'Model' });
+    await picker.waitFor();
+    expect(await picker.locator('option').allTextContents()).toEqual(['Demo', 'Demo (reasoning)']);
+    expect(await picker.inputValue()).toBe('cpp-demo');
+
+    await chat.send('one');
+    const first = await chat.waitForAnswer('completed');
+    expect(chat.frames.lastSent('CPP_PROMPT')!.payload.model).toBe('cpp-demo');
+    expect(await chat.message(first.id).locator('.message-model').textContent()).toBe(' · cpp-demo');
+
+    await picker.selectOption({ label: 'Demo (reasoning)' });
+    await chat.send('two');
+    // While the model reasons, its reasoning shows open under "Thinking…"; once the answer starts it folds away.
+    const thinking = chat.page.locator('details.reasoning[open]', { hasText: 'Thinking…' });
+    await thinking.waitFor();
+    await thinking.locator('.reasoning-text', { hasText: /^The question is about "two"\./ }).waitFor();
+    await screenshot(chat.page, 'models-thinking');
+    const second = await chat.waitForAnswer('completed', { otherThan: first.id });
+    const reasoning = chat.message(second.id).locator('details.reasoning');
+    expect(await reasoning.getAttribute('open')).toBeNull();
+    expect(await reasoning.locator('summary').textContent()).toBe('Thought it through (40 words)');
+    await reasoning.locator('summary').click();
+    expect(await reasoning.getAttribute('open')).toBe('');
+    // The reasoning is not part of the answer.
+    expect(await chat.message(second.id).locator('.message-body').textContent()).not.toContain('The question is about');
+    expect(chat.frames.lastSent('CPP_PROMPT')!.payload.model).toBe('demo-reasoning');
+    expect(await chat.message(second.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
+    await screenshot(chat.page, 'models-picked');
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('shows no picker when the server offers one model', async () => {
+    const harness = await WebHarness.start();
+    const chat = await harness.openChat();
+    // Once the server has said which models it has, there is still no picker.
+    await chat.page.waitForFunction(() => document.readyState === 'complete');
+    await chat.send('one');
+    await chat.waitForAnswer('completed');
+    expect(chat.frames.received.some((frame) => frame.type === 'CPP_MODELS')).toBe(true);
+    expect(await chat.page.getByRole('combobox', { name: 'Model' }).count()).toBe(0);
+    expect(chat.frames.lastSent('CPP_PROMPT')!.payload.model).toBe('cpp-demo');
+  }, BROWSER_TEST_MS);
+});

@@ -1,0 +1,114 @@
+import { CPPError, ErrorCode, newMessageId, planPivotSplice, type ClientFrame, type TreeChange } from '@promethea/cpp-protocol';
+import type { AnswerStream } from './answer-stream.js';
+import type { Cut } from './cut.js';
+import type { PivotObservation } from './engine-observer.js';
+import type { Identity } from './identity.js';
+import { PivotContext, type PivotRequest } from './pivot-context.js';
+import type { Subscriber } from './subscriber.js';
+import type { ThreadContext } from './thread-context.js';
+import { checkNothingStreams, checkVersion, isRetry, requireNode } from './thread-guards.js';
+
+/** The steps of a pivot after its checks, in order; each runs once. */
+interface PivotSteps {
+  abort(): Promise<Cut | undefined>;
+  spawn(planned: TreeChange): AnswerStream;
+  commit(planned: TreeChange, stream: AnswerStream): Promise<{ change: TreeChange; stream: AnswerStream }>;
+  insert(change: TreeChange, stream: AnswerStream): void;
+}
+
+/**
+ * CPP_PIVOT_INIT (seed spec §4, docs/PROTOCOL.md §11), in the thread's turn: checks → abort and cut → commit (the
+ * cut, the user node, the assistant node, one transaction) → publish → spawn.
+ *
+ * The server's 'pivot' listeners run between the checks and the steps: through their `PivotContext` they may run
+ * the two steps themselves and work around them. What they leave undone is done once they settle, so every pivot
+ * they let through ends with its new branch streaming. A listener that throws refuses the pivot: the client gets the
+ * code of its CPPError (INTERNAL for any other error), and the thread stays as the listener left it — unchanged, or,
+ * when it had aborted the stream, with that stream kept, cut, as `interrupted`.
+ */
+export async function pivot(
+  thread: ThreadContext,
+  frame: Extract<ClientFrame, { type: 'CPP_PIVOT_INIT' }>,
+  identity: Identity,
+  requester: Subscriber,
+  observation: PivotObservation,
+): Promise<void> {
+  const { activeThreadId, receivedContentLength, receivedReasoningLength, expectedVersion, ...fields } = frame.payload;
+  const request: PivotRequest = { ...fields, threadId: activeThreadId, receivedContentLength, receivedReasoningLength };
+  const { interruptedNodeId, newBranchNodeId, userPrompt } = request;
+
+  // Checks, in §11.1's order: nothing is halted, called or committed before all of them pass.
+  thread.limits.checkPrompt(thread.graph, userPrompt, newBranchNodeId);
+  if (await isRetry(thread.graph, thread.store, newBranchNodeId, userPrompt, interruptedNodeId)) return thread.sendSync(requester);
+  checkVersion(thread.graph, expectedVersion);
+  requireNode(thread.graph, interruptedNodeId);
+  await thread.commitEnded();
+  if (await thread.ranElsewhere(frame, identity, requester)) return;
+  const streaming = thread.generation.stream;
+  if (streaming && streaming.nodeId !== interruptedNodeId) {
+    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot that node`);
+  }
+  const model = thread.models.resolve(request.model);
+  const assistantNodeId = newMessageId();
+
+  let cut: Cut | undefined;
+  /** The cut, the user's new prompt under the cut node, and the new answer under it: one change. */
+  const plan = () => {
+    checkNothingStreams(thread.graph, cut ? interruptedNodeId : undefined);
+    const cutContent = cut ? { cutContent: cut.content, cutReasoning: cut.reasoning } : {};
+    return planPivotSplice(thread.graph, { interruptedNodeId, userNodeId: newBranchNodeId, userPrompt, assistantNodeId, model, createdAt: Date.now(), ...cutContent });
+  };
+  const steps = observed(
+    {
+      // Abort and cut: the model call stops, its text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
+      abort: () => thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'pivot'),
+      // The new answer's model call leaves now, its text held, so that the model works while the change commits.
+      spawn: (planned) => thread.spawn(planned, assistantNodeId, requester),
+      // Commit: the cut, the user node and the assistant node, in one transaction.
+      commit: (planned, stream) => thread.commitAnswer(plan, planned, stream, requester, { prompt: userPrompt }),
+      // Publish, then the new answer's text flows: clients get the branch before its first chunk.
+      insert: (change, stream) => thread.insert(change, stream),
+    },
+    observation,
+  );
+
+  let aborting: Promise<void> | undefined;
+  let spawning: Promise<{ assistantNodeId: string }> | undefined;
+  // Nothing to abort when the named node does not stream here (case B: the branch grows under a finished answer).
+  const abortActiveStream = () =>
+    (aborting ??= (async () => {
+      if (thread.generation.stream?.nodeId === interruptedNodeId) cut = await steps.abort();
+    })());
+  const spawnSiblingStream = () =>
+    (spawning ??= (async () => {
+      await abortActiveStream();
+      await thread.generation.claim();
+      const planned = await thread.plan(plan);
+      const { change, stream } = await steps.commit(planned, steps.spawn(planned));
+      steps.insert(change, stream);
+      return { assistantNodeId };
+    })());
+
+  try {
+    await thread.pivotListeners(new PivotContext(request, identity, { abortActiveStream, spawnSiblingStream }));
+    await spawnSiblingStream();
+  } catch (error) {
+    // No branch was committed: a stream the pivot halted is kept as it was cut.
+    if (cut && thread.generation.state.name === 'halting') await thread.commitHalt(interruptedNodeId, cut);
+    throw error;
+  }
+}
+
+/** The steps as the pivot's observation sees them: each timed and traced from the outside. */
+function observed(steps: PivotSteps, observation: PivotObservation): PivotSteps {
+  return {
+    abort: async () => {
+      const cut = await observation.step('abort', () => steps.abort());
+      if (cut) observation.halted();
+      return cut;
+    },
+    spawn: (planned) => observation.step('spawn', () => steps.spawn(planned)),
+    commit: (planned, stream) => observation.step('commit', () => steps.commit(planned, stream)),
+    insert: (change, stream) => observation.step('insert', () => steps.insert(change, stream)),
+  };
+}

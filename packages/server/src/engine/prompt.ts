@@ -1,0 +1,109 @@
+import {
+  CPPError,
+  ErrorCode,
+  continuedAnswer,
+  getNode,
+  newMessageId,
+  planContinue,
+  planPrompt,
+  planRegenerate,
+  regeneratedPrompt,
+  type ClientFrame,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
+import type { Cut } from './cut.js';
+import type { Identity } from './identity.js';
+import type { Subscriber } from './subscriber.js';
+import type { ThreadContext } from './thread-context.js';
+import type { Titling } from './thread-committer.js';
+import { checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
+
+type Frame<Type extends ClientFrame['type']> = Extract<ClientFrame, { type: Type }>;
+
+/** CPP_PROMPT, in the thread's turn: checks → commit (the user node and its answer, one transaction) → publish → spawn. */
+export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, identity: Identity, requester: Subscriber): Promise<void> {
+  const { activeThreadId: _threadId, userPrompt, newNodeId, parentNodeId, expectedVersion } = frame.payload;
+  thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId);
+  if (await isRetry(thread.graph, thread.store, newNodeId, userPrompt, parentNodeId)) return thread.sendSync(requester);
+  checkVersion(thread.graph, expectedVersion);
+  await thread.commitEnded();
+  if (await thread.ranElsewhere(frame, identity, requester)) return;
+  const streaming = thread.generation.stream;
+  if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
+  const model = thread.models.resolve(frame.payload.model);
+  const assistantNodeId = newMessageId();
+  await thread.generation.claim();
+  const plan = () => {
+    checkVersion(thread.graph, expectedVersion);
+    checkNothingStreams(thread.graph, undefined);
+    const parent = parentNodeId === undefined ? {} : { parentNodeId };
+    return planPrompt(thread.graph, { userNodeId: newNodeId, userPrompt, assistantNodeId, model, createdAt: Date.now(), ...parent });
+  };
+  await answer(thread, plan, assistantNodeId, requester, { prompt: userPrompt });
+}
+
+/**
+ * CPP_REGENERATE (PROTOCOL.md §24.1), in the thread's turn: checks → halt the user node's streaming answer, if any →
+ * commit (the cut and the new answer beside it) → publish → spawn.
+ */
+export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENERATE'>, identity: Identity, requester: Subscriber): Promise<void> {
+  const { activeThreadId: _threadId, userNodeId, newNodeId, receivedContentLength, receivedReasoningLength, expectedVersion } = frame.payload;
+  thread.limits.checkRoom(thread.graph, newNodeId, 1);
+  if (await isAnswerRetry(thread.graph, thread.store, newNodeId, userNodeId)) return thread.sendSync(requester);
+  checkVersion(thread.graph, expectedVersion);
+  const userNode = regeneratedPrompt(thread.graph, userNodeId);
+  const model = thread.models.resolve(frame.payload.model);
+  await thread.commitEnded();
+  if (await thread.ranElsewhere(frame, identity, requester)) return;
+  const halting = thread.generation.stream;
+  if (halting && getNode(thread.graph, halting.nodeId)?.parentId !== userNode.id) {
+    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`);
+  }
+  const cut: Cut | undefined = halting && (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
+  try {
+    await thread.generation.claim();
+    const plan = () => {
+      checkNothingStreams(thread.graph, cut ? halting?.nodeId : undefined);
+      const halted = halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {};
+      return planRegenerate(thread.graph, { userNodeId: userNode.id, assistantNodeId: newNodeId, model, createdAt: Date.now(), ...halted });
+    };
+    await answer(thread, plan, newNodeId, requester, { prompt: userNode.content });
+  } catch (error) {
+    // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
+    if (halting && cut && thread.generation.state.name === 'halting') await thread.commitHalt(halting.nodeId, cut);
+    throw error;
+  }
+}
+
+/**
+ * CPP_CONTINUE (PROTOCOL.md §24.4), in the thread's turn: checks → commit (the same node streaming again) → publish →
+ * spawn, its text going on from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
+ */
+export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CONTINUE'>, identity: Identity, requester: Subscriber): Promise<void> {
+  const { nodeId, expectedVersion } = frame.payload;
+  thread.limits.checkContinue(thread.graph, nodeId);
+  const node = requireNode(thread.graph, nodeId);
+  if (node.status === 'streaming') return thread.sendSync(requester);
+  checkVersion(thread.graph, expectedVersion);
+  continuedAnswer(thread.graph, node.id);
+  const { models } = thread;
+  const model = models.resolve(frame.payload.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined));
+  await thread.commitEnded();
+  if (await thread.ranElsewhere(frame, identity, requester)) return;
+  const streaming = thread.generation.stream;
+  if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
+  await thread.generation.claim();
+  const plan = () => {
+    checkVersion(thread.graph, expectedVersion);
+    checkNothingStreams(thread.graph, undefined);
+    return planContinue(thread.graph, { nodeId: node.id, model });
+  };
+  await answer(thread, plan, node.id, requester, { prompt: getNode(thread.graph, node.parentId ?? '')?.content ?? '' });
+}
+
+/** Commits the change that starts the answer `assistantNodeId`, its model call already on its way, then lets it stream. */
+async function answer(thread: ThreadContext, plan: () => TreeChange, assistantNodeId: string, requester: Subscriber, titling: Titling): Promise<void> {
+  const planned = await thread.plan(plan);
+  const { change, stream } = await thread.commitAnswer(plan, planned, thread.spawn(planned, assistantNodeId, requester), requester, titling);
+  thread.insert(change, stream);
+}
