@@ -47,7 +47,7 @@ describe('the links of a server alone', () => {
         chunkIntervalMs: 0,
         persister,
         observer: new Observers(),
-        limits: { checkPrompt: () => undefined, checkRoom: () => undefined },
+        limits: { checkPrompt: () => undefined, checkRoom: () => undefined, checkContinue: () => undefined },
         admitGeneration: () => () => undefined,
         pivotListeners: async () => undefined,
         onIdle: () => undefined,
