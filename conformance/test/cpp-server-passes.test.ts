@@ -24,6 +24,7 @@ describe('cpp-server against the conformance kit', () => {
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, origin, '--only', 'handshake', '--only', 'frames-not-json']);
     expect(stdout).toMatch(/^ {2}pass {4}handshake-selects-the-subprotocol /m);
     expect(stdout).toMatch(/^ {2}pass {4}frames-not-json-objects /m);
-    expect(stdout.trim().split('\n').at(-1)).toBe('5 passed, 0 failed');
+    const selected = loadScenarios().filter((scenario) => ['handshake', 'frames-not-json'].some((text) => scenario.name.includes(text))).length;
+    expect(stdout.trim().split('\n').at(-1)).toBe(`${selected} passed, 0 failed`);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { seriousViolations } from './support/accessibility.js';
 import { deltas, openAiReplay } from './support/openai-replay.js';
-import { PHONE, WebHarness } from './support/web-harness.js';
+import { PHONE, screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
 
@@ -55,6 +55,20 @@ describe('accessibility (axe-core) in the browser', () => {
     await chat.page.keyboard.press('Escape');
     await chat.page.getByRole('button', { name: 'Tree' }).click();
     await chat.page.getByRole('navigation', { name: 'Conversation tree' }).waitFor();
+    expect(await seriousViolations(chat.page)).toEqual([]);
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('has no serious or critical violations in dark mode, with code, a table and an error', async () => {
+    const { model } = await openAiReplay(deltas(ANSWER));
+    const harness = await WebHarness.start({ model, limits: { maxPromptLength: 20 } });
+    const chat = await harness.openChat(await harness.newContext(undefined, { colorScheme: 'dark' }));
+    await chat.send('Show me everything');
+    const answer = await chat.waitForAnswer('completed');
+    await chat.message(answer.id).locator('.hljs-keyword').first().waitFor();
+    await chat.send('and again, differently');
+    await chat.page.getByRole('alert').locator('.error').waitFor();
+    await screenshot(chat.page, 'dark-mode');
     expect(await seriousViolations(chat.page)).toEqual([]);
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);

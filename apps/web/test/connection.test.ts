@@ -48,8 +48,9 @@ describe('connection and errors in the browser', () => {
     expect(failed.text).toBe('The first words');
 
     const alert = chat.page.getByRole('alert');
-    await alert.getByText('the model service is overloaded').waitFor();
-    expect(await alert.textContent()).toContain('PROVIDER_ERROR');
+    // In words, as a sentence; the protocol's code is on hover.
+    await alert.getByText('The model service is overloaded.').waitFor();
+    expect(await alert.locator('.error').getAttribute('title')).toBe('Error code PROVIDER_ERROR');
     await screenshot(chat.page, 'connection-provider-error');
     await alert.getByRole('button', { name: 'Dismiss this error' }).click();
     expect(await alert.getByText('the model service is overloaded').count()).toBe(0);

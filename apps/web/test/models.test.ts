@@ -42,6 +42,12 @@ describe('models in the browser', () => {
     expect(chat.frames.lastSent('CPP_PROMPT')!.payload.model).toBe('demo-reasoning');
     expect(await chat.message(second.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
     await screenshot(chat.page, 'models-picked');
+
+    // Regenerate asks the model picked now: the last answer again, by the reasoning model.
+    await chat.action(second.id, 'Regenerate').click();
+    const again = await chat.waitForAnswer('completed', { otherThan: second.id });
+    expect(chat.frames.lastSent('CPP_REGENERATE')!.payload.model).toBe('demo-reasoning');
+    expect(await chat.message(again.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

@@ -38,6 +38,8 @@ describe('thread operations in the browser', () => {
     // A message hit opens its thread.
     await results.getByRole('button').filter({ hasText: 'Tell me about the Danube' }).first().click();
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, first);
+    // …and brings the message it found into view, with the focus on it.
+    await chat.page.waitForFunction(() => document.activeElement?.closest('article')?.textContent?.includes('Tell me about the Danube') ?? false);
 
     await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
     // Deleting asks first, in place; Cancel keeps the thread.

@@ -62,9 +62,15 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf, regenerate, continueAnswer, edit, deleteBranch } = branch;
+  const { showBranchOf, continueAnswer, edit, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
-  const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId).catch(report), [regenerate, report]);
+  // A new answer comes from the model picked now (the server's default would otherwise write it).
+  const onRegenerate = useCallback(
+    (nodeId: string) => {
+      client?.regenerate({ nodeId, threadId, model }).catch(report);
+    },
+    [client, threadId, model, report],
+  );
   const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
   const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt).catch(report), [edit, report]);
   const onDelete = useCallback(

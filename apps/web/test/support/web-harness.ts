@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type CPPServerOptions, type ModelProvider } from '@promethea/cpp-server';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
 import { startServer } from '../../../../packages/server/test/support/start-server.js';
 import { ChatPage } from './chat-page.js';
@@ -76,8 +76,8 @@ export class WebHarness {
   }
 
   /** A new browser profile (its own IndexedDB, so its own identity). */
-  async newContext(viewport = DESKTOP): Promise<BrowserContext> {
-    const context = await this.browser.newContext({ viewport });
+  async newContext(viewport = DESKTOP, options: Pick<BrowserContextOptions, 'colorScheme'> = {}): Promise<BrowserContext> {
+    const context = await this.browser.newContext({ viewport, ...options });
     this.contexts.push(context);
     return context;
   }

@@ -33,6 +33,7 @@ describe("another DID's thread", () => {
     ['CPP_STREAM_STOP', () => ({ activeThreadId: threadId, nodeId: exchange.assistantNodeId })],
     ['CPP_ANCHOR_HEAD', () => ({ activeThreadId: threadId, targetNodeId: exchange.userNodeId })],
     ['CPP_REGENERATE', () => ({ activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: newMessageId() })],
+    ['CPP_CONTINUE', () => ({ activeThreadId: threadId, nodeId: exchange.assistantNodeId })],
     ['CPP_BRANCH_DELETE', () => ({ activeThreadId: threadId, nodeId: exchange.userNodeId })],
     ['CPP_THREAD_RENAME', () => ({ threadId, title: 'Mine now' })],
   ];
