@@ -8,6 +8,8 @@ import websockets
 from copies import Copies
 
 SERVER_FRAME_TYPES = {
+    "CPP_AUTH_CHALLENGE",
+    "CPP_AUTH_ACCEPTED",
     "CPP_SYNC_GRAPH",
     "CPP_GRAPH_PATCH",
     "CPP_STREAM_CHUNK",

@@ -98,8 +98,7 @@ class ScenarioRun:
         elif "expectNext" in step:
             await self.expect(on, step["expectNext"], skip_chunks=False)
         elif "expectAll" in step:
-            for pattern in step["expectAll"]:
-                await self.expect(on, pattern, skip_chunks=True)
+            await self.expect_all(on, step["expectAll"])
         elif "waitStreamed" in step:
             await self.wait_streamed(on, step["waitStreamed"])
         elif "expectClose" in step:
@@ -128,18 +127,40 @@ class ScenarioRun:
     async def expect(self, on, pattern, skip_chunks):
         connection = self.connection(on)
         wants_chunk = isinstance(pattern, dict) and pattern.get("type") == "CPP_STREAM_CHUNK"
-        while True:
-            frame = await connection.take(self.timeout)
-            if skip_chunks and not wants_chunk and frame["type"] == "CPP_STREAM_CHUNK":
-                connection.observe(frame)
-                continue
-            break
+        frame = await self.next_frame(connection, skip_chunks and not wants_chunk)
         try:
             self.bindings = match(pattern, frame, self.bindings, connection.copies.streamed)
         except Mismatch as mismatch:
             raise StepFailure(f"{describe(frame)}: {mismatch}") from None
         finally:
             connection.observe(frame)
+
+    async def expect_all(self, on, patterns):
+        """The next frames (chunks aside) match the patterns in any order: each frame takes the first one it matches."""
+        connection = self.connection(on)
+        remaining = list(patterns)
+        while remaining:
+            frame = await self.next_frame(connection, skip_chunks=True)
+            for index, pattern in enumerate(remaining):
+                try:
+                    self.bindings = match(pattern, frame, self.bindings, connection.copies.streamed)
+                except Mismatch:
+                    continue
+                del remaining[index]
+                break
+            else:
+                connection.observe(frame)
+                raise StepFailure(f"{describe(frame)} matches none of the patterns still expected: {preview(frame.get('payload'), 300)}")
+            connection.observe(frame)
+
+    async def next_frame(self, connection, skip_chunks):
+        """The next frame; with skip_chunks, CPP_STREAM_CHUNKs before it are applied to the copies on the way."""
+        while True:
+            frame = await connection.take(self.timeout)
+            if skip_chunks and frame["type"] == "CPP_STREAM_CHUNK":
+                connection.observe(frame)
+                continue
+            return frame
 
     async def wait_streamed(self, on, options):
         connection = self.connection(on)

@@ -195,6 +195,36 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await completion(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId);
     });
 
+    it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async () => {
+      const [generating, continuing] = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [continuing!]);
+      const client = watchers[0]!;
+      const nodeId = exchange.assistantNodeId;
+      await chunksReceived(client, nodeId, 2);
+      writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId });
+      const halted = (await writer.next('CPP_STREAM_HALTED')).payload;
+      const stopped = await nextUpdate(client, threadId, (update) => update.nodes[nodeId]?.status === 'interrupted');
+      await nextUpdate(writer, threadId, (update) => update.version === stopped.version);
+      const kept = stopped.nodes[nodeId]!.content;
+      expect(kept).toHaveLength(halted.finalContentLength);
+
+      client.send('CPP_CONTINUE', { activeThreadId: threadId, nodeId, expectedVersion: stopped.version });
+      for (const watcher of [writer, client]) {
+        const resumed = await nextUpdate(watcher, threadId, (update) => update.version > stopped.version);
+        expect(resumed.nodes[nodeId]).toMatchObject({ status: 'streaming', content: kept });
+        const { completed, update } = await completion(watcher, threadId, nodeId);
+        // The chunks after the continue start at the kept text's end (chunksOf checks each follows the one before).
+        const text = streamedText(watcher, nodeId);
+        expect(text.startsWith(kept) && text.length > kept.length).toBe(true);
+        expect(completed.finalContentLength).toBe(text.length);
+        expect(update.nodes[nodeId]!.content).toBe(text);
+      }
+      const tree = mirrorOf(writer.frames, threadId);
+      expect(tree.problems).toEqual([]);
+      expect(tree.graph!.nodes[nodeId]).toMatchObject({ status: 'completed', content: streamedText(writer, nodeId) });
+      expect(mirrorOf(client.frames, threadId)).toEqual(tree);
+    });
+
     it('marks the node of a generating node killed with SIGKILL interrupted within 5 s, and tells every client', async () => {
       const [generating, ...others] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, others);

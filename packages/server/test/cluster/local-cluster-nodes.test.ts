@@ -158,6 +158,41 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it("tell the clients of a copy that reloaded after a gap in the answer's reasoning the reasoning it reloaded", async () => {
+    const chunks = [{ reasoning: 'Plan. ' }, 'Hi ', { reasoning: 'More. ' }, { reasoning: 'Then. ' }, 'there.'];
+    const [generating, watching] = await nodes.start(2, { chunks });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await watching!.connect();
+    await openThread(client, { threadId, patches: true });
+    const { assistantNodeId } = await prompt(writer, threadId, 'Think first');
+    const call = await generating!.model.call(0);
+    call.release(2);
+    await chunksReceived(client, assistantNodeId, 1);
+    // The watching node misses the second reasoning chunk, so the third shows it a gap and it reloads the thread.
+    const dropped = new Promise<void>((resolve) => {
+      for (const listener of nodes.cluster.listeners.get(threadId)!) {
+        const deliver = listener.deliver;
+        listener.deliver = (message) => (message.frame.includes('"delta":"More. "') ? resolve() : deliver(message));
+      }
+    });
+    call.release(1);
+    await dropped;
+    const saved = async () => (await nodes.store.loadThread(threadId))!.graph.nodes[assistantNodeId]!;
+    await eventually(async () => ((await saved()).reasoning === 'Plan. More. ' ? true : undefined), 'the second reasoning chunk saved');
+    expect((await saved()).content).toBe('Hi ');
+    call.release(1);
+
+    // The reload changes the streaming node's reasoning alone (same version, same text): the copy's clients get it.
+    const synced = await nextUpdate(client, threadId, (update) => update.nodes[assistantNodeId]?.reasoning?.startsWith('Plan. More. ') === true);
+    expect(synced.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'Hi ' });
+    call.releaseAll();
+    await completion(client, threadId, assistantNodeId);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[assistantNodeId]).toMatchObject({ content: 'Hi there.', reasoning: 'Plan. More. Then. ' });
+    expect(mirrorOf(client.frames, threadId).graph).toEqual(stored);
+  });
+
   it('forward a continue to the node whose generation runs, which refuses it while another answer streams', async () => {
     const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();

@@ -99,6 +99,41 @@ describeWithPostgres('PostgresStore', () => {
         }
       });
 
+      it("keeps, in a schema of the version before reasoning, the pieces an earlier server saved, as the answer's text", async () => {
+        const before = POSTGRES_MIGRATIONS.slice(0, 3);
+        // The schema as a server of version 3 left it (the migrations table as lockSchema makes it), mid-stream.
+        await schemas.query(`BEGIN;
+          CREATE SCHEMA ${schema};
+          SET LOCAL search_path TO ${schema};
+          CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+          ${before.map(({ sql }) => sql).join('\n')}
+          ${before.map(({ name }, index) => `INSERT INTO schema_migrations (version, name) VALUES (${index + 1}, '${name}');`).join('\n')}
+          INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version, root_node_id, head_node_id)
+            VALUES ('thr_old', 'did:example:alice', 'Old', 1, 1, 1, 'msg_q', 'msg_a');
+          INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at)
+            VALUES ('msg_q', 'thr_old', NULL, 1, 'user', 'Hello', 'completed', 1), ('msg_a', 'thr_old', 'msg_q', 2, 'assistant', '', 'streaming', 1);
+          INSERT INTO streamed_text VALUES ('msg_a', 0, 'Saved in '), ('msg_a', 9, 'pieces');
+          COMMIT;`);
+        const progress = recorder();
+
+        const store = await open(progress.onProgress);
+
+        expect(applying(progress.messages)).toHaveLength(POSTGRES_MIGRATIONS.length - 3);
+        expect(applying(progress.messages)[0]).toContain(`applying migration 4 of ${POSTGRES_MIGRATIONS.length} (reasoning)`);
+        expect(await migrationsTable()).toStrictEqual(expectedMigrations);
+        const answer = async () => (await loadSound(store, 'thr_old')).graph.nodes['msg_a'];
+        expect(await answer()).toMatchObject({ status: 'streaming', content: 'Saved in pieces' });
+        expect(await answer()).not.toHaveProperty('reasoning');
+        await store.saveStreamedText([
+          { threadId: 'thr_old', nodeId: 'msg_a', part: 'reasoning', offset: 0, text: 'Thought' },
+          { threadId: 'thr_old', nodeId: 'msg_a', offset: 15, text: ', and more' },
+        ]);
+        expect(await answer()).toMatchObject({ content: 'Saved in pieces, and more', reasoning: 'Thought' });
+        expect(await store.interruptStreamingNodes(clock.now())).toEqual(['thr_old']);
+        expect(await answer()).toMatchObject({ status: 'interrupted', content: 'Saved in pieces, and more', reasoning: 'Thought' });
+        expect(await schemas.query(`SELECT count(*)::integer AS pieces FROM ${schema}.streamed_text`)).toEqual([{ pieces: 0 }]);
+      });
+
       it('refuses a schema whose version is newer than it knows', async () => {
         await (await open()).close();
         await schemas.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, 'from the future')`, [POSTGRES_MIGRATIONS.length + 1]);
