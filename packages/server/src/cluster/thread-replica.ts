@@ -133,11 +133,16 @@ export class ThreadReplica implements ThreadLink {
   /**
    * Resolves true once `owner`'s lock expired instead of being released (its node died), checking again whenever
    * the lock would run out: a live owner renews it before then. False when it was released or taken by another
-   * node (then the owner's reply, or its timeout, tells), or when `stop` aborts.
+   * node (then the owner's reply, or its timeout, tells), when the lock cannot be read, or when `stop` aborts.
    */
   private async lockExpired(owner: string, stop: AbortSignal): Promise<boolean> {
     while (!stop.aborted) {
-      const lease = await this.context.transport.lockLease(this.threadId);
+      const lease = await this.context.transport.lockLease(this.threadId).catch((error: unknown) => {
+        // The reply may still come: only the shortcut is lost.
+        this.context.onError(error);
+        return null;
+      });
+      if (lease === null) return false;
       if (lease?.holder !== owner) return false;
       if ('expired' in lease) return true;
       // One millisecond past the expiry, so that the next read sees the lock gone unless it was renewed.
