@@ -26,7 +26,10 @@ export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 375, height: 740 };
 
 export interface HarnessOptions {
-  /** A slow demo model, so that an answer is still streaming when the test pivots or stops it. */
+  /**
+   * A slow demo model, so that an answer is still streaming when the test pivots or stops it: 3,000 words at 25 a
+   * second, two minutes, longer than any test waits on a loaded machine before it stops or pivots.
+   */
   slow?: boolean;
   /** Another model instead of the demo one. */
   model?: ModelProvider;
@@ -109,7 +112,7 @@ export class WebHarness {
 
 function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
   // Slow: an answer long enough to pivot or stop mid-way. Otherwise the whole answer `npm start` shows, quickly.
-  const model = options.models ? {} : { model: options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 400 } : { delayMs: 2 }) };
+  const model = options.models ? {} : { model: options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 3000 } : { delayMs: 2 }) };
   // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
   return startServer({ port, ...model, models: options.models, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
 }

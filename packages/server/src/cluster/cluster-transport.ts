@@ -1,3 +1,4 @@
+import type { TextPart } from '@promethea/cpp-protocol';
 import type { CommandReply } from '../engine/thread-link.js';
 import type { Identity } from '../engine/identity.js';
 
@@ -63,11 +64,14 @@ export interface ClusterTransport {
   /** Resolves once subscribed: every message published after that reaches `listener`. */
   subscribe(threadId: string, listener: (message: ThreadMessage) => void): Promise<Subscription>;
 
-  /** Appends to the text a node has streamed so far, before publishing the chunk (see `readText`). */
-  appendText(nodeId: string, delta: string): void;
-  /** The text appended for a node so far (`''` when none): what a node loading the thread adds to the store's batch. */
-  readText(nodeId: string): Promise<string>;
-  /** The node stopped streaming: its text may be forgotten soon. */
+  /** Appends to the text of one part (answer or reasoning) a node has streamed so far, before publishing the chunk (see `readText`). */
+  appendText(nodeId: string, part: TextPart, delta: string): void;
+  /**
+   * The text of one part appended for a node so far (`''` when none): what a node loading the thread adds to the
+   * store's batch.
+   */
+  readText(nodeId: string, part: TextPart): Promise<string>;
+  /** The node stopped streaming: the text of both its parts may be forgotten soon. */
   endText(nodeId: string): void;
 
   /**

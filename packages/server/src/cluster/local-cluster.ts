@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TextPart } from '@promethea/cpp-protocol';
 import type {
   ClusterHandlers,
   ClusterTransport,
@@ -83,16 +84,17 @@ export class LocalClusterTransport implements ClusterTransport {
     };
   }
 
-  appendText(nodeId: string, delta: string): void {
-    this.cluster.texts.set(nodeId, (this.cluster.texts.get(nodeId) ?? '') + delta);
+  appendText(nodeId: string, part: TextPart, delta: string): void {
+    const key = textKey(nodeId, part);
+    this.cluster.texts.set(key, (this.cluster.texts.get(key) ?? '') + delta);
   }
 
-  async readText(nodeId: string): Promise<string> {
-    return this.cluster.texts.get(nodeId) ?? '';
+  async readText(nodeId: string, part: TextPart): Promise<string> {
+    return this.cluster.texts.get(textKey(nodeId, part)) ?? '';
   }
 
   endText(nodeId: string): void {
-    this.cluster.texts.delete(nodeId);
+    for (const part of TEXT_PARTS) this.cluster.texts.delete(textKey(nodeId, part));
   }
 
   async acquireLock(threadId: string, ttlMs: number): Promise<number | undefined> {
@@ -154,4 +156,10 @@ export class LocalClusterTransport implements ClusterTransport {
     if (this.cluster.members.get(this.instanceId) === this) this.cluster.members.delete(this.instanceId);
     this.handlers = undefined;
   }
+}
+
+const TEXT_PARTS: readonly TextPart[] = ['content', 'reasoning'];
+
+function textKey(nodeId: string, part: TextPart): string {
+  return `${part}:${nodeId}`;
 }

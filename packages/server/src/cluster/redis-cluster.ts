@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { TextPart } from '@promethea/cpp-protocol';
 import { Redis } from 'ioredis';
 import type {
   ClusterHandlers,
@@ -93,17 +94,19 @@ export class RedisClusterTransport implements ClusterTransport {
     return this.subscriptions.subscribe(this.keys.thread(threadId), listener);
   }
 
-  appendText(nodeId: string, delta: string): void {
-    const key = this.keys.text(nodeId);
+  appendText(nodeId: string, part: TextPart, delta: string): void {
+    const key = this.keys.text(nodeId, part);
     this.redis.multi().append(key, delta).pexpire(key, TEXT_TTL_MS).exec().catch((error: unknown) => this.reportError(error));
   }
 
-  async readText(nodeId: string): Promise<string> {
-    return (await this.redis.get(this.keys.text(nodeId))) ?? '';
+  async readText(nodeId: string, part: TextPart): Promise<string> {
+    return (await this.redis.get(this.keys.text(nodeId, part))) ?? '';
   }
 
   endText(nodeId: string): void {
-    this.redis.pexpire(this.keys.text(nodeId), ENDED_TEXT_TTL_MS).catch((error: unknown) => this.reportError(error));
+    const ending = this.redis.multi();
+    for (const part of ['content', 'reasoning'] as const) ending.pexpire(this.keys.text(nodeId, part), ENDED_TEXT_TTL_MS);
+    ending.exec().catch((error: unknown) => this.reportError(error));
   }
 
   async acquireLock(threadId: string, ttlMs: number): Promise<number | undefined> {

@@ -1,3 +1,5 @@
+import type { TextPart } from '@promethea/cpp-protocol';
+
 /** What a cluster puts before its keys unless told otherwise. */
 export const DEFAULT_REDIS_PREFIX = 'cpp:';
 
@@ -13,9 +15,9 @@ export class RedisKeys {
     return `${this.prefix}thread:${threadId}`;
   }
 
-  /** The text a streaming node has streamed so far (APPEND). */
-  text(nodeId: string): string {
-    return `${this.prefix}text:${nodeId}`;
+  /** The text of one part a streaming node has streamed so far (APPEND); the answer's key is as before parts. */
+  text(nodeId: string, part: TextPart): string {
+    return part === 'content' ? `${this.prefix}text:${nodeId}` : `${this.prefix}${part}:${nodeId}`;
   }
 
   /** A thread's generation lock: `<instance id> <fencing token>`, with an expiry. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodeServerFrame, encodeClientFrame, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import { decodeServerFrame, encodeClientFrame, partText, setPartText, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadFrame } from '../engine/thread-frame.js';
 import type { CommandReply, LinkedEngine, ThreadLink } from '../engine/thread-link.js';
@@ -72,7 +72,7 @@ export class ThreadReplica implements ThreadLink {
 
   chunk(chunk: StreamChunkFrame['payload'], text: string): void {
     // Appended before it is published: a node that reads the text after subscribing misses no chunk.
-    this.context.transport.appendText(chunk.nodeId, chunk.delta);
+    this.context.transport.appendText(chunk.nodeId, chunk.part ?? 'content', chunk.delta);
     this.context.transport.publish(this.threadId, { frame: text });
   }
 
@@ -172,8 +172,10 @@ export class ThreadReplica implements ThreadLink {
     if (!stored) return undefined;
     for (const node of Object.values(stored.graph.nodes)) {
       if (node.status !== 'streaming') continue;
-      const streamed = await this.context.transport.readText(node.id);
-      if (streamed.length > node.content.length && streamed.startsWith(node.content)) node.content = streamed;
+      for (const part of ['content', 'reasoning'] as const) {
+        const [stored, streamed] = [partText(node, part), await this.context.transport.readText(node.id, part)];
+        if (streamed.length > stored.length && streamed.startsWith(stored)) setPartText(node, part, streamed);
+      }
     }
     return stored;
   }

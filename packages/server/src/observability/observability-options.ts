@@ -1,4 +1,4 @@
-import { trace, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { LogObserver } from './log-observer.js';
@@ -19,7 +19,10 @@ export interface ObservabilityOptions {
    * metrics. A registry of yours receives the cpp_* series and is served as it is; `false` turns metrics off.
    */
   metrics?: false | Registry;
-  /** Where pivot and model-call spans go. Default: the OpenTelemetry API's tracer, a no-op until an SDK is registered. */
+  /**
+   * Where pivot and model-call spans go. Default: the OpenTelemetry API's global tracer once an SDK is registered;
+   * until then no spans are made and the API is not loaded.
+   */
   tracer?: Tracer;
   /** More observers of what the server does (see `ServerObserver`), called after the built-in ones. */
   observers?: ServerObserver[];
@@ -36,7 +39,7 @@ export function createObservability(options: ObservabilityOptions, gauges: Serve
   const observers: ServerObserver[] = [
     ...(options.logger ? [new LogObserver(options.logger, options.logPrompts)] : []),
     ...(metrics ? [metrics] : []),
-    new TracingObserver(options.tracer ?? trace.getTracer('@promethea/cpp-server')),
+    new TracingObserver(options.tracer),
     ...(options.observers ?? []),
   ];
   return { observers: new Observers(observers), metricsRegistry: metrics?.registry };

@@ -36,25 +36,42 @@ parentPort.once('message', () => {
  * test of the statements; the bench's event-loop delay p99 at 1,000 streams: 35 and 56 ms against 55 and 76).
  */
 export class SqliteCheckpointer {
-  private readonly exited: Promise<void>;
+  private running: { worker: Worker; exited: Promise<void> } | undefined;
+  private closed = false;
 
-  private constructor(private readonly worker: Worker) {
-    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+  constructor(
+    private readonly filename: string,
+    private readonly intervalMs: number,
+  ) {}
+
+  /**
+   * Starts the thread, once, with the store's first write: until then the log holds nothing to copy, and a thread
+   * costs a Node start (about 0.1 s of CPU) that a server started to be read, or not used, need not pay.
+   */
+  wrote(): void {
+    if (this.running || this.closed) return;
+    const workerData: CheckpointerData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), filename: this.filename, intervalMs: this.intervalMs };
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     // It must not keep a process alive that is done with its store without closing it.
     worker.unref();
+    this.running = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
   }
 
-  static start(filename: string, intervalMs: number): SqliteCheckpointer {
-    const workerData: CheckpointerData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), filename, intervalMs };
-    return new SqliteCheckpointer(new Worker(WORKER_SOURCE, { eval: true, workerData }));
+  /** Whether the thread was started (by a write) and not closed since. */
+  get isRunning(): boolean {
+    return this.running !== undefined;
   }
 
   /** Stops checkpointing and closes the thread's connection; resolves once the thread has ended. */
   async close(): Promise<void> {
+    this.closed = true;
+    if (!this.running) return;
+    const { worker, exited } = this.running;
+    this.running = undefined;
     // Held again while it ends: a process with nothing else to do would otherwise exit before the thread's end,
     // in the middle of whatever its shutdown still had to do after closing the store.
-    this.worker.ref();
-    this.worker.postMessage('close');
-    await this.exited;
+    worker.ref();
+    worker.postMessage('close');
+    await exited;
   }
 }

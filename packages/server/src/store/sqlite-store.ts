@@ -35,8 +35,8 @@ export class SqliteStore implements ConversationStore {
   private readonly statements: SqliteStatements;
 
   /**
-   * Opens (or creates, with its parent folders) the database file, brings its schema up to date, and starts the
-   * thread that checkpoints its log.
+   * Opens (or creates, with its parent folders) the database file and brings its schema up to date; the thread
+   * that checkpoints its log starts with the first write.
    */
   static open(filename: string, options: SqliteStoreOptions = {}): SqliteStore {
     mkdirSync(dirname(filename), { recursive: true });
@@ -48,7 +48,7 @@ export class SqliteStore implements ConversationStore {
       db.pragma('foreign_keys = ON');
       db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
       migrate(db);
-      return new SqliteStore(db, SqliteCheckpointer.start(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS));
+      return new SqliteStore(db, new SqliteCheckpointer(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS));
     } catch (error) {
       db.close();
       throw error;
@@ -64,6 +64,7 @@ export class SqliteStore implements ConversationStore {
 
   async createThread(record: ThreadRecord): Promise<void> {
     this.insertThread(record);
+    this.checkpointer.wrote();
   }
 
   async loadThread(threadId: string): Promise<StoredThread | undefined> {
@@ -93,12 +94,14 @@ export class SqliteStore implements ConversationStore {
   }
 
   async deleteThread(threadId: string): Promise<boolean> {
-    return this.db
+    const deleted = this.db
       .transaction(() => {
         this.statements.deleteThreadNodes.run(threadId);
         return this.statements.deleteThread.run(threadId).changes > 0;
       })
       .immediate();
+    if (deleted) this.checkpointer.wrote();
+    return deleted;
   }
 
   async importThreads(threads: readonly StoredThread[]): Promise<void> {
@@ -110,6 +113,7 @@ export class SqliteStore implements ConversationStore {
         }
       })
       .immediate();
+    this.checkpointer.wrote();
   }
 
   async findNodeThread(nodeId: string): Promise<string | undefined> {
@@ -119,6 +123,7 @@ export class SqliteStore implements ConversationStore {
   async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
     // IMMEDIATE takes the write lock before the version is read, so another connection cannot commit in between.
     this.db.transaction(() => this.commitInTransaction(change, meta)).immediate();
+    this.checkpointer.wrote();
   }
 
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
@@ -126,10 +131,11 @@ export class SqliteStore implements ConversationStore {
     this.db.transaction(() => {
       for (const { part = 'content', ...entry } of batch) this.statements.insertStreamedText.run({ ...entry, part });
     })();
+    this.checkpointer.wrote();
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {
-    return this.db
+    const interrupted = this.db
       .transaction(() => {
         const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
         const threadIds = new Set<string>();
@@ -144,6 +150,8 @@ export class SqliteStore implements ConversationStore {
         return sorted;
       })
       .immediate();
+    if (interrupted.length > 0) this.checkpointer.wrote();
+    return interrupted;
   }
 
   async close(): Promise<void> {

@@ -75,12 +75,14 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     describe('streamed text', () => {
-      it('is the deltas appended so far, in order, for any node', async () => {
+      it('is the deltas appended so far, in order, for any node, each part apart', async () => {
         const [writer, reader] = [await node(), await node()];
-        for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', delta);
+        for (const delta of ['Plan', ': greet.']) writer.appendText('msg_streamed', 'reasoning', delta);
+        for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', 'content', delta);
 
-        await eventually(async () => ((await reader.readText('msg_streamed')) === 'Hello, wörld 🚀' ? true : undefined), 'the whole text');
-        expect(await reader.readText('msg_unknown')).toBe('');
+        await eventually(async () => ((await reader.readText('msg_streamed', 'content')) === 'Hello, wörld 🚀' ? true : undefined), 'the whole text');
+        expect(await reader.readText('msg_streamed', 'reasoning')).toBe('Plan: greet.');
+        expect(await reader.readText('msg_unknown', 'content')).toBe('');
       });
     });
 

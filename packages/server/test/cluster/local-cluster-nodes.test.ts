@@ -158,6 +158,26 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it('give a client that opens the thread on another node while the answer reasons the reasoning as reasoning', async () => {
+    const [generating, other] = await nodes.start(2, { chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'] });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const { assistantNodeId } = await prompt(writer, threadId, 'Think first');
+    const call = await generating!.model.call(0);
+    call.release(1);
+    await chunksReceived(writer, assistantNodeId, 1, 'reasoning');
+
+    // Joins between the store's batches: the streamed text the other node holds is all it has of the answer.
+    const late = await other!.connect();
+    const sync = await openThread(late, { threadId, patches: true });
+    expect(sync.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: '', reasoning: 'Plan. ' });
+    call.releaseAll();
+    await completion(late, threadId, assistantNodeId);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[assistantNodeId]).toMatchObject({ content: 'Hi.', reasoning: 'Plan. Then. ' });
+    expect(mirrorOf(late.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
   it("tell the clients of a copy that reloaded after a gap in the answer's reasoning the reasoning it reloaded", async () => {
     const chunks = [{ reasoning: 'Plan. ' }, 'Hi ', { reasoning: 'More. ' }, { reasoning: 'Then. ' }, 'there.'];
     const [generating, watching] = await nodes.start(2, { chunks });

@@ -16,7 +16,7 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   const told: string[] = [];
   const spy: ClusterTransport = Object.create(transport);
   spy.publish = (_threadId, message) => told.push(`publish ${message.frame}`);
-  spy.appendText = (nodeId, delta) => told.push(`append ${nodeId} ${delta}`);
+  spy.appendText = (nodeId, part, delta) => told.push(`append ${nodeId} ${part} ${delta}`);
   spy.endText = (nodeId) => told.push(`end ${nodeId}`);
   const store = new MemoryStore();
   await store.createThread({ threadId: 'thr_a', ownerDid: 'did:key:z6Mk', title: '', createdAt: 0, updatedAt: 0 });
@@ -34,7 +34,7 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
 describe("a thread's link to the other nodes", () => {
   it('tells a cluster every chunk, frame and change', async () => {
     expect(await toldOthers(new LocalCluster().join())).toEqual([
-      'append msg_b Hi',
+      'append msg_b content Hi',
       'publish chunk frame',
       'publish halted frame',
       'publish patch frame',

@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { ErrorCode } from '@promethea/cpp-protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -104,6 +104,24 @@ describe('OpenTelemetry spans', () => {
     expect(call.status).toEqual({ code: SpanStatusCode.ERROR, message: 'upstream broke' });
     expect(call.attributes['cpp.generation.outcome']).toBe('failed');
     expect(call.events.map((event) => event.name)).toEqual(['gen_ai.first_token', 'exception']);
+  });
+});
+
+describe('without a tracer of its own, the server', () => {
+  it("traces to the SDK registered with OpenTelemetry's API, also when it is registered after the server started", async () => {
+    await fixture.start({ model: new ScriptedModel({ chunks: ['Untraced'] }, { gated: false }) });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    await completion(client, threadId, (await prompt(client, threadId, 'Before')).assistantNodeId);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    try {
+      await completion(client, threadId, (await prompt(client, threadId, 'After')).assistantNodeId);
+      expect(only('chat scripted-model').attributes['cpp.thread_id']).toBe(threadId);
+    } finally {
+      trace.disable();
+    }
   });
 });
 

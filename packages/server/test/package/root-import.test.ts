@@ -6,6 +6,12 @@ import { describe, expect, it } from 'vitest';
 // application resolves it): every module Node resolves is recorded by a resolve hook. Drivers, the Redis client,
 // vendor SDKs and telemetry are subpath exports or load when used, so an application pays only for what it uses.
 const HEAVY = ['better-sqlite3', 'pg', 'ioredis', 'pino', 'prom-client', '@anthropic-ai/sdk', 'ai', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-proto'];
+/**
+ * Lighter, but each costs the import tens of milliseconds: the OpenTelemetry API loads once an SDK is registered (or
+ * a tracer given), the SSE parser with the first OpenAI-compatible stream, and did:key proofs are checked without
+ * @noble/curves.
+ */
+const LOADED_WHEN_USED = ['@opentelemetry/api', 'eventsource-parser', '@noble/curves', '@noble/hashes'];
 
 const RECORDER = `
 import { register } from 'node:module';
@@ -29,20 +35,39 @@ async function packagesLoadedBy(script: string | string[]): Promise<Set<string>>
 }
 
 describe("@promethea/cpp-server's root import", () => {
-  it('loads no database driver, Redis client, vendor SDK, logger or metrics library', async () => {
+  it('loads no database driver, Redis client, vendor SDK, logger, metrics library, tracing API or curve library', async () => {
     const loaded = await packagesLoadedBy(`await import('@promethea/cpp-server');`);
     expect(loaded).toContain('ws');
-    expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);
+    expect([...HEAVY, ...LOADED_WHEN_USED].filter((name) => loaded.has(name))).toEqual([]);
   });
 
-  it('runs the Quick Start server with metrics off on nothing more', async () => {
+  it('runs the Quick Start server with metrics off, and answers a prompt, on nothing more', async () => {
     const loaded = await packagesLoadedBy(`
       const { CPPServer } = await import('@promethea/cpp-server');
+      const { CPP_SUBPROTOCOL, newMessageId } = await import('@promethea/cpp-protocol');
+      const { default: WebSocket } = await import('ws');
       const server = new CPPServer({ port: 0, host: '127.0.0.1', metrics: false });
       await server.ready;
+      const socket = new WebSocket(server.url, [CPP_SUBPROTOCOL], { headers: { 'X-Client-Sovereign-DID': 'did:example:quick-start' } });
+      const send = (type, payload) => socket.send(JSON.stringify({ type, timestamp: Date.now(), payload }));
+      let prompted = false;
+      await new Promise((resolve, reject) => {
+        socket.on('open', () => send('CPP_THREAD_OPEN', {}));
+        socket.on('message', (data) => {
+          const frame = JSON.parse(String(data));
+          if (frame.type === 'CPP_ERROR') reject(new Error(frame.payload.message));
+          if (frame.type === 'CPP_SYNC_GRAPH' && !prompted) {
+            prompted = true;
+            send('CPP_PROMPT', { activeThreadId: frame.payload.threadId, userPrompt: 'Hello', newNodeId: newMessageId() });
+          }
+          if (frame.type === 'CPP_STREAM_COMPLETED') resolve();
+        });
+        socket.on('error', reject);
+      });
+      socket.close();
       await server.close();
     `);
-    expect(HEAVY.filter((name) => loaded.has(name))).toEqual([]);
+    expect([...HEAVY, ...LOADED_WHEN_USED].filter((name) => loaded.has(name))).toEqual([]);
   });
 
   it('loads a driver through its subpath export', async () => {

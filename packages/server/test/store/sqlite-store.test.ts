@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
@@ -121,6 +122,19 @@ describe('SqliteStore on its file', () => {
     // The last connection to close removes the log: the thread's had closed before.
     expect(existsSync(`${path}-wal`)).toBe(false);
     await driver.expectStoreToMatch(open());
+  });
+
+  it('starts that thread with its first write: a store opened and only read runs none', async () => {
+    const store = SqliteStore.open(path, { checkpointIntervalMs: 20 });
+    const checkpointer = (store as unknown as { checkpointer: SqliteCheckpointer }).checkpointer;
+    await store.listThreads('did:example:alice');
+    await store.interruptStreamingNodes(1);
+    expect(checkpointer.isRunning).toBe(false);
+
+    await ThreadDriver.create(store, new TestClock());
+    expect(checkpointer.isRunning).toBe(true);
+    await store.close();
+    expect(checkpointer.isRunning).toBe(false);
   });
 
   it('refuses a file whose schema is newer than it knows', () => {

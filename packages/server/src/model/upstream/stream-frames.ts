@@ -1,4 +1,4 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { EventSourceMessage } from 'eventsource-parser';
 import type { z } from 'zod';
 import { malformedStream, type ProviderError } from '../provider-error.js';
 import { MAX_STREAM_FRAME_LENGTH } from './stream-limits.js';
@@ -10,6 +10,8 @@ import { MAX_STREAM_FRAME_LENGTH } from './stream-limits.js';
 export async function* serverSentEvents(body: AsyncIterable<string>, vendor: string): AsyncGenerator<EventSourceMessage> {
   const events: EventSourceMessage[] = [];
   let failure: ProviderError | undefined;
+  // Loaded with the first stream, not at import: the root export names this provider, few servers use it.
+  const { createParser } = await import('eventsource-parser');
   const parser = createParser({
     onEvent: (event) => {
       if (!failure) events.push(event);
