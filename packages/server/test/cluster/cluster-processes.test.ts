@@ -1,5 +1,4 @@
 import { graphFromSync } from '@promethea/cpp-protocol';
-import { DEFAULT_CLUSTER_TIMINGS } from '@promethea/cpp-server';
 import { expect, it, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { describeWithPostgres } from '../support/postgres.js';
@@ -226,7 +225,9 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId)).toEqual(tree);
     });
 
-    it('runs a pivot sent to the survivor just after the generating node was killed once the lock expires, not after the reply timeout', async () => {
+    // That it waits for the lock's expiry and not the reply timeout is checked without wall-clock margins in
+    // local-cluster-nodes.test.ts (a reply timeout of an hour); here, that it works between real processes.
+    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async () => {
       // Two nodes: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
       const [generating, surviving] = await cluster.start(2);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
@@ -234,11 +235,8 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await chunksReceived(client, exchange.assistantNodeId, 3);
 
       expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
-      const sent = Date.now();
       const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
-      // The lock (3 s) expired at most 3 s after the kill, before the pivot's 3.5 s reply timeout ran out.
-      expect(Date.now() - sent).toBeLessThan(DEFAULT_CLUSTER_TIMINGS.replyTimeoutMs);
       expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
       expect(branch.update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
       await completion(client, threadId, branch.assistantNodeId);
