@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Download } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { WebHarness } from './support/web-harness.js';
+import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
 /** A ChatGPT data export's conversations.json: five conversations, one of them "Rivers of Europe", with branches. */
@@ -28,6 +28,7 @@ describe('export and import in the browser', () => {
     await page.keyboard.press('Enter');
     const formats = threads.getByRole('group', { name: 'Export thread as' });
     expect(await formats.getByRole('button', { name: 'Export as Markdown (.md)' }).evaluate((button) => button === document.activeElement)).toBe(true);
+    await screenshot(page, 'thread-export');
     await page.keyboard.press('Escape');
     await formats.waitFor({ state: 'detached' });
 
@@ -76,6 +77,7 @@ describe('export and import in the browser', () => {
     expect(await refused.textContent()).toContain('mapping');
     expect(await threads.getByRole('listitem').count()).toBe(listed);
     expect(await threads.getByRole('button', { name: /^Half imported/ }).count()).toBe(0);
+    await screenshot(page, 'thread-import-refused');
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 });

@@ -156,7 +156,7 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
             Markdown
           </button>
           <button type="button" className="quiet" aria-label="Export as CPP JSON (.json)" onClick={() => exportAs('cpp-thread')}>
-            CPP JSON
+            JSON
           </button>
           <button type="button" className="quiet" onClick={() => setExporting(false)}>
             Cancel
