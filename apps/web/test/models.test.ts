@@ -1,5 +1,5 @@
 import { DemoProvider } from '@promethea/cpp-server';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 60_000;
@@ -48,6 +48,33 @@ describe('models in the browser', () => {
     const again = await chat.waitForAnswer('completed', { otherThan: second.id });
     expect(chat.frames.lastSent('CPP_REGENERATE')!.payload.model).toBe('demo-reasoning');
     expect(await chat.message(again.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('pivots while the model reasons: the note says so, and the cut answer keeps the reasoning shown and no answer', async () => {
+    // Thinks for two minutes: still thinking when the person pivots, however loaded the machine.
+    const harness = await WebHarness.start({ model: new DemoProvider({ delayMs: 40, reasoningWords: 3_000 }) });
+    const chat = await harness.openChat();
+    await chat.send('Think about trees');
+    const thinking = chat.page.locator('details.reasoning[open]', { hasText: 'Thinking…' });
+    await thinking.locator('.reasoning-text', { hasText: /^The question is about "Think about trees"\. First/ }).waitFor();
+
+    await chat.composer.fill('Rivers instead');
+    await chat.page.getByText(/^Sending now pivots: the model stops thinking here, at the \d+ characters of reasoning on screen/).waitFor();
+    await chat.composer.press('Enter');
+
+    const [interrupted] = await vi.waitFor(() => {
+      const halted = chat.frames.received.find((frame) => frame.type === 'CPP_STREAM_HALTED');
+      if (!halted) throw new Error('not halted yet');
+      return [halted.payload as { interruptedNodeId: string; finalContentLength: number; finalReasoningLength: number; part?: string }];
+    });
+    expect(interrupted).toMatchObject({ finalContentLength: 0, part: 'reasoning' });
+    expect(interrupted.finalReasoningLength).toBeGreaterThan(0);
+    expect(chat.frames.lastSent('CPP_PIVOT_INIT')!.payload).toMatchObject({ receivedContentLength: 0 });
+    const cut = chat.message(interrupted.interruptedNodeId);
+    // Folded away once the answer is no longer thinking, but there, as far as it was seen.
+    await cut.locator('.reasoning-text').filter({ hasText: /^The question is about/ }).waitFor({ state: 'attached' });
+    await vi.waitFor(async () => expect((await cut.locator('.reasoning-text').textContent())!.length).toBe(interrupted.finalReasoningLength));
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

@@ -17,6 +17,8 @@ interface ComposerProps {
   streaming: boolean;
   /** Characters of the streaming answer on screen, which a pivot keeps. */
   shownLength: number;
+  /** Characters of its reasoning on screen: what a pivot keeps of an answer still thinking. */
+  shownReasoningLength: number;
   /** Sends the prompt; resolves `false` if it was refused, so the text comes back to the box. */
   onSend(text: string): Promise<boolean>;
   onStop(): void;
@@ -40,7 +42,7 @@ const FOCUS_KEY = '/';
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
-  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, onSend, onStop, onReturnToLatest, inputRef: input, models, model } = props;
+  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, shownReasoningLength, onSend, onStop, onReturnToLatest, inputRef: input, models, model } = props;
   const [text, setText] = useState('');
   const inputId = useId();
   const hintId = useId();
@@ -100,7 +102,9 @@ export function Composer(props: ComposerProps) {
       )}
       {mode === 'pivot' && (
         <p className="composer-note pivot-note">
-          Sending now pivots: the answer stops here, at the {shownLength} characters on screen, and your message branches from it.
+          {shownLength === 0 && shownReasoningLength > 0
+            ? `Sending now pivots: the model stops thinking here, at the ${shownReasoningLength} characters of reasoning on screen, and your message branches from it.`
+            : `Sending now pivots: the answer stops here, at the ${shownLength} characters on screen, and your message branches from it.`}
         </p>
       )}
       {mode === 'stop-then-prompt' && (

@@ -27,6 +27,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
   const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
   // What this render shows of the streaming answer is what a pivot or stop keeps: the person saw exactly that.
   const shownLength = streamingOnScreen ? streaming.content.length : 0;
+  const shownReasoningLength = streamingOnScreen ? (streaming.reasoning?.length ?? 0) : 0;
   const mode: SendMode = streaming === undefined ? 'prompt' : streamingOnScreen ? 'pivot' : 'stop-then-prompt';
   const head = headId === null ? undefined : getNode(graph, headId);
   const branchFrom = head && head.childrenIds.length > 0 && entries.at(-1)?.node.id === head.id ? head : undefined;
@@ -110,6 +111,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
         branchFrom={branchFrom}
         streaming={streaming !== undefined}
         shownLength={shownLength}
+        shownReasoningLength={shownReasoningLength}
         onSend={onSend}
         onStop={onStop}
         onReturnToLatest={() => head && onShowBranch(head.id)}

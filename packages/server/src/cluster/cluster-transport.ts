@@ -21,6 +21,13 @@ export interface ForwardedCommand {
 
 export type { CommandReply } from '../engine/thread-link.js';
 
+/** The thread's generation lock as the cluster sees it now. */
+export type LockLease =
+  /** Held, for `expiresInMs` more unless its holder renews it (a live holder does, every third of its lifetime). */
+  | { holder: string; expiresInMs: number }
+  /** Taken by `holder` and expired instead of being released: that node died (or stalled past the lock's lifetime). */
+  | { holder: string; expired: true };
+
 export interface Subscription {
   unsubscribe(): Promise<void>;
 }
@@ -81,11 +88,16 @@ export interface ClusterTransport {
   releaseLock(threadId: string, token: number): Promise<void>;
   /** The node holding the thread's lock, if any. */
   lockHolder(threadId: string): Promise<string | undefined>;
+  /** The thread's lock, or `undefined` when nobody holds it and its last holder released it (or nobody ever took it). */
+  lockLease(threadId: string): Promise<LockLease | undefined>;
   /** Threads whose generation lock was taken and then expired instead of being released: their node died. */
   orphanedGenerations(): Promise<string[]>;
 
-  /** Runs a command on another node; `undefined` when it did not answer within `timeoutMs`. */
-  send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined>;
+  /**
+   * Runs a command on another node; `undefined` when it did not answer within `timeoutMs`, or at once when `signal`
+   * aborts (the sender stops waiting: a reply that comes later is dropped).
+   */
+  send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined>;
 
   /** Rejects when the cluster cannot be reached (readiness). */
   check(): Promise<void>;

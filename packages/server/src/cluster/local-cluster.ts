@@ -6,6 +6,7 @@ import type {
   ClusterTransport,
   CommandReply,
   ForwardedCommand,
+  LockLease,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -123,18 +124,29 @@ export class LocalClusterTransport implements ClusterTransport {
     return this.cluster.liveLock(threadId)?.holder;
   }
 
+  async lockLease(threadId: string): Promise<LockLease | undefined> {
+    const lock = this.cluster.liveLock(threadId);
+    if (lock) return { holder: lock.holder, expiresInMs: lock.expiresAt - Date.now() };
+    const holder = this.cluster.generations.get(threadId);
+    return holder === undefined ? undefined : { holder, expired: true };
+  }
+
   async orphanedGenerations(): Promise<string[]> {
     return [...this.cluster.generations.keys()].filter((threadId) => !this.cluster.liveLock(threadId));
   }
 
-  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
+  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
     const handlers = this.cluster.members.get(instanceId)?.handlers;
-    if (!handlers) return undefined;
-    const timeout = new AbortController();
+    if (!handlers || signal?.aborted) return undefined;
+    const waiting = new AbortController();
+    const abandon = () => waiting.abort();
+    signal?.addEventListener('abort', abandon, { once: true });
+    const gaveUp = sleep(timeoutMs, undefined, { signal: waiting.signal }).catch(() => undefined);
     try {
-      return await Promise.race([handlers.command(structuredClone(command)), sleep(timeoutMs, undefined, { signal: timeout.signal })]);
+      return await Promise.race([handlers.command(structuredClone(command)), gaveUp]);
     } finally {
-      timeout.abort();
+      signal?.removeEventListener('abort', abandon);
+      waiting.abort();
     }
   }
 

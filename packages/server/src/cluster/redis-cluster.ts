@@ -6,6 +6,7 @@ import type {
   ClusterTransport,
   CommandReply,
   ForwardedCommand,
+  LockLease,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -129,6 +130,17 @@ export class RedisClusterTransport implements ClusterTransport {
     return value?.split(' ')[0];
   }
 
+  async lockLease(threadId: string): Promise<LockLease | undefined> {
+    // One transaction: the three reads see the same moment, so an expiry between them cannot be misread.
+    const results = await this.redis.multi().get(this.keys.lock(threadId)).pttl(this.keys.lock(threadId)).hget(this.keys.generations(), threadId).exec();
+    const [value, expiresInMs, generation] = (results ?? []).map(([error, result]) => {
+      if (error) throw error;
+      return result;
+    }) as [string | null, number, string | null];
+    if (value !== null) return { holder: value.split(' ')[0]!, expiresInMs: Math.max(expiresInMs, 0) };
+    return generation === null ? undefined : { holder: generation, expired: true };
+  }
+
   async orphanedGenerations(): Promise<string[]> {
     const threadIds = await this.redis.hkeys(this.keys.generations());
     if (threadIds.length === 0) return [];
@@ -136,8 +148,8 @@ export class RedisClusterTransport implements ClusterTransport {
     return threadIds.filter((_, index) => held[index] === 0);
   }
 
-  send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
-    return this.inbox.send(instanceId, command, timeoutMs);
+  send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
+    return this.inbox.send(instanceId, command, timeoutMs, signal);
   }
 
   async check(): Promise<void> {

@@ -33,15 +33,19 @@ export class RedisInbox {
     this.reading = this.read(handlers);
   }
 
-  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
+  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
+    if (signal?.aborted) return undefined;
     const id = randomUUID();
     const replied = new Promise<CommandReply | undefined>((resolve) => {
       const timer = setTimeout(() => settle(undefined), timeoutMs);
+      const abandon = () => settle(undefined);
       const settle = (reply: CommandReply | undefined) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', abandon);
         this.pending.delete(id);
         resolve(reply);
       };
+      signal?.addEventListener('abort', abandon, { once: true });
       this.pending.set(id, settle);
     });
     await this.append(instanceId, ['kind', 'command', 'id', id, 'from', this.instanceId, 'body', JSON.stringify(command)]);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeServerFrame, encodeClientFrame, partText, setPartText, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadFrame } from '../engine/thread-frame.js';
@@ -114,12 +115,41 @@ export class ThreadReplica implements ThreadLink {
     // The identity goes with a pivot: the owner's 'pivot' listeners are told who asked.
     const encoded = encodeClientFrame(frame);
     const forwarded = frame.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame: encoded, identity } : { threadId: this.threadId, frame: encoded };
-    const reply = await transport.send(owner, forwarded, replyTimeoutMs);
-    if (reply) return reply;
+    const settled = new AbortController();
+    try {
+      const sent = transport.send(owner, forwarded, replyTimeoutMs, settled.signal);
+      // A dead owner never answers: waiting for its lock to expire tells sooner than the reply timeout.
+      const reply = await Promise.race([sent, this.lockExpired(owner, settled.signal).then((expired) => (expired ? undefined : sent))]);
+      if (reply) return reply;
+    } finally {
+      settled.abort();
+    }
     if ((await transport.lockHolder(this.threadId)) === owner) {
       throw new Error(`node ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`);
     }
     return undefined;
+  }
+
+  /**
+   * Resolves true once `owner`'s lock expired instead of being released (its node died), checking again whenever
+   * the lock would run out: a live owner renews it before then. False when it was released or taken by another
+   * node (then the owner's reply, or its timeout, tells), when the lock cannot be read, or when `stop` aborts.
+   */
+  private async lockExpired(owner: string, stop: AbortSignal): Promise<boolean> {
+    while (!stop.aborted) {
+      const lease = await this.context.transport.lockLease(this.threadId).catch((error: unknown) => {
+        // The reply may still come: only the shortcut is lost.
+        this.context.onError(error);
+        return null;
+      });
+      if (lease === null) return false;
+      if (lease?.holder !== owner) return false;
+      if ('expired' in lease) return true;
+      // One millisecond past the expiry, so that the next read sees the lock gone unless it was renewed.
+      const ran = await sleep(lease.expiresInMs + 1, true, { signal: stop }).catch(() => false);
+      if (!ran) return false;
+    }
+    return false;
   }
 
   reload(): Promise<void> {

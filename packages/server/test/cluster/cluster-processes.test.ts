@@ -1,4 +1,5 @@
 import { graphFromSync } from '@promethea/cpp-protocol';
+import { DEFAULT_CLUSTER_TIMINGS } from '@promethea/cpp-server';
 import { expect, it, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { describeWithPostgres } from '../support/postgres.js';
@@ -223,6 +224,25 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(tree.problems).toEqual([]);
       expect(tree.graph!.nodes[nodeId]).toMatchObject({ status: 'completed', content: streamedText(writer, nodeId) });
       expect(mirrorOf(client.frames, threadId)).toEqual(tree);
+    });
+
+    it('runs a pivot sent to the survivor just after the generating node was killed once the lock expires, not after the reply timeout', async () => {
+      // Two nodes: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
+      const [generating, surviving] = await cluster.start(2);
+      const { watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
+      const client = watchers[0]!;
+      await chunksReceived(client, exchange.assistantNodeId, 3);
+
+      expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
+      const sent = Date.now();
+      const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
+
+      // The lock (3 s) expired at most 3 s after the kill, before the pivot's 3.5 s reply timeout ran out.
+      expect(Date.now() - sent).toBeLessThan(DEFAULT_CLUSTER_TIMINGS.replyTimeoutMs);
+      expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
+      expect(branch.update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
+      await completion(client, threadId, branch.assistantNodeId);
+      expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
     });
 
     it('marks the node of a generating node killed with SIGKILL interrupted within 5 s, and tells every client', async () => {

@@ -124,6 +124,28 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(await survivor.orphanedGenerations()).not.toContain(threadId);
       });
 
+      it('tell who holds them and for how long; once expired, who let them expire; nothing once released', async () => {
+        const [holder, other] = [await node(), await node()];
+        const threadId = newThreadId();
+        expect(await other.lockLease(threadId)).toBeUndefined();
+
+        const token = (await holder.acquireLock(threadId, TTL_MS))!;
+        const lease = await other.lockLease(threadId);
+        expect(lease).toMatchObject({ holder: holder.instanceId });
+        const expiresInMs = lease && 'expiresInMs' in lease ? lease.expiresInMs : -1;
+        expect(expiresInMs).toBeGreaterThan(0);
+        expect(expiresInMs).toBeLessThanOrEqual(TTL_MS);
+        await holder.releaseLock(threadId, token);
+        expect(await other.lockLease(threadId)).toBeUndefined();
+
+        await holder.acquireLock(threadId, SHORT_TTL_MS);
+        await eventually(async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+        expect(await other.lockLease(threadId)).toEqual({ holder: holder.instanceId, expired: true });
+        const takeover = (await other.acquireLock(threadId, TTL_MS))!;
+        expect(await holder.lockLease(threadId)).toMatchObject({ holder: other.instanceId });
+        await other.releaseLock(threadId, takeover);
+      });
+
       it('are taken back by their holder when they expired and nobody took them since', async () => {
         const [stalled, other] = [await node(), await node()];
         const threadId = newThreadId();
@@ -176,6 +198,18 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
         expect(await sender.send(silent.instanceId, command, SHORT_TTL_MS)).toBeUndefined();
         expect(await sender.send('node_gone', command, SHORT_TTL_MS)).toBeUndefined();
+      });
+
+      it('resolve undefined as soon as their sender gives up, without waiting for the timeout', async () => {
+        const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
+        const sender = await node();
+        const giveUp = new AbortController();
+
+        const sent = sender.send(silent.instanceId, command, 3_600_000, giveUp.signal);
+        giveUp.abort();
+
+        expect(await sent).toBeUndefined();
+        expect(await sender.send(silent.instanceId, command, 3_600_000, giveUp.signal)).toBeUndefined();
       });
     });
 

@@ -276,6 +276,36 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(clients.flatMap((client) => client.all('CPP_STREAM_HALTED'))).toHaveLength(2);
   });
 
+  it('recover the answer of a node that died as soon as its lock expires when a pivot is sent to another node, not after the reply timeout', async () => {
+    // A reply timeout no test waits out: the pivot must not wait for the dead node's answer.
+    const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100, replyTimeoutMs: 3_600_000 } };
+    const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS }, timings);
+    const writer = await dying!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await surviving!.connect();
+    await openThread(client, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await dying!.model.call(0)).release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 3);
+
+    // The node dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads.
+    const dead = nodes.cluster.liveLock(threadId)!.holder;
+    const member = nodes.cluster.members.get(dead)!;
+    member.renewLock = async () => true;
+    const unread = nodes.cluster.join();
+    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
+    nodes.cluster.members.set(dead, unread);
+
+    const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
+
+    expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
+    (await surviving!.model.call(0)).releaseAll();
+    await completion(client, threadId, branch.assistantNodeId);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is a ' });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
   it('stop a node that lost its generation lock from writing; another node recovers its answer once the lock expires', async () => {
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
     const [generating, other] = await nodes.start(2, { chunks: () => 'word ' }, timings);
