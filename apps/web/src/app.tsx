@@ -1,5 +1,5 @@
 import { newThreadId, type SearchHit } from '@promethea/cpp-protocol';
-import { browserIdentity } from '@promethea/cpp-client';
+import { browserIdentity, readImportFile, type ExportFormat } from '@promethea/cpp-client';
 import { useBranch, useCPP, useThreadSearch, useThreads } from '@promethea/cpp-react';
 import { useCallback, useEffect, useMemo, useState, type KeyboardEvent } from 'react';
 import { ConnectionBadge } from './components/connection-badge.js';
@@ -22,7 +22,7 @@ export function App() {
   const cpp = useCPP({ endpoint, identity });
   const { client } = cpp;
   const feed = useErrorFeed(client);
-  const { threads, error: threadsError } = useThreads(client);
+  const { threads, error: threadsError, refresh: refreshThreads } = useThreads(client);
   const [threadId, showThread] = useThreadLocation();
   const graph = cpp.graph?.threadId === threadId ? cpp.graph : undefined;
   const branch = useBranch(client, graph);
@@ -104,6 +104,27 @@ export function App() {
       .catch(report);
   };
 
+  const exportThread = (id: string, format: ExportFormat) => {
+    client
+      ?.exportThread(format, id)
+      .then((text) => {
+        const title = threads?.find((thread) => thread.threadId === id)?.title || id;
+        download(text, `${fileName(title)}.${format === 'markdown' ? 'md' : 'json'}`, format === 'markdown' ? 'text/markdown' : 'application/json');
+      })
+      .catch(report);
+  };
+
+  const importThreads = (text: string) => {
+    if (!client) return;
+    Promise.resolve()
+      .then(() => {
+        const { format, document } = readImportFile(text);
+        return client.importThreads(format, document);
+      })
+      .then(refreshThreads)
+      .catch((error: unknown) => report(error instanceof Error && error.message.startsWith('the file is') ? new Error(`Nothing was imported: ${error.message}.`) : error));
+  };
+
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key === 'Escape' && panel) {
       event.preventDefault();
@@ -133,6 +154,8 @@ export function App() {
           onNew={startThread}
           onRename={renameThread}
           onDelete={deleteThread}
+          onExport={exportThread}
+          onImport={importThreads}
           query={query}
           onQueryChange={setQuery}
           hits={hits}
@@ -166,4 +189,20 @@ export function App() {
       </aside>
     </div>
   );
+}
+
+/** Saves `text` as a file the browser downloads. */
+function download(text: string, name: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  // Revoked once the click has handed the file to the browser, not during it.
+  setTimeout(() => URL.revokeObjectURL(url));
+}
+
+/** A thread's title as a file name that every system takes. */
+function fileName(title: string): string {
+  return title.replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'thread';
 }

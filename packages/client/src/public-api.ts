@@ -16,6 +16,7 @@ export type {
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
 export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';
+export { readImportFile, type ImportFile } from './import-file.js';
 export { ConnectionClosedError } from './connection-closed-error.js';
 export { SendQueueFullError } from './send-queue-full-error.js';
 export { ThreadClosedError } from './thread-closed-error.js';

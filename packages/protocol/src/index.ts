@@ -38,3 +38,4 @@ export * from './threads/search-terms.js';
 export * from './threads/thread-export.js';
 export * from './threads/thread-export-schema.js';
 export * from './threads/thread-import.js';
+export * from './threads/import-format.js';

@@ -1,5 +1,6 @@
+import type { ExportFormat } from '@promethea/cpp-client';
 import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-protocol';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
 import { groupThreads, markTerms } from '../lib/thread-groups.js';
@@ -11,6 +12,9 @@ interface ThreadListProps {
   onNew(): void;
   onRename(threadId: string, title: string): void;
   onDelete(threadId: string): void;
+  onExport(threadId: string, format: ExportFormat): void;
+  /** The text of a file picked to import. */
+  onImport(text: string): void;
   query: string;
   onQueryChange(query: string): void;
   /** The hits of `query`; `undefined` while there are none to show yet. */
@@ -21,13 +25,25 @@ interface ThreadListProps {
 const UNTITLED = 'New conversation';
 
 export function ThreadList(props: ThreadListProps) {
-  const { threads, query, onQueryChange, hits, onNew } = props;
+  const { threads, query, onQueryChange, hits, onNew, onImport } = props;
   const now = useNow(30_000);
+  const picker = useRef<HTMLInputElement>(null);
+  const picked = (event: ChangeEvent<HTMLInputElement>) => {
+    const input = event.currentTarget;
+    const file = input.files?.[0];
+    // Emptied, so that picking the same file again imports it again.
+    input.value = '';
+    if (file) void file.text().then(onImport);
+  };
   return (
     <nav className="thread-list" aria-label="Threads">
       <button type="button" className="primary new-thread" onClick={onNew}>
         + New thread
       </button>
+      <button type="button" className="quiet import-threads" aria-label="Import threads from a file" onClick={() => picker.current?.click()}>
+        Import…
+      </button>
+      <input ref={picker} type="file" className="visually-hidden" accept=".json,application/json" tabIndex={-1} aria-label="File to import: a CPP JSON export or a ChatGPT conversations.json" onChange={picked} />
       <input type="search" className="thread-search" aria-label="Search threads" placeholder="Search" value={query} onChange={(event) => onQueryChange(event.target.value)} />
       {query.trim() !== '' ? (
         <SearchHits hits={hits} terms={searchTerms(query)} onOpen={props.onOpenHit} />
@@ -72,13 +88,22 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
   );
 }
 
-function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete }: ThreadListProps & { thread: ThreadSummary; now: number }) {
+function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete, onExport }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [exporting, setExporting] = useState(false);
   const confirmButton = useRef<HTMLButtonElement>(null);
+  const firstFormat = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (confirming) confirmButton.current?.focus();
   }, [confirming]);
+  useEffect(() => {
+    if (exporting) firstFormat.current?.focus();
+  }, [exporting]);
+  const exportAs = (format: ExportFormat) => {
+    setExporting(false);
+    onExport(thread.threadId, format);
+  };
   const active = thread.threadId === activeThreadId;
   const title = thread.title || UNTITLED;
 
@@ -125,10 +150,26 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete 
           </button>
         </span>
       )}
-      {active && !confirming && (
+      {active && exporting && (
+        <span className="thread-actions" role="group" aria-label="Export thread as" onKeyDown={(event) => event.key === 'Escape' && setExporting(false)}>
+          <button type="button" ref={firstFormat} className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
+            Markdown
+          </button>
+          <button type="button" className="quiet" aria-label="Export as CPP JSON (.json)" onClick={() => exportAs('cpp-thread')}>
+            JSON
+          </button>
+          <button type="button" className="quiet" onClick={() => setExporting(false)}>
+            Cancel
+          </button>
+        </span>
+      )}
+      {active && !confirming && !exporting && (
         <span className="thread-actions">
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
+          </button>
+          <button type="button" className="quiet" aria-label="Export thread" onClick={() => setExporting(true)}>
+            Export
           </button>
           <button type="button" className="quiet" aria-label="Delete thread" onClick={() => setConfirming(true)}>
             Delete

@@ -24,6 +24,9 @@ const IN_WORDS: Partial<Record<ErrorCode, string>> = {
 /** The server's words for a prompt over the length limit (ThreadAccess.checkPrompt). */
 const PROMPT_TOO_LONG = /^the prompt is (\d+) characters; the limit is (\d+)$/;
 
+/** The server's words for an import document it refused (readImportDocument's reason, under the payload field). */
+const IMPORT_REFUSED = /^payload\.document: /;
+
 let lastId = 0;
 
 /** Anything thrown or reported, as a line a person can read. */
@@ -37,6 +40,7 @@ export function describeError(error: unknown): ShownError {
 function inWords(code: string, message: string): string {
   const tooLong = PROMPT_TOO_LONG.exec(message);
   if (tooLong) return promptTooLong(Number(tooLong[1]), Number(tooLong[2]));
+  if (IMPORT_REFUSED.test(message)) return sentence(`Nothing was imported: ${message.replace(IMPORT_REFUSED, '')}`);
   return IN_WORDS[code as ErrorCode] ?? sentence(message);
 }
 

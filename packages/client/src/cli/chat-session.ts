@@ -1,6 +1,8 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { ThreadSummary } from '@promethea/cpp-protocol';
 import type { CPPClient } from '../cpp-client.js';
 import type { GenerationResult } from '../generation.js';
+import { readImportFile } from '../import-file.js';
 import type { ChatOutput } from './chat-output.js';
 import { formatTree } from './format-tree.js';
 import { resolveMessage, resolveThread } from './references.js';
@@ -20,6 +22,7 @@ start of its id.
   /open THREAD          open another thread (a new one if no thread's id starts so)
   /search WORDS         your threads whose title or messages hold every word, best first
   /export FILE          write the thread to FILE: Markdown of its branch if FILE ends in .md, else CPP JSON
+  /import FILE          add the threads of FILE, a CPP JSON export or a ChatGPT conversations.json
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
   /help                 this text
   /quit                 leave`;
@@ -161,6 +164,8 @@ export class ChatSession {
         return this.search(required(argument, 'the words to look for'));
       case '/export':
         return this.export(required(argument, 'the file to write (.md for Markdown, else CPP JSON)'));
+      case '/import':
+        return this.import(required(argument, 'the file to read (a CPP JSON export or a ChatGPT conversations.json)'));
       case '/delete-thread': {
         const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
         const threadId = resolveThread(await this.client.listThreads(), reference);
@@ -191,13 +196,28 @@ export class ChatSession {
     this.output.print(`wrote ${format === 'markdown' ? 'the branch as Markdown' : 'the thread as CPP JSON'} to ${file}`);
   }
 
+  private async import(file: string): Promise<void> {
+    const { format, document } = readImportFile(await readFile(file, 'utf8'));
+    const imported = await this.client.importThreads(format, document);
+    const kind = format === 'chatgpt' ? 'ChatGPT conversations' : 'CPP JSON';
+    this.output.print(`imported ${imported.length} thread${imported.length === 1 ? '' : 's'} (${kind}); /open THREAD opens one`);
+    const ids = new Set(imported.map((thread) => thread.threadId));
+    this.printThreads(await this.client.listThreads(), (thread) => ids.has(thread.threadId));
+  }
+
   private async listThreads(): Promise<void> {
     const threads = await this.client.listThreads();
     if (threads.length === 0) return this.output.print('(no threads)');
+    this.printThreads(threads);
+  }
+
+  /** The threads `shown`, numbered by their place among all `threads`, as /open takes them. */
+  private printThreads(threads: ThreadSummary[], shown: (thread: ThreadSummary) => boolean = () => true): void {
     const width = String(threads.length).length;
-    const lines = threads.map((thread, index) => {
+    const lines = threads.flatMap((thread, index) => {
+      if (!shown(thread)) return [];
       const marker = thread.threadId === this.client.activeThreadId ? '*' : ' ';
-      return `${String(index + 1).padStart(width)} ${marker} ${thread.threadId} ${JSON.stringify(thread.title)} (${thread.nodeCount} messages)`;
+      return [`${String(index + 1).padStart(width)} ${marker} ${thread.threadId} ${JSON.stringify(thread.title)} (${thread.nodeCount} messages)`];
     });
     this.output.print(lines.join('\n'));
   }

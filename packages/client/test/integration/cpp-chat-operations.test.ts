@@ -1,6 +1,7 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CPPClient } from '@promethea/cpp-client';
 import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
 import { getNode, type ThreadGraph } from '@promethea/cpp-protocol';
@@ -11,6 +12,9 @@ import { ChatTerminal } from '../support/terminal.js';
 
 // cpp-chat's commands for the conversation operations (PROTOCOL.md §24, §25), typed on a terminal against a real
 // server; what they did is read back from the server by a client of the same DID.
+/** A ChatGPT data export's conversations.json of five conversations, with branches. */
+const CHATGPT_EXPORT = fileURLToPath(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url));
+
 describe('cpp-chat conversation commands', () => {
   let server: CPPServer;
   let folder: string;
@@ -47,7 +51,7 @@ describe('cpp-chat conversation commands', () => {
   /** The thread as the server has it now. */
   const thread = async (): Promise<ThreadGraph> => observer.requestSync('thread_ops');
 
-  it('regenerates, edits, deletes a branch, renames, searches, exports and deletes the thread', async () => {
+  it('regenerates, edits, deletes a branch, renames, searches, exports, deletes the thread and imports', async () => {
     chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_ops'], { columns: 100, rows: 40 });
     await chat.until((rows) => rows.at(-1) === '›');
     observer = new CPPClient({ endpoint: server.url, did: DID, reconnect: false });
@@ -93,6 +97,24 @@ describe('cpp-chat conversation commands', () => {
 
     expect(await command('/delete-thread thread_op', /^deleted thread/)).toBe('deleted thread thread_ops; no thread is open: type to start a new one, or /open one');
     expect(await observer.listThreads()).toEqual([]);
+
+    // /import tells the format from the content: the CPP JSON export comes back as a thread, listed as /threads does.
+    expect(await command(`/import ${json}`, /^imported \d+ thread /)).toBe('imported 1 thread (CPP JSON); /open THREAD opens one');
+    await chat.until((rows) => rows.some((row) => /^1 {3}\S+ "Nature notes" \(4 messages\)$/.test(row)));
+    expect(await observer.listThreads()).toMatchObject([{ title: 'Nature notes', nodeCount: 4 }]);
+    expect(await command(`/import ${CHATGPT_EXPORT}`, /^imported \d+ threads/)).toBe('imported 5 threads (ChatGPT conversations); /open THREAD opens one');
+    await chat.until((rows) => rows.some((row) => /^2 {3}\S+ "Rivers of Europe" \(7 messages\)$/.test(row)));
+    expect(await observer.listThreads()).toHaveLength(6);
+
+    // A file that is not JSON, one of neither kind, and one the server refuses: said in words, nothing imported.
+    const broken = join(folder, 'broken.json');
+    await writeFile(broken, '{"format": "cpp-thread",');
+    expect(await command(`/import ${broken}`, /^error: the file is not JSON/)).toMatch(/^error: the file is not JSON/);
+    await writeFile(broken, '{"threads": []}');
+    expect(await command(`/import ${broken}`, /^error: the file is neither/)).toMatch(/^error: the file is neither a CPP thread export/);
+    await writeFile(broken, JSON.stringify([{ title: 'Half', mapping: { a: { id: 'a', message: null, parent: null, children: ['b'] } } }]));
+    expect(await command(`/import ${broken}`, /^error: [A-Z_]+: /)).toMatch(/^error: [A-Z_]+: /);
+    expect(await observer.listThreads()).toHaveLength(6);
 
     await chat.enter('/quit');
     expect(await chat.exited()).toBe(0);

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { CPPError, ImportFormatSchema, isDid, type ImportFormat } from '@promethea/cpp-protocol';
+import { CPPError, ImportFormatSchema, isDid, recogniseImportFormat, type ImportFormat } from '@promethea/cpp-protocol';
 import { Command, Option } from 'commander';
 import { importThreads } from '../threads/thread-importer.js';
 import { openStore, type DeploymentFlags } from './deployment-flags.js';
@@ -24,7 +24,8 @@ export function importCommand(): Command {
       const flags = command.optsWithGlobals<ImportFlags>();
       if (!isDid(flags.did)) throw new Error(`--did ${flags.did} is not a DID (did:<method>:<id>)`);
       const document: unknown = JSON.parse(await readFile(file, 'utf8'));
-      const format = flags.format ?? recogniseFormat(document);
+      const format = flags.format ?? recogniseImportFormat(document);
+      if (format === undefined) throw new Error(`${file} is neither a CPP thread export nor a ChatGPT conversations.json: say which with --format`);
       const { store, description } = await openStore(flags, () => {});
       try {
         const threads = await importThreads(store, flags.did, format, document, { maxThreadsPerDid: 0, maxNodesPerThread: 0, maxThreadBytes: 0, maxPromptLength: 0 });
@@ -39,8 +40,3 @@ export function importCommand(): Command {
     });
 }
 
-/** A ChatGPT export is an array of conversations, each with a `mapping`; anything else is taken for CPP JSON. */
-function recogniseFormat(document: unknown): ImportFormat {
-  const first: unknown = Array.isArray(document) ? document[0] : undefined;
-  return typeof first === 'object' && first !== null && 'mapping' in first ? 'chatgpt' : 'cpp-thread';
-}
