@@ -49,7 +49,7 @@ describe('accessibility (axe-core) in the browser', () => {
     const chat = await harness.openChat(await harness.newContext(PHONE));
     await chat.twoTurns();
     expect(await seriousViolations(chat.page)).toEqual([]);
-    await chat.page.getByRole('button', { name: 'Threads' }).click();
+    await chat.page.getByRole('button', { name: '☰ Threads', exact: true }).click();
     await chat.page.getByRole('navigation', { name: 'Threads' }).waitFor();
     expect(await seriousViolations(chat.page)).toEqual([]);
     await chat.page.keyboard.press('Escape');

@@ -15,7 +15,7 @@ describe('at phone width (375 px)', () => {
     expect(await threads.isVisible()).toBe(false);
     await screenshot(chat.page, 'phone-chat');
 
-    const threadsToggle = chat.page.getByRole('button', { name: 'Threads' });
+    const threadsToggle = chat.page.getByRole('button', { name: '☰ Threads', exact: true });
     await threadsToggle.click();
     expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
     await threads.waitFor();
