@@ -1,4 +1,4 @@
-import { ErrorCode, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
+import { ErrorCode, TEXT_PARTS, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
 import type { PendingRequest, ReceivedLengths } from './pending-requests.js';
@@ -55,7 +55,7 @@ export class Generation implements PendingRequest {
     this.assistantNodeId = request.assistantNodeId;
     this.started = !request.continues;
     const continued = request.continues ? this.assistantNode() : undefined;
-    if (continued) for (const part of ['content', 'reasoning'] as const) this.delivered[part] = partText(continued, part).length;
+    if (continued) for (const part of TEXT_PARTS) this.delivered[part] = partText(continued, part).length;
   }
 
   get promise(): Promise<GenerationResult> {
@@ -84,7 +84,7 @@ export class Generation implements PendingRequest {
 
   interrupting(nodeId: string, received: ReceivedLengths): void {
     if (nodeId !== this.assistantNodeId) return;
-    for (const part of ['content', 'reasoning'] as const) this.visible[part] = Math.min(this.visible[part], received[part]);
+    for (const part of TEXT_PARTS) this.visible[part] = Math.min(this.visible[part], received[part]);
   }
 
   /**
