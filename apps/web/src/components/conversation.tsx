@@ -80,12 +80,7 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, model, report],
   );
   const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
-  const onDelete = useCallback(
-    (nodeId: string) => {
-      if (window.confirm('Delete this message and everything under it?')) deleteBranch(nodeId).catch(report);
-    },
-    [deleteBranch, report],
-  );
+  const onDelete = useCallback((nodeId: string) => void deleteBranch(nodeId).catch(report), [deleteBranch, report]);
 
   return (
     <section className="conversation" aria-label="Chat">
