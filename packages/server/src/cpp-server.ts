@@ -25,7 +25,7 @@ import type { ErrorContext } from './observability/server-observer.js';
 import { checkReadiness, type ReadinessCheck, type ReadinessReport } from './observability/readiness.js';
 import { storeReachable } from './observability/store-check.js';
 import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
-import { ConnectionSession } from './session/connection-session.js';
+import { ConnectionSession, type SessionDependencies } from './session/connection-session.js';
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
 import { createHttpServer } from './transport/http-server.js';
@@ -192,7 +192,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       pivotListeners: (context) => this.runPivotListeners(context),
       onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
     }, this.cluster ?? new SolitaryLinks(this.store));
-    this.access = new AccessControl(options, this.registry, this.store);
+    this.access = new AccessControl(options, this.registry, this.store, (identity, connectionId) => this.emit('authenticated', { connectionId, identity }));
     this.ownsHttpServer = options.server === undefined;
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
     const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
@@ -242,6 +242,18 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (this.cluster) await this.cluster.start(this.registry);
     else await this.store.interruptStreamingNodes(Date.now());
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    // One for every session: a connection keeps only what is its own.
+    const sessionDependencies: SessionDependencies = {
+      access: this.access.threads,
+      store: this.store,
+      models: this.models,
+      maxFrameBytes,
+      observers: this.observers,
+      backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
+      onFrameHandled: (session, frame) => this.notify(session, frame),
+      onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
+      onClosed: (session) => this.sessionClosed(session),
+    };
     this.transport = attachWsTransport<Admission>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
       refuseOtherPaths: this.ownsHttpServer,
@@ -249,18 +261,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       closeHandshakeMs: this.closeHandshakeMs,
       messageTimeoutMs: this.access.limits.messageTimeoutMs,
       identify: (request) => this.access.admit(request),
-      connect: (socket, admission) => this.openSession(new ConnectionSession(socket, {
-        guard: this.access.guard(admission, (identity, connectionId) => this.emit('authenticated', { connectionId, identity })),
-        access: this.access.threads,
-        store: this.store,
-        models: this.models,
-        maxFrameBytes,
-        observers: this.observers,
-        backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },
-        onFrameHandled: (session, frame) => this.notify(session, frame),
-        onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
-        onClosed: (session) => this.sessionClosed(session),
-      })),
+      connect: (socket, admission) => this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
     });
     if (this.ownsHttpServer) {
       await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,7 @@ import type { ConversationStore } from '../store/conversation-store.js';
 import type { UpgradeRefusal } from '../transport/ws-transport.js';
 import { publicSessionUrl } from './audience.js';
 import type { AccessOptions } from './access-options.js';
-import { ConnectionGuard } from './connection-guard.js';
+import { ConnectionGuard, type GuardSettings } from './connection-guard.js';
 import { ANY_HOST } from './host-policy.js';
 import { ConnectionCounter } from './limits/connection-counter.js';
 import { GenerationLimiter } from './limits/generation-limiter.js';
@@ -30,10 +30,15 @@ export class AccessControl {
   private readonly admission: AdmissionSettings;
   private readonly dids = new ConnectionCounter();
   private readonly sockets = new ConnectionCounter();
-  private readonly replayCache;
-  private readonly clockSkewMs: number;
+  /** One for every guard: a connection keeps only what is its own. */
+  private readonly guardSettings: GuardSettings;
 
-  constructor(options: AccessOptions, registry: ThreadRegistry, store: ConversationStore) {
+  constructor(
+    options: AccessOptions,
+    registry: ThreadRegistry,
+    store: ConversationStore,
+    onAuthenticated: (identity: Identity, connectionId: string) => void,
+  ) {
     const auth = options.auth ?? 'claimed';
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
@@ -49,8 +54,13 @@ export class AccessControl {
       maxConnectionsPerIp: this.limits.maxConnectionsPerIp,
       addresses: new ConnectionCounter(),
     };
-    this.replayCache = options.challenge?.replayCache ?? new MemoryReplayCache();
-    this.clockSkewMs = options.challenge?.clockSkewMs ?? CLOCK_SKEW_MS;
+    this.guardSettings = {
+      limits: this.limits,
+      replayCache: options.challenge?.replayCache ?? new MemoryReplayCache(),
+      clockSkewMs: options.challenge?.clockSkewMs ?? CLOCK_SKEW_MS,
+      dids: this.dids,
+      onAuthenticated,
+    };
   }
 
   /**
@@ -76,14 +86,7 @@ export class AccessControl {
   }
 
   /** The guard of a connection just opened, counted against its address until it ends. */
-  guard(admission: Admission, onAuthenticated: (identity: Identity, connectionId: string) => void): ConnectionGuard {
-    return new ConnectionGuard(admission, {
-      limits: this.limits,
-      replayCache: this.replayCache,
-      clockSkewMs: this.clockSkewMs,
-      dids: this.dids,
-      releaseAddress: this.admission.addresses.acquire(admission.address),
-      onAuthenticated,
-    });
+  guard(admission: Admission): ConnectionGuard {
+    return new ConnectionGuard(admission, this.guardSettings, this.admission.addresses.acquire(admission.address));
   }
 }

@@ -31,8 +31,6 @@ export interface GuardSettings {
   clockSkewMs: number;
   /** The open connections per DID. */
   dids: ConnectionCounter;
-  /** Uncounts the connection's address: called once, when the connection ends. */
-  releaseAddress(): void;
   /** A proof was accepted on connection `connectionId`. */
   onAuthenticated(identity: Identity, connectionId: string): void;
 }
@@ -56,6 +54,8 @@ export class ConnectionGuard {
   constructor(
     admission: Admission,
     private readonly settings: GuardSettings,
+    /** Uncounts the connection's address: called once, when the connection ends. */
+    private readonly releaseAddress: () => void,
   ) {
     this.current = admission.identity;
     this.challenge = admission.challenge;
@@ -128,7 +128,7 @@ export class ConnectionGuard {
     clearTimeout(this.authTimer);
     clearTimeout(this.idleTimer);
     this.releaseDid?.();
-    this.settings.releaseAddress();
+    this.releaseAddress();
   }
 
   /** The per-DID limit, once the connection's identity is settled. Anonymous connections are nobody's. */

@@ -26,8 +26,6 @@ export interface SessionDependencies {
   store: ConversationStore;
   /** What CPP_MODEL_LIST lists. */
   models: ModelCatalog;
-  /** This connection's identity, authentication and allowances. */
-  guard: ConnectionGuard;
   /** Whose threads it may act on, and how much. */
   access: ThreadAccess;
   maxFrameBytes: number;
@@ -70,15 +68,18 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   constructor(
     private readonly socket: CPPSocket,
+    /** This connection's identity, authentication and allowances. */
+    private readonly guard: ConnectionGuard,
+    /** Shared by every session of the server. */
     private readonly dependencies: SessionDependencies,
   ) {
     this.outbound = new BackpressureQueue(socket, dependencies.backpressure, () => this.close(CloseCode.TOO_MANY_REQUESTS, 'the client reads too slowly'));
-    dependencies.guard.attach(this);
+    guard.attach(this);
   }
 
   /** Who acts through this connection: claimed or anonymous, then proven once a proof is accepted. */
   get identity(): Identity {
-    return this.dependencies.guard.identity;
+    return this.guard.identity;
   }
 
   send(text: string, chunk?: ChunkPayload): void {
@@ -105,7 +106,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   onMessage(data: string | Uint8Array, byteLength: number): void {
-    if (!this.dependencies.guard.admitMessage()) return;
+    if (!this.guard.admitMessage()) return;
     if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
     if (byteLength > this.dependencies.maxFrameBytes) {
       return this.sendError(ErrorCode.FRAME_TOO_LARGE, `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`, {});
@@ -122,7 +123,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   onClose(): void {
     this.closed = true;
-    this.dependencies.guard.detach();
+    this.guard.detach();
     for (const engine of this.threads) engine.unsubscribe(this);
     this.threads.clear();
     this.dependencies.onClosed(this);
@@ -130,7 +131,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   /** Checks the frame and hands it to its thread's queue (or answers it), without waiting for the thread's turn. */
   private async route(frame: ClientFrame): Promise<void> {
-    const { guard, access } = this.dependencies;
+    const { guard } = this;
+    const { access } = this.dependencies;
     if (frame.type === 'CPP_AUTH_PROOF') {
       guard.authenticate(frame);
       return this.answered(frame, Promise.resolve());

@@ -1,5 +1,8 @@
 export type FrameAdmission = 'accepted' | 'refused' | 'exceeded';
 
+/** Module-level so that every connection's limiter shares it rather than holding a closure of its own. */
+const performanceNow = () => performance.now();
+
 /**
  * A token bucket per connection: `burst` frames at once, refilled at `perSecond`. A frame without a token is
  * refused; a client that goes on sending through a whole burst of refusals is `exceeded`, and is disconnected.
@@ -12,7 +15,7 @@ export class FrameRateLimiter {
   constructor(
     private readonly perSecond: number,
     private readonly burst: number,
-    private readonly now: () => number = () => performance.now(),
+    private readonly now: () => number = performanceNow,
   ) {
     this.tokens = burst;
     this.refilledAt = now();
