@@ -77,7 +77,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
       sockets.handleUpgrade(request, stream, head, (webSocket) => {
         heartbeat?.watch(webSocket);
         watchMessageTime(webSocket, stream, options.messageTimeoutMs);
-        listen(webSocket, options.connect(wrap(webSocket, options.maxPayload), identity, request));
+        listen(webSocket, options.connect(new WsCppSocket(webSocket, options.maxPayload), identity, request));
       });
     };
     const decided = options.identify(request);
@@ -139,21 +139,33 @@ interface WithReceiver {
   _receiver?: { _maxPayload: number };
 }
 
-function wrap(webSocket: WebSocket, maxPayload: number): CPPSocket {
-  return {
-    limitMessageBytes: (bytes = maxPayload) => {
-      const receiver = (webSocket as unknown as WithReceiver)._receiver;
-      if (receiver) receiver._maxPayload = bytes;
-    },
-    send: (text, written) => {
-      if (webSocket.readyState === webSocket.OPEN) webSocket.send(text, written);
-    },
-    close: (code, reason) => webSocket.close(code, reason),
-    terminate: () => webSocket.terminate(),
-    get bufferedAmount() {
-      return webSocket.bufferedAmount;
-    },
-  };
+/** A class, not an object of closures: its methods are shared by every connection instead of made for each one. */
+class WsCppSocket implements CPPSocket {
+  constructor(
+    private readonly webSocket: WebSocket,
+    private readonly maxPayload: number,
+  ) {}
+
+  limitMessageBytes(bytes = this.maxPayload): void {
+    const receiver = (this.webSocket as unknown as WithReceiver)._receiver;
+    if (receiver) receiver._maxPayload = bytes;
+  }
+
+  send(text: string, written?: () => void): void {
+    if (this.webSocket.readyState === this.webSocket.OPEN) this.webSocket.send(text, written);
+  }
+
+  close(code: number, reason: string): void {
+    this.webSocket.close(code, reason);
+  }
+
+  terminate(): void {
+    this.webSocket.terminate();
+  }
+
+  get bufferedAmount(): number {
+    return this.webSocket.bufferedAmount;
+  }
 }
 
 function toBuffer(data: RawData): Buffer {
