@@ -39,8 +39,11 @@ interface Waiting {
  */
 export class BackpressureQueue {
   private readonly waiting: Waiting[] = [];
-  /** The waiting chunk of each node that a later chunk of that node may still be merged into. */
-  private readonly open = new Map<string, Waiting>();
+  /**
+   * The waiting chunk of each node that a later chunk of that node may still be merged into. Made when a chunk first
+   * waits: most connections never fall behind, and an idle one should not hold an empty map.
+   */
+  private open: Map<string, Waiting> | undefined;
   private waitingBytes = 0;
   private overflowed = false;
   private readonly written = () => this.drain();
@@ -69,7 +72,7 @@ export class BackpressureQueue {
   }
 
   private enqueue(text: string, chunk: ChunkPayload | undefined): void {
-    const previous = chunk && this.open.get(chunk.nodeId);
+    const previous = chunk && this.open?.get(chunk.nodeId);
     if (chunk && previous?.chunk && previous.chunk.offset + previous.chunk.delta.length === chunk.offset) {
       previous.chunk = { ...previous.chunk, delta: previous.chunk.delta + chunk.delta };
       previous.merged = true;
@@ -82,15 +85,15 @@ export class BackpressureQueue {
     this.waiting.push(entry);
     this.waitingBytes += entry.bytes;
     // A chunk merged into an entry in front of another frame would overtake that frame.
-    if (!chunk) this.open.clear();
-    else this.open.set(chunk.nodeId, entry);
+    if (!chunk) this.open?.clear();
+    else (this.open ??= new Map()).set(chunk.nodeId, entry);
   }
 
   private drain(): void {
     while (!this.overflowed && this.waiting.length > 0 && this.socket.bufferedAmount < this.limits.softLimitBytes) {
       const entry = this.waiting.shift()!;
       this.waitingBytes -= entry.bytes;
-      if (entry.chunk && this.open.get(entry.chunk.nodeId) === entry) this.open.delete(entry.chunk.nodeId);
+      if (entry.chunk && this.open?.get(entry.chunk.nodeId) === entry) this.open.delete(entry.chunk.nodeId);
       this.socket.send(entry.merged && entry.chunk ? encodeServerFrame('CPP_STREAM_CHUNK', entry.chunk) : entry.text, this.written);
       this.checkBudget();
     }
@@ -99,7 +102,7 @@ export class BackpressureQueue {
   private giveUp(): void {
     this.overflowed = true;
     this.waiting.length = 0;
-    this.open.clear();
+    this.open = undefined;
     this.waitingBytes = 0;
     this.overflow();
   }
