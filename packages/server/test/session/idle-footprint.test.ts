@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConnectionSession } from '../../src/session/connection-session.js';
+import { listThreads } from '../support/protocol-steps.js';
+import { useServer } from '../support/start-server.js';
+
+const fixture = useServer();
+
+/** The sessions that have sent something: how a test reaches the server's own objects. */
+function watchSessions(): () => ConnectionSession[] {
+  const send = vi.spyOn(ConnectionSession.prototype, 'send');
+  return () => [...new Set(send.mock.contexts as ConnectionSession[])];
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+// What an idle connection holds is multiplied by every connection a server keeps open (issue 20): what all of them
+// need alike is made once per server, and what only a busy connection needs is made when it is needed.
+describe('an idle connection', () => {
+  it('shares its server’s session dependencies and guard settings with every other connection', async () => {
+    const sessions = watchSessions();
+    await listThreads(await fixture.connect());
+    await listThreads(await fixture.connect());
+    const [first, second] = sessions();
+    expect(first).toBeDefined();
+    expect(second).not.toBe(first);
+    expect(second!['dependencies']).toBe(first!['dependencies']);
+    expect(second!['guard']['settings']).toBe(first!['guard']['settings']);
+  });
+
+  it('holds its socket’s methods on a prototype, not as closures of its own', async () => {
+    const sessions = watchSessions();
+    await listThreads(await fixture.connect());
+    const socket = sessions()[0]!['socket'];
+    expect(Object.values(socket).filter((value) => typeof value === 'function')).toEqual([]);
+  });
+
+  it('has no map of chunks to merge until one waits behind a slow reader', async () => {
+    const sessions = watchSessions();
+    await listThreads(await fixture.connect());
+    expect(sessions()[0]!['outbound']['open']).toBeUndefined();
+  });
+});
