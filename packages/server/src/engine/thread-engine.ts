@@ -41,8 +41,6 @@ import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
-  /** The other servers sharing the store, if any: what they must hear, and where the thread's generation runs. */
-  link: ThreadLink;
   /** The models answers are written by: the one a prompt or pivot names, or the default. */
   models: ModelCatalog;
   /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
@@ -83,11 +81,14 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   constructor(
     readonly record: ThreadRecord,
     readonly graph: ThreadGraph,
+    /** The other servers sharing the store, if any: what they must hear, and where the thread's generation runs. */
+    readonly link: ThreadLink,
+    /** Shared by every engine of the server. */
     private readonly dependencies: ThreadEngineDependencies,
   ) {
-    this.fanout = new ThreadFanout(graph, record, dependencies.link);
-    this.generation = new ThreadGeneration(graph.threadId, dependencies.link, dependencies.persister, () => this.unloadIfIdle());
-    this.committer = new ThreadCommitter(graph, record, dependencies.store, dependencies.link, this.generation);
+    this.fanout = new ThreadFanout(graph, record, link);
+    this.generation = new ThreadGeneration(graph.threadId, link, dependencies.persister, () => this.unloadIfIdle());
+    this.committer = new ThreadCommitter(graph, record, dependencies.store, link, this.generation);
   }
 
   get threadId(): string {
@@ -323,7 +324,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
    */
   private async ranElsewhere(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<boolean> {
     if (!this.streamsElsewhere()) return false;
-    const reply = await this.dependencies.link.forward(frame, identity);
+    const reply = await this.link.forward(frame, identity);
     if (!reply) {
       // No live server holds it: its server died. Keep what it streamed; the frame then runs here.
       await this.recoverLost();
@@ -388,7 +389,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   private async recoverLost(): Promise<void> {
     if (this.generation.stream) return;
     if (!(await this.generation.tryClaim())) return this.unloadIfIdle();
-    await this.dependencies.link.reload();
+    await this.link.reload();
     const node = streamingNode(this.graph);
     if (!node || this.generation.stream) return this.generation.abandon();
     await this.commitHalt(node.id, cutOfLost(node), 'shutdown');

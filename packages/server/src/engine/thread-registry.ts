@@ -13,12 +13,24 @@ import type { ThreadLinks } from './thread-link.js';
 export class ThreadRegistry {
   private readonly engines = new Map<string, ThreadEngine>();
   private readonly loading = new Map<string, Promise<ThreadEngine | undefined>>();
+  /** One for every engine: an open thread keeps only what is its own. */
+  private readonly engineDependencies: ThreadEngineDependencies;
 
   constructor(
     private readonly store: ConversationStore,
-    private readonly dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle' | 'link'>,
+    dependencies: Omit<ThreadEngineDependencies, 'store' | 'onIdle'>,
     private readonly links: ThreadLinks,
-  ) {}
+  ) {
+    this.engineDependencies = {
+      ...dependencies,
+      store,
+      onIdle: (idle) => {
+        if (this.engines.get(idle.threadId) !== idle) return;
+        this.engines.delete(idle.threadId);
+        idle.link.close().catch((error: unknown) => dependencies.onBackgroundError(error, idle.threadId));
+      },
+    };
+  }
 
   get size(): number {
     return this.engines.size;
@@ -75,16 +87,7 @@ export class ThreadRegistry {
     const { link, stored } = await this.links.open(threadId);
     if (!stored) return undefined;
     const { graph, ...record } = stored;
-    const engine = new ThreadEngine(record, graph, {
-      ...this.dependencies,
-      store: this.store,
-      link,
-      onIdle: (idle) => {
-        if (this.engines.get(idle.threadId) !== idle) return;
-        this.engines.delete(idle.threadId);
-        link.close().catch((error: unknown) => this.dependencies.onBackgroundError(error, idle.threadId));
-      },
-    });
+    const engine = new ThreadEngine(record, graph, link, this.engineDependencies);
     link.attach(engine);
     this.engines.set(threadId, engine);
     return engine;

@@ -40,9 +40,8 @@ describe('the links of a server alone', () => {
     const engine = async () => {
       const { link, stored } = await links.open(threadId);
       const { graph, ...record } = stored!;
-      const loaded = new ThreadEngine(record, graph, {
+      const loaded = new ThreadEngine(record, graph, link, {
         store,
-        link,
         models: new ModelCatalog([{ provider: model }]),
         chunkIntervalMs: 0,
         persister,
