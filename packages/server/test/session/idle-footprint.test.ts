@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ThreadEngine } from '../../src/engine/thread-engine.js';
 import { ConnectionSession } from '../../src/session/connection-session.js';
-import { listThreads } from '../support/protocol-steps.js';
+import { listThreads, openThread } from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
 
 const fixture = useServer();
@@ -40,5 +41,16 @@ describe('an idle connection', () => {
     const sessions = watchSessions();
     await listThreads(await fixture.connect());
     expect(sessions()[0]!['outbound']['open']).toBeUndefined();
+  });
+});
+
+describe('an open empty thread', () => {
+  it('shares its server’s engine dependencies with every other open thread', async () => {
+    const sessions = watchSessions();
+    await openThread(await fixture.connect());
+    await openThread(await fixture.connect());
+    const [first, second] = sessions().map((session) => [...(session['threads'] as Set<ThreadEngine>)][0]!);
+    expect(second).not.toBe(first);
+    expect(second!['dependencies']).toBe(first!['dependencies']);
   });
 });
