@@ -1,5 +1,5 @@
 import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
@@ -7,6 +7,8 @@ import { useLocalNodes } from './local-nodes.js';
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
 const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
+/** docs/cluster.md: the clients of a node killed while it writes an answer are told within 5 s of the death. */
+const NODE_LOSS_LIMIT_MS = 5_000;
 
 /** Servers in one process on one LocalCluster: the cluster logic, fast and with every model under control. */
 describe('servers sharing a store through a LocalCluster', () => {
@@ -304,6 +306,33 @@ describe('servers sharing a store through a LocalCluster', () => {
     const stored = await expectSoundStore(threadId);
     expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is a ' });
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it("tell the clients on another node, within 5 s of a death with the default timings, that the dead node's answer was interrupted", async () => {
+    // The cluster's clock is fake (its lock's expiry, its renewals and sweeps); the sockets and the models are real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await dying!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await surviving!.connect();
+    await openThread(client, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await dying!.model.call(0)).release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 3);
+
+    // The node dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads.
+    const dead = nodes.cluster.liveLock(threadId)!.holder;
+    nodes.cluster.members.get(dead)!.renewLock = async () => true;
+    const unread = nodes.cluster.join();
+    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
+    nodes.cluster.members.set(dead, unread);
+    await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
+
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
+    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    expect(update.nodes[exchange.assistantNodeId]!.content).toBe('Clojure is a ');
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: await expectSoundStore(threadId), problems: [] });
   });
 
   it('stop a node that lost its generation lock from writing; another node recovers its answer once the lock expires', async () => {
