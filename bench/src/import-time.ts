@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { median } from './latency-recorder.js';
+import { modulesLoadedBy, packageOf } from './loaded-modules.js';
 
 /**
  * npm run bench:import — what `import '@promethea/cpp-server'` costs an application that passes its own store and
@@ -26,17 +28,6 @@ const CASES = [
   { name: 'cpp-server', label: "import('@promethea/cpp-server')", code: "await import('@promethea/cpp-server');" },
 ] as const;
 
-/** Records every module URL Node resolves, so that a run can count the modules an import loads. */
-const RESOLVE_RECORDER = `
-import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-  export async function resolve(specifier, context, next) {
-    const result = await next(specifier, context);
-    process.stderr.write('resolved ' + result.url + '\\\\n');
-    return result;
-  }\`));
-`;
-
 const run = promisify(execFile);
 
 const { values: options } = parseArgs({
@@ -48,7 +39,7 @@ const { values: options } = parseArgs({
   },
 });
 if (options.help) {
-  console.log(`npm run bench:import -- [--rounds N] [--profile DIR]
+  console.log(`npm run bench:import -- [--rounds N] [--project DIR] [--profile DIR]
   --rounds N       timed rounds, each running every case once (default 20, after ${WARM_UP_ROUNDS} of warm-up)
   --project DIR    measure in DIR, a project where the packages are installed already, instead of packing them
   --profile DIR    also write a CPU profile (node --cpu-prof) of one import of @promethea/cpp-server to DIR`);
@@ -69,6 +60,10 @@ async function sample(project: string, code: string, nodeOptions: string[] = [])
   return { wallMs: performance.now() - started, cpuMs: Number(stdout) };
 }
 
+/**
+ * The packages as npm packs them, installed in a new project (dependencies from the local npm cache where it has
+ * them). @promethea/cpp-web is packed as last built: the server depends on it, but its root import does not load it.
+ */
 async function installPackedPackages(): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), 'cpp-import-time-'));
   const packs = join(project, 'packs');
@@ -80,13 +75,12 @@ async function installPackedPackages(): Promise<string> {
   return project;
 }
 
-/** The modules an import loads, by the package they come from (`node:` built-ins apart). */
-async function modulesLoaded(project: string, code: string): Promise<Map<string, number>> {
-  const { stderr } = await run(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(RESOLVE_RECORDER)}`, '--input-type=module', '-e', code], { cwd: project });
-  const urls = new Set([...stderr.matchAll(/^resolved (file:\S+)$/gm)].map((match) => match[1]!));
+
+/** The modules an import loads, by the package they come from. */
+async function modulesByPackage(project: string, code: string): Promise<Map<string, number>> {
   const byPackage = new Map<string, number>();
-  for (const url of urls) {
-    const name = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? url;
+  for (const url of await modulesLoadedBy(code, project)) {
+    const name = packageOf(url) ?? url;
     byPackage.set(name, (byPackage.get(name) ?? 0) + 1);
   }
   return byPackage;
@@ -103,7 +97,7 @@ function selfTimeByPackage(profile: CpuProfile): Map<string, number> {
   const placeOf = new Map(
     profile.nodes.map((node) => {
       const { url, functionName } = node.callFrame;
-      const place = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? (url.startsWith('node:') ? 'node internals' : url || functionName);
+      const place = packageOf(url) ?? (url.startsWith('node:') ? 'node internals' : url || functionName);
       return [node.id, place];
     }),
   );
@@ -115,11 +109,6 @@ function selfTimeByPackage(profile: CpuProfile): Map<string, number> {
   return byPlace;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 const startLoad = loadavg()[0]!;
 if (startLoad > cpus().length) console.error(`Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; the wall times will be noisy.`);
@@ -145,7 +134,7 @@ try {
     const cpu = median(samples.get(testCase.name)!.map((result) => result.cpuMs));
     console.log(`| ${testCase.label} | ${wall.toFixed(0)} | ${cpu.toFixed(0)} | ${(wall - nodeWall).toFixed(0)} | ${(cpu - nodeCpu).toFixed(0)} |`);
   }
-  const modules = await modulesLoaded(project, CASES[2].code);
+  const modules = await modulesByPackage(project, CASES[2].code);
   const total = [...modules.values()].reduce((sum, count) => sum + count, 0);
   const parts = [...modules].sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`);
   console.log(`\nmodules loaded by import('@promethea/cpp-server'): ${total} (${parts.join(', ')})`);

@@ -1,6 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { modulesLoadedBy, packageOf } from '../../../../bench/src/loaded-modules.js';
 
 // What `import '@promethea/cpp-server'` loads, read in a fresh Node process from the built package (as an
 // application resolves it): every module Node resolves is recorded by a resolve hook. Drivers, the Redis client,
@@ -13,30 +12,11 @@ const HEAVY = ['better-sqlite3', 'pg', 'ioredis', 'pino', 'prom-client', '@anthr
  */
 const LOADED_WHEN_USED = ['@opentelemetry/api', 'eventsource-parser', '@noble/curves', '@noble/hashes'];
 
-const RECORDER = `
-import { register } from 'node:module';
-const hooks = 'data:text/javascript,' + encodeURIComponent(\`
-  export async function resolve(specifier, context, next) {
-    const result = await next(specifier, context);
-    process.stdout.write('resolved ' + result.url + '\\\\n');
-    return result;
-  }\`);
-register(hooks);
-`;
-
-/** The module files (URLs) that a script (or a file and its arguments) run in a fresh process loads. */
-async function modulesLoadedBy(script: string | string[]): Promise<Set<string>> {
-  const run = typeof script === 'string' ? ['--input-type=module', '-e', script] : script;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...run], {
-    cwd: new URL('../../../..', import.meta.url),
-  });
-  return new Set([...stdout.matchAll(/^resolved (file:\S+)$/gm)].map((match) => match[1]!));
-}
+const REPOSITORY = new URL('../../../..', import.meta.url);
 
 /** The packages (by name) that a script (or a file and its arguments) run in a fresh process loads from node_modules. */
 async function packagesLoadedBy(script: string | string[]): Promise<Set<string>> {
-  const modules = await modulesLoadedBy(script);
-  return new Set([...modules].flatMap((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1] ?? []));
+  return new Set([...(await modulesLoadedBy(script, REPOSITORY))].flatMap((url) => packageOf(url) ?? []));
 }
 
 /**
@@ -54,7 +34,7 @@ describe("@promethea/cpp-server's root import", () => {
   });
 
   it(`loads at most ${ROOT_IMPORT_MODULE_BUDGET} modules`, async () => {
-    const modules = await modulesLoadedBy(`await import('@promethea/cpp-server');`);
+    const modules = await modulesLoadedBy(`await import('@promethea/cpp-server');`, REPOSITORY);
     console.info(`import('@promethea/cpp-server') loads ${modules.size} modules`);
     expect(modules.size).toBeLessThanOrEqual(ROOT_IMPORT_MODULE_BUDGET);
   });
