@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { median } from './latency-recorder.js';
 import { modulesLoadedBy, packageOf } from './loaded-modules.js';
@@ -22,11 +23,17 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGES = ['@promethea/cpp-protocol', '@promethea/cpp-server', '@promethea/cpp-web'];
 const WARM_UP_ROUNDS = 2;
 
-const CASES = [
+interface Case {
+  name: string;
+  label: string;
+  code: string;
+}
+
+const CASES: Case[] = [
   { name: 'node', label: 'node -e 0', code: '' },
   { name: 'ws', label: "import('ws')", code: "await import('ws');" },
   { name: 'cpp-server', label: "import('@promethea/cpp-server')", code: "await import('@promethea/cpp-server');" },
-] as const;
+];
 
 const run = promisify(execFile);
 
@@ -34,18 +41,25 @@ const { values: options } = parseArgs({
   options: {
     rounds: { type: 'string', default: '20' },
     project: { type: 'string' },
+    compare: { type: 'string' },
     profile: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (options.help) {
-  console.log(`npm run bench:import -- [--rounds N] [--project DIR] [--profile DIR]
+  console.log(`npm run bench:import -- [--rounds N] [--project DIR] [--compare DIR] [--profile DIR]
   --rounds N       timed rounds, each running every case once (default 20, after ${WARM_UP_ROUNDS} of warm-up)
   --project DIR    measure in DIR, a project where the packages are installed already, instead of packing them
+  --compare DIR    also import @promethea/cpp-server as installed in DIR (another build), in the same rounds
   --profile DIR    also write a CPU profile (node --cpu-prof) of one import of @promethea/cpp-server to DIR`);
   process.exit(0);
 }
 const rounds = Number(options.rounds);
+if (options.compare) {
+  // Its own entry file, resolved there: the import then loads that install's packages, not this one's.
+  const entry = pathToFileURL(createRequire(join(resolve(options.compare), 'package.json')).resolve('@promethea/cpp-server')).href;
+  CASES.push({ name: 'compared', label: `the same, installed in ${options.compare}`, code: `await import(${JSON.stringify(entry)});` });
+}
 
 interface Sample {
   wallMs: number;
@@ -134,7 +148,7 @@ try {
     const cpu = median(samples.get(testCase.name)!.map((result) => result.cpuMs));
     console.log(`| ${testCase.label} | ${wall.toFixed(0)} | ${cpu.toFixed(0)} | ${(wall - nodeWall).toFixed(0)} | ${(cpu - nodeCpu).toFixed(0)} |`);
   }
-  const modules = await modulesByPackage(project, CASES[2].code);
+  const modules = await modulesByPackage(project, CASES[2]!.code);
   const total = [...modules.values()].reduce((sum, count) => sum + count, 0);
   const parts = [...modules].sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`);
   console.log(`\nmodules loaded by import('@promethea/cpp-server'): ${total} (${parts.join(', ')})`);
@@ -142,7 +156,7 @@ try {
   if (options.profile) {
     const directory = resolve(options.profile);
     await rm(directory, { recursive: true, force: true });
-    await sample(project, CASES[2].code, ['--cpu-prof', '--cpu-prof-dir', directory]);
+    await sample(project, CASES[2]!.code, ['--cpu-prof', '--cpu-prof-dir', directory]);
     const [file] = await readdir(directory);
     const selfTimes = selfTimeByPackage(JSON.parse(await readFile(join(directory, file!), 'utf8')) as CpuProfile);
     const parts = [...selfTimes].sort((a, b) => b[1] - a[1]).map(([name, ms]) => `${name} ${ms.toFixed(0)}`);

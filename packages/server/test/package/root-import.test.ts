@@ -21,10 +21,11 @@ async function packagesLoadedBy(script: string | string[]): Promise<Set<string>>
 
 /**
  * In Node 20 the cost of an import is mostly the number of modules it loads (about 1.3 ms of CPU each here, see
- * `npm run bench:import`), far more than their size: 239 with zod's 95, of which 64 are its locales. A module
- * more in the root import's graph must be worth it; this budget makes it a decision rather than an accident.
+ * `npm run bench:import`), far more than their size: 244, imported or required, with zod's 95, of which 64 are its
+ * locales. A module more in the root import's graph must be worth it; this budget makes it a decision rather than
+ * an accident.
  */
-const ROOT_IMPORT_MODULE_BUDGET = 245;
+const ROOT_IMPORT_MODULE_BUDGET = 250;
 
 describe("@promethea/cpp-server's root import", () => {
   it('loads no database driver, Redis client, vendor SDK, logger, metrics library, tracing API or curve library', async () => {
