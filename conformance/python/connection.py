@@ -6,22 +6,7 @@ import json
 import websockets
 
 from copies import Copies
-
-SERVER_FRAME_TYPES = {
-    "CPP_AUTH_CHALLENGE",
-    "CPP_AUTH_ACCEPTED",
-    "CPP_SYNC_GRAPH",
-    "CPP_GRAPH_PATCH",
-    "CPP_STREAM_CHUNK",
-    "CPP_STREAM_HALTED",
-    "CPP_STREAM_COMPLETED",
-    "CPP_THREADS",
-    "CPP_MODELS",
-    "CPP_ERROR",
-    "CPP_THREAD_DELETED",
-    "CPP_SEARCH_RESULTS",
-    "CPP_THREADS_IMPORTED",
-}
+from protocol_schemas import SERVER_FRAME_TYPES
 
 
 class WaitError(Exception):

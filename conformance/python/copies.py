@@ -1,8 +1,7 @@
 """What one connection holds of its threads, kept from the frames it takes, and the rules those frames break."""
 
 import utf16
-
-PARTS = ("content", "reasoning")
+from protocol_schemas import TEXT_PARTS
 
 
 class Copies:
@@ -58,7 +57,7 @@ class Copies:
             if node["status"] == "streaming" and self.statuses.get(node_id) != "streaming":
                 # Streaming again (CPP_CONTINUE, §24.4): not ended any more, its chunks counted afresh.
                 self.ended.discard(node_id)
-                for part in PARTS:
+                for part in TEXT_PARTS:
                     self.chunk_starts.pop((node_id, part), None)
             self.texts[(node_id, "content")] = node["content"]
             self.texts[(node_id, "reasoning")] = node.get("reasoning", "")

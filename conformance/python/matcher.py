@@ -3,6 +3,7 @@
 import re
 
 import utf16
+from protocol_schemas import TEXT_PARTS
 from json_values import ABSENT, json_equal, preview
 
 
@@ -183,8 +184,8 @@ class Matcher:
         """The streamed text of the node `name`, of the part the `part` parameter names (default: its content)."""
         node_id = self.variable(name)
         part = parameters.get("part", "content")
-        if part not in ("content", "reasoning"):
-            raise ScenarioError(f'part is "content" or "reasoning", not {part!r}')
+        if part not in TEXT_PARTS:
+            raise ScenarioError(f"part is one of {', '.join(TEXT_PARTS)}, not {part!r}")
         streamed = self.streamed(node_id, part)
         if streamed is None:
             raise ScenarioError(f"this connection holds no text of node {node_id} ({name})")

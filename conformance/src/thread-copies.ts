@@ -1,4 +1,5 @@
 import {
+  TEXT_PARTS,
   findInvariantViolations,
   partText,
   setPartText,
@@ -89,7 +90,7 @@ export class ThreadCopies {
   private restartIfStreamingAgain(before: MessageNode | undefined, after: MessageNode): void {
     if (after.status !== 'streaming' || before?.status === 'streaming') return;
     this.ended.delete(after.id);
-    for (const part of ['content', 'reasoning']) this.chunkStarts.delete(`${after.id} ${part}`);
+    for (const part of TEXT_PARTS) this.chunkStarts.delete(`${after.id} ${part}`);
   }
 
   private chunk(payload: StreamChunkFrame['payload']): string[] {

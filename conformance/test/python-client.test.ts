@@ -1,5 +1,9 @@
 import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_FRAME_TYPES, TEXT_PARTS } from '@promethea/cpp-protocol';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarios } from '../src/index.js';
@@ -9,6 +13,7 @@ import { startKitServer } from './support/kit-server.js';
 /** Debian's Python, which has python3-websockets (`apt-get install python3-websockets`; .ci/run installs it). */
 const PYTHON = '/usr/bin/python3';
 const CLIENT = fileURLToPath(new URL('../python/cpp_conformance.py', import.meta.url));
+const PYTHON_FOLDER = fileURLToPath(new URL('../python', import.meta.url));
 
 type Outcome = { code: number; stdout: string; stderr: string };
 
@@ -18,6 +23,44 @@ async function runPythonClient(...args: string[]): Promise<Outcome> {
     (error: Outcome) => error,
   );
 }
+
+/** What the Python client's protocol_schemas module reads, for a kit in `kit` (default: this one). */
+async function pythonProtocolKnowledge(pythonFolder = PYTHON_FOLDER): Promise<{ schemas: string; serverFrameTypes: string[]; textParts: string[] }> {
+  const script = [
+    'import json, protocol_schemas as known',
+    'print(json.dumps({"schemas": str(known.SCHEMAS), "serverFrameTypes": sorted(known.SERVER_FRAME_TYPES), "textParts": list(known.TEXT_PARTS)}))',
+  ].join('\n');
+  const { stdout } = await promisify(execFile)(PYTHON, ['-c', script], { cwd: pythonFolder });
+  return JSON.parse(stdout);
+}
+
+// The Python client keeps no list of its own: a frame type or text part added to the protocol reaches it through the
+// published schemas, which published-schemas.test.ts holds equal to the protocol package's code.
+describe("the Python client's knowledge of the protocol", () => {
+  it("is the protocol package's: its server frame types and text parts, read from its published schemas", async () => {
+    const known = await pythonProtocolKnowledge();
+    expect(known.serverFrameTypes).toEqual([...SERVER_FRAME_TYPES].sort());
+    expect(known.textParts).toEqual(TEXT_PARTS);
+    expect(realpathSync(known.schemas)).toBe(fileURLToPath(new URL('../../packages/protocol/schemas', import.meta.url)));
+  });
+
+  it('reads the schemas of the protocol package installed beside the kit, as Node resolves it', async () => {
+    const project = mkdtempSync(join(tmpdir(), 'cpp-python-kit-'));
+    try {
+      const python = join(project, 'node_modules', '@promethea', 'cpp-conformance', 'python');
+      cpSync(PYTHON_FOLDER, python, { recursive: true });
+      const server = join(project, 'node_modules', '@promethea', 'cpp-protocol', 'schemas', 'server');
+      mkdirSync(server, { recursive: true });
+      cpSync(fileURLToPath(new URL('../../packages/protocol/schemas/server/CPP_STREAM_CHUNK.json', import.meta.url)), join(server, 'CPP_STREAM_CHUNK.json'));
+      writeFileSync(join(server, 'CPP_LATER_FRAME.json'), '{}');
+      const known = await pythonProtocolKnowledge(python);
+      expect(known.serverFrameTypes).toEqual(['CPP_LATER_FRAME', 'CPP_STREAM_CHUNK']);
+      expect(known.schemas).toBe(join(realpathSync(project), 'node_modules', '@promethea', 'cpp-protocol', 'schemas'));
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('the independent Python client (conformance/python)', () => {
   let kit: Awaited<ReturnType<typeof startKitServer>>;

@@ -2,10 +2,10 @@ import { DemoProvider } from '@promethea/cpp-server';
 import { describe, expect, it, vi } from 'vitest';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
-const BROWSER_TEST_MS = 60_000;
+const BROWSER_TEST_MS = 90_000;
 
 describe('models in the browser', () => {
-  it('offers a model picker when the server has several, sends the one picked, and names the model on each answer', async () => {
+  it('offers a model picker when the server has several, sends, regenerates and edits with the one picked, and names the model on each answer', async () => {
     // What a server without a configured model offers (the CLI's demo): the demo model and its reasoning mode.
     const models = [
       { provider: new DemoProvider({ delayMs: 2 }), label: 'Demo' },
@@ -48,6 +48,16 @@ describe('models in the browser', () => {
     const again = await chat.waitForAnswer('completed', { otherThan: second.id });
     expect(chat.frames.lastSent('CPP_REGENERATE')!.payload.model).toBe('demo-reasoning');
     expect(await chat.message(again.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
+
+    // So does an edited prompt: its answer is the reasoning model's, not the server's default (cpp-demo).
+    const prompt = (await chat.messages())[2]!;
+    await chat.action(prompt.id, 'Edit').click();
+    const editBox = chat.message(prompt.id).getByRole('textbox', { name: 'Edit message' });
+    await editBox.fill('two, differently');
+    await editBox.press('Enter');
+    const edited = await chat.waitForAnswer('completed', { otherThan: again.id });
+    expect(chat.frames.lastSent('CPP_PROMPT')!.payload).toMatchObject({ userPrompt: 'two, differently', parentNodeId: first.id, model: 'demo-reasoning' });
+    expect(await chat.message(edited.id).locator('.message-model').textContent()).toBe(' · demo-reasoning');
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

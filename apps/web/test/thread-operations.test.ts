@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { screenshot, WebHarness } from './support/web-harness.js';
+import { waitForFocus } from './support/chat-page.js';
+import { PHONE, screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
 
@@ -42,19 +43,44 @@ describe('thread operations in the browser', () => {
     await chat.page.waitForFunction(() => document.activeElement?.closest('article')?.textContent?.includes('Tell me about the Danube') ?? false);
 
     await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
-    // Deleting asks first, in place; Cancel keeps the thread.
-    await threads.getByRole('button', { name: 'Delete thread' }).click();
+    // Deleting asks first, in place; Cancel keeps the thread and gives the focus back to its Delete.
+    const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+    await deleteThread.click();
     const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
-    expect(await confirm.getByRole('button', { name: 'Delete' }).evaluate((button) => button === document.activeElement)).toBe(true);
+    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
     await screenshot(chat.page, 'thread-delete-confirm');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await waitForFocus(deleteThread);
     expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_DELETE')).toBe(false);
-    await threads.getByRole('button', { name: 'Delete thread' }).click();
+    await deleteThread.click();
     await confirm.getByRole('button', { name: 'Delete' }).click();
     await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
     expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
     expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('takes Esc at the question before a delete as a no to it alone: the panel stays open, the answer streams on', async () => {
+    const harness = await WebHarness.start({ slow: true });
+    const chat = await harness.openChat(await harness.newContext(PHONE));
+    await chat.send('Tell me a long story');
+    await chat.waitForAnswer('streaming', { minLength: 20 });
+    const threadsToggle = chat.page.getByRole('button', { name: '☰ Threads', exact: true });
+    await threadsToggle.click();
+    const threads = chat.page.getByRole('navigation', { name: 'Threads' });
+    const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+    await deleteThread.click();
+    const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
+    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+
+    const { length } = await chat.lastMessage();
+    await chat.page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
+    await waitForFocus(deleteThread);
+    await chat.waitForAnswer('streaming', { minLength: length + 20 });
+    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_STREAM_STOP' || frame.type === 'CPP_THREAD_DELETE')).toBe(false);
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 });

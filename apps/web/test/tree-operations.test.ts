@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { waitForFocus } from './support/chat-page.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
-const BROWSER_TEST_MS = 60_000;
+const BROWSER_TEST_MS = 90_000;
 
 describe('regenerate, edit and delete in the browser', () => {
   it('regenerates an answer beside it, edits a prompt beside it, and deletes a branch', async () => {
@@ -30,10 +31,25 @@ describe('regenerate, edit and delete in the browser', () => {
     await chat.message(afterEdit[2]!.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
     await screenshot(chat.page, 'tree-edited');
 
-    chat.page.once('dialog', (dialog) => void dialog.accept());
-    await chat.action(afterEdit[2]!.id, 'Delete').click();
-    await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), afterEdit[2]!.id);
+    // Deleting asks first, in place, with the focus on the question's Delete; Esc says no and gives the focus back.
+    const doomed = afterEdit[2]!.id;
+    await chat.action(doomed, 'Delete').click();
+    const confirm = chat.message(doomed).getByRole('group', { name: 'Confirm deletion' });
+    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+    await screenshot(chat.page, 'tree-delete-confirm');
+    await chat.page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    await waitForFocus(chat.action(doomed, 'Delete'));
+    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_BRANCH_DELETE')).toBe(false);
+
+    // From the keyboard: Enter asks, Enter again deletes, and the focus goes to the message above, which stays.
+    await chat.page.keyboard.press('Enter');
+    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+    await chat.page.keyboard.press('Enter');
+    await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), doomed);
     expect((await chat.messages()).map((message) => message.id)).toEqual([afterEdit[0]!.id, first.id]);
+    expect(chat.frames.lastSent('CPP_BRANCH_DELETE')?.payload).toMatchObject({ nodeId: doomed });
+    await waitForFocus(chat.message(first.id));
     const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
     expect(await tree.locator('.tree-node').count()).toBe(5);
     await screenshot(chat.page, 'tree-deleted');

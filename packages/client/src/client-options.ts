@@ -107,6 +107,8 @@ export interface EditOptions {
   userPrompt: string;
   threadId?: string;
   expectedVersion?: number;
+  /** The id of the model to answer the edited prompt with; default: the server's default model, as for a prompt. */
+  model?: string;
   onStream?: (delta: string) => void;
   onReasoning?: (delta: string) => void;
 }

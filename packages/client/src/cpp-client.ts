@@ -217,8 +217,8 @@ export class CPPClient {
     const edited = graph && getNode(graph, options.nodeId);
     if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
     if (edited.parentId === null) throw new Error(`node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`);
-    const { userPrompt, expectedVersion, onStream, onReasoning } = options;
-    return this.prompt({ userPrompt, threadId, parentNodeId: edited.parentId, onStream, onReasoning, ...(expectedVersion === undefined ? {} : { expectedVersion }) });
+    const { userPrompt, expectedVersion, model, onStream, onReasoning } = options;
+    return this.prompt({ userPrompt, threadId, parentNodeId: edited.parentId, expectedVersion, model, onStream, onReasoning });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { ErrorCode, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
+import { ErrorCode, TEXT_PARTS, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
 import type { PendingRequest, ReceivedLengths } from './pending-requests.js';
@@ -47,6 +47,8 @@ export class Generation implements PendingRequest {
   private finishReason: FinishReason | undefined;
   /** A continue waits for its node to stream again; every other answer streams from its creation. */
   private started: boolean;
+  /** A continue: its node's status and text lengths when it was asked for, which only a continuation changes. */
+  private readonly continuedFrom: ({ status: MessageNode['status'] } & Record<TextPart, number>) | undefined;
 
   constructor(
     private readonly request: GenerationRequest,
@@ -55,7 +57,8 @@ export class Generation implements PendingRequest {
     this.assistantNodeId = request.assistantNodeId;
     this.started = !request.continues;
     const continued = request.continues ? this.assistantNode() : undefined;
-    if (continued) for (const part of ['content', 'reasoning'] as const) this.delivered[part] = partText(continued, part).length;
+    if (continued) for (const part of TEXT_PARTS) this.delivered[part] = partText(continued, part).length;
+    this.continuedFrom = continued && { status: continued.status, ...this.delivered };
   }
 
   get promise(): Promise<GenerationResult> {
@@ -70,7 +73,7 @@ export class Generation implements PendingRequest {
     if (frame.type === 'CPP_ERROR') return this.observeError(frame.payload);
     const node = this.assistantNode();
     if (!node) return false;
-    this.started ||= node.status === 'streaming';
+    this.started ||= this.streamedSinceAsked(node);
     if (!this.started) return false;
     if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === node.id) this.finishReason = frame.payload.finishReason;
     this.deliver(node, 'reasoning', this.request.onReasoning);
@@ -84,7 +87,7 @@ export class Generation implements PendingRequest {
 
   interrupting(nodeId: string, received: ReceivedLengths): void {
     if (nodeId !== this.assistantNodeId) return;
-    for (const part of ['content', 'reasoning'] as const) this.visible[part] = Math.min(this.visible[part], received[part]);
+    for (const part of TEXT_PARTS) this.visible[part] = Math.min(this.visible[part], received[part]);
   }
 
   /**
@@ -92,9 +95,23 @@ export class Generation implements PendingRequest {
    * would only be an exact retry.
    */
   carriedOut(): boolean {
-    if (this.request.continues) return this.started || this.assistantNode()?.status === 'streaming';
+    if (this.request.continues) {
+      const node = this.assistantNode();
+      return this.started || (node !== undefined && this.streamedSinceAsked(node));
+    }
     const graph = this.graphOf(this.request.threadId);
     return graph !== undefined && getNode(graph, this.request.assistantNodeId ?? this.request.userNodeId) !== undefined;
+  }
+
+  /**
+   * Whether the node streams, or a continue's node changed since it was asked for: its continuation streamed and
+   * ended while the client was away, and a re-sync shows the result. Sent again, the continue would be refused (the
+   * node is no longer interrupted or failed), so the call settles from the synced node, as a prompt's does.
+   */
+  private streamedSinceAsked(node: MessageNode): boolean {
+    if (node.status === 'streaming') return true;
+    const from = this.continuedFrom;
+    return from !== undefined && (node.status !== from.status || TEXT_PARTS.some((part) => partText(node, part).length > from[part]));
   }
 
   /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MESSAGE_ID_PATTERN } from './ids.js';
+import { TEXT_PARTS } from './tree/text-parts.js';
 
 export const MessageIdSchema = z.string().regex(MESSAGE_ID_PATTERN, 'expected a message id: msg_ followed by 1-100 of [A-Za-z0-9_-]');
 
@@ -38,6 +39,5 @@ export const MessageNodeSchema = z.object({
 });
 export type MessageNode = z.infer<typeof MessageNodeSchema>;
 
-/** The two texts of a node that stream: the answer (`content`) and the model's reasoning. */
-export const TextPartSchema = z.enum(['content', 'reasoning']);
-export type TextPart = z.infer<typeof TextPartSchema>;
+/** A part a chunk streams into: one of `TEXT_PARTS`. */
+export const TextPartSchema = z.enum(TEXT_PARTS);

@@ -63,23 +63,24 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf, continueAnswer, edit, deleteBranch } = branch;
+  const { showBranchOf, continueAnswer, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
-  // A new answer comes from the model picked now (the server's default would otherwise write it).
+  // A regenerated answer and the answer to an edited prompt come from the model picked now, as a new prompt's does
+  // (the server's default would otherwise write them). Continue goes on with the answer's own model.
   const onRegenerate = useCallback(
     (nodeId: string) => {
       client?.regenerate({ nodeId, threadId, model }).catch(report);
     },
     [client, threadId, model, report],
   );
-  const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
-  const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt).catch(report), [edit, report]);
-  const onDelete = useCallback(
-    (nodeId: string) => {
-      if (window.confirm('Delete this message and everything under it?')) deleteBranch(nodeId).catch(report);
+  const onEdit = useCallback(
+    (nodeId: string, userPrompt: string) => {
+      client?.edit({ nodeId, userPrompt, threadId, model }).catch(report);
     },
-    [deleteBranch, report],
+    [client, threadId, model, report],
   );
+  const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
+  const onDelete = useCallback((nodeId: string) => void deleteBranch(nodeId).catch(report), [deleteBranch, report]);
 
   return (
     <section className="conversation" aria-label="Chat">

@@ -1,6 +1,8 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
+import type { Ref } from 'react';
 import { useCopy } from '../hooks/use-copy.js';
 import { Icon, type IconName } from './icons.js';
+import { InlineConfirm, useConfirmation } from './inline-confirm.js';
 
 export interface MessageActionHandlers {
   onAnchor(nodeId: string): void;
@@ -22,10 +24,22 @@ interface MessageActionsProps extends MessageActionHandlers {
  */
 export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, onContinue, onDelete, report }: MessageActionsProps) {
   const { copied, copy } = useCopy(report);
+  const deletion = useConfirmation();
   const answer = node.role === 'assistant';
   // Only a cut answer with nothing under it can go on (PROTOCOL.md §24.4): one with a branch under it would change
   // what that branch answered.
   const canContinue = (node.status === 'interrupted' || node.status === 'failed') && node.childrenIds.length === 0;
+  if (deletion.asking)
+    return (
+      <InlineConfirm
+        confirmation={deletion}
+        className="message-confirm"
+        label="Confirm deletion"
+        question="Delete this message and everything under it?"
+        action="Delete"
+        onConfirm={() => onDelete(node.id)}
+      />
+    );
   return (
     <div className="message-actions" role="toolbar" aria-label="Message actions">
       <Action icon={copied ? 'check' : 'copy'} label={copied ? 'Copied' : 'Copy'} title="Copy the text of this message" onClick={() => copy(node.content)} />
@@ -39,7 +53,7 @@ export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, o
         title={isHead ? 'The next prompt continues from this message' : 'Branch the next prompt from this message'}
         onClick={() => onAnchor(node.id)}
       />
-      {node.parentId !== null && <Action icon="delete" label="Delete" title="Delete this message and everything under it" onClick={() => onDelete(node.id)} />}
+      {node.parentId !== null && <Action icon="delete" label="Delete" title="Delete this message and everything under it" ref={deletion.trigger} onClick={deletion.ask} />}
       <span className="visually-hidden" role="status">
         {copied ? 'Copied' : ''}
       </span>
@@ -52,12 +66,13 @@ interface ActionProps {
   label: string;
   title: string;
   pressed?: boolean;
+  ref?: Ref<HTMLButtonElement>;
   onClick(): void;
 }
 
-function Action({ icon, label, title, pressed, onClick }: ActionProps) {
+function Action({ icon, label, title, pressed, ref, onClick }: ActionProps) {
   return (
-    <button type="button" className={`quiet action action-${icon}`} tabIndex={-1} aria-pressed={pressed} title={title} onClick={onClick}>
+    <button type="button" ref={ref} className={`quiet action action-${icon}`} tabIndex={-1} aria-pressed={pressed} title={title} onClick={onClick}>
       <Icon name={icon} />
       <span className="action-label">{label}</span>
     </button>

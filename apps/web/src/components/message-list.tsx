@@ -1,5 +1,5 @@
 import type { BranchEntry } from '@promethea/cpp-react';
-import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import { moveFocus } from '../lib/roving-focus.js';
 import { MessageBubble } from './message-bubble.js';
 import type { MessageActionHandlers } from './message-actions.js';
@@ -20,7 +20,7 @@ interface MessageListProps extends MessageActionHandlers {
 const FOLLOW_MARGIN = 80;
 
 export function MessageList(props: MessageListProps) {
-  const { entries, headId, revealId, onRevealed, empty } = props;
+  const { entries, headId, revealId, onRevealed, empty, onDelete } = props;
   const list = useRef<HTMLDivElement>(null);
   const following = useRef(true);
   // The message that is the list's one tab stop: the last one focused, else the newest.
@@ -41,6 +41,17 @@ export function MessageList(props: MessageListProps) {
     following.current = false;
     onRevealed();
   }, [revealId, entries, onRevealed]);
+
+  // The focus is in the deleted message's confirm, which goes with it: it moves up to the message above, the
+  // deleted one's parent, which stays.
+  const deleteMessage = useCallback(
+    (nodeId: string) => {
+      const message = list.current?.querySelector<HTMLElement>(`[data-node-id="${nodeId}"]`);
+      if (list.current && message) moveFocus(list.current, message, 'ArrowUp');
+      onDelete(nodeId);
+    },
+    [onDelete],
+  );
 
   return (
     <div
@@ -79,7 +90,7 @@ export function MessageList(props: MessageListProps) {
           onAnchor={props.onAnchor}
           onRegenerate={props.onRegenerate}
           onContinue={props.onContinue}
-          onDelete={props.onDelete}
+          onDelete={deleteMessage}
           report={props.report}
         />
       ))}

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'r
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
 import { groupThreads, markTerms } from '../lib/thread-groups.js';
+import { InlineConfirm, useConfirmation } from './inline-confirm.js';
 
 interface ThreadListProps {
   threads: ThreadSummary[] | undefined;
@@ -90,13 +91,9 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
 
 function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete, onExport }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
-  const [confirming, setConfirming] = useState(false);
+  const deletion = useConfirmation();
   const [exporting, setExporting] = useState(false);
-  const confirmButton = useRef<HTMLButtonElement>(null);
   const firstFormat = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (confirming) confirmButton.current?.focus();
-  }, [confirming]);
   useEffect(() => {
     if (exporting) firstFormat.current?.focus();
   }, [exporting]);
@@ -139,16 +136,15 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           {thread.nodeCount} {thread.nodeCount === 1 ? 'message' : 'messages'}
         </span>
       </button>
-      {active && confirming && (
-        <span className="thread-actions thread-confirm" role="group" aria-label="Confirm deletion">
-          <span className="thread-confirm-text">Delete it and all its messages?</span>
-          <button type="button" ref={confirmButton} className="danger" onClick={() => onDelete(thread.threadId)}>
-            Delete
-          </button>
-          <button type="button" className="quiet" onClick={() => setConfirming(false)} onKeyDown={(event) => event.key === 'Escape' && setConfirming(false)}>
-            Cancel
-          </button>
-        </span>
+      {active && deletion.asking && (
+        <InlineConfirm
+          confirmation={deletion}
+          className="thread-actions"
+          label="Confirm deletion"
+          question="Delete it and all its messages?"
+          action="Delete"
+          onConfirm={() => onDelete(thread.threadId)}
+        />
       )}
       {active && exporting && (
         <span className="thread-actions" role="group" aria-label="Export thread as" onKeyDown={(event) => event.key === 'Escape' && setExporting(false)}>
@@ -163,7 +159,7 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           </button>
         </span>
       )}
-      {active && !confirming && !exporting && (
+      {active && !deletion.asking && !exporting && (
         <span className="thread-actions">
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
@@ -171,7 +167,7 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           <button type="button" className="quiet" aria-label="Export thread" onClick={() => setExporting(true)}>
             Export
           </button>
-          <button type="button" className="quiet" aria-label="Delete thread" onClick={() => setConfirming(true)}>
+          <button type="button" ref={deletion.trigger} className="quiet" aria-label="Delete thread" onClick={deletion.ask}>
             Delete
           </button>
         </span>

@@ -11,6 +11,12 @@ export interface ShownMessage {
   text: string;
 }
 
+/** Waits until `element` has the keyboard focus. */
+export async function waitForFocus(element: Locator): Promise<void> {
+  const handle = await element.elementHandle();
+  await element.page().waitForFunction((found) => found === document.activeElement, handle);
+}
+
 /** The chat UI as a person uses it: what it shows, and the few things they do with it. */
 export class ChatPage {
   readonly frames: FrameRecorder;

@@ -12,7 +12,7 @@ describe('CPPClient: choosing a model', () => {
     await server?.close();
   });
 
-  it('lists the server models and answers a prompt and a pivot with the one it names', async () => {
+  it('lists the server models and answers a prompt, a pivot and an edit with the one it names', async () => {
     server = await startServer({
       models: [
         { id: 'short', label: 'Short answers', provider: new DemoProvider({ delayMs: 0, words: 5 }) },
@@ -33,5 +33,8 @@ describe('CPPClient: choosing a model', () => {
     expect(byDefault.content.split(' ')).toHaveLength(5);
     const graph = client.graph(chosen.threadId);
     expect([graph?.nodes[chosen.assistantNodeId]?.model, graph?.nodes[byDefault.assistantNodeId]?.model]).toEqual(['long', 'short']);
+    const edited = await client.edit({ nodeId: byDefault.userNodeId, userPrompt: 'Again, at length', model: 'long' });
+    expect(edited.content.split(' ')).toHaveLength(9);
+    expect(client.graph(edited.threadId)?.nodes[edited.assistantNodeId]?.model).toBe('long');
   });
 });

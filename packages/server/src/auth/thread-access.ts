@@ -1,11 +1,11 @@
 import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
-import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
+import type { Identity } from '../engine/identity.js';
 import type { ThreadLimits } from '../engine/thread-context.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
-import { KeyedRateLimiter } from './limits/keyed-rate-limiter.js';
+import { PerMinuteAllowance } from './limits/per-minute-allowance.js';
 import { jsonTextBytes, threadSize, type ThreadSize } from './limits/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
@@ -15,7 +15,7 @@ export interface ThreadAccessSettings {
    * capability to its thread (docs/PROTOCOL.md §2.3), since anyone may claim the owner's DID anyway.
    */
   ownerOnly: boolean;
-  limits: Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength' | 'syncsPerMinute'>;
+  limits: Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength' | 'syncsPerMinute' | 'searchesPerMinute'>;
 }
 
 /**
@@ -25,15 +25,16 @@ export interface ThreadAccessSettings {
  * engine checks the size limits (`ThreadLimits`) in the thread's turn.
  */
 export class ThreadAccess implements ThreadLimits {
-  private readonly syncs: KeyedRateLimiter | undefined;
+  private readonly syncs: PerMinuteAllowance;
+  private readonly searches: PerMinuteAllowance;
 
   constructor(
     private readonly registry: ThreadRegistry,
     private readonly store: ConversationStore,
     private readonly settings: ThreadAccessSettings,
   ) {
-    const { syncsPerMinute } = settings.limits;
-    this.syncs = syncsPerMinute > 0 ? new KeyedRateLimiter(syncsPerMinute / 60, syncsPerMinute) : undefined;
+    this.syncs = new PerMinuteAllowance(settings.limits.syncsPerMinute, 'syncs');
+    this.searches = new PerMinuteAllowance(settings.limits.searchesPerMinute, 'searches');
   }
 
   /** The thread a frame names: NOT_FOUND when there is none, or when it is not the identity's. */
@@ -114,13 +115,14 @@ export class ThreadAccess implements ThreadLimits {
     }
   }
 
-  /**
-   * CPP_THREAD_OPEN and CPP_SYNC_REQUEST, each answered with a whole thread: RATE_LIMITED past the identity's
-   * allowance. Anonymous connections are nobody's, so each has an allowance of its own.
-   */
+  /** CPP_THREAD_OPEN and CPP_SYNC_REQUEST, each answered with a whole thread: RATE_LIMITED past the identity's allowance. */
   checkSync(identity: Identity, connectionId: string): void {
-    if (!this.syncs || this.syncs.take(identity.did === ANONYMOUS_DID ? `connection ${connectionId}` : identity.did)) return;
-    throw new CPPError(ErrorCode.RATE_LIMITED, `too many syncs: the limit is ${this.settings.limits.syncsPerMinute} per minute`);
+    this.syncs.take(identity, connectionId);
+  }
+
+  /** CPP_THREAD_SEARCH, each a full-text query on the store: RATE_LIMITED past the identity's allowance. */
+  checkSearch(identity: Identity, connectionId: string): void {
+    this.searches.take(identity, connectionId);
   }
 
   private owns(engine: ThreadEngine, identity: Identity): boolean {

@@ -28,6 +28,7 @@ const LIMIT_FLAGS = {
   maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
   maxThreadBytes: { flag: '--max-thread-bytes <bytes>', attribute: 'maxThreadBytes', env: 'CPP_MAX_THREAD_BYTES', description: 'bytes of text (UTF-8) one thread may hold' },
   syncsPerMinute: { flag: '--max-syncs-per-minute <count>', attribute: 'maxSyncsPerMinute', env: 'CPP_MAX_SYNCS_PER_MINUTE', description: 'full syncs one identity may ask for per minute' },
+  searchesPerMinute: { flag: '--max-searches-per-minute <count>', attribute: 'maxSearchesPerMinute', env: 'CPP_MAX_SEARCHES_PER_MINUTE', description: 'thread searches one identity may make per minute' },
   maxGenerationsPerConnection: { flag: '--max-generations-per-connection <count>', attribute: 'maxGenerationsPerConnection', env: 'CPP_MAX_GENERATIONS_PER_CONNECTION', description: 'answers one connection may have being written at once' },
   maxGenerationsPerIdentity: { flag: '--max-generations-per-identity <count>', attribute: 'maxGenerationsPerIdentity', env: 'CPP_MAX_GENERATIONS_PER_IDENTITY', description: 'answers one identity may have being written at once' },
   maxGenerations: { flag: '--max-generations <count>', attribute: 'maxGenerations', env: 'CPP_MAX_GENERATIONS', description: 'answers the server may be writing at once' },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TextPart } from '@promethea/cpp-protocol';
+import { TEXT_PARTS, type TextPart } from '@promethea/cpp-protocol';
 import type {
   ClusterHandlers,
   ClusterTransport,
@@ -157,8 +157,6 @@ export class LocalClusterTransport implements ClusterTransport {
     this.handlers = undefined;
   }
 }
-
-const TEXT_PARTS: readonly TextPart[] = ['content', 'reasoning'];
 
 function textKey(nodeId: string, part: TextPart): string {
   return `${part}:${nodeId}`;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TextPart } from '@promethea/cpp-protocol';
+import { TEXT_PARTS, type TextPart } from '@promethea/cpp-protocol';
 import { Redis } from 'ioredis';
 import type {
   ClusterHandlers,
@@ -105,7 +105,7 @@ export class RedisClusterTransport implements ClusterTransport {
 
   endText(nodeId: string): void {
     const ending = this.redis.multi();
-    for (const part of ['content', 'reasoning'] as const) ending.pexpire(this.keys.text(nodeId, part), ENDED_TEXT_TTL_MS);
+    for (const part of TEXT_PARTS) ending.pexpire(this.keys.text(nodeId, part), ENDED_TEXT_TTL_MS);
     ending.exec().catch((error: unknown) => this.reportError(error));
   }
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodeServerFrame, encodeClientFrame, partText, setPartText, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import { TEXT_PARTS, decodeServerFrame, encodeClientFrame, partText, setPartText, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadFrame } from '../engine/thread-frame.js';
 import type { CommandReply, LinkedEngine, ThreadLink } from '../engine/thread-link.js';
@@ -172,7 +172,7 @@ export class ThreadReplica implements ThreadLink {
     if (!stored) return undefined;
     for (const node of Object.values(stored.graph.nodes)) {
       if (node.status !== 'streaming') continue;
-      for (const part of ['content', 'reasoning'] as const) {
+      for (const part of TEXT_PARTS) {
         const [stored, streamed] = [partText(node, part), await this.context.transport.readText(node.id, part)];
         if (streamed.length > stored.length && streamed.startsWith(stored)) setPartText(node, part, streamed);
       }

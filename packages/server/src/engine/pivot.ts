@@ -3,6 +3,7 @@ import type { AnswerStream } from './answer-stream.js';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
 import type { Identity } from './identity.js';
+import { keepingTheCut } from './keeping-the-cut.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
@@ -89,14 +90,10 @@ export async function pivot(
       return { assistantNodeId };
     })());
 
-  try {
+  await keepingTheCut(thread, async () => {
     await thread.pivotListeners(new PivotContext(request, identity, { abortActiveStream, spawnSiblingStream }));
     await spawnSiblingStream();
-  } catch (error) {
-    // No branch was committed: a stream the pivot halted is kept as it was cut.
-    if (cut && thread.generation.state.name === 'halting') await thread.commitHalt(interruptedNodeId, cut);
-    throw error;
-  }
+  });
 }
 
 /** The steps as the pivot's observation sees them: each timed and traced from the outside. */

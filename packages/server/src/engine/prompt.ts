@@ -13,6 +13,7 @@ import {
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
 import type { Identity } from './identity.js';
+import { keepingTheCut } from './keeping-the-cut.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
 import type { Titling } from './thread-committer.js';
@@ -60,7 +61,7 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
     throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`);
   }
   const cut: Cut | undefined = halting && (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
-  try {
+  await keepingTheCut(thread, async () => {
     await thread.generation.claim();
     const plan = () => {
       checkNothingStreams(thread.graph, cut ? halting?.nodeId : undefined);
@@ -68,11 +69,7 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
       return planRegenerate(thread.graph, { userNodeId: userNode.id, assistantNodeId: newNodeId, model, createdAt: Date.now(), ...halted });
     };
     await answer(thread, plan, newNodeId, requester, { prompt: userNode.content });
-  } catch (error) {
-    // The halted answer is kept as it was cut, alone, as a pivot whose branch could not be committed keeps it.
-    if (halting && cut && thread.generation.state.name === 'halting') await thread.commitHalt(halting.nodeId, cut);
-    throw error;
-  }
+  });
 }
 
 /**

@@ -165,6 +165,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return this.answered(frame, this.deleteThread(frame.payload.threadId, engine, frame.payload.expectedVersion));
       }
       case 'CPP_THREAD_SEARCH':
+        access.checkSearch(this.identity, this.id);
         return this.inTurn(frame, async () => {
           const { query, limit = SEARCH_RESULTS_DEFAULT } = frame.payload;
           const hits = await this.dependencies.store.searchThreads(this.identity.did, searchTerms(query), limit);

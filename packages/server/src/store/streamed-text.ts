@@ -1,4 +1,4 @@
-import { partText, setPartText, type MessageNode, type TextPart } from '@promethea/cpp-protocol';
+import { TEXT_PARTS, partText, setPartText, type MessageNode, type TextPart } from '@promethea/cpp-protocol';
 import type { NodeRecord } from './graph-records.js';
 
 /** One saved piece of a streaming node's text: its characters from `offset` on (UTF-16 code units). */
@@ -41,7 +41,7 @@ export function piecesByNode(pieces: readonly TextPieceRow[]): Map<string, TextP
 /** A node's content and reasoning, each spelled from its row's text and the node's pieces of that part. */
 export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning'>>(text: Text, pieces: readonly TextPieceRow[]): Text {
   const spelled = { ...text };
-  for (const part of ['content', 'reasoning'] as const) {
+  for (const part of TEXT_PARTS) {
     const own = pieces.filter((piece) => piece.part === part);
     if (own.length > 0) setPartText(spelled, part, spellStreamedText(partText(text, part), own));
   }

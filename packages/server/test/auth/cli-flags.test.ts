@@ -36,6 +36,7 @@ const LIMIT_SETTERS: Record<keyof ServerLimits, [flag: string, env: string]> = {
   maxNodesPerThread: ['--max-nodes-per-thread', 'CPP_MAX_NODES_PER_THREAD'],
   maxThreadBytes: ['--max-thread-bytes', 'CPP_MAX_THREAD_BYTES'],
   syncsPerMinute: ['--max-syncs-per-minute', 'CPP_MAX_SYNCS_PER_MINUTE'],
+  searchesPerMinute: ['--max-searches-per-minute', 'CPP_MAX_SEARCHES_PER_MINUTE'],
   maxGenerationsPerConnection: ['--max-generations-per-connection', 'CPP_MAX_GENERATIONS_PER_CONNECTION'],
   maxGenerationsPerIdentity: ['--max-generations-per-identity', 'CPP_MAX_GENERATIONS_PER_IDENTITY'],
   maxGenerations: ['--max-generations', 'CPP_MAX_GENERATIONS'],
@@ -55,7 +56,7 @@ describe('the access flags', () => {
 
   it('set every limit, from flags or from the environment', async () => {
     const flags = parse(
-      ['--max-prompt-length', '5', '--max-frames-per-second', '6', '--frame-burst', '7', '--max-connections-per-ip', '8', '--max-sockets-per-ip', '20', '--max-connections-per-did', '9', '--max-threads-per-did', '10', '--max-nodes-per-thread', '11', '--max-thread-bytes', '15', '--max-syncs-per-minute', '16', '--max-generations-per-connection', '17', '--max-generations-per-identity', '18', '--max-generations', '19', '--handshake-timeout-ms', '12', '--auth-timeout-ms', '13', '--message-timeout-ms', '21'],
+      ['--max-prompt-length', '5', '--max-frames-per-second', '6', '--frame-burst', '7', '--max-connections-per-ip', '8', '--max-sockets-per-ip', '20', '--max-connections-per-did', '9', '--max-threads-per-did', '10', '--max-nodes-per-thread', '11', '--max-thread-bytes', '15', '--max-syncs-per-minute', '16', '--max-searches-per-minute', '22', '--max-generations-per-connection', '17', '--max-generations-per-identity', '18', '--max-generations', '19', '--handshake-timeout-ms', '12', '--auth-timeout-ms', '13', '--message-timeout-ms', '21'],
       { CPP_IDLE_TIMEOUT_MS: '14', CPP_AUTH: 'claimed', CPP_ALLOWED_ORIGINS: 'https://a.example, self', CPP_ALLOWED_HOSTS: 'chat.example,cpp.internal' },
     );
     expect(await accessOptionsOf(flags)).toEqual({
@@ -63,7 +64,7 @@ describe('the access flags', () => {
       allowedOrigins: ['https://a.example', 'self'],
       allowedHosts: ['chat.example', 'cpp.internal'],
       trustProxy: false,
-      limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxSocketsPerIp: 20, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, maxThreadBytes: 15, syncsPerMinute: 16, maxGenerationsPerConnection: 17, maxGenerationsPerIdentity: 18, maxGenerations: 19, handshakeTimeoutMs: 12, authTimeoutMs: 13, messageTimeoutMs: 21, idleTimeoutMs: 14 },
+      limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxSocketsPerIp: 20, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, maxThreadBytes: 15, syncsPerMinute: 16, searchesPerMinute: 22, maxGenerationsPerConnection: 17, maxGenerationsPerIdentity: 18, maxGenerations: 19, handshakeTimeoutMs: 12, authTimeoutMs: 13, messageTimeoutMs: 21, idleTimeoutMs: 14 },
     });
   });
 

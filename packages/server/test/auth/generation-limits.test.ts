@@ -47,6 +47,29 @@ describe('the generation limits', () => {
     await pivot(client, threadId, running.assistantNodeId, 'instead');
   });
 
+  // PROTOCOL.md §11.1 step 7 and §24.1 step 7: the halt frees the halted answer's place, which is not the asker's
+  // when another connection asked for it, so the new answer is refused after the halt.
+  it.each(['CPP_PIVOT_INIT', 'CPP_REGENERATE'] as const)(
+    'keeps the answer a refused %s halted, as it was cut, when the halt made no room for the new answer',
+    async (type) => {
+      await fixture.start({ model: endless(), limits: { maxGenerationsPerConnection: 1 } });
+      const alice = await fixture.connect();
+      const { threadId } = await openThread(alice);
+      const running = await prompt(alice, threadId, 'one');
+      const bob = await fixture.connect();
+      await prompt(bob, (await openThread(bob)).threadId, 'busy');
+      await openThread(bob, { threadId });
+      const newNodeId = newMessageId();
+      if (type === 'CPP_PIVOT_INIT') {
+        bob.send(type, { activeThreadId: threadId, interruptedNodeId: running.assistantNodeId, userPrompt: 'instead', newBranchNodeId: newNodeId, receivedContentLength: 0 }, { id: 'replace' });
+      } else bob.send(type, { activeThreadId: threadId, userNodeId: running.userNodeId, newNodeId, receivedContentLength: 0 }, { id: 'replace' });
+      expect((await expectError(bob, 'RATE_LIMITED', { refId: 'replace' })).message).toMatch(/this connection has 1 answers/);
+      const { nodes } = await requestSync(bob, threadId);
+      expect(Object.keys(nodes)).toEqual([running.userNodeId, running.assistantNodeId]);
+      expect(nodes[running.assistantNodeId]).toMatchObject({ status: 'interrupted', content: '' });
+    },
+  );
+
   it('counts one identity\'s answers over all its connections against maxGenerationsPerIdentity, and not another\'s', async () => {
     await fixture.start({ model: endless(), limits: { maxGenerationsPerIdentity: 2 } });
     const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];

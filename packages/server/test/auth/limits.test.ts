@@ -198,6 +198,25 @@ describe('the sync allowance', () => {
   });
 });
 
+describe('the search allowance', () => {
+  it('refuses with RATE_LIMITED the searches of one DID past searchesPerMinute, over all its connections, and not another DID\'s', async () => {
+    await fixture.start({ limits: { searchesPerMinute: 2 } });
+    const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];
+    const search = (client: RawClient, id: string) => client.send('CPP_THREAD_SEARCH', { query: 'pivot' }, { id });
+    search(first, 'first');
+    await first.next('CPP_SEARCH_RESULTS');
+    search(second, 'second');
+    await second.next('CPP_SEARCH_RESULTS');
+    search(second, 'third');
+    expect((await expectError(second, 'RATE_LIMITED', { refId: 'third' })).message).toBe('too many searches: the limit is 2 per minute');
+    search(first, 'fourth');
+    await expectError(first, 'RATE_LIMITED', { refId: 'fourth' });
+    const bob = await fixture.connect({ did: 'did:key:zBob' });
+    search(bob, 'bob');
+    expect((await bob.next('CPP_SEARCH_RESULTS')).payload).toEqual({ query: 'pivot', hits: [] });
+  });
+});
+
 describe('the timeouts', () => {
   it('answers HTTP 408 to an upgrade request that does not arrive whole in time', async () => {
     const server = await fixture.start({ limits: { handshakeTimeoutMs: 100 } });

@@ -1,4 +1,5 @@
 import {
+  TEXT_PARTS,
   applyChange,
   emptyGraph,
   findInvariantViolations,
@@ -142,7 +143,7 @@ export class ThreadDriver {
     await this.store.commit(change, title === undefined ? { updatedAt } : { updatedAt, title });
     applyChange(this.graph, structuredClone(change));
     // A node that ended lost its pieces with the commit; one that streams again starts from what was committed.
-    for (const node of change.nodes) for (const part of ['content', 'reasoning']) this.streamed.delete(`${node.id} ${part}`);
+    for (const node of change.nodes) for (const part of TEXT_PARTS) this.streamed.delete(`${node.id} ${part}`);
     this.record.updatedAt = updatedAt;
     if (title !== undefined) this.record.title = title;
   }

@@ -32,6 +32,8 @@ export interface ServerLimits {
   maxThreadBytes: number;
   /** Full syncs (CPP_THREAD_OPEN, CPP_SYNC_REQUEST) one identity may ask for per minute, at most that many at once: RATE_LIMITED beyond. */
   syncsPerMinute: number;
+  /** Searches (CPP_THREAD_SEARCH) one identity may make per minute, at most that many at once: RATE_LIMITED beyond. */
+  searchesPerMinute: number;
   /** Answers one connection may have being written at once: a prompt, pivot or regenerate past it is RATE_LIMITED. */
   maxGenerationsPerConnection: number;
   /** Answers one identity may have being written at once, over all its connections: RATE_LIMITED past it. */
@@ -66,6 +68,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxNodesPerThread: 10_000,
   maxThreadBytes: 8 * 1024 * 1024,
   syncsPerMinute: 60,
+  // The web UI searches as the person types, once per keystroke: 10 a second is faster than anyone types, and still
+  // a tenth of what the frame rate would let a script send.
+  searchesPerMinute: 600,
   maxGenerationsPerConnection: 0,
   maxGenerationsPerIdentity: 0,
   maxGenerations: 0,
