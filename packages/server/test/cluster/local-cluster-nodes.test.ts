@@ -21,6 +21,15 @@ describe('servers sharing a store through a LocalCluster', () => {
     return stored!.graph;
   };
 
+  /** The node writing the thread's answer dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads. */
+  const generatingNodeDies = async (threadId: string) => {
+    const dead = nodes.cluster.liveLock(threadId)!.holder;
+    nodes.cluster.members.get(dead)!.renewLock = async () => true;
+    const unread = nodes.cluster.join();
+    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
+    nodes.cluster.members.set(dead, unread);
+  };
+
   it('fan out every frame of a thread to its clients on every node', async () => {
     const [generating, watching] = await nodes.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
@@ -294,13 +303,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     (await dying!.model.call(0)).release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
 
-    // The node dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads.
-    const dead = nodes.cluster.liveLock(threadId)!.holder;
-    const member = nodes.cluster.members.get(dead)!;
-    member.renewLock = async () => true;
-    const unread = nodes.cluster.join();
-    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
-    nodes.cluster.members.set(dead, unread);
+    await generatingNodeDies(threadId);
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
@@ -325,12 +328,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     (await dying!.model.call(0)).release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
 
-    // The node dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads.
-    const dead = nodes.cluster.liveLock(threadId)!.holder;
-    nodes.cluster.members.get(dead)!.renewLock = async () => true;
-    const unread = nodes.cluster.join();
-    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
-    nodes.cluster.members.set(dead, unread);
+    await generatingNodeDies(threadId);
     await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
 
     expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
