@@ -64,11 +64,8 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000 } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
       { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK] } },
-      // One Chromium for the whole project (test/support/chromium-server.ts); each file connects to it.
-      {
-        extends: true,
-        test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true, globalSetup: ['test/support/chromium-server.ts'] },
-      },
+      // Each file launches its Chromium once (web-harness.ts) and closes it after its last test.
+      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true } },
       { extends: true, test: { name: 'soak', include: SOAK } },
     ],
   },

@@ -1,26 +1,15 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Download } from 'playwright-core';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
 /** A ChatGPT data export's conversations.json: five conversations, one of them "Rivers of Europe", with branches. */
 const CHATGPT_EXPORT = fileURLToPath(new URL('../../../packages/protocol/test/fixtures/chatgpt-conversations.json', import.meta.url));
 
-/** The downloaded file, saved under its suggested name in a folder removed after the test. */
-async function saved(download: Download): Promise<string> {
-  const folder = await mkdtemp(join(tmpdir(), 'cpp-download-'));
-  onTestFinished(() => rm(folder, { recursive: true, force: true }));
-  const path = join(folder, download.suggestedFilename());
-  await download.saveAs(path);
-  return path;
-}
-
 async function downloaded(download: Download): Promise<string> {
-  return readFile(await saved(download), 'utf8');
+  return readFile((await download.path())!, 'utf8');
 }
 
 describe('export and import in the browser', () => {
@@ -57,14 +46,13 @@ describe('export and import in the browser', () => {
     await formats.getByRole('button', { name: 'Export as CPP JSON (.json)' }).click();
     const jsonFile = await download;
     expect(jsonFile.suggestedFilename()).toMatch(/\.json$/);
-    const jsonPath = await saved(jsonFile);
-    const exported = JSON.parse(await readFile(jsonPath, 'utf8'));
+    const exported = JSON.parse(await downloaded(jsonFile));
     expect(exported).toMatchObject({ format: 'cpp-thread', formatVersion: 1, thread: { threadId: chat.threadId() } });
     expect(Object.values(exported.thread.nodes as Record<string, { content: string }>).some((node) => node.content === 'Tell me about the Danube')).toBe(true);
 
     // Import: the JSON just exported comes back as a second thread of the same title.
     const picker = threads.getByLabel('File to import: a CPP JSON export or a ChatGPT conversations.json');
-    await picker.setInputFiles(jsonPath);
+    await picker.setInputFiles(await jsonFile.path());
     await expect.poll(() => threads.getByRole('button', { name: /^Tell me about the Danube/ }).count()).toBe(2);
     expect(chat.frames.sent.find((frame) => frame.type === 'CPP_THREAD_IMPORT')?.payload).toMatchObject({ format: 'cpp-thread' });
 

@@ -9,7 +9,7 @@ import { newThreadId, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectChromium } from '../../../test/support/chromium.js';
+import { launchChromium } from '../../client/test/support/browser-bundle.js';
 import { startServer } from '../../server/test/support/start-server.js';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -67,7 +67,7 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'cpp-ai-sdk-page-'));
-    [browser] = await Promise.all([connectChromium(), buildPage(folder)]);
+    [browser] = await Promise.all([launchChromium(), buildPage(folder)]);
     site = await serveFolder(folder);
     // Slow enough that the test can act while an answer streams (200 words, 15 ms each).
     server = await startServer({ model: new DemoProvider({ delayMs: 15, words: 200 }), auth: 'did-key' });

@@ -5,8 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as BrowserEntry from '../src/browser.js';
 import { BlackHole } from './support/black-hole.js';
-import { connectChromium } from '../../../test/support/chromium.js';
-import { browserBundle } from './support/browser-bundle.js';
+import { browserBundle, launchChromium } from './support/browser-bundle.js';
 
 const CONNECT_TIMEOUT_MS = 200;
 
@@ -14,7 +13,7 @@ describe('the browser entry in Chromium, against a server that does not let it c
   let browser: Browser;
   let script: string;
   beforeAll(async () => {
-    [browser, script] = await Promise.all([connectChromium(), browserBundle()]);
+    [browser, script] = await Promise.all([launchChromium(), browserBundle()]);
   });
   afterAll(() => browser?.close());
 

@@ -4,8 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../server/test/support/start-server.js';
 import type * as BrowserEntry from '../src/browser.js';
-import { connectChromium } from '../../../test/support/chromium.js';
-import { browserBundle, servePage } from './support/browser-bundle.js';
+import { browserBundle, launchChromium, servePage } from './support/browser-bundle.js';
 
 type Entry = typeof BrowserEntry;
 
@@ -25,7 +24,7 @@ describe('browserIdentity in Chromium', () => {
 
   beforeAll(async () => {
     let script: string;
-    [browser, script, server] = await Promise.all([connectChromium(), browserBundle(), startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' })]);
+    [browser, script, server] = await Promise.all([launchChromium(), browserBundle(), startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' })]);
     page = await servePage(script);
     server.on('authenticated', ({ identity }) => proven.push(identity.did));
   });

@@ -2,14 +2,25 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type CPPServerOptions, type ModelProvider } from '@promethea/cpp-server';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
 import { startServer } from '../../../../packages/server/test/support/start-server.js';
-import { connectChromium } from '../../../../test/support/chromium.js';
 import { ChatPage } from './chat-page.js';
 
 const STATIC_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
 const SCREENSHOT_DIR = fileURLToPath(new URL('../../../../test-output/web', import.meta.url));
+
+/** Debian's Chromium: Playwright cannot download its own browser here. */
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 375, height: 740 };
@@ -29,7 +40,7 @@ export interface HarnessOptions {
 }
 
 const opened: WebHarness[] = [];
-/** The browser project's Chromium, connected to once per test file; each test gets fresh profiles in it. */
+/** One browser per test file (launching one takes a while); each test gets fresh profiles in it. */
 let sharedBrowser: Promise<Browser> | undefined;
 
 afterEach(async () => {
@@ -56,7 +67,7 @@ export class WebHarness {
 
   static async start(options: HarnessOptions = {}): Promise<WebHarness> {
     if (!existsSync(`${STATIC_DIR}/index.html`)) throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
-    sharedBrowser ??= connectChromium();
+    sharedBrowser ??= chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const store = new MemoryStore();
     const harness = new WebHarness(await sharedBrowser, options, store, await startWebServer(options, store, 0));
     opened.push(harness);

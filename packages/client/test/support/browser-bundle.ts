@@ -1,7 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
 import { rolldown } from 'rolldown';
+
+/** Debian's Chromium (as in apps/web's tests): Playwright cannot download its own browser here. */
+const CHROMIUM_PATH = '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu'] });
+}
 
 /** The browser entry bundled as one script that defines the global `CPP`, as a page would load it. */
 export async function browserBundle(): Promise<string> {
