@@ -1,10 +1,10 @@
 import type { ExportFormat } from '@promethea/cpp-client';
 import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-protocol';
-import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
+import { useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
 import { groupThreads, markTerms } from '../lib/thread-groups.js';
-import { InlineConfirm, useConfirmation } from './inline-confirm.js';
+import { InlineConfirm, InlineQuestion, useConfirmation } from './inline-confirm.js';
 
 interface ThreadListProps {
   threads: ThreadSummary[] | undefined;
@@ -92,13 +92,9 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
 function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete, onExport }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
   const deletion = useConfirmation();
-  const [exporting, setExporting] = useState(false);
-  const firstFormat = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (exporting) firstFormat.current?.focus();
-  }, [exporting]);
+  const exporting = useConfirmation();
   const exportAs = (format: ExportFormat) => {
-    setExporting(false);
+    exporting.close();
     onExport(thread.threadId, format);
   };
   const active = thread.threadId === activeThreadId;
@@ -146,25 +142,25 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           onConfirm={() => onDelete(thread.threadId)}
         />
       )}
-      {active && exporting && (
-        <span className="thread-actions" role="group" aria-label="Export thread as" onKeyDown={(event) => event.key === 'Escape' && setExporting(false)}>
-          <button type="button" ref={firstFormat} className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
+      {active && exporting.asking && (
+        <InlineQuestion confirmation={exporting} className="thread-actions" label="Export thread as">
+          <button type="button" className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
             Markdown
           </button>
           <button type="button" className="quiet" aria-label="Export as CPP JSON (.json)" onClick={() => exportAs('cpp-thread')}>
             JSON
           </button>
-          <button type="button" className="quiet" onClick={() => setExporting(false)}>
+          <button type="button" className="quiet" onClick={exporting.close}>
             Cancel
           </button>
-        </span>
+        </InlineQuestion>
       )}
-      {active && !deletion.asking && !exporting && (
+      {active && !deletion.asking && !exporting.asking && (
         <span className="thread-actions">
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>
-          <button type="button" className="quiet" aria-label="Export thread" onClick={() => setExporting(true)}>
+          <button type="button" ref={exporting.trigger} className="quiet" aria-label="Export thread" onClick={exporting.ask}>
             Export
           </button>
           <button type="button" ref={deletion.trigger} className="quiet" aria-label="Delete thread" onClick={deletion.ask}>
