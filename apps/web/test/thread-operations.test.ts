@@ -58,6 +58,13 @@ describe('thread operations in the browser', () => {
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
     expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
     expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
+    // The focus was in the deleted thread's item: it goes to the thread shown in its place…
+    await waitForFocus(threads.getByRole('button', { name: /^Something about mountains/ }));
+    // …or, when no thread is left, to New thread.
+    await deleteThread.click();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
+    await waitForFocus(threads.getByRole('button', { name: '+ New thread' }));
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 
