@@ -12,7 +12,7 @@ export { UpgradeRefusal } from './transport/ws-transport.js';
 export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamedText } from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
-export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand, CommandReply, Subscription } from './cluster/cluster-transport.js';
+export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand, CommandReply, SentCommand, Subscription } from './cluster/cluster-transport.js';
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';

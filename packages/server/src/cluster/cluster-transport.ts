@@ -28,6 +28,12 @@ export type LockLease =
   /** Taken by `holder` and expired instead of being released: that node died (or stalled past the lock's lifetime). */
   | { holder: string; expired: true };
 
+/** A command on its way to the node holding its thread's lock. */
+export interface SentCommand {
+  holder: string;
+  reply: Promise<CommandReply | undefined>;
+}
+
 export interface Subscription {
   unsubscribe(): Promise<void>;
 }
@@ -94,10 +100,13 @@ export interface ClusterTransport {
   orphanedGenerations(): Promise<string[]>;
 
   /**
-   * Runs a command on another node; `undefined` when it did not answer within `timeoutMs`, or at once when `signal`
-   * aborts (the sender stops waiting: a reply that comes later is dropped).
+   * Runs a command on the node that holds its thread's generation lock: the holder is read and the command queued
+   * for it in one step, so that a forwarded pivot pays one trip to the cluster before it leaves, not two.
+   * `undefined` when nobody holds the lock, or this node does (nothing was sent). Otherwise the holder, and its
+   * reply: `undefined` when it did not answer within `timeoutMs`, or at once when `signal` aborts (the sender stops
+   * waiting: a reply that comes later is dropped).
    */
-  send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined>;
+  sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined>;
 
   /** Rejects when the cluster cannot be reached (readiness). */
   check(): Promise<void>;

@@ -7,6 +7,7 @@ import type {
   CommandReply,
   ForwardedCommand,
   LockLease,
+  SentCommand,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -135,7 +136,13 @@ export class LocalClusterTransport implements ClusterTransport {
     return [...this.cluster.generations.keys()].filter((threadId) => !this.cluster.liveLock(threadId));
   }
 
-  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
+  async sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
+    const holder = this.cluster.liveLock(command.threadId)?.holder;
+    if (holder === undefined || holder === this.instanceId || signal?.aborted) return undefined;
+    return { holder, reply: this.send(holder, command, timeoutMs, signal) };
+  }
+
+  private async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
     const handlers = this.cluster.members.get(instanceId)?.handlers;
     if (!handlers || signal?.aborted) return undefined;
     const waiting = new AbortController();

@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import type {
   ClusterHandlers,
   ClusterTransport,
-  CommandReply,
   ForwardedCommand,
   LockLease,
+  SentCommand,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -148,8 +148,8 @@ export class RedisClusterTransport implements ClusterTransport {
     return threadIds.filter((_, index) => held[index] === 0);
   }
 
-  send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
-    return this.inbox.send(instanceId, command, timeoutMs, signal);
+  sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
+    return this.inbox.sendToLockHolder(this.keys.lock(command.threadId), command, timeoutMs, signal);
   }
 
   async check(): Promise<void> {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ClusterHandlers, CommandReply, ForwardedCommand } from './cluster-transport.js';
+import type { ClusterHandlers, CommandReply, ForwardedCommand, SentCommand } from './cluster-transport.js';
 import { decodeCommand, decodeReply } from './redis-messages.js';
 import type { RedisKeys } from './redis-keys.js';
+import type { LockScripts } from './redis-scripts.js';
 
 /** An inbox outlives its node by a day at most; entries beyond the newest thousand or so are trimmed. */
 const INBOX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -22,7 +23,7 @@ export class RedisInbox {
   private reading: Promise<void> | undefined;
 
   constructor(
-    private readonly commands: Redis,
+    private readonly commands: Redis & LockScripts,
     /** A connection of its own: it blocks in XREAD. */
     private readonly reader: Redis,
     private readonly keys: RedisKeys,
@@ -33,10 +34,12 @@ export class RedisInbox {
     this.reading = this.read(handlers);
   }
 
-  async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
+  /** See `ClusterTransport.sendToLockHolder`; `lock` is the key of the command's thread's lock. */
+  async sendToLockHolder(lock: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
     if (signal?.aborted) return undefined;
     const id = randomUUID();
-    const replied = new Promise<CommandReply | undefined>((resolve) => {
+    // Waited for before the command is queued: its reply may be read before the script's answer.
+    const reply = new Promise<CommandReply | undefined>((resolve) => {
       const timer = setTimeout(() => settle(undefined), timeoutMs);
       const abandon = () => settle(undefined);
       const settle = (reply: CommandReply | undefined) => {
@@ -48,8 +51,16 @@ export class RedisInbox {
       signal?.addEventListener('abort', abandon, { once: true });
       this.pending.set(id, settle);
     });
-    await this.append(instanceId, ['kind', 'command', 'id', id, 'from', this.instanceId, 'body', JSON.stringify(command)]);
-    return replied;
+    const fields = ['kind', 'command', 'id', id, 'from', this.instanceId, 'body', JSON.stringify(command)];
+    const holder = await this.commands.cppSendToLockHolder(lock, this.instanceId, this.keys.inbox(''), INBOX_LENGTH, INBOX_TTL_MS, ...fields).catch((error: unknown) => {
+      this.pending.get(id)?.(undefined);
+      throw error;
+    });
+    if (holder === null || holder === this.instanceId) {
+      this.pending.get(id)?.(undefined);
+      return undefined;
+    }
+    return { holder, reply };
   }
 
   async stop(): Promise<void> {

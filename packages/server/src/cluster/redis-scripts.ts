@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 
 /**
- * The generation lock's steps, each one Lua script so that Redis runs it atomically. Lock value:
- * `<instance id> <token>`; tokens come from the thread's fence counter, so a later holder always has a greater one.
+ * The generation lock's steps, and a command sent to its holder, each one Lua script so that Redis runs it
+ * atomically. Lock value: `<instance id> <token>`; tokens come from the thread's fence counter, so a later holder
+ * always has a greater one.
  */
 const SCRIPTS = {
   /** KEYS lock, fence, generations; ARGV instance, ttl, thread. The token, or nil when the lock is held. */
@@ -42,6 +43,24 @@ const SCRIPTS = {
       end
       return 0`,
   },
+  /**
+   * KEYS lock; ARGV sender, inbox key prefix, inbox length, inbox ttl, entry fields…. Appends the entry to the inbox
+   * of the lock's holder and returns the holder; nil when nobody holds the lock, and the sender itself, appending
+   * nothing, when it holds it. The inbox key is built here from the holder, which only this script reads: fine on
+   * one Redis (Redis Cluster, which needs every key declared, is not supported).
+   */
+  cppSendToLockHolder: {
+    numberOfKeys: 1,
+    lua: `
+      local held = redis.call('GET', KEYS[1])
+      if not held then return false end
+      local holder = string.match(held, '^%S+')
+      if holder == ARGV[1] then return holder end
+      local inbox = ARGV[2] .. holder
+      redis.call('XADD', inbox, 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, 5))
+      redis.call('PEXPIRE', inbox, ARGV[4])
+      return holder`,
+  },
 } as const;
 
 /** A connection that knows the lock scripts (sent once, then run by their SHA). */
@@ -49,6 +68,7 @@ export interface LockScripts {
   cppAcquireLock(lock: string, fence: string, generations: string, instance: string, ttlMs: number, threadId: string): Promise<number | null>;
   cppRenewLock(lock: string, fence: string, value: string, token: number, ttlMs: number): Promise<number>;
   cppReleaseLock(lock: string, fence: string, generations: string, value: string, token: number, threadId: string): Promise<number>;
+  cppSendToLockHolder(lock: string, sender: string, inboxPrefix: string, inboxLength: number, inboxTtlMs: number, ...fields: string[]): Promise<string | null>;
 }
 
 export function defineLockScripts(redis: Redis): Redis & LockScripts {

@@ -110,16 +110,17 @@ export class ThreadReplica implements ThreadLink {
 
   async forward(frame: ThreadFrame, identity: Identity): Promise<CommandReply | undefined> {
     const { transport, replyTimeoutMs } = this.context;
-    const owner = await transport.lockHolder(this.threadId);
-    if (owner === undefined || owner === transport.instanceId) return undefined;
     // The identity goes with a pivot: the owner's 'pivot' listeners are told who asked.
     const encoded = encodeClientFrame(frame);
     const forwarded = frame.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame: encoded, identity } : { threadId: this.threadId, frame: encoded };
     const settled = new AbortController();
+    let owner: string;
     try {
-      const sent = transport.send(owner, forwarded, replyTimeoutMs, settled.signal);
+      const sent = await transport.sendToLockHolder(forwarded, replyTimeoutMs, settled.signal);
+      if (!sent) return undefined;
+      owner = sent.holder;
       // A dead owner never answers: waiting for its lock to expire tells sooner than the reply timeout.
-      const reply = await Promise.race([sent, this.lockExpired(owner, settled.signal).then((expired) => (expired ? undefined : sent))]);
+      const reply = await Promise.race([sent.reply, this.lockExpired(owner, settled.signal).then((expired) => (expired ? undefined : sent.reply))]);
       if (reply) return reply;
     } finally {
       settled.abort();

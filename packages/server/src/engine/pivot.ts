@@ -44,7 +44,6 @@ export async function pivot(
   checkVersion(thread.graph, expectedVersion);
   requireNode(thread.graph, interruptedNodeId);
   await thread.commitEnded();
-  if (await thread.ranElsewhere(frame, identity, requester)) return;
   const streaming = thread.generation.stream;
   if (streaming && streaming.nodeId !== interruptedNodeId) {
     throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot that node`);

@@ -12,7 +12,6 @@ import {
   type TreeChange,
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
-import type { Identity } from './identity.js';
 import { keepingTheCut } from './keeping-the-cut.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
@@ -22,13 +21,12 @@ import { checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode 
 type Frame<Type extends ClientFrame['type']> = Extract<ClientFrame, { type: Type }>;
 
 /** CPP_PROMPT, in the thread's turn: checks → commit (the user node and its answer, one transaction) → publish → spawn. */
-export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, identity: Identity, requester: Subscriber): Promise<void> {
+export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, requester: Subscriber): Promise<void> {
   const { activeThreadId: _threadId, userPrompt, newNodeId, parentNodeId, expectedVersion } = frame.payload;
   thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId);
   if (await isRetry(thread.graph, thread.store, newNodeId, userPrompt, parentNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   await thread.commitEnded();
-  if (await thread.ranElsewhere(frame, identity, requester)) return;
   const streaming = thread.generation.stream;
   if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
   const model = thread.models.resolve(frame.payload.model);
@@ -47,7 +45,7 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
  * CPP_REGENERATE (PROTOCOL.md §24.1), in the thread's turn: checks → halt the user node's streaming answer, if any →
  * commit (the cut and the new answer beside it) → publish → spawn.
  */
-export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENERATE'>, identity: Identity, requester: Subscriber): Promise<void> {
+export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENERATE'>, requester: Subscriber): Promise<void> {
   const { activeThreadId: _threadId, userNodeId, newNodeId, receivedContentLength, receivedReasoningLength, expectedVersion } = frame.payload;
   thread.limits.checkRoom(thread.graph, newNodeId, 1);
   if (await isAnswerRetry(thread.graph, thread.store, newNodeId, userNodeId)) return thread.sendSync(requester);
@@ -55,7 +53,6 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
   const userNode = regeneratedPrompt(thread.graph, userNodeId);
   const model = thread.models.resolve(frame.payload.model);
   await thread.commitEnded();
-  if (await thread.ranElsewhere(frame, identity, requester)) return;
   const halting = thread.generation.stream;
   if (halting && getNode(thread.graph, halting.nodeId)?.parentId !== userNode.id) {
     throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`);
@@ -76,7 +73,7 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
  * CPP_CONTINUE (PROTOCOL.md §24.4), in the thread's turn: checks → commit (the same node streaming again) → publish →
  * spawn, its text going on from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
  */
-export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CONTINUE'>, identity: Identity, requester: Subscriber): Promise<void> {
+export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CONTINUE'>, requester: Subscriber): Promise<void> {
   const { nodeId, expectedVersion } = frame.payload;
   thread.limits.checkContinue(thread.graph, nodeId);
   const node = requireNode(thread.graph, nodeId);
@@ -86,7 +83,6 @@ export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CO
   const { models } = thread;
   const model = models.resolve(frame.payload.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined));
   await thread.commitEnded();
-  if (await thread.ranElsewhere(frame, identity, requester)) return;
   const streaming = thread.generation.stream;
   if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
   await thread.generation.claim();

@@ -4,11 +4,9 @@ import type { ConversationStore, ThreadRecord } from '../store/conversation-stor
 import type { AnswerStream } from './answer-stream.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { EngineObserver } from './engine-observer.js';
-import type { Identity } from './identity.js';
 import type { PivotContext } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
 import type { Titling } from './thread-committer.js';
-import type { ThreadFrame } from './thread-frame.js';
 import type { ThreadGeneration } from './thread-generation.js';
 
 /**
@@ -43,11 +41,6 @@ export interface ThreadContext {
 
   /** Answers a requester with the whole thread (an exact retry's answer). */
   sendSync(requester: Subscriber): void;
-  /**
-   * When a generation of another server streams in the thread, runs the frame there and returns true; recovers the
-   * generation first when its server died. THREAD_BUSY while it is being recovered.
-   */
-  ranElsewhere(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<boolean>;
   /** Commits the end of a stream that ended by itself while the operation waited its turn. */
   commitEnded(): Promise<void>;
   /** Halts this server's stream and sends CPP_STREAM_HALTED; `undefined` when none was streaming (see `ThreadGeneration.halt`). */

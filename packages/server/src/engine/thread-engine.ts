@@ -167,21 +167,21 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   apply(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<void> {
     switch (frame.type) {
       case 'CPP_PROMPT':
-        return this.queue.run(() => prompt(this, frame, identity, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => prompt(this, frame, requester));
       case 'CPP_PIVOT_INIT': {
         // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
         const { activeThreadId, receivedContentLength, ...fields } = frame.payload;
         const observation = this.observer.pivotStarted({ ...fields, threadId: activeThreadId, receivedContentLength, connectionId: requester.connectionId });
-        const pivoted = this.queue.run(() => pivot(this, frame, identity, requester, observation));
+        const pivoted = this.runWhereItStreams(frame, identity, requester, () => pivot(this, frame, identity, requester, observation));
         pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
         return pivoted;
       }
       case 'CPP_STREAM_STOP':
-        return this.queue.run(() => stop(this, frame, identity, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => stop(this, frame));
       case 'CPP_REGENERATE':
-        return this.queue.run(() => regenerate(this, frame, identity, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => regenerate(this, frame, requester));
       case 'CPP_CONTINUE':
-        return this.queue.run(() => continueAnswer(this, frame, identity, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => continueAnswer(this, frame, requester));
       case 'CPP_ANCHOR_HEAD':
         return this.queue.run(() => anchor(this, frame));
       case 'CPP_BRANCH_DELETE':
@@ -213,20 +213,6 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   sendSync(requester: Subscriber): void {
     requester.send(this.fanout.syncFrame());
-  }
-
-  async ranElsewhere(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<boolean> {
-    if (!this.streamsElsewhere()) return false;
-    const reply = await this.dependencies.link.forward(frame, identity);
-    if (!reply) {
-      // No live server holds it: its server died. Keep what it streamed; the frame then runs here.
-      await this.recoverLost();
-      if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
-      return false;
-    }
-    if (!reply.ok) throw new CPPError(reply.code, reply.message);
-    if (reply.retried) this.sendSync(requester);
-    return true;
   }
 
   async commitEnded(): Promise<void> {
@@ -319,6 +305,36 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   // ---- The other servers (LinkedEngine) and recovery ----
+
+  /**
+   * A frame that starts, stops or replaces an answer runs, in the thread's turn, where the thread's generation runs:
+   * here, or on the server writing the answer, which makes every check of the frame itself (against the same store).
+   * Checking here as well before forwarding cost a cross-node pivot a store round trip before it even left.
+   */
+  private runWhereItStreams(frame: ThreadFrame, identity: Identity, requester: Subscriber, operation: () => Promise<void>): Promise<void> {
+    return this.queue.run(async () => {
+      if (!(await this.ranElsewhere(frame, identity, requester))) await operation();
+    });
+  }
+
+  /**
+   * When a generation of another server streams in the thread, runs the frame there and returns true; recovers the
+   * generation first when its server died. THREAD_BUSY while it is being recovered.
+   */
+  private async ranElsewhere(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<boolean> {
+    if (!this.streamsElsewhere()) return false;
+    const reply = await this.dependencies.link.forward(frame, identity);
+    if (!reply) {
+      // No live server holds it: its server died. Keep what it streamed; the frame then runs here.
+      await this.recoverLost();
+      if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
+      return false;
+    }
+    if (!reply.ok) throw new CPPError(reply.code, reply.message);
+    if (reply.retried) this.sendSync(requester);
+    return true;
+  }
+
 
   /** A generation of another server streams in this thread. */
   streamsElsewhere(): boolean {

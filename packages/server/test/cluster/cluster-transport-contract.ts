@@ -1,6 +1,6 @@
 import { newThreadId, type ErrorCode } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClusterHandlers, ClusterTransport, CommandReply, ForwardedCommand, ThreadMessage } from '../../src/cluster/cluster-transport.js';
+import type { ClusterHandlers, ClusterTransport, CommandReply, ForwardedCommand, SentCommand, ThreadMessage } from '../../src/cluster/cluster-transport.js';
 import { eventually } from '../support/eventually.js';
 
 export interface ClusterUnderTest {
@@ -162,31 +162,57 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     describe('forwarded commands', () => {
-      const command: ForwardedCommand = { threadId: 'thread_forwarded', frame: '{"type":"CPP_STREAM_STOP"}', identity: { did: 'did:key:z6Mk', verified: false } };
+      /** A command about a thread whose lock `holder` takes now. */
+      const commandHeldBy = async (holder: ClusterTransport): Promise<ForwardedCommand> => {
+        const threadId = newThreadId();
+        await holder.acquireLock(threadId, TTL_MS);
+        return { threadId, frame: '{"type":"CPP_STREAM_STOP"}', identity: { did: 'did:key:z6Mk', verified: false } };
+      };
+      const replyOf = async (sent: Promise<SentCommand | undefined>) => (await sent)?.reply;
 
-      it('run on the node they are sent to, which answers with an acknowledgement or an error', async () => {
+      it("run on the node holding their thread's lock, which answers with an acknowledgement or an error", async () => {
         const received: ForwardedCommand[] = [];
         const answers: CommandReply[] = [{ ok: true, retried: true }, { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' }];
         const owner = await node({ command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!) });
-        const sender = await node();
+        const [sender, bystander] = [await node(), await node()];
+        const first = await commandHeldBy(owner);
+        // Without an identity: only a pivot carries one.
+        const second = { threadId: (await commandHeldBy(owner)).threadId, frame: '{}' };
 
-        expect(await sender.send(owner.instanceId, command, TTL_MS)).toEqual(answers[0]);
-        expect(await sender.send(owner.instanceId, { threadId: 'thread_forwarded', frame: '{}' }, TTL_MS)).toEqual(answers[1]);
-        expect(received).toEqual([command, { threadId: 'thread_forwarded', frame: '{}' }]);
+        const sent = await sender.sendToLockHolder(first, TTL_MS);
+        expect(sent?.holder).toBe(owner.instanceId);
+        expect(await sent?.reply).toEqual(answers[0]);
+        expect(await replyOf(bystander.sendToLockHolder(second, TTL_MS))).toEqual(answers[1]);
+        expect(received).toEqual([first, second]);
+      });
+
+      it('are not sent when nobody holds their thread\'s lock, or the sender does', async () => {
+        const received: ForwardedCommand[] = [];
+        const owner = await node({ command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false }) });
+        const sender = await node();
+        const command = await commandHeldBy(owner);
+
+        expect(await owner.sendToLockHolder(command, TTL_MS)).toBeUndefined();
+        expect(await sender.sendToLockHolder({ ...command, threadId: newThreadId() }, TTL_MS)).toBeUndefined();
+        // Only the command sent while another node held the lock reached it.
+        expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({ ok: true, retried: false });
+        expect(received).toEqual([command]);
       });
 
       it('run side by side: one that waits does not hold up the next', async () => {
         let release: (() => void) | undefined;
+        const slowThreadId = newThreadId();
         const owner = await node({
           command: async (forwarded) => {
-            if (forwarded.threadId === 'thread_slow') await new Promise<void>((resolve) => (release = resolve));
+            if (forwarded.threadId === slowThreadId) await new Promise<void>((resolve) => (release = resolve));
             return { ok: true, retried: false };
           },
         });
         const sender = await node();
+        await owner.acquireLock(slowThreadId, TTL_MS);
 
-        const slow = sender.send(owner.instanceId, { ...command, threadId: 'thread_slow' }, TTL_MS);
-        expect(await sender.send(owner.instanceId, command, TTL_MS)).toEqual({ ok: true, retried: false });
+        const slow = replyOf(sender.sendToLockHolder({ threadId: slowThreadId, frame: '{}' }, TTL_MS));
+        expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({ ok: true, retried: false });
         await eventually(() => release, 'the slow command running');
         release!();
         expect(await slow).toEqual({ ok: true, retried: false });
@@ -194,22 +220,25 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
       it('resolve undefined when their node does not answer in time', async () => {
         const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
-        const sender = await node();
+        const [sender, gone] = [await node(), await node()];
+        const [unanswered, orphaned] = [await commandHeldBy(silent), await commandHeldBy(gone)];
+        await gone.close();
 
-        expect(await sender.send(silent.instanceId, command, SHORT_TTL_MS)).toBeUndefined();
-        expect(await sender.send('node_gone', command, SHORT_TTL_MS)).toBeUndefined();
+        expect(await replyOf(sender.sendToLockHolder(unanswered, SHORT_TTL_MS))).toBeUndefined();
+        expect(await replyOf(sender.sendToLockHolder(orphaned, SHORT_TTL_MS))).toBeUndefined();
       });
 
       it('resolve undefined as soon as their sender gives up, without waiting for the timeout', async () => {
         const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
         const sender = await node();
+        const command = await commandHeldBy(silent);
         const giveUp = new AbortController();
 
-        const sent = sender.send(silent.instanceId, command, 3_600_000, giveUp.signal);
+        const sent = await sender.sendToLockHolder(command, 3_600_000, giveUp.signal);
         giveUp.abort();
 
-        expect(await sent).toBeUndefined();
-        expect(await sender.send(silent.instanceId, command, 3_600_000, giveUp.signal)).toBeUndefined();
+        expect(await sent?.reply).toBeUndefined();
+        expect(await sender.sendToLockHolder(command, 3_600_000, giveUp.signal)).toBeUndefined();
       });
     });
 

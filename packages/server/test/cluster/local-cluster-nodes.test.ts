@@ -1,5 +1,5 @@
 import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
@@ -62,9 +62,12 @@ describe('servers sharing a store through a LocalCluster', () => {
     const call = await generating!.model.call(0);
     call.release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
+    const lookUps = vi.spyOn(nodes.store, 'findNodeThread');
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', { receivedContentLength: 8 });
 
+    // Checked where it ran, and not first on the node that forwarded it too: one look-up of its new node's id.
+    expect(lookUps).toHaveBeenCalledTimes(1);
     expect(call.signal.aborted).toBe(true);
     // The update with the branch came after the halt: the halt is among the frames already received.
     const halted = client.all('CPP_STREAM_HALTED')[0]?.payload;
