@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CPPClient } from '@promethea/cpp-client';
 import { CPPServer } from '@promethea/cpp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canConnect, freePort } from './support/local-port.js';
+import { freePort, untilServing } from './support/local-port.js';
 
 // The spec's Quick Start code, run as written: both blocks are kept verbatim in examples/quick-start, and only the
 // port and the endpoint are pointed at this machine. Runs the built packages (`npm test` builds first).
@@ -25,7 +25,7 @@ beforeAll(async () => {
   const serverCode = (await readFile(example('server.mjs'), 'utf8')).replace('port: 8080', `port: ${port}`);
   await writeFile(join(workDir, 'server.mjs'), serverCode);
   serverOutput = run(join(workDir, 'server.mjs'));
-  await serverOutput.until(() => canConnect(port));
+  await untilServing(port, serverOutput);
 });
 
 afterAll(async () => {
@@ -105,6 +105,7 @@ async function pointedAt(code: string, target: number, name: string): Promise<st
 }
 
 interface Output {
+  process: ChildProcess;
   stdout: string;
   stderr: string;
   /** Resolves with the exit code once the process has exited. */
@@ -116,6 +117,7 @@ function run(file: string): Output {
   const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const output: Output = {
+    process: child,
     stdout: '',
     stderr: '',
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),

@@ -3,10 +3,9 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canConnect, freePort } from '../support/local-port.js';
+import { freePort, untilServing } from '../support/local-port.js';
 
 // The packages as a team adopting them gets them: packed by npm (from the build `npm test` makes first), installed
 // from the tarballs into a new project outside the monorepo, then used there: linted (publint, are-the-types-wrong),
@@ -61,7 +60,7 @@ describe('the packages, installed from their tarballs into a new project', () =>
     await writeFile(join(project, 'server.mjs'), (await example('server.mjs')).replace('port: 8080', `port: ${port}`));
     await writeFile(join(project, 'client.mjs'), (await example('client.mjs')).replace('wss://lvhllc.org', `ws://127.0.0.1:${port}`));
     const server = start(process.execPath, ['server.mjs']);
-    await listening(port);
+    await untilServing(port, server);
     const client = start(process.execPath, ['client.mjs'], { until: (stdout) => (stdout.match(/Streaming new branch:/g)?.length ?? 0) >= 3 });
     await client.done;
     expect(client.stderr).toBe('');
@@ -135,6 +134,7 @@ await client.close();
 });
 
 interface Started {
+  process: ChildProcess;
   stdout: string;
   stderr: string;
   /** Settles once `until` holds (or at once without it), checked on each output; rejects when the process exits first. */
@@ -144,7 +144,7 @@ interface Started {
 function start(command: string, args: string[], { until }: { until?: (stdout: string) => boolean } = {}): Started {
   const child = spawn(command, args, { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const started: Started = { stdout: '', stderr: '', done: Promise.resolve() };
+  const started: Started = { process: child, stdout: '', stderr: '', done: Promise.resolve() };
   started.done = new Promise<void>((resolve, reject) => {
     const check = () => {
       if (!until || until(started.stdout)) resolve();
@@ -158,9 +158,4 @@ function start(command: string, args: string[], { until }: { until?: (stdout: st
     check();
   });
   return started;
-}
-
-/** Resolves once the server on the port answers: the Quick Start server says nothing when it listens. */
-async function listening(port: number): Promise<void> {
-  while (!(await canConnect(port))) await setTimeout(50);
 }

@@ -11,6 +11,7 @@ import { useErrorFeed } from './hooks/use-error-feed.js';
 import { useModels } from './hooks/use-models.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
 import { sessionEndpoint } from './lib/session-endpoint.js';
+import { threadAfterDeletion } from './lib/thread-groups.js';
 
 type Panel = 'threads' | 'tree';
 
@@ -98,8 +99,9 @@ export function App() {
     client
       ?.deleteThread(id)
       .then(() => {
-        // The URL must not keep naming it: opening it again would start a new thread under its id.
-        if (id === threadId) showThread(threads?.find((thread) => thread.threadId !== id)?.threadId ?? newThreadId());
+        // The URL must not keep naming it: opening it again would start a new thread under its id. The thread shown
+        // instead is the one the thread list gives the focus to.
+        if (id === threadId) showThread(threadAfterDeletion(threads ?? [], id) ?? newThreadId());
       })
       .catch(report);
   };
@@ -150,6 +152,7 @@ export function App() {
         <ThreadList
           threads={threads}
           activeThreadId={threadId}
+          shownThreadId={graph?.threadId}
           onSelect={selectThread}
           onNew={startThread}
           onRename={renameThread}

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Download } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { waitForFocus } from './support/chat-page.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
@@ -23,19 +24,24 @@ describe('export and import in the browser', () => {
     await chat.waitForAnswer('completed');
     await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
 
-    // Export, by keyboard: the formats are offered with the focus on the first, Escape takes them back.
-    await threads.getByRole('button', { name: 'Export thread' }).focus();
+    // Export, by keyboard: the formats are offered with the focus on the first, Escape takes them back and gives the
+    // focus back to Export, as does picking one.
+    const exportThread = threads.getByRole('button', { name: 'Export thread' });
+    await exportThread.focus();
     await page.keyboard.press('Enter');
     const formats = threads.getByRole('group', { name: 'Export thread as' });
-    expect(await formats.getByRole('button', { name: 'Export as Markdown (.md)' }).evaluate((button) => button === document.activeElement)).toBe(true);
+    await waitForFocus(formats.getByRole('button', { name: 'Export as Markdown (.md)' }));
     await screenshot(page, 'thread-export');
     await page.keyboard.press('Escape');
     await formats.waitFor({ state: 'detached' });
+    await waitForFocus(exportThread);
 
-    await threads.getByRole('button', { name: 'Export thread' }).click();
+    await page.keyboard.press('Enter');
+    await waitForFocus(formats.getByRole('button', { name: 'Export as Markdown (.md)' }));
     let download = page.waitForEvent('download');
     await page.keyboard.press('Enter');
     const markdownFile = await download;
+    await waitForFocus(exportThread);
     expect(markdownFile.suggestedFilename()).toMatch(/^Tell-me-about-the-Danube.*\.md$/);
     const markdown = await downloaded(markdownFile);
     expect(markdown).toContain('Tell me about the Danube');

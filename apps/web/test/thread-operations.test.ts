@@ -58,10 +58,17 @@ describe('thread operations in the browser', () => {
     await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
     expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
     expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
+    // The focus was in the deleted thread's item: it goes to the thread shown in its place…
+    await waitForFocus(threads.getByRole('button', { name: /^Something about mountains/ }));
+    // …or, when no thread is left, to New thread.
+    await deleteThread.click();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
+    await waitForFocus(threads.getByRole('button', { name: '+ New thread' }));
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 
-  it('takes Esc at the question before a delete as a no to it alone: the panel stays open, the answer streams on', async () => {
+  it('takes Esc at the question before a delete, or at the export choice, as a no to it alone: the panel stays open, the answer streams on', async () => {
     const harness = await WebHarness.start({ slow: true });
     const chat = await harness.openChat(await harness.newContext(PHONE));
     await chat.send('Tell me a long story');
@@ -79,6 +86,16 @@ describe('thread operations in the browser', () => {
     await confirm.waitFor({ state: 'detached' });
     expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
     await waitForFocus(deleteThread);
+
+    const exportThread = threads.getByRole('button', { name: 'Export thread' });
+    await exportThread.click();
+    const formats = threads.getByRole('group', { name: 'Export thread as' });
+    await waitForFocus(formats.getByRole('button', { name: 'Export as Markdown (.md)' }));
+    await chat.page.keyboard.press('Escape');
+    await formats.waitFor({ state: 'detached' });
+    expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
+    await waitForFocus(exportThread);
+
     await chat.waitForAnswer('streaming', { minLength: length + 20 });
     expect(chat.frames.sent.some((frame) => frame.type === 'CPP_STREAM_STOP' || frame.type === 'CPP_THREAD_DELETE')).toBe(false);
     expect(chat.problems).toEqual([]);

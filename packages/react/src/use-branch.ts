@@ -1,4 +1,4 @@
-import type { CPPClient } from '@promethea/cpp-client';
+import type { CPPClient, EditOptions, RegenerateOptions } from '@promethea/cpp-client';
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 import { useCallback, useMemo } from 'react';
 import { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';
@@ -14,12 +14,12 @@ export interface Branch {
   showSibling(entry: BranchEntry, offset: number): Promise<void>;
   /** Show the branch through `nodeId`, down to its tip (the minimap's click). */
   showBranchOf(nodeId: string): Promise<void>;
-  /** A new answer beside the answer `nodeId` (or to the prompt `nodeId`); settles when it ends. */
-  regenerate(nodeId: string): Promise<void>;
+  /** A new answer beside the answer `nodeId` (or to the prompt `nodeId`), by `model`; settles when it ends. */
+  regenerate(nodeId: string, options?: Pick<RegenerateOptions, 'model'>): Promise<void>;
   /** The interrupted or failed answer `nodeId` goes on, in the same node, from where it stopped; settles when it ends. */
   continueAnswer(nodeId: string): Promise<void>;
-  /** The prompt `nodeId` rewritten: the new text goes beside it and is answered; settles when the answer ends. */
-  edit(nodeId: string, userPrompt: string): Promise<void>;
+  /** The prompt `nodeId` rewritten: the new text goes beside it and is answered by `model`; settles when the answer ends. */
+  edit(nodeId: string, userPrompt: string, options?: Pick<EditOptions, 'model'>): Promise<void>;
   /** Removes `nodeId` and everything under it; a head inside moves to its parent. */
   deleteBranch(nodeId: string): Promise<void>;
 }
@@ -51,8 +51,8 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
 
   const threadId = graph?.threadId;
   const regenerate = useCallback(
-    async (nodeId: string) => {
-      if (client && threadId) await client.regenerate({ nodeId, threadId });
+    async (nodeId: string, { model }: Pick<RegenerateOptions, 'model'> = {}) => {
+      if (client && threadId) await client.regenerate({ nodeId, threadId, model });
     },
     [client, threadId],
   );
@@ -63,8 +63,8 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     [client, threadId],
   );
   const edit = useCallback(
-    async (nodeId: string, userPrompt: string) => {
-      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId });
+    async (nodeId: string, userPrompt: string, { model }: Pick<EditOptions, 'model'> = {}) => {
+      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId, model });
     },
     [client, threadId],
   );

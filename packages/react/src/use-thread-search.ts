@@ -9,11 +9,20 @@ export interface ThreadSearch {
   error: Error | undefined;
 }
 
+export interface ThreadSearchOptions {
+  /**
+   * How long the query must stay unchanged before it is searched, in milliseconds; default 200. Each search is a
+   * full-text query on the server's store, limited per identity (PROTOCOL.md §25.3): typing searches once per pause,
+   * not once per keystroke.
+   */
+  debounceMs?: number;
+}
+
 /**
- * Searches the identity's threads for `query` (PROTOCOL.md §25.3) whenever it changes. An answer to a query that
- * has changed since is dropped, so the hits always belong to the query shown.
+ * Searches the identity's threads for `query` (PROTOCOL.md §25.3) once it has stopped changing for `debounceMs`.
+ * An answer to a query that has changed since is dropped, so the hits always belong to the query shown.
  */
-export function useThreadSearch(client: CPPClient | null, query: string): ThreadSearch {
+export function useThreadSearch(client: CPPClient | null, query: string, { debounceMs = 200 }: ThreadSearchOptions = {}): ThreadSearch {
   const [search, setSearch] = useState<ThreadSearch>({ hits: undefined, error: undefined });
   const searchable = searchTerms(query).length > 0;
 
@@ -21,14 +30,17 @@ export function useThreadSearch(client: CPPClient | null, query: string): Thread
     setSearch({ hits: undefined, error: undefined });
     if (!client || !searchable) return;
     let current = true;
-    client.searchThreads(query).then(
-      (hits) => current && setSearch({ hits, error: undefined }),
-      (failure: unknown) => current && setSearch({ hits: undefined, error: failure instanceof Error ? failure : new Error(String(failure)) }),
-    );
+    const pause = setTimeout(() => {
+      client.searchThreads(query).then(
+        (hits) => current && setSearch({ hits, error: undefined }),
+        (failure: unknown) => current && setSearch({ hits: undefined, error: failure instanceof Error ? failure : new Error(String(failure)) }),
+      );
+    }, debounceMs);
     return () => {
       current = false;
+      clearTimeout(pause);
     };
-  }, [client, query, searchable]);
+  }, [client, query, searchable, debounceMs]);
 
   return search;
 }

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { useBranch, useCPP } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';
 
-async function renderBranch(slow = false, reasoningWords = 0) {
-  const server = await startDemoServer({ slow, reasoningWords });
+async function renderBranch(slow = false, reasoningWords = 0, models?: string[]) {
+  const server = await startDemoServer({ slow, reasoningWords, models });
   const endpoint = endpointOf(server);
   const hook = renderHook(() => {
     const cpp = useCPP({ endpoint, did: 'did:key:z6MkBranchTest' });
@@ -69,6 +69,19 @@ describe('useBranch', () => {
     await act(() => result.current.branch.deleteBranch(edited.node.id));
     expect(ids()).toEqual([first.userNodeId, first.assistantNodeId]);
     expect(client.graph()!.nodes[first.assistantNodeId]!.childrenIds).toEqual([second.userNodeId]);
+  });
+
+  it('regenerates and answers an edit with the model it is given, not the server default', async () => {
+    const { result, client } = await renderBranch(false, 0, ['default-model', 'picked-model']);
+    await act(() => client.prompt({ userPrompt: 'one' }));
+    const asked = await act(() => client.prompt({ userPrompt: 'two' }));
+    expect(client.graph()!.nodes[asked.assistantNodeId]!.model).toBe('default-model');
+
+    await act(() => result.current.branch.regenerate(asked.assistantNodeId, { model: 'picked-model' }));
+    expect(result.current.branch.entries[3]!.node).toMatchObject({ status: 'completed', model: 'picked-model' });
+
+    await act(() => result.current.branch.edit(asked.userNodeId, 'two, again', { model: 'picked-model' }));
+    expect(result.current.branch.entries.slice(2).map((entry) => entry.node)).toMatchObject([{ content: 'two, again' }, { status: 'completed', model: 'picked-model' }]);
   });
 
   it("passes a reasoning model's reasoning through on the branch's nodes, apart from the answer", async () => {

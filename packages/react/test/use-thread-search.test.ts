@@ -1,10 +1,58 @@
 // @vitest-environment happy-dom
 import { act, renderHook, waitFor } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import type { CPPClient } from '@promethea/cpp-client';
+import type { SearchHit } from '@promethea/cpp-protocol';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useCPP, useThreadSearch, useThreads } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';
 
+/** A client whose searches (one CPP_THREAD_SEARCH each) are answered when, and in the order, the test says. */
+function searchingClient() {
+  const searches: Array<{ query: string; answer(hits: SearchHit[]): void }> = [];
+  const client = {
+    searchThreads: (query: string) => new Promise<SearchHit[]>((answer) => searches.push({ query, answer })),
+  } as unknown as CPPClient;
+  return { client, searches };
+}
+
+const hitIn = (threadId: string): SearchHit => ({ threadId, title: threadId, nodeId: null, snippet: threadId });
+
 describe('useThreadSearch', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('searches once the query has stopped changing for the delay, not on every keystroke', () => {
+    vi.useFakeTimers();
+    const { client, searches } = searchingClient();
+    const { rerender } = renderHook(({ query }) => useThreadSearch(client, query, { debounceMs: 200 }), { initialProps: { query: '' } });
+    for (const query of ['r', 'ri', 'riv', 'rive', 'river']) {
+      rerender({ query });
+      act(() => vi.advanceTimersByTime(150));
+    }
+    expect(searches).toEqual([]);
+    act(() => vi.advanceTimersByTime(50));
+    expect(searches.map((search) => search.query)).toEqual(['river']);
+    act(() => vi.advanceTimersByTime(1000));
+    expect(searches).toHaveLength(1);
+  });
+
+  it("shows the last query's hits even when an earlier query's answer arrives after them", async () => {
+    vi.useFakeTimers();
+    const { client, searches } = searchingClient();
+    const { result, rerender } = renderHook(({ query }) => useThreadSearch(client, query), { initialProps: { query: 'river' } });
+    act(() => vi.advanceTimersByTime(200));
+    rerender({ query: 'lake' });
+    act(() => vi.advanceTimersByTime(200));
+    const [river, lake] = searches;
+    expect([river?.query, lake?.query]).toEqual(['river', 'lake']);
+
+    await act(async () => lake!.answer([hitIn('thread_lake')]));
+    expect(result.current.hits).toEqual([hitIn('thread_lake')]);
+    await act(async () => river!.answer([hitIn('thread_river')]));
+    expect(result.current.hits).toEqual([hitIn('thread_lake')]);
+  });
+
   it('searches for the query as it changes, and has no hits for a query without words', async () => {
     const server = await startDemoServer();
     const endpoint = endpointOf(server);

@@ -1,5 +1,5 @@
 import type { MessageNode, ModelInfo } from '@promethea/cpp-protocol';
-import { useEffect, useId, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
+import { useEffect, useId, useLayoutEffect, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
 import { promptTooLong } from '../lib/describe-error.js';
 
 /** What sending does now: a plain prompt, a pivot of the answer on screen, or a stop of an answer elsewhere first. */
@@ -49,9 +49,11 @@ export function Composer(props: ComposerProps) {
   const tooLong = text.length > PROMPT_LIMIT;
   const canSend = blockedBy === undefined && text.trim() !== '' && !tooLong;
 
-  // The message box is where a chat starts: focused when the conversation opens, and by "/" from anywhere else.
+  // The message box is where a chat starts: focused when the conversation opens, and by "/" from anywhere else. As a
+  // layout effect, the opening's focus comes before any other component's effects of the same render, so that one
+  // that moves the focus on purpose as the conversation opens (the thread list after a deletion) has the last word.
+  useLayoutEffect(() => input.current?.focus(), [input]);
   useEffect(() => {
-    input.current?.focus();
     const onKey = (event: globalThis.KeyboardEvent) => {
       if (event.key !== FOCUS_KEY || event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
       const target = event.target as HTMLElement;

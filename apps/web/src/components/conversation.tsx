@@ -63,22 +63,12 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     [client, threadId, report],
   );
 
-  const { showBranchOf, continueAnswer, deleteBranch } = branch;
+  const { showBranchOf, regenerate, edit, continueAnswer, deleteBranch } = branch;
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
   // A regenerated answer and the answer to an edited prompt come from the model picked now, as a new prompt's does
   // (the server's default would otherwise write them). Continue goes on with the answer's own model.
-  const onRegenerate = useCallback(
-    (nodeId: string) => {
-      client?.regenerate({ nodeId, threadId, model }).catch(report);
-    },
-    [client, threadId, model, report],
-  );
-  const onEdit = useCallback(
-    (nodeId: string, userPrompt: string) => {
-      client?.edit({ nodeId, userPrompt, threadId, model }).catch(report);
-    },
-    [client, threadId, model, report],
-  );
+  const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId, { model }).catch(report), [regenerate, model, report]);
+  const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt, { model }).catch(report), [edit, model, report]);
   const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
   const onDelete = useCallback((nodeId: string) => void deleteBranch(nodeId).catch(report), [deleteBranch, report]);
 

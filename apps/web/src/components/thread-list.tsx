@@ -3,12 +3,14 @@ import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-
 import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
-import { groupThreads, markTerms } from '../lib/thread-groups.js';
-import { InlineConfirm, useConfirmation } from './inline-confirm.js';
+import { groupThreads, markTerms, threadAfterDeletion } from '../lib/thread-groups.js';
+import { InlineConfirm, InlineQuestion, useConfirmation } from './inline-confirm.js';
 
 interface ThreadListProps {
   threads: ThreadSummary[] | undefined;
   activeThreadId: string | undefined;
+  /** The thread whose conversation is on screen (the active one once it has opened). */
+  shownThreadId: string | undefined;
   onSelect(threadId: string): void;
   onNew(): void;
   onRename(threadId: string, title: string): void;
@@ -26,8 +28,25 @@ interface ThreadListProps {
 const UNTITLED = 'New conversation';
 
 export function ThreadList(props: ThreadListProps) {
-  const { threads, query, onQueryChange, hits, onNew, onImport } = props;
+  const { threads, shownThreadId, query, onQueryChange, hits, onNew, onImport, onDelete } = props;
   const now = useNow(30_000);
+  const list = useRef<HTMLElement>(null);
+  const newThread = useRef<HTMLButtonElement>(null);
+  // The focus was inside the deleted thread's item, which goes: once the thread has left the list, the focus goes to
+  // the thread that took its place (the one the app shows now), or to New thread when none is left. Only once the
+  // conversation shown in its place has opened, which focuses its composer as it mounts.
+  const [deletion, setDeletion] = useState<{ deletedId: string; nextId: string | undefined }>();
+  useEffect(() => {
+    if (!deletion || threads?.some((thread) => thread.threadId === deletion.deletedId)) return;
+    if (shownThreadId === undefined || shownThreadId === deletion.deletedId) return;
+    setDeletion(undefined);
+    const next = deletion.nextId === undefined ? null : list.current?.querySelector<HTMLButtonElement>(`[data-thread-id="${CSS.escape(deletion.nextId)}"]`);
+    (next ?? newThread.current)?.focus();
+  }, [threads, shownThreadId, deletion]);
+  const deleteThread = (threadId: string) => {
+    setDeletion({ deletedId: threadId, nextId: threadAfterDeletion(threads ?? [], threadId) });
+    onDelete(threadId);
+  };
   const picker = useRef<HTMLInputElement>(null);
   const picked = (event: ChangeEvent<HTMLInputElement>) => {
     const input = event.currentTarget;
@@ -37,8 +56,8 @@ export function ThreadList(props: ThreadListProps) {
     if (file) void file.text().then(onImport);
   };
   return (
-    <nav className="thread-list" aria-label="Threads">
-      <button type="button" className="primary new-thread" onClick={onNew}>
+    <nav ref={list} className="thread-list" aria-label="Threads">
+      <button type="button" ref={newThread} className="primary new-thread" onClick={onNew}>
         + New thread
       </button>
       <button type="button" className="quiet import-threads" aria-label="Import threads from a file" onClick={() => picker.current?.click()}>
@@ -58,7 +77,7 @@ export function ThreadList(props: ThreadListProps) {
             </h2>
             <ul>
               {group.threads.map((thread) => (
-                <ThreadItem key={thread.threadId} thread={thread} now={now} {...props} />
+                <ThreadItem key={thread.threadId} thread={thread} now={now} {...props} onDelete={deleteThread} />
               ))}
             </ul>
           </section>
@@ -92,13 +111,9 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
 function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete, onExport }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
   const deletion = useConfirmation();
-  const [exporting, setExporting] = useState(false);
-  const firstFormat = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (exporting) firstFormat.current?.focus();
-  }, [exporting]);
+  const exporting = useConfirmation();
   const exportAs = (format: ExportFormat) => {
-    setExporting(false);
+    exporting.close();
     onExport(thread.threadId, format);
   };
   const active = thread.threadId === activeThreadId;
@@ -125,7 +140,7 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
   }
   return (
     <li>
-      <button type="button" className="thread" aria-current={active ? 'page' : undefined} onClick={() => onSelect(thread.threadId)}>
+      <button type="button" className="thread" data-thread-id={thread.threadId} aria-current={active ? 'page' : undefined} onClick={() => onSelect(thread.threadId)}>
         <span className="thread-title">{title}</span>
         <span className="visually-hidden">, </span>
         <span className="thread-meta">
@@ -146,25 +161,25 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           onConfirm={() => onDelete(thread.threadId)}
         />
       )}
-      {active && exporting && (
-        <span className="thread-actions" role="group" aria-label="Export thread as" onKeyDown={(event) => event.key === 'Escape' && setExporting(false)}>
-          <button type="button" ref={firstFormat} className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
+      {active && exporting.asking && (
+        <InlineQuestion confirmation={exporting} className="thread-actions" label="Export thread as">
+          <button type="button" className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
             Markdown
           </button>
           <button type="button" className="quiet" aria-label="Export as CPP JSON (.json)" onClick={() => exportAs('cpp-thread')}>
             JSON
           </button>
-          <button type="button" className="quiet" onClick={() => setExporting(false)}>
+          <button type="button" className="quiet" onClick={exporting.close}>
             Cancel
           </button>
-        </span>
+        </InlineQuestion>
       )}
-      {active && !deletion.asking && !exporting && (
+      {active && !deletion.asking && !exporting.asking && (
         <span className="thread-actions">
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>
-          <button type="button" className="quiet" aria-label="Export thread" onClick={() => setExporting(true)}>
+          <button type="button" ref={exporting.trigger} className="quiet" aria-label="Export thread" onClick={exporting.ask}>
             Export
           </button>
           <button type="button" ref={deletion.trigger} className="quiet" aria-label="Delete thread" onClick={deletion.ask}>

@@ -24,6 +24,16 @@ export function groupThreads(threads: readonly ThreadSummary[], now: number): Th
   return groups.filter((group) => group.threads.length > 0);
 }
 
+/**
+ * The thread that takes a deleted thread's place in the list (most recent first): the one after it, or the one before
+ * when it was the last; `undefined` when it was the only one.
+ */
+export function threadAfterDeletion(threads: readonly ThreadSummary[], deletedId: string): string | undefined {
+  const index = threads.findIndex((thread) => thread.threadId === deletedId);
+  if (index === -1) return threads[0]?.threadId;
+  return (threads[index + 1] ?? threads[index - 1])?.threadId;
+}
+
 /** A snippet cut into pieces, those that begin with a term of the query marked (as search matches words). */
 export function markTerms(snippet: string, terms: readonly string[]): Array<{ text: string; marked: boolean }> {
   if (terms.length === 0) return [{ text: snippet, marked: false }];

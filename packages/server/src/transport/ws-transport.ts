@@ -1,10 +1,19 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
-import { WebSocketServer, type RawData, type ServerOptions, type WebSocket } from 'ws';
+import type { RawData, ServerOptions, WebSocket } from 'ws';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
 import { Heartbeat } from './heartbeat.js';
 import { watchMessageTime } from './message-deadline.js';
+
+/**
+ * ws is CommonJS. Imported through its ES module wrapper, Node first scans the source of each of its files for their
+ * export names (cjs-module-lexer): ~80 ms of CPU, a fifth of `import '@promethea/cpp-server'` on a two-core machine
+ * (npm run bench:import). Required, the same modules load without the scan, and an application's own
+ * `import 'ws'` gets these very instances (both ways share Node's require cache).
+ */
+const { WebSocketServer } = createRequire(import.meta.url)('ws') as typeof import('ws');
 
 /** An HTTP refusal of the upgrade, with a plain-text body saying why. */
 export class UpgradeRefusal {

@@ -22,9 +22,6 @@ import { useClusterProcesses, type ClusterNode } from './cluster-processes.js';
 // Three processes per test, on a machine that also runs the rest of the suite.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 
-/** A node kills within this long: the lock's lifetime (3 s), one sweep (0.5 s), and the commit. */
-const NODE_LOSS_LIMIT_MS = 5_000;
-
 describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis)', () => {
   describeWithRedis('three nodes behind one endpoint', () => {
     const cluster = useClusterProcesses();
@@ -243,17 +240,17 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
     });
 
-    it('marks the node of a generating node killed with SIGKILL interrupted within 5 s, and tells every client', async () => {
+    // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-nodes.test.ts;
+    // here, that it works between real processes.
+    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async () => {
       const [generating, ...others] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, others);
       for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 5);
 
-      const killed = Date.now();
       expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
 
       for (const client of watchers) {
         const halted = (await client.next('CPP_STREAM_HALTED')).payload;
-        expect(Date.now() - killed).toBeLessThan(NODE_LOSS_LIMIT_MS);
         expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
         const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
         const content = update.nodes[exchange.assistantNodeId]!.content;

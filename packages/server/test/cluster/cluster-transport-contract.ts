@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import { newThreadId, type ErrorCode } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClusterHandlers, ClusterTransport, CommandReply, ForwardedCommand, SentCommand, ThreadMessage } from '../../src/cluster/cluster-transport.js';
@@ -31,8 +32,16 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
     const collect = async (transport: ClusterTransport, threadId: string) => {
       const received: ThreadMessage[] = [];
-      const subscription = await transport.subscribe(threadId, (message) => received.push(message));
-      return { received, subscription };
+      const arrivals = new EventEmitter();
+      const subscription = await transport.subscribe(threadId, (message) => {
+        received.push(message);
+        arrivals.emit('message');
+      });
+      /** Resolves once `count` messages have arrived. */
+      const until = async (count: number) => {
+        while (received.length < count) await once(arrivals, 'message');
+      };
+      return { received, subscription, until };
     };
 
     afterEach(async () => {
@@ -52,7 +61,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
         for (const message of messages) publisher.publish(threadId, message);
 
-        await eventually(() => (one.received.length === 20 && two.received.length === 20 ? true : undefined), 'every message at both nodes');
+        await Promise.all([one.until(20), two.until(20)]);
         expect(one.received).toEqual(messages);
         expect(two.received).toEqual(messages);
         expect(own.received).toEqual([]);
@@ -68,7 +77,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
         publisher.publish(threadId, { frame: 'after' });
 
-        await eventually(() => (kept.received.length === 1 ? true : undefined), 'the message at the node still subscribed');
+        await kept.until(1);
         expect(dropped.received).toEqual([]);
         expect(other.received).toEqual([]);
       });
@@ -200,11 +209,16 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       });
 
       it('run side by side: one that waits does not hold up the next', async () => {
-        let release: (() => void) | undefined;
+        let release!: () => void;
+        let started!: () => void;
+        const running = new Promise<void>((resolve) => (started = resolve));
         const slowThreadId = newThreadId();
         const owner = await node({
           command: async (forwarded) => {
-            if (forwarded.threadId === slowThreadId) await new Promise<void>((resolve) => (release = resolve));
+            if (forwarded.threadId === slowThreadId) {
+              started();
+              await new Promise<void>((resolve) => (release = resolve));
+            }
             return { ok: true, retried: false };
           },
         });
@@ -213,8 +227,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
         const slow = replyOf(sender.sendToLockHolder({ threadId: slowThreadId, frame: '{}' }, TTL_MS));
         expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({ ok: true, retried: false });
-        await eventually(() => release, 'the slow command running');
-        release!();
+        await running;
+        release();
         expect(await slow).toEqual({ ok: true, retried: false });
       });
 

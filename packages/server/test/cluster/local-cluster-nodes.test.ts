@@ -1,5 +1,6 @@
+import { once } from 'node:events';
 import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
@@ -7,6 +8,8 @@ import { useLocalNodes } from './local-nodes.js';
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
 const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
+/** docs/cluster.md: the clients of a node killed while it writes an answer are told within 5 s of the death. */
+const NODE_LOSS_LIMIT_MS = 5_000;
 
 /** Servers in one process on one LocalCluster: the cluster logic, fast and with every model under control. */
 describe('servers sharing a store through a LocalCluster', () => {
@@ -16,6 +19,15 @@ describe('servers sharing a store through a LocalCluster', () => {
     const stored = await nodes.store.loadThread(threadId);
     expect(findInvariantViolations(stored!.graph)).toEqual([]);
     return stored!.graph;
+  };
+
+  /** The node writing the thread's answer dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads. */
+  const generatingNodeDies = async (threadId: string) => {
+    const dead = nodes.cluster.liveLock(threadId)!.holder;
+    nodes.cluster.members.get(dead)!.renewLock = async () => true;
+    const unread = nodes.cluster.join();
+    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
+    nodes.cluster.members.set(dead, unread);
   };
 
   it('fan out every frame of a thread to its clients on every node', async () => {
@@ -291,13 +303,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     (await dying!.model.call(0)).release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
 
-    // The node dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads.
-    const dead = nodes.cluster.liveLock(threadId)!.holder;
-    const member = nodes.cluster.members.get(dead)!;
-    member.renewLock = async () => true;
-    const unread = nodes.cluster.join();
-    await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
-    nodes.cluster.members.set(dead, unread);
+    await generatingNodeDies(threadId);
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
@@ -307,6 +313,28 @@ describe('servers sharing a store through a LocalCluster', () => {
     const stored = await expectSoundStore(threadId);
     expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is a ' });
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it("tell the clients on another node, within 5 s of a death with the default timings, that the dead node's answer was interrupted", async () => {
+    // The cluster's clock is fake (its lock's expiry, its renewals and sweeps); the sockets and the models are real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await dying!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await surviving!.connect();
+    await openThread(client, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await dying!.model.call(0)).release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 3);
+
+    await generatingNodeDies(threadId);
+    await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
+
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
+    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    expect(update.nodes[exchange.assistantNodeId]!.content).toBe('Clojure is a ');
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: await expectSoundStore(threadId), problems: [] });
   });
 
   it('stop a node that lost its generation lock from writing; another node recovers its answer once the lock expires', async () => {
@@ -325,7 +353,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     nodes.cluster.locks.delete(threadId);
     expect(await nodes.cluster.join().acquireLock(threadId, 300)).toBeGreaterThan(1);
 
-    await eventually(() => (call.signal.aborted ? true : undefined), 'the generating node stopped its answer');
+    // The generating node stops its answer.
+    if (!call.signal.aborted) await once(call.signal, 'abort');
     for (const client of [watcher, writer]) {
       expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 15, reason: 'shutdown' });
       await nextUpdate(client, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');

@@ -1,7 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterEach, expect, it } from 'vitest';
 import { RedisClusterTransport } from '../../src/cluster/redis-cluster.js';
-import { eventually } from '../support/eventually.js';
 import { deleteRedisKeys, describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
 
@@ -21,10 +20,12 @@ describeWithRedis('RedisClusterTransport', () => {
   it('tells its node when its subscriber connection is back after a cut, since messages published meanwhile are lost', async () => {
     const transport = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
     opened.push(transport);
-    let reconnections = 0;
-    await transport.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => (reconnections += 1) });
-    const received: string[] = [];
-    await transport.subscribe('thread_cut', (message) => received.push(message.frame));
+    let reconnected!: () => void;
+    const reconnection = new Promise<void>((resolve) => (reconnected = resolve));
+    await transport.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => reconnected() });
+    let delivered!: (frame: string) => void;
+    const received = new Promise<string>((resolve) => (delivered = resolve));
+    await transport.subscribe('thread_cut', (message) => delivered(message.frame));
     const admin = new Redis(TEST_REDIS_URL);
     opened.push({ close: () => admin.disconnect() });
 
@@ -33,12 +34,12 @@ describeWithRedis('RedisClusterTransport', () => {
     expect(id).toBeDefined();
     await admin.client('KILL', 'ID', id!);
 
-    await eventually(() => (reconnections > 0 ? true : undefined), 'the reconnection reported');
+    await reconnection;
     const publisher = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
     opened.push(publisher);
     await publisher.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => {} });
     publisher.publish('thread_cut', { frame: 'after the cut' });
-    await eventually(() => (received.length > 0 ? true : undefined), 'a message after the reconnection (subscribed again)');
-    expect(received).toEqual(['after the cut']);
+    // Delivered: subscribed again after the reconnection.
+    expect(await received).toBe('after the cut');
   });
 });

@@ -1,5 +1,7 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners, once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { globalAgent } from 'node:http';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ModelMessage, ModelProvider, ModelStreamPart } from '../../src/model/model-provider.js';
@@ -30,6 +32,31 @@ export async function drain(stream: AsyncIterable<ModelStreamPart>): Promise<Dra
   }
   const text = parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
   return { parts, text, ...(error ? { error } : {}) };
+}
+
+/**
+ * Settles once the connection of the next request to `url` has read its response to the end and is free for
+ * another request: back in Node's http agent (the providers on node:http), or done in fetch's pool (the vendor SDKs
+ * on fetch), which takes it back on its next turn.
+ */
+async function connectionFreed(url: string): Promise<void> {
+  const { origin, port } = new URL(url);
+  await new Promise<void>((resolve) => {
+    const freed = (): void => {
+      globalAgent.off('free', onAgentFree);
+      unsubscribe('undici:request:trailers', onFetchComplete);
+      resolve();
+    };
+    const onAgentFree = (_socket: unknown, options: { port?: number | string | null }): void => {
+      if (String(options.port) === port) freed();
+    };
+    const onFetchComplete = (message: unknown): void => {
+      if (String((message as { request: { origin: unknown } }).request.origin) === origin) freed();
+    };
+    globalAgent.on('free', onAgentFree);
+    subscribe('undici:request:trailers', onFetchComplete);
+  });
+  await nextTurn();
 }
 
 export function streamOf(provider: ModelProvider, messages: ModelMessage[] = [{ role: 'user', content: 'Hi' }], signal = new AbortController().signal) {
@@ -196,11 +223,11 @@ export function providerContract(vendor: ProviderUnderTest): void {
       const replay = await serve(vendor.reply({ then: 'at-once' }), vendor.reply());
       const provider = create(replay.url);
       for (let generation = 0; generation < 4; generation += 1) {
+        const freed = connectionFreed(replay.url);
         const { error } = await drain(streamOf(provider));
         expect(error).toBeUndefined();
         // A person's next prompt comes long after the end of the previous answer's response has arrived.
-        await replay.requests[generation]?.closed;
-        await sleep(20);
+        await freed;
       }
       expect(replay.connections).toBe(1);
     });

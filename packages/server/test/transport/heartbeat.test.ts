@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { eventually } from '../support/eventually.js';
 import { listThreads } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { startServer } from '../support/start-server.js';
@@ -23,9 +22,7 @@ describe('heartbeats', () => {
   it('pings every connection and keeps one that answers', async () => {
     server = await startServer({ heartbeatIntervalMs: HEARTBEAT_MS });
     const client = await RawClient.connect(server.url);
-    let pings = 0;
-    client.socket.on('ping', () => (pings += 1));
-    await eventually(() => (pings >= 3 ? true : undefined), 'three pings');
+    for (let ping = 1; ping <= 3; ping += 1) await once(client.socket, 'ping');
     expect(client.socket.readyState).toBe(WebSocket.OPEN);
     expect(await listThreads(client)).toEqual([]);
     await client.close();
@@ -36,8 +33,10 @@ describe('heartbeats', () => {
     const silent = new WebSocket(server.url, CPP_SUBPROTOCOL, { autoPong: false });
     await once(silent, 'open');
     expect(server.connectionCount).toBe(1);
+    const sessionClosed = once(server, 'disconnect');
     const [code] = (await once(silent, 'close')) as [number];
     expect(code).toBe(1006);
-    await eventually(() => (server!.connectionCount === 0 ? true : undefined), 'the session gone');
+    await sessionClosed;
+    expect(server.connectionCount).toBe(0);
   });
 });
