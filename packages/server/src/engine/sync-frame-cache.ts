@@ -6,9 +6,9 @@ import type { ThreadRecord } from '../store/conversation-store.js';
  * thread of megabytes takes tens of milliseconds of the event loop, which every other connection waits through;
  * built per request, a few sync requests on one big thread stalled everyone for seconds (issue 21).
  *
- * The frame changes with the version, the title, and the text of the streaming node (chunks change no version,
- * docs/PROTOCOL.md §9.2), so those make up the key: while an answer streams each sync may need a new frame, which
- * the per-identity sync allowance bounds.
+ * The frame changes with the version, the title, and the text and reasoning of the streaming node (chunks change no
+ * version, docs/PROTOCOL.md §9.2), so those make up the key: while an answer streams each sync may need a new frame,
+ * which the per-identity sync allowance bounds.
  */
 export class SyncFrameCache {
   private key: string | undefined;
@@ -36,7 +36,12 @@ export class SyncFrameCache {
   }
 
   private currentKey(): string {
-    const streaming = streamingNode(this.graph);
-    return JSON.stringify([this.graph.version, this.graph.activeHeadMessageId, this.record.title, streaming?.id, streaming?.content.length]);
+    return JSON.stringify([streamState(this.graph), this.graph.activeHeadMessageId, this.record.title]);
   }
+}
+
+/** What may change without a new version: the streaming node's text and reasoning, each grown by chunks. */
+export function streamState(graph: ThreadGraph): string {
+  const streaming = streamingNode(graph);
+  return `${graph.version} ${streaming?.id} ${streaming?.content.length} ${streaming?.reasoning?.length}`;
 }

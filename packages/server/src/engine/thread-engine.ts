@@ -28,6 +28,7 @@ import type { PivotContext } from './pivot-context.js';
 import { continueAnswer, prompt, regenerate } from './prompt.js';
 import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
+import { streamState } from './sync-frame-cache.js';
 import { stop } from './stop.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
@@ -485,12 +486,6 @@ function cutOfLost(node: MessageNode): Cut {
   const reasoning = node.reasoning ?? '';
   const part = node.content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
   return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
-}
-
-/** What a reload may change without a new version: the streaming node's text and reasoning. */
-function streamState(graph: ThreadGraph): string {
-  const streaming = streamingNode(graph);
-  return `${graph.version} ${streaming?.id} ${streaming?.content.length} ${streaming?.reasoning?.length}`;
 }
 
 /** The parent of the user node above `assistantNodeId` in a change that creates both. */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, streamedText } from '../support/protocol-steps.js';
+import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
 import { useLocalNodes } from './local-nodes.js';
 
@@ -191,6 +191,48 @@ describe('servers sharing a store through a LocalCluster', () => {
     const stored = await expectSoundStore(threadId);
     expect(stored.nodes[assistantNodeId]).toMatchObject({ content: 'Hi.', reasoning: 'Plan. Then. ' });
     expect(mirrorOf(late.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it("sync a copy's clients with the text another node streamed since their last sync, which set no new version", async () => {
+    const [generating, copy] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const reader = await copy!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    await openThread(reader, { threadId });
+    const { assistantNodeId } = await prompt(writer, threadId, 'What is Clojure?');
+    const call = await generating!.model.call(0);
+    call.release(1);
+    await chunksReceived(reader, assistantNodeId, 1);
+    const first = await requestSync(reader, threadId);
+
+    call.release(2);
+    await chunksReceived(reader, assistantNodeId, 3);
+    const second = await requestSync(reader, threadId);
+    expect(second.version).toBe(first.version);
+    expect(first.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: CHUNKS.slice(0, 1).join('') });
+    expect(second.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: CHUNKS.slice(0, 3).join('') });
+    call.releaseAll();
+    await completion(reader, threadId, assistantNodeId);
+  });
+
+  it("sync a copy's clients with the reasoning another node streamed since their last sync", async () => {
+    const [generating, copy] = await nodes.start(2, { chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'] });
+    const writer = await generating!.connect();
+    const reader = await copy!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    await openThread(reader, { threadId });
+    const { assistantNodeId } = await prompt(writer, threadId, 'Think first');
+    const call = await generating!.model.call(0);
+    call.release(1);
+    await chunksReceived(reader, assistantNodeId, 1, 'reasoning');
+    await requestSync(reader, threadId);
+
+    call.release(1);
+    await chunksReceived(reader, assistantNodeId, 2, 'reasoning');
+    const synced = await requestSync(reader, threadId);
+    expect(synced.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: '', reasoning: 'Plan. Then. ' });
+    call.releaseAll();
+    await completion(reader, threadId, assistantNodeId);
   });
 
   it("tell the clients of a copy that reloaded after a gap in the answer's reasoning the reasoning it reloaded", async () => {
