@@ -337,7 +337,6 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     return true;
   }
 
-
   /** A generation of another server streams in this thread. */
   streamsElsewhere(): boolean {
     return this.generation.stream === undefined && streamingNode(this.graph) !== undefined;

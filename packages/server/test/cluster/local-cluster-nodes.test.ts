@@ -4,7 +4,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
-import { useLocalNodes } from './local-nodes.js';
+import { useLocalNodes, type LocalNode } from './local-nodes.js';
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
 const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
@@ -28,6 +28,22 @@ describe('servers sharing a store through a LocalCluster', () => {
     const unread = nodes.cluster.join();
     await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
     nodes.cluster.members.set(dead, unread);
+  };
+
+  /**
+   * An answer streams on `dying`, three of its chunks reach a client of `surviving`, and `dying` dies: the client
+   * and what it follows.
+   */
+  const answerFollowedFromAnotherNodeWhenItsNodeDies = async (dying: LocalNode, surviving: LocalNode) => {
+    const writer = await dying.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await surviving.connect();
+    await openThread(client, { threadId, patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    (await dying.model.call(0)).release(3);
+    await chunksReceived(client, exchange.assistantNodeId, 3);
+    await generatingNodeDies(threadId);
+    return { client, threadId, exchange };
   };
 
   it('fan out every frame of a thread to its clients on every node', async () => {
@@ -337,15 +353,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     // A reply timeout no test waits out: the pivot must not wait for the dead node's answer.
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100, replyTimeoutMs: 3_600_000 } };
     const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS }, timings);
-    const writer = await dying!.connect();
-    const { threadId } = await openThread(writer, { patches: true });
-    const client = await surviving!.connect();
-    await openThread(client, { threadId, patches: true });
-    const exchange = await prompt(writer, threadId, 'What is Clojure?');
-    (await dying!.model.call(0)).release(3);
-    await chunksReceived(client, exchange.assistantNodeId, 3);
-
-    await generatingNodeDies(threadId);
+    const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
@@ -362,15 +370,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     onTestFinished(() => void vi.useRealTimers());
     const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS });
-    const writer = await dying!.connect();
-    const { threadId } = await openThread(writer, { patches: true });
-    const client = await surviving!.connect();
-    await openThread(client, { threadId, patches: true });
-    const exchange = await prompt(writer, threadId, 'What is Clojure?');
-    (await dying!.model.call(0)).release(3);
-    await chunksReceived(client, exchange.assistantNodeId, 3);
-
-    await generatingNodeDies(threadId);
+    const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
     await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
 
     expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
