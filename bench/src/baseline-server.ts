@@ -10,7 +10,9 @@ import { pacedTokens } from './paced-tokens.js';
 export type BaselineRequest =
   | { type: 'echo'; payload: unknown }
   | { type: 'stream'; payload: { threadId: string; nodeId: string } }
-  | { type: 'blob'; payload: { bytes: number } };
+  /** Keep `text`, to send back on every `resend`: the transfer a full sync is compared with. */
+  | { type: 'keep'; payload: { text: string } }
+  | { type: 'resend' };
 
 /** The paced model's pace, and CPP's chunk interval, so that both servers push the same frames. */
 export interface BaselineStreams {
@@ -27,15 +29,16 @@ export interface BaselineServer {
 /**
  * The raw baseline: a bare `ws` server doing the least that CPP's work can be compared with. It echoes a frame
  * back (the round trip a pivot is compared with), pushes the very frames a CPP stream sends on the same schedule
- * (the same tokens, merged into chunks by CPP's own `ChunkPacer`), and sends a text of a given size (the transfer a
- * full sync is compared with).
+ * (the same tokens, merged into chunks by CPP's own `ChunkPacer`), and sends back a text it was given to keep (the
+ * transfer a full sync is compared with: the sync's very bytes, so that the client reads the same frame from either
+ * server). It keeps them encoded, as the least a server can send: a write of ready bytes.
  */
 export async function startBaselineServer(streams: BaselineStreams): Promise<BaselineServer> {
   const http = createServer();
   const sockets = new WebSocketServer({ server: http });
-  const blobs = new Map<number, string>();
   sockets.on('connection', (socket) => {
     const controller = new AbortController();
+    let kept = Buffer.alloc(0);
     socket.on('close', () => controller.abort());
     socket.on('message', (data) => {
       const text = data.toString();
@@ -45,7 +48,8 @@ export async function startBaselineServer(streams: BaselineStreams): Promise<Bas
       if (request.type === 'stream') {
         const target = request.payload;
         void pushPacedChunks(streams, controller.signal, (delta, offset) => socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })));
-      } else if (request.type === 'blob') socket.send(blobOf(blobs, request.payload.bytes));
+      } else if (request.type === 'keep') kept = Buffer.from(request.payload.text);
+      else if (request.type === 'resend') socket.send(kept, { binary: false });
     });
   });
 
@@ -58,15 +62,6 @@ export async function startBaselineServer(streams: BaselineStreams): Promise<Bas
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-}
-
-function blobOf(cache: Map<number, string>, bytes: number): string {
-  let blob = cache.get(bytes);
-  if (blob === undefined) {
-    blob = 'x'.repeat(bytes);
-    cache.set(bytes, blob);
-  }
-  return blob;
 }
 
 /**
