@@ -72,8 +72,12 @@ export class BenchSocket {
     });
   }
 
-  static connect(url: string, protocol?: string): Promise<BenchSocket> {
-    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], { perMessageDeflate: false, handshakeTimeout: WAIT_LIMIT_MS });
+  /**
+   * `offerCompression`: offer permessage-deflate, as browsers do (they then compress every frame they send, as ws
+   * does here); off, the server cannot compress what it sends.
+   */
+  static connect(url: string, protocol?: string, { offerCompression = false } = {}): Promise<BenchSocket> {
+    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], { perMessageDeflate: offerCompression, handshakeTimeout: WAIT_LIMIT_MS });
     return new Promise((resolve, reject) => {
       let tcp: Socket | undefined;
       socket.once('upgrade', (response) => (tcp = response.socket));

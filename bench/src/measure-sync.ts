@@ -49,9 +49,10 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
   context.log(`sync: a ${shape.nodes}-node thread`);
   const server = await context.startServer('cpp');
   const rawServer = await context.startServer('raw');
-  const patchSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL);
-  const fullSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL);
-  const rawSocket = await BenchSocket.connect(rawServer.url);
+  // Browsers' connections: the server may compress what it sends them (the bare server does not).
+  const patchSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL, { offerCompression: true });
+  const fullSocket = await BenchSocket.connect(server.url, CPP_SUBPROTOCOL, { offerCompression: true });
+  const rawSocket = await BenchSocket.connect(rawServer.url, undefined, { offerCompression: true });
   let details: SyncDetails;
   try {
     const seed = await server.process.request<{ threadId: string; nodes: number; contentBytes: number }>('seedThread', shape);

@@ -66,6 +66,12 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   /** How often each connection is pinged, in milliseconds (default 30 000; 0: never); one that misses a pong is dropped. */
   heartbeatIntervalMs?: number;
   /**
+   * Frames of at least this many bytes (default 65 536) go compressed, with permessage-deflate, to clients that offer
+   * it (browsers do): a full sync of a large thread travels in a fifth to a tenth of its bytes, while chunks and
+   * patches go as they are. 0: permessage-deflate is not negotiated. What it costs: docs/PROTOCOL.md §2.5.
+   */
+  compressionThresholdBytes?: number;
+  /**
    * How long a peer has to answer the server's close frame, in milliseconds (default 1000), before its connection is
    * dropped: a peer closed for reading too slowly or not authenticating would otherwise hold its buffers meanwhile.
    */
@@ -118,6 +124,9 @@ export interface CPPServerEvents {
  * text waits more than 30 ms: within the 50 ms a reader does not notice, with room left for a busy event loop.
  */
 export const DEFAULT_CHUNK_INTERVAL_MS = 30;
+
+/** Syncs of threads past a few dozen nodes; never a chunk, a patch or any other frame of a conversation's pace. */
+const DEFAULT_COMPRESSION_THRESHOLD_BYTES = 64 * 1024;
 export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const CLOSE_HANDSHAKE_MS = 1000;
@@ -260,6 +269,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       closeHandshakeMs: this.closeHandshakeMs,
       messageTimeoutMs: this.access.limits.messageTimeoutMs,
+      compressionThresholdBytes: this.options.compressionThresholdBytes ?? DEFAULT_COMPRESSION_THRESHOLD_BYTES,
       identify: (request) => this.access.admit(request),
       connect: (socket, admission) => this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
     });

@@ -22,6 +22,7 @@ interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   persistIntervalMs?: number;
   chunkIntervalMs?: number;
   heartbeatIntervalMs?: number;
+  compressionThresholdBytes?: number;
   logLevel: LogLevel;
   logPrompts: boolean;
   metrics: boolean;
@@ -41,6 +42,11 @@ const program = new Command('cpp-server')
   .addOption(new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)').env('CPP_PERSIST_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--chunk-interval-ms <ms>', 'shortest time between two chunks of one answer; sooner text is merged (default 30; 0: every delta)').env('CPP_CHUNK_INTERVAL_MS').argParser(integer))
   .addOption(new Option('--heartbeat-interval-ms <ms>', 'how often connections are pinged (default 30000; 0: never)').env('CPP_HEARTBEAT_INTERVAL_MS').argParser(integer))
+  .addOption(
+    new Option('--compression-threshold-bytes <bytes>', 'frames of at least this size go compressed to clients that offer permessage-deflate (default 65536; 0: never)')
+      .env('CPP_COMPRESSION_THRESHOLD_BYTES')
+      .argParser(integer),
+  )
   .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
   .addOption(new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)').env('LOG_LEVEL').default('info').choices(LOG_LEVELS))
   .addOption(
@@ -77,6 +83,7 @@ async function main(options: CliOptions): Promise<void> {
     persistIntervalMs: options.persistIntervalMs,
     chunkIntervalMs: options.chunkIntervalMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
+    compressionThresholdBytes: options.compressionThresholdBytes,
     staticDir,
     logger,
     logPrompts: options.logPrompts,

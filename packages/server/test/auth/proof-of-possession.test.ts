@@ -1,6 +1,8 @@
 import type { Socket } from 'node:net';
 import { CloseCode, didKeyFromEd25519PublicKey, encodeBase64Url } from '@promethea/cpp-protocol';
 import { describe, expect, it, vi } from 'vitest';
+import { UNPROVEN_MAX_MESSAGE_BYTES } from '../../src/auth/connection-guard.js';
+import { ConnectionSession } from '../../src/session/connection-session.js';
 import { listThreads, openThread } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
@@ -164,6 +166,20 @@ describe('with auth did-key', () => {
     await authenticate(proven, alice);
     proven.send('CPP_THREAD_LIST', {}, { padding: ' '.repeat(64 * 1024) });
     expect((await proven.next('CPP_THREADS')).payload.threads).toEqual([]);
+  });
+
+  it('inflates no compressed frame past 4 KiB before the proof, and its usual limit after', async () => {
+    const send = vi.spyOn(ConnectionSession.prototype, 'send');
+    await fixture.start({ auth: 'did-key' });
+    const client = await fixture.connect();
+    const challenge = await challengeOf(client);
+    // The session that sent the challenge; ws's permessage-deflate of its socket stops inflating past its limit.
+    const session = send.mock.contexts[0] as ConnectionSession;
+    const inflater = () => (session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _maxPayload: number }> } }).webSocket._extensions['permessage-deflate']!;
+    expect(inflater()._maxPayload).toBe(UNPROVEN_MAX_MESSAGE_BYTES);
+    await authenticate(client, alice, challenge);
+    expect(inflater()._maxPayload).toBe(8 * 1024 * 1024);
+    send.mockRestore();
   });
 
   it('closes with 4408 a connection that does not authenticate in time', async () => {
