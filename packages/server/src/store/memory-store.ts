@@ -42,8 +42,8 @@ export class MemoryStore implements ConversationStore {
     const { version, rootNodeId, activeHeadMessageId } = thread;
     const nodes = [...thread.nodes.values()];
     const pieces = nodes.filter((node) => node.status === 'streaming').flatMap((node) => this.piecesOf(node.id));
-    const records = withStreamedText(structuredClone(nodes), pieces);
-    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, records);
+    const copies = structuredClone(nodes).map((record) => ({ ...record, childrenIds: [] }));
+    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, withStreamedText(copies, pieces));
     return { ...thread.record, graph };
   }
 

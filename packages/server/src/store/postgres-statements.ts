@@ -22,9 +22,9 @@ export const POSTGRES_STATEMENTS = {
     UPDATE threads
     SET root_node_id = $2, head_node_id = $3, version = $4, updated_at = $5, title = COALESCE($6, title)
     WHERE thread_id = $1`,
+  // Read as arrays (NodeColumns), in its order.
   selectNodes: `
-    SELECT node_id AS "nodeId", thread_id AS "threadId", parent_id AS "parentId", role, content, reasoning, status,
-           created_at AS "createdAt", model, usage::text AS usage
+    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text
     FROM nodes WHERE thread_id = $1 ORDER BY seq`,
   selectNodeThread: 'SELECT thread_id AS "threadId" FROM nodes WHERE node_id = $1',
   // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.

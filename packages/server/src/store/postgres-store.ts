@@ -6,7 +6,7 @@ import { createPool, type PostgresConnectionOptions } from './postgres-connectio
 import { migrate } from './postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
 import { inTransaction } from './postgres-transaction.js';
-import { fromNodeRow, toNodeRow, type NodeRow, type StreamingNodeRow, type ThreadRow } from './sql-rows.js';
+import { fromNodeColumns, toNodeRow, type NodeColumns, type StreamingNodeRow, type ThreadRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
@@ -146,9 +146,9 @@ async function loadInTransaction(client: PoolClient, threadId: string): Promise<
   const [row] = (await client.query<ThreadRow>(SQL.selectThread, [threadId])).rows;
   if (!row) return undefined;
   const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-  const records = (await client.query<NodeRow>(SQL.selectNodes, [threadId])).rows.map(fromNodeRow);
+  const nodes = (await client.query<NodeColumns>({ text: SQL.selectNodes, values: [threadId], rowMode: 'array' })).rows.map(fromNodeColumns);
   const pieces = (await client.query<TextPieceRow>(SQL.selectStreamedText, [threadId])).rows;
-  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, withStreamedText(records, pieces));
+  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, withStreamedText(nodes, pieces));
   return { threadId, ownerDid, title, createdAt, updatedAt, graph };
 }
 

@@ -1,5 +1,4 @@
 import { TokenUsageSchema, type MessageNode, type NodeStatus, type Role } from '@promethea/cpp-protocol';
-import type { NodeRecord } from './graph-records.js';
 
 /** The rows the SQL stores (SQLite, PostgreSQL) read and write, with column names as aliases of the fields. */
 
@@ -52,18 +51,31 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
   };
 }
 
-/** Optional fields stay absent rather than `undefined`, so a loaded node equals the one that was committed. */
-export function fromNodeRow(row: NodeRow): NodeRecord {
-  const record: NodeRecord = {
-    id: row.nodeId,
-    parentId: row.parentId,
-    role: row.role,
-    content: row.content,
-    status: row.status,
-    createdAt: row.createdAt,
-  };
-  if (row.reasoning !== null) record.reasoning = row.reasoning;
-  if (row.model !== null) record.model = row.model;
-  if (row.usage !== null) record.usage = TokenUsageSchema.parse(JSON.parse(row.usage));
-  return record;
+/**
+ * A node's columns in the order the SQL stores select them to load a thread: read as arrays, 10,000 rows make
+ * 10,000 small arrays instead of as many objects with a property set per column (half the read's time in SQLite).
+ */
+export type NodeColumns = [
+  nodeId: string,
+  parentId: string | null,
+  role: Role,
+  content: string,
+  reasoning: string | null,
+  status: NodeStatus,
+  createdAt: number,
+  model: string | null,
+  /** JSON of a `TokenUsage`. */
+  usage: string | null,
+];
+
+/**
+ * A stored node as the graph holds it, its `childrenIds` left for `assembleGraph` to fill: one object per row. Optional
+ * fields stay absent rather than `undefined`, so a loaded node equals the one that was committed.
+ */
+export function fromNodeColumns(columns: NodeColumns): MessageNode {
+  const node: MessageNode = { id: columns[0], parentId: columns[1], role: columns[2], content: columns[3], status: columns[5], createdAt: columns[6], childrenIds: [] };
+  if (columns[4] !== null) node.reasoning = columns[4];
+  if (columns[7] !== null) node.model = columns[7];
+  if (columns[8] !== null) node.usage = TokenUsageSchema.parse(JSON.parse(columns[8]));
+  return node;
 }

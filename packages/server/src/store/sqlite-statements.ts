@@ -1,7 +1,7 @@
 import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
 import type { StreamedText } from './conversation-store.js';
-import type { NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
+import type { NodeColumns, NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
 import type { TextPieceRow } from './streamed-text.js';
 
 export interface CommittedHeader {
@@ -24,7 +24,7 @@ export interface SqliteStatements {
   selectThreadSummaries: Statement<[string], ThreadSummary>;
   updateThreadHeader: Statement<CommittedHeader>;
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
-  selectNodes: Statement<[string], NodeRow>;
+  selectNodes: Statement<[string], NodeColumns>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
@@ -71,10 +71,11 @@ export function prepareStatements(db: Database): SqliteStatements {
     bumpThreadVersion: db.prepare<{ threadId: string; updatedAt: number }>(
       'UPDATE threads SET version = version + 1, updated_at = @updatedAt WHERE thread_id = @threadId',
     ),
-    selectNodes: db.prepare<[string], NodeRow>(`
-      SELECT node_id AS nodeId, thread_id AS threadId, parent_id AS parentId, role, content, reasoning, status,
-             created_at AS createdAt, model, usage
-      FROM nodes WHERE thread_id = ? ORDER BY seq`),
+    selectNodes: db
+      .prepare<[string], NodeColumns>(`
+        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage
+        FROM nodes WHERE thread_id = ? ORDER BY seq`)
+      .raw(),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`

@@ -7,7 +7,7 @@ import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
-import { fromNodeRow, toNodeRow } from './sql-rows.js';
+import { fromNodeColumns, toNodeRow } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText } from './streamed-text.js';
 
@@ -73,8 +73,8 @@ export class SqliteStore implements ConversationStore {
       const row = this.statements.selectThread.get(threadId);
       if (!row) return undefined;
       const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-      const records = withStreamedText(this.statements.selectNodes.all(threadId).map(fromNodeRow), this.statements.selectStreamedText.all(threadId));
-      const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, records);
+      const nodes = withStreamedText(this.statements.selectNodes.all(threadId).map(fromNodeColumns), this.statements.selectStreamedText.all(threadId));
+      const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, nodes);
       return { threadId, ownerDid, title, createdAt, updatedAt, graph };
     })();
   }

@@ -49,7 +49,7 @@ export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning
 }
 
 /** `records` with the text of each streaming node spelled from its pieces. */
-export function withStreamedText(records: NodeRecord[], pieces: readonly TextPieceRow[]): NodeRecord[] {
+export function withStreamedText<Stored extends NodeRecord>(records: Stored[], pieces: readonly TextPieceRow[]): Stored[] {
   if (pieces.length === 0) return records;
   const byNode = piecesByNode(pieces);
   return records.map((record) => {
