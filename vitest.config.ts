@@ -26,7 +26,7 @@ const UNIT = [
 ];
 
 /** Chromium driven through playwright-core: the web UI, and the client SDK and the AI SDK transport in a browser. */
-const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/**/*.test.ts'];
+const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/use-chat.test.ts'];
 
 /**
  * Soak-sized suites: a sample of their size in `npm test`, all of it under `npm run test:soak` (see
