@@ -26,7 +26,7 @@ const UNIT = [
 ];
 
 /** Chromium driven through playwright-core: the web UI, and the client SDK and the AI SDK transport in a browser. */
-const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/**/*.test.ts'];
+const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/use-chat.test.ts'];
 
 /**
  * Soak-sized suites: a sample of their size in `npm test`, all of it under `npm run test:soak` (see
@@ -64,8 +64,8 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000 } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
       { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK] } },
-      // Each file launches its Chromium once (web-harness.ts) and closes it after its last test.
-      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true } },
+      // One Chromium per worker for all its files (test/support/chromium.ts); each test opens profiles of its own.
+      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT] } },
       { extends: true, test: { name: 'soak', include: SOAK } },
     ],
   },

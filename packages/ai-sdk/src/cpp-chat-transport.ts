@@ -11,6 +11,12 @@ export interface CPPChatTransportOptions {
    * chat's id (useChat's generated ids are valid thread ids then).
    */
   threadId?: (chatId: string) => string;
+  /**
+   * The server's model (an id of `client.models()`) that answers a request whose `body` names none; a request
+   * chooses its own with `body: { model }` (useChat's `sendMessage(message, { body })`, `regenerate({ body })`).
+   * Default: the server's default model.
+   */
+  model?: string;
 }
 
 type SendOptions<Message extends UIMessage> = Parameters<ChatTransport<Message>['sendMessages']>[0];
@@ -42,6 +48,7 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
   readonly resumeStreamIsReplay = true;
   private readonly client: CPPClient;
   private readonly threadOf: (chatId: string) => string;
+  private readonly model: string | undefined;
   /** How much of each answer this transport has handed to the page: what a pivot or stop keeps of it. */
   private readonly shown = new Map<string, Shown>();
   /** The CPP user node of each user message useChat named itself (its own ids are not node ids). */
@@ -50,6 +57,7 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
   constructor(options: CPPChatTransportOptions) {
     this.client = options.client;
     this.threadOf = options.threadId ?? defaultThreadId;
+    this.model = options.model;
   }
 
   async sendMessages(options: SendOptions<Message>): Promise<ReadableStream<UIMessageChunk>> {
@@ -106,18 +114,20 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
   private request(options: SendOptions<Message>, threadId: string, graph: ThreadGraph, handlers: StreamHandlers): Promise<GenerationResult> {
     const streaming = this.client.streamingNode(threadId);
     const received = streaming && this.received(streaming.id);
+    const model = requestedModel(options.body) ?? this.model;
+    const answering = { ...handlers, ...(model === undefined ? {} : { model }) };
     if (options.trigger === 'regenerate-message') {
       // useChat names the answer it regenerates (or none: the last one); the head is that answer or its prompt.
       const nodeId = options.messageId !== undefined && getNode(graph, options.messageId) ? options.messageId : undefined;
-      return this.client.regenerate({ threadId, ...handlers, ...received, ...(nodeId === undefined ? {} : { nodeId }) });
+      return this.client.regenerate({ threadId, ...answering, ...received, ...(nodeId === undefined ? {} : { nodeId }) });
     }
     const userPrompt = textOf(options.messages.at(-1));
     if (options.messageId !== undefined) {
       const nodeId = this.userNodes.get(options.messageId) ?? options.messageId;
-      return this.client.edit({ threadId, nodeId, userPrompt, ...handlers });
+      return this.client.edit({ threadId, nodeId, userPrompt, ...answering });
     }
-    if (streaming) return this.client.pivot({ threadId, userPrompt, ...received, ...handlers });
-    return this.client.prompt({ threadId, userPrompt, ...handlers });
+    if (streaming) return this.client.pivot({ threadId, userPrompt, ...received, ...answering });
+    return this.client.prompt({ threadId, userPrompt, ...answering });
   }
 
   /** What the page was shown of a streaming answer, as a pivot, stop or regenerate says it: where to cut it. */
@@ -152,6 +162,13 @@ function defaultThreadId(chatId: string): string {
   const threadId = chatId.startsWith('thread_') ? chatId : `thread_${chatId}`;
   if (!isThreadId(threadId)) throw new TypeError(`chat id ${JSON.stringify(chatId)} makes no CPP thread id: pass options.threadId`);
   return threadId;
+}
+
+/** The model a request's `body` names, if any. */
+function requestedModel(body: object | undefined): string | undefined {
+  const model: unknown = body && 'model' in body ? body.model : undefined;
+  if (model !== undefined && typeof model !== 'string') throw new TypeError(`body.model must be a model id (a string), not ${JSON.stringify(model)}`);
+  return model;
 }
 
 function textOf(message: UIMessage | undefined): string {
