@@ -117,10 +117,10 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
  * Each message is compressed on its own (`serverNoContextTakeover`, without which ws compresses every message
  * whatever the threshold), at zlib's fastest level: a sync of a 10,000-node thread, 5.8 MB, deflates to ~0.3 MB (the
  * bench's text) to ~1.6 MB (text of varied words) in 8–45 ms, on libuv's thread pool. The window and memory level
- * stay zlib's defaults: a connection's compressor, ~256 KB of zlib state, is made with its first large frame and
- * kept until it closes (ws resets it between messages); one that never gets a large frame makes none. The window is
- * not narrowed in the negotiation: ws refuses the upgrade of a client that offers a narrower one than a number set
- * here.
+ * stay zlib's defaults (a lower memory level saved neither memory nor time): a connection's compressor, ~250 KB, is
+ * made with its first large frame and kept until it closes (ws resets it between messages); one that never gets a
+ * large frame makes none. Neither side's window is narrowed in the negotiation: ws refuses the upgrade of a client
+ * whose offer does not allow the number set here.
  */
 function perMessageDeflate(thresholdBytes: number): ServerOptions['perMessageDeflate'] {
   if (thresholdBytes <= 0) return false;
