@@ -163,7 +163,7 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
 /**
  * ws has one `maxPayload` per server. Its receiver checks each frame header against its own copy, so changing that
  * copy limits this connection alone, before the frame's payload is buffered; a compressed frame is inflated only as
- * far as the connection's permessage-deflate copy allows (ws 8; the transport tests check both).
+ * far as the connection's permessage-deflate copy allows (ws 8; the proof-of-possession tests check both).
  */
 interface WithPayloadLimits {
   _receiver?: { _maxPayload: number };

@@ -1,5 +1,4 @@
 import type { Socket } from 'node:net';
-import type WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { completion, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
@@ -31,16 +30,12 @@ async function threadWithLongPrompt(client: RawClient): Promise<string> {
   return threadId;
 }
 
-function extensionsOf(socket: WebSocket): string {
-  return socket.extensions;
-}
-
 describe('permessage-deflate', () => {
   it('sends a sync past the threshold compressed to a client that offered it, and small frames as they are', async () => {
     await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }) });
     const client = await fixture.connect();
     const threadId = await threadWithLongPrompt(client);
-    expect(extensionsOf(client.socket)).toContain('permessage-deflate');
+    expect(client.socket.extensions).toContain('permessage-deflate');
 
     const sync = await received(client, () => requestSync(client, threadId));
     expect(sync.messageBytes).toBeGreaterThan(64 * 1024);
@@ -56,7 +51,7 @@ describe('permessage-deflate', () => {
     await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), compressionThresholdBytes: 0 });
     const client = await fixture.connect();
     const threadId = await threadWithLongPrompt(client);
-    expect(extensionsOf(client.socket)).toBe('');
+    expect(client.socket.extensions).toBe('');
 
     const sync = await received(client, () => requestSync(client, threadId));
     expect(sync.wireBytes).toBe(sync.messageBytes + 10);
