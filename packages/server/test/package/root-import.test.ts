@@ -74,6 +74,11 @@ describe("@promethea/cpp-server's root import", () => {
     const loaded = await packagesLoadedBy(`await import('@promethea/cpp-server/sqlite');`);
     expect(loaded).toContain('better-sqlite3');
   });
+
+  it("loads Anthropic's SDK through its subpath export", async () => {
+    const loaded = await packagesLoadedBy(`await import('@promethea/cpp-server/anthropic');`);
+    expect(loaded).toContain('@anthropic-ai/sdk');
+  });
 });
 
 describe('the cpp-server CLI', () => {
