@@ -64,8 +64,8 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000 } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
       { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK] } },
-      // Each file launches its Chromium once (web-harness.ts) and closes it after its last test.
-      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], isolate: true } },
+      // One Chromium per worker for all its files (test/support/chromium.ts); each test opens profiles of its own.
+      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT] } },
       { extends: true, test: { name: 'soak', include: SOAK } },
     ],
   },

@@ -9,7 +9,7 @@ import { newThreadId, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../client/test/support/browser-bundle.js';
+import { sharedChromium } from '../../../test/support/chromium.js';
 import { startServer } from '../../server/test/support/start-server.js';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -60,6 +60,8 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   let folder: string;
   let site: Server;
   let server: CPPServer;
+  /** A server whose answers are short, for the tests that only wait for an answer to end. */
+  let shortServer: CPPServer;
   /** A server whose model reasons before it answers (the demo model's reasoning mode). */
   let reasoningServer: CPPServer;
   let page: Page;
@@ -67,14 +69,15 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
 
   beforeAll(async () => {
     folder = await mkdtemp(join(tmpdir(), 'cpp-ai-sdk-page-'));
-    [browser] = await Promise.all([launchChromium(), buildPage(folder)]);
+    [browser] = await Promise.all([sharedChromium(), buildPage(folder)]);
     site = await serveFolder(folder);
     // Slow enough that the test can act while an answer streams (200 words, 15 ms each).
     server = await startServer({ model: new DemoProvider({ delayMs: 15, words: 200 }), auth: 'did-key' });
+    shortServer = await startServer({ model: new DemoProvider({ delayMs: 15, words: 30 }), auth: 'did-key' });
     reasoningServer = await startServer({ model: new DemoProvider({ delayMs: 15, words: 30, reasoningWords: 120 }), auth: 'did-key' });
   });
   afterAll(async () => {
-    await Promise.all([browser?.close(), server?.close(), reasoningServer?.close(), new Promise((resolve) => site?.close(resolve))]);
+    await Promise.all([server?.close(), shortServer?.close(), reasoningServer?.close(), new Promise((resolve) => site?.close(resolve))]);
     if (folder) await rm(folder, { recursive: true, force: true });
   });
   afterEach(() => page?.context().close());
@@ -124,7 +127,7 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   const send = (text: string) => page.evaluate((prompt) => void window.chat.sendMessage({ text: prompt }), text);
 
   it('streams an answer as a message whose id is its CPP node, and ends ready', async () => {
-    await openChat();
+    await openChat(shortServer);
     await send('Explain spiking neural networks.');
     await waitForSettledAnswer(2);
     const [prompt, answer] = (await messages()) as [ShownMessage, ShownMessage];
@@ -151,7 +154,7 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   });
 
   it('regenerates with CPP regenerate: a new answer beside the first, which stays in the tree', async () => {
-    await openChat();
+    await openChat(shortServer);
     await send('Explain spiking neural networks.');
     await waitForSettledAnswer(2);
     const [, first] = (await messages()) as [ShownMessage, ShownMessage];

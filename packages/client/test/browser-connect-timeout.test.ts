@@ -1,11 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { sharedChromium } from '../../../test/support/chromium.js';
 import type * as BrowserEntry from '../src/browser.js';
 import { BlackHole } from './support/black-hole.js';
-import { browserBundle, launchChromium } from './support/browser-bundle.js';
+import { browserBundle } from './support/browser-bundle.js';
 
 const CONNECT_TIMEOUT_MS = 200;
 
@@ -13,15 +14,21 @@ describe('the browser entry in Chromium, against a server that does not let it c
   let browser: Browser;
   let script: string;
   beforeAll(async () => {
-    [browser, script] = await Promise.all([launchChromium(), browserBundle()]);
+    [browser, script] = await Promise.all([sharedChromium(), browserBundle()]);
   });
-  afterAll(() => browser?.close());
+
+  /** A page with the browser entry loaded, in a profile of its own that goes with the test. */
+  async function pageWithEntry(): Promise<Page> {
+    const page = await browser.newPage();
+    onTestFinished(() => page.close());
+    await page.addScriptTag({ content: script });
+    return page;
+  }
 
   it('gives up after connectTimeoutMs with the native WebSocket, closing it', async () => {
     const hole = await BlackHole.start();
     try {
-      const page = await browser.newPage();
-      await page.addScriptTag({ content: script });
+      const page = await pageWithEntry();
       const failure = await page.evaluate(
         async ({ endpoint, connectTimeoutMs }) => {
           const { CPPClient } = (globalThis as unknown as { CPP: typeof BrowserEntry }).CPP;
@@ -43,8 +50,7 @@ describe('the browser entry in Chromium, against a server that does not let it c
     const refusing = createServer().on('upgrade', (_request, socket: Duplex) => socket.end('HTTP/1.1 401 Unauthorized\r\n\r\nnot you'));
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
-      const page = await browser.newPage();
-      await page.addScriptTag({ content: script });
+      const page = await pageWithEntry();
       const failure = await page.evaluate(async (endpoint) => {
         const { CPPClient } = (globalThis as unknown as { CPP: typeof BrowserEntry }).CPP;
         const error = await new CPPClient({ endpoint }).ready().then(() => undefined, (reason: unknown) => reason as Error);

@@ -2,9 +2,10 @@ import { DidKeyIdentity } from '@promethea/cpp-client';
 import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedChromium } from '../../../test/support/chromium.js';
 import { startServer } from '../../server/test/support/start-server.js';
 import type * as BrowserEntry from '../src/browser.js';
-import { browserBundle, launchChromium, servePage } from './support/browser-bundle.js';
+import { browserBundle, servePage } from './support/browser-bundle.js';
 
 type Entry = typeof BrowserEntry;
 
@@ -24,13 +25,13 @@ describe('browserIdentity in Chromium', () => {
 
   beforeAll(async () => {
     let script: string;
-    [browser, script, server] = await Promise.all([launchChromium(), browserBundle(), startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' })]);
+    [browser, script, server] = await Promise.all([sharedChromium(), browserBundle(), startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' })]);
     page = await servePage(script);
     server.on('authenticated', ({ identity }) => proven.push(identity.did));
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
-    await Promise.all([browser?.close(), page?.close(), server?.close()]);
+    await Promise.all([page?.close(), server?.close()]);
   });
 
   /** A new page in `context` (a browser profile: its own IndexedDB and localStorage), at the test's origin. */

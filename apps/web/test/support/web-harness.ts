@@ -2,25 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type CPPServerOptions, type ModelProvider } from '@promethea/cpp-server';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { afterAll, afterEach } from 'vitest';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { onTestFinished } from 'vitest';
 import { startServer } from '../../../../packages/server/test/support/start-server.js';
+import { sharedChromium } from '../../../../test/support/chromium.js';
 import { ChatPage } from './chat-page.js';
 
 const STATIC_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
 const SCREENSHOT_DIR = fileURLToPath(new URL('../../../../test-output/web', import.meta.url));
-
-/** Debian's Chromium: Playwright cannot download its own browser here. */
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 375, height: 740 };
@@ -39,21 +28,9 @@ export interface HarnessOptions {
   limits?: CPPServerOptions['limits'];
 }
 
-const opened: WebHarness[] = [];
-/** One browser per test file (launching one takes a while); each test gets fresh profiles in it. */
-let sharedBrowser: Promise<Browser> | undefined;
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((harness) => harness.close()));
-});
-
-afterAll(async () => {
-  await (await sharedBrowser)?.close();
-});
-
 /**
  * The real cpp-server with the demo model, serving the built UI, and a real Chromium to use it: what a person
- * gets from `npm start`. The server and the browser profiles are closed after each test.
+ * gets from `npm start`. The server and the browser profiles are closed when the test that started them ends.
  */
 export class WebHarness {
   private readonly contexts: BrowserContext[] = [];
@@ -67,10 +44,9 @@ export class WebHarness {
 
   static async start(options: HarnessOptions = {}): Promise<WebHarness> {
     if (!existsSync(`${STATIC_DIR}/index.html`)) throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
-    sharedBrowser ??= chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
     const store = new MemoryStore();
-    const harness = new WebHarness(await sharedBrowser, options, store, await startWebServer(options, store, 0));
-    opened.push(harness);
+    const harness = new WebHarness(await sharedChromium(), options, store, await startWebServer(options, store, 0));
+    onTestFinished(() => harness.close());
     return harness;
   }
 

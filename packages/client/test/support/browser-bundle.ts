@@ -1,18 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
 import { rolldown } from 'rolldown';
 
-/** Debian's Chromium (as in apps/web's tests): Playwright cannot download its own browser here. */
-const CHROMIUM_PATH = '/usr/bin/chromium';
+let bundled: Promise<string> | undefined;
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: ['--no-sandbox', '--disable-gpu'] });
+/**
+ * The browser entry bundled as one script that defines the global `CPP`, as a page would load it; bundled once
+ * for all the files a test worker runs.
+ */
+export function browserBundle(): Promise<string> {
+  bundled ??= bundle();
+  return bundled;
 }
 
-/** The browser entry bundled as one script that defines the global `CPP`, as a page would load it. */
-export async function browserBundle(): Promise<string> {
+async function bundle(): Promise<string> {
   const bundle = await rolldown({
     input: fileURLToPath(new URL('../../src/browser.ts', import.meta.url)),
     platform: 'browser',

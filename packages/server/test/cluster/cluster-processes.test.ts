@@ -1,5 +1,5 @@
 import { graphFromSync } from '@promethea/cpp-protocol';
-import { expect, it, vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { describeWithPostgres } from '../support/postgres.js';
 import {
@@ -17,15 +17,15 @@ import {
 import type { RawClient } from '../support/raw-client.js';
 import { describeWithRedis } from '../support/redis.js';
 import { mirrorOf } from '../support/thread-mirror.js';
-import { useClusterProcesses, type ClusterNode } from './cluster-processes.js';
+import { it, type ClusterNode } from './cluster-processes.js';
 
 // Three processes per test, on a machine that also runs the rest of the suite.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 
 describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis)', () => {
-  describeWithRedis('three nodes behind one endpoint', () => {
-    const cluster = useClusterProcesses();
-
+  // Each test's cluster has a schema and a Redis prefix of its own, and its tests mostly wait (on the demo model,
+  // on a lock's expiry after kill -9): run together (Vitest's maxConcurrency, five, at once) they take half the time.
+  describeWithRedis('three nodes behind one endpoint', { concurrent: true }, () => {
     /** A thread whose answer streams on `generating`, watched from each of `watching` (patch mode). */
     async function streamingThread(generating: ClusterNode, watching: ClusterNode[]) {
       const writer = await generating.connect();
@@ -40,7 +40,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       return { writer, watchers, threadId, exchange };
     }
 
-    it('fans every frame of a thread out to its clients on all nodes', async () => {
+    it('fans every frame of a thread out to its clients on all nodes', async ({ cluster }) => {
       const nodes = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(nodes[0]!, nodes.slice(1));
 
@@ -58,7 +58,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrors[0]!.graph!.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'completed', content: text });
     });
 
-    it('runs a pivot sent to one node on the node whose generation it halts', async () => {
+    it('runs a pivot sent to one node on the node whose generation it halts', async ({ cluster }) => {
       const [pivoting, generating] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [pivoting!]);
       const client = watchers[0]!;
@@ -78,7 +78,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
-    it('stops a generation of another node, and refuses a prompt there while it streams', async () => {
+    it('stops a generation of another node, and refuses a prompt there while it streams', async ({ cluster }) => {
       const [stopping, generating] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [stopping!]);
       const client = watchers[0]!;
@@ -96,7 +96,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
-    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async () => {
+    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async ({ cluster }) => {
       const [first, second] = await cluster.start(3);
       const { writer, threadId, exchange } = await streamingThread(first!, []);
       const leaving = await first!.connect();
@@ -125,7 +125,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(full).toBe(streamedText(writer, exchange.assistantNodeId));
     });
 
-    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async () => {
+    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async ({ cluster }) => {
       const [left, right, generating] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [left!, right!]);
       for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 2);
@@ -151,7 +151,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       }
     });
 
-    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async () => {
+    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async ({ cluster }) => {
       const [operating, generating, deleting] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [operating!]);
       const client = watchers[0]!;
@@ -192,7 +192,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await completion(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId);
     });
 
-    it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async () => {
+    it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async ({ cluster }) => {
       const [generating, continuing] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [continuing!]);
       const client = watchers[0]!;
@@ -224,7 +224,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
 
     // That it waits for the lock's expiry and not the reply timeout is checked without wall-clock margins in
     // local-cluster-nodes.test.ts (a reply timeout of an hour); here, that it works between real processes.
-    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async () => {
+    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async ({ cluster }) => {
       // Two nodes: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
       const [generating, surviving] = await cluster.start(2);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
@@ -242,7 +242,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
 
     // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-nodes.test.ts;
     // here, that it works between real processes.
-    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async () => {
+    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async ({ cluster }) => {
       const [generating, ...others] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, others);
       for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 5);

@@ -47,7 +47,7 @@ export function useTestSchemas(): TestSchemas {
   return {
     pool,
     create() {
-      const name = `cpp_test_${randomBytes(8).toString('hex')}`;
+      const name = testSchemaName();
       created.push(name);
       return name;
     },
@@ -55,6 +55,11 @@ export function useTestSchemas(): TestSchemas {
       return (await pool.query<Row>(sql, values)).rows;
     },
   };
+}
+
+/** A new, unused schema name for a test (the schema itself is created by whoever migrates it). */
+export function testSchemaName(): string {
+  return `cpp_test_${randomBytes(8).toString('hex')}`;
 }
 
 async function findWhyUnreachable(): Promise<string | undefined> {

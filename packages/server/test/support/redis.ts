@@ -11,9 +11,13 @@ const unreachable = await findWhyUnreachable();
  * A describe block of tests that need Redis. Without it they are skipped, saying why, except in CI (`CI` set), where
  * the missing Redis is an error: a broken machine must fail the run, not pass it with tests left out.
  */
-export function describeWithRedis(name: string, body: () => void): void {
+export function describeWithRedis(name: string, body: () => void): void;
+/** The same, its tests run at once (`{ concurrent: true }`), as Vitest's `describe(name, options, body)`. */
+export function describeWithRedis(name: string, options: { concurrent: boolean }, body: () => void): void;
+export function describeWithRedis(name: string, ...rest: [() => void] | [{ concurrent: boolean }, () => void]): void {
+  const [options, body] = rest.length === 1 ? [{}, rest[0]] : rest;
   if (unreachable === undefined) {
-    describe(name, body);
+    describe(name, options, body);
   } else if (process.env.CI) {
     throw new Error(`Redis is needed in CI and is not reachable at ${TEST_REDIS_URL}: ${unreachable}`);
   } else {
