@@ -4,7 +4,8 @@
 // (the protocol, zod, ws, the drivers …) left an import, shared with the application. Node 20's ES module loader
 // costs about a millisecond of CPU per module, more than the modules' size; the protocol's 42 modules and the
 // server's 89 on `import '@promethea/cpp-server'`, in a few files, take that much off the import (bench/README.md,
-// "Import cost"). dist/ stays what it was: the types the package ships, and the modules the monorepo's tools run.
+// "Import cost"). dist/ stays what tsc wrote: the types the package ships, and the CLI that `npm start` and the
+// CLI's tests run (dist/cli/cpp-server.js; the bin, installed or not, runs the bundle's).
 //
 // Entries: every target of the package's exports that is in bundle/ (bundle/x.js is built from dist/x.js), and
 // the paths given as arguments (the server's CLI, which its bin imports).
