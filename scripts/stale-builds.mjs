@@ -5,6 +5,12 @@ import { join } from 'node:path';
 /** The TypeScript projects `tsc -b` builds, each recording its last build in tsconfig.tsbuildinfo. */
 export const TYPESCRIPT_PROJECTS = ['packages/protocol', 'packages/client', 'packages/server', 'packages/react', 'packages/ai-sdk', 'conformance'];
 
+/**
+ * The packages whose JavaScript for Node is a bundle of their build (`npm run bundle`, scripts/bundle-package.mjs):
+ * the CLI in dist/ imports the protocol by name, which Node resolves to packages/protocol/bundle.
+ */
+export const BUNDLED_PACKAGES = ['packages/protocol', 'packages/server'];
+
 /** What the web UI's build (apps/web/dist) is made from, the built libraries it bundles among them. */
 export const WEB_UI_INPUTS = ['apps/web/src', 'apps/web/index.html', 'apps/web/vite.config.ts', 'apps/web/package.json', 'packages/protocol/dist', 'packages/client/dist', 'packages/react/dist'];
 
@@ -27,6 +33,14 @@ export function typeScriptIsStale(root) {
     // What tsc -b itself reads: a package.json change alone would leave the build record old, and stale forever.
     const inputs = newest(['src', 'tsconfig.json'].map((name) => join(root, project, name)));
     return built === 0 || Math.max(inputs, shared) > built;
+  });
+}
+
+/** Whether a package's bundle is missing or older than its last build (as after a `tsc -b` run alone). */
+export function bundlesAreStale(root) {
+  return BUNDLED_PACKAGES.some((project) => {
+    const bundled = newest([join(root, project, 'bundle')]);
+    return bundled === 0 || newest([join(root, project, 'tsconfig.tsbuildinfo')]) > bundled;
   });
 }
 

@@ -1,8 +1,8 @@
 // `npm start`: builds only what is stale, saying so, then runs cpp-server with the flags given to npm start.
-// When nothing changed neither the compiler nor the bundler starts: the server is up in the time its own start takes.
+// When nothing changed neither the compiler nor a bundler starts: the server is up in the time its own start takes.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { typeScriptIsStale, webUiIsStale } from './stale-builds.mjs';
+import { bundlesAreStale, typeScriptIsStale, webUiIsStale } from './stale-builds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -13,5 +13,6 @@ function build(message, command, args) {
 }
 
 if (typeScriptIsStale(root)) build('building the TypeScript packages (tsc -b)…', process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b']);
+if (bundlesAreStale(root)) build('bundling the protocol and server packages (npm run bundle)…', 'npm', ['run', 'bundle', '--silent']);
 if (webUiIsStale(root)) build('building the web UI (vite build)…', 'npm', ['run', 'build', '--silent', '-w', '@promethea/cpp-web']);
 await import('../packages/server/dist/cli/cpp-server.js');

@@ -5,10 +5,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error a plain script of the repository's, without types
-import { TYPESCRIPT_PROJECTS, WEB_UI_INPUTS, typeScriptIsStale, webUiIsStale } from '../scripts/stale-builds.mjs';
+import { BUNDLED_PACKAGES, TYPESCRIPT_PROJECTS, WEB_UI_INPUTS, bundlesAreStale, typeScriptIsStale, webUiIsStale } from '../scripts/stale-builds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const isStale = { typeScript: typeScriptIsStale as (root: string) => boolean, webUi: webUiIsStale as (root: string) => boolean };
+const isStale = { typeScript: typeScriptIsStale as (root: string) => boolean, bundles: bundlesAreStale as (root: string) => boolean, webUi: webUiIsStale as (root: string) => boolean };
 
 describe('npm start', () => {
   let fixture: string | undefined;
@@ -47,6 +47,20 @@ describe('npm start', () => {
     await file('packages/client/dist/index.js', 3500);
     expect(isStale.typeScript(fixture)).toBe(false);
     expect(isStale.webUi(fixture)).toBe(true);
+  });
+
+  it('bundles a package again when it was built since its bundle was', async () => {
+    fixture = await mkdtemp(join(tmpdir(), 'cpp-start-'));
+    expect(isStale.bundles(fixture)).toBe(true);
+
+    for (const project of BUNDLED_PACKAGES as string[]) {
+      await file(`${project}/tsconfig.tsbuildinfo`, 2000);
+      await file(`${project}/bundle/index.js`, 3000);
+    }
+    expect(isStale.bundles(fixture)).toBe(false);
+
+    await file('packages/protocol/tsconfig.tsbuildinfo', 3500);
+    expect(isStale.bundles(fixture)).toBe(true);
   });
 
   it('starts the server at once when everything is built, without building', async () => {

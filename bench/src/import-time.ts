@@ -76,7 +76,8 @@ async function sample(project: string, code: string, nodeOptions: string[] = [])
 
 /**
  * The packages as npm packs them, installed in a new project (dependencies from the local npm cache where it has
- * them). @promethea/cpp-web is packed as last built: the server depends on it, but its root import does not load it.
+ * them). Their prepack is not run: `npm run bench:import` has just built and bundled the protocol and the server,
+ * and @promethea/cpp-web is packed as last built (the server depends on it, but its root import does not load it).
  */
 async function installPackedPackages(): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), 'cpp-import-time-'));

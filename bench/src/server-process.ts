@@ -5,10 +5,8 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { newThreadId } from '@promethea/cpp-protocol';
-import { CPPServer, MemoryStore, type ConversationStore, type ModelProvider } from '@promethea/cpp-server';
+import { CPPServer, MemoryStore, createModelProvider, type ConversationStore, type ModelProvider } from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
-// The factory the CLI uses; the package's entry point does not export it.
-import { createModelProvider } from '../../packages/server/dist/model/provider-factory.js';
 import { startBaselineServer, type BaselineServer } from './baseline-server.js';
 import { serveRequests } from './bench-process.js';
 import { cpuMs } from './cpu-time.js';

@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // npm links bins at install time, before the build: this committed entry keeps `cpp-server` executable either way.
-import '../dist/cli/cpp-server.js';
+import '../bundle/cli/cpp-server.js';

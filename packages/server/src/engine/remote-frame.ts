@@ -52,8 +52,14 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
       const chunk = { ...frame.payload, offset: held, delta: frame.payload.delta.slice(held - frame.payload.offset) };
       return { kind: 'frame', text: encodeServerFrame('CPP_STREAM_CHUNK', chunk), chunk };
     }
-    case 'CPP_STREAM_HALTED':
+    case 'CPP_STREAM_HALTED': {
+      const node = getNode(graph, frame.payload.interruptedNodeId);
+      // A halt that reaches a copy whose node has ended already came after a reload of the thread (this node, say,
+      // also tried to recover a dead node's answer), which gave the subscribers the node's end in a sync: passed
+      // on, it would tell them of the halt after its outcome.
+      if (node && node.status !== 'streaming') return { kind: 'known' };
       return applyHalted(graph, frame.payload) === 'applied' ? { kind: 'frame', text } : { kind: 'gap' };
+    }
     default:
       return { kind: 'frame', text };
   }

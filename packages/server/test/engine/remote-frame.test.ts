@@ -60,7 +60,7 @@ describe('a frame from another node applied to this node\'s copy of the thread',
     expect(applyRemoteFrame(graph, next.frame, next.text)).toEqual({ kind: 'known' });
   });
 
-  it('trims the node at a halt, and reports a gap when the copy holds less than the cut', () => {
+  it('trims the node at a halt, reports a gap when the copy holds less than the cut, and drops the halt of a node ended here', () => {
     const halted = (finalContentLength: number) => {
       const payload = { interruptedNodeId: 'msg_answer', finalContentLength, lastChunkReceived: 'l', threadId: 'thread_remote', reason: 'pivot' as const };
       return { frame: { type: 'CPP_STREAM_HALTED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_HALTED', payload) };
@@ -70,5 +70,9 @@ describe('a frame from another node applied to this node\'s copy of the thread',
     expect(applyRemoteFrame(graph, halted(9).frame, halted(9).text)).toEqual({ kind: 'gap' });
     expect(applyRemoteFrame(graph, halted(3).frame, halted(3).text)).toEqual({ kind: 'frame', text: halted(3).text });
     expect(graph.nodes.msg_answer!.content).toBe('Hel');
+
+    // The copy was reloaded meanwhile with the node ended (its subscribers got that in a sync): the halt is old news.
+    applyChange(graph, planFinish(graph, { nodeId: 'msg_answer', status: 'interrupted', content: 'Hel' }));
+    expect(applyRemoteFrame(graph, halted(3).frame, halted(3).text)).toEqual({ kind: 'known' });
   });
 });
