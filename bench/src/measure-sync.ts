@@ -13,6 +13,8 @@ const PIVOT_BYTES_TARGET = 2048;
 const SYNC_TIME_TARGET = 2;
 const COLD_OPEN_TARGET = 5;
 const SYNC_BYTES_TARGET = 1.3;
+/** Opens of the thread from the store, each after it was unloaded: one alone is at the mercy of the machine's load. */
+const COLD_OPENS = 5;
 /** Chunks the answer streams before it is pivoted: a pivot a moment into an answer, as a reader reacts. */
 const CHUNKS_BEFORE_PIVOT = 10;
 const PIVOTS = 5;
@@ -26,7 +28,7 @@ interface SyncDetails {
   /** UTF-8 bytes of the nodes' text alone: what any encoding of the thread must carry. */
   contentBytes: number;
   /** CPP_THREAD_OPEN of the thread not yet in memory → its CPP_SYNC_GRAPH: load from the store, encode, send. */
-  coldOpenMs: number;
+  coldOpen: LatencySummary;
   /** CPP_SYNC_REQUEST → CPP_SYNC_GRAPH of the loaded thread, compressed (permessage-deflate), as a browser gets it. */
   warm: LatencySummary;
   /** The same for a client that does not offer permessage-deflate: the frame as it is. */
@@ -35,7 +37,7 @@ interface SyncDetails {
   raw: LatencySummary;
   /**
    * The server process's CPU time (its thread pool's included: compression) per sync, median: steadier than the
-   * times on a loaded machine. `coldOpen` is the one cold open's.
+   * times on a loaded machine.
    */
   serverCpuMs: { coldOpen: number; warm: number; warmUncompressed: number; raw: number };
   /** Per pivot: bytes of graph frames in patch mode and in full-sync mode, and the cut's length. */
@@ -65,14 +67,17 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
   let details: SyncDetails;
   try {
     const seed = await server.process.request<{ threadId: string; nodes: number; contentBytes: number }>('seedThread', shape);
+    const openThread = clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId, patches: true });
     const wireBefore = patchSocket.wireBytesRead;
-    const coldCpu = await cpuMsOf(server);
-    const openedAt = performance.now();
-    const cold = await roundTrip(patchSocket, clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId, patches: true }), 'CPP_SYNC_GRAPH');
-    const coldOpenCpuMs = (await cpuMsOf(server)) - coldCpu;
+    const coldOpen = new SyncSamples();
+    const synced = await coldOpen.take(patchSocket, openThread, server);
     const wireBytes = patchSocket.wireBytesRead - wireBefore;
-    rawSocket.send({ type: 'keep', payload: { text: cold.text } } satisfies BaselineRequest);
-    await roundTrip(plainSocket, clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId, patches: true }), 'CPP_SYNC_GRAPH');
+    for (let open = 1; open < COLD_OPENS; open += 1) {
+      await unload(patchSocket, server, seed.threadId);
+      await coldOpen.take(patchSocket, openThread, server);
+    }
+    rawSocket.send({ type: 'keep', payload: { text: synced.text } } satisfies BaselineRequest);
+    await roundTrip(plainSocket, openThread, 'CPP_SYNC_GRAPH');
     const syncRequest = clientFrame('CPP_SYNC_REQUEST', { threadId: seed.threadId });
     const [warm, warmUncompressed, raw] = [new SyncSamples(), new SyncSamples(), new SyncSamples()];
     for (let sample = 0; sample < context.options.syncSamples; sample += 1) {
@@ -86,13 +91,13 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
     details = {
       nodes: seed.nodes,
       contentBytes: seed.contentBytes,
-      syncBytes: cold.bytes,
+      syncBytes: synced.bytes,
       wireBytes,
-      coldOpenMs: cold.receivedAt - openedAt,
+      coldOpen: coldOpen.times.summary(),
       warm: warm.times.summary(),
       warmUncompressed: warmUncompressed.times.summary(),
       raw: raw.times.summary(),
-      serverCpuMs: { coldOpen: coldOpenCpuMs, warm: median(warm.cpuMs), warmUncompressed: median(warmUncompressed.cpuMs), raw: median(raw.cpuMs) },
+      serverCpuMs: { coldOpen: median(coldOpen.cpuMs), warm: median(warm.cpuMs), warmUncompressed: median(warmUncompressed.cpuMs), raw: median(raw.cpuMs) },
       pivots,
     };
   } finally {
@@ -118,12 +123,24 @@ class SyncSamples {
   readonly times = new LatencyRecorder();
   readonly cpuMs: number[] = [];
 
-  async take(socket: BenchSocket, request: object, server: RunningServer): Promise<void> {
+  async take(socket: BenchSocket, request: object, server: RunningServer): Promise<Received> {
     const cpuBefore = await cpuMsOf(server);
     const sentAt = performance.now();
-    this.times.record((await roundTrip(socket, request, 'CPP_SYNC_GRAPH')).receivedAt - sentAt);
+    const synced = await roundTrip(socket, request, 'CPP_SYNC_GRAPH');
+    this.times.record(synced.receivedAt - sentAt);
     this.cpuMs.push((await cpuMsOf(server)) - cpuBefore);
+    return synced;
   }
+}
+
+/**
+ * Closes the thread on the socket, its only subscriber, and waits until that is applied (a thread list is answered
+ * after it), when the server lets go of the thread; then has the server collect its garbage, as before the first open.
+ */
+async function unload(socket: BenchSocket, server: RunningServer, threadId: string): Promise<void> {
+  socket.send(clientFrame('CPP_THREAD_CLOSE', { threadId }));
+  await roundTrip(socket, clientFrame('CPP_THREAD_LIST', {}), 'CPP_THREADS');
+  await server.process.request('memory');
 }
 
 function cpuMsOf(server: RunningServer): Promise<number> {
@@ -168,7 +185,7 @@ function syncFigures(details: SyncDetails): Figure[] {
   return [
     figure({ id: 'sync.time.p50', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50 (permessage-deflate)`, unit: 'ms', value: details.warm.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', SYNC_TIME_TARGET) }),
     figure({ id: 'sync.time-uncompressed.p50', label: `CPP_SYNC_GRAPH of it to a client without permessage-deflate, time p50`, unit: 'ms', value: details.warmUncompressed.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
-    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync`, unit: 'ms', value: details.coldOpenMs, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', COLD_OPEN_TARGET) }),
+    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync, p50 of ${COLD_OPENS}`, unit: 'ms', value: details.coldOpen.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', COLD_OPEN_TARGET) }),
     figure({ id: 'sync.bytes', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, bytes on the wire`, unit: 'bytes', value: details.wireBytes, baseline: { label: 'text of the nodes', value: details.contentBytes }, target: ratioTarget('≤', SYNC_BYTES_TARGET) }),
     figure({
       id: 'sync.pivot-graph-bytes',
