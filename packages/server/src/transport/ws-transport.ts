@@ -77,6 +77,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     perMessageDeflate: perMessageDeflate(options.compressionThresholdBytes),
   };
   const sockets = new WebSocketServer(serverOptions);
+  const socketSettings: WsSocketSettings = { maxPayload: options.maxPayload, compressionThresholdBytes: options.compressionThresholdBytes };
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
   const closedOne = closedTransports.get(httpServer);
   if (closedOne) httpServer.off('upgrade', closedOne);
@@ -92,7 +93,7 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
       sockets.handleUpgrade(request, stream, head, (webSocket) => {
         heartbeat?.watch(webSocket);
         watchMessageTime(webSocket, stream, options.messageTimeoutMs);
-        listen(webSocket, options.connect(new WsCppSocket(webSocket, options.maxPayload), identity, request));
+        listen(webSocket, options.connect(new WsCppSocket(webSocket, socketSettings), identity, request));
       });
     };
     const decided = options.identify(request);
@@ -117,10 +118,9 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
  * Each message is compressed on its own (`serverNoContextTakeover`, without which ws compresses every message
  * whatever the threshold), at zlib's fastest level: a sync of a 10,000-node thread, 5.8 MB, deflates to ~0.3 MB (the
  * bench's text) to ~1.6 MB (text of varied words) in 8–45 ms, on libuv's thread pool. The window and memory level
- * stay zlib's defaults (a lower memory level saved neither memory nor time): a connection's compressor, ~250 KB, is
- * made with its first large frame and kept until it closes (ws resets it between messages); one that never gets a
- * large frame makes none. Neither side's window is narrowed in the negotiation: ws refuses the upgrade of a client
- * whose offer does not allow the number set here.
+ * stay zlib's defaults (a lower memory level saved neither memory nor time); a connection's compressor, ~250 KB, is
+ * made for a large frame and let go of once it is sent (`WsCppSocket.send`). Neither side's window is narrowed in the
+ * negotiation: ws refuses the upgrade of a client whose offer does not allow the number set here.
  */
 function perMessageDeflate(thresholdBytes: number): ServerOptions['perMessageDeflate'] {
   if (thresholdBytes <= 0) return false;
@@ -160,32 +160,66 @@ function listen(webSocket: WebSocket, handlers: SocketHandlers): void {
   webSocket.on('error', () => undefined);
 }
 
-/**
- * ws has one `maxPayload` per server. Its receiver checks each frame header against its own copy, so changing that
- * copy limits this connection alone, before the frame's payload is buffered; a compressed frame is inflated only as
- * far as the connection's permessage-deflate copy allows (ws 8; the proof-of-possession tests check both).
- */
-interface WithPayloadLimits {
-  _receiver?: { _maxPayload: number };
-  _extensions?: Record<string, { _maxPayload: number } | undefined>;
+/** What every connection's socket of a transport shares: made once, not per connection. */
+interface WsSocketSettings {
+  maxPayload: number;
+  compressionThresholdBytes: number;
 }
+
+/**
+ * What CPP adjusts of ws's internals (ws 8). ws has one `maxPayload` per server. Its receiver checks each frame
+ * header against its own copy, so changing that copy limits this connection alone, before the frame's payload is
+ * buffered; a compressed frame is inflated only as far as the connection's permessage-deflate copy allows (the
+ * proof-of-possession tests check both). The compressor (`_deflate`) is the extension's, made again when needed;
+ * the sender's `_state` is `SENDER_IDLE` while no message is being compressed or waits for it (the compression tests
+ * check it is let go of, and that the next large frame is still compressed).
+ */
+interface WsInternals {
+  _receiver?: { _maxPayload: number };
+  _sender?: { _state: number };
+  _extensions?: Record<string, { _maxPayload: number; _deflate: { close(): void } | null } | undefined>;
+}
+
+const SENDER_IDLE = 0;
+/** UTF-8 takes at most 3 bytes per UTF-16 code unit: a shorter text is never past the compression threshold. */
+const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 /** A class, not an object of closures: its methods are shared by every connection instead of made for each one. */
 class WsCppSocket implements CPPSocket {
   constructor(
     private readonly webSocket: WebSocket,
-    private readonly maxPayload: number,
+    private readonly settings: WsSocketSettings,
   ) {}
 
-  limitMessageBytes(bytes = this.maxPayload): void {
-    const { _receiver: receiver, _extensions: extensions } = this.webSocket as unknown as WithPayloadLimits;
+  limitMessageBytes(bytes = this.settings.maxPayload): void {
+    const { _receiver: receiver, _extensions: extensions } = this.webSocket as unknown as WsInternals;
     if (receiver) receiver._maxPayload = bytes;
     const inflater = extensions?.['permessage-deflate'];
     if (inflater) inflater._maxPayload = bytes;
   }
 
   send(text: string, written?: () => void): void {
-    if (this.webSocket.readyState === this.webSocket.OPEN) this.webSocket.send(text, written);
+    if (this.webSocket.readyState !== this.webSocket.OPEN) return;
+    const { compressionThresholdBytes } = this.settings;
+    if (compressionThresholdBytes === 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes) return this.webSocket.send(text, written);
+    this.webSocket.send(text, () => {
+      this.releaseCompressor();
+      written?.();
+    });
+  }
+
+  /**
+   * ws keeps a connection's compressor, ~250 KB, from its first compressed message until the connection closes
+   * (resetting it between messages, which share no context here): a thousand connections that once synced a large
+   * thread held a quarter of a gigabyte. Closed once nothing is being compressed, it is made again for the next
+   * large frame, and at most as many exist as ws compresses at once.
+   */
+  private releaseCompressor(): void {
+    const { _sender: sender, _extensions: extensions } = this.webSocket as unknown as WsInternals;
+    const deflate = extensions?.['permessage-deflate'];
+    if (!deflate?._deflate || sender?._state !== SENDER_IDLE) return;
+    deflate._deflate.close();
+    deflate._deflate = null;
   }
 
   close(code: number, reason: string): void {

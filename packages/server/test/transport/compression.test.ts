@@ -1,5 +1,7 @@
 import type { Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ConnectionSession } from '../../src/session/connection-session.js';
+import { eventually } from '../support/eventually.js';
 import { completion, listThreads, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
@@ -45,6 +47,23 @@ describe('permessage-deflate', () => {
     const list = await received(client, () => listThreads(client));
     expect(list.messageBytes).toBeGreaterThan(125);
     expect(list.wireBytes).toBe(list.messageBytes + 4);
+  });
+
+  it('lets go of a connection’s compressor once its large frame is sent, and makes one again for the next', async () => {
+    const send = vi.spyOn(ConnectionSession.prototype, 'send');
+    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }) });
+    const client = await fixture.connect();
+    const threadId = await threadWithLongPrompt(client);
+    const session = send.mock.contexts[0] as ConnectionSession;
+    send.mockRestore();
+    const extension = (session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _deflate: unknown }> } }).webSocket._extensions['permessage-deflate']!;
+
+    for (let sync = 0; sync < 2; sync += 1) {
+      const { messageBytes, wireBytes } = await received(client, () => requestSync(client, threadId));
+      expect(wireBytes).toBeLessThan(messageBytes / 2);
+      // Let go of in the callback of the frame's write, which may come a turn after the client has read it.
+      await eventually(() => (extension._deflate === null ? true : undefined), 'the compressor let go of');
+    }
   });
 
   it('is not negotiated with a threshold of 0: a large sync goes as it is', async () => {
