@@ -10,7 +10,7 @@ describe('models in the browser', () => {
     const models = [
       { provider: new DemoProvider({ delayMs: 2 }), label: 'Demo' },
       // Slow enough to watch it think.
-      { provider: new DemoProvider({ delayMs: 20, reasoningWords: 40 }), label: 'Demo (reasoning)' },
+      { provider: new DemoProvider({ delayMs: 20, words: 30, reasoningWords: 40 }), label: 'Demo (reasoning)' },
     ];
     const harness = await WebHarness.start({ models });
     const chat = await harness.openChat();
