@@ -67,7 +67,7 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   heartbeatIntervalMs?: number;
   /**
    * Frames of at least this many bytes (default 65 536) go compressed, with permessage-deflate, to clients that offer
-   * it (browsers do): a full sync of a large thread travels in a fifth to a tenth of its bytes, while chunks and
+   * it (browsers do): a full sync of a large thread travels in a quarter to a twentieth of its bytes, while chunks and
    * patches go as they are. 0: permessage-deflate is not negotiated. What it costs: docs/PROTOCOL.md §2.5.
    */
   compressionThresholdBytes?: number;
