@@ -66,13 +66,15 @@ describe('a frame from another node applied to this node\'s copy of the thread',
       return { frame: { type: 'CPP_STREAM_HALTED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_HALTED', payload) };
     };
     const graph = streamingGraph('Hello');
+    // Made once each: the frame's text carries the time it was encoded.
+    const [beyond, cut] = [halted(9), halted(3)];
 
-    expect(applyRemoteFrame(graph, halted(9).frame, halted(9).text)).toEqual({ kind: 'gap' });
-    expect(applyRemoteFrame(graph, halted(3).frame, halted(3).text)).toEqual({ kind: 'frame', text: halted(3).text });
+    expect(applyRemoteFrame(graph, beyond.frame, beyond.text)).toEqual({ kind: 'gap' });
+    expect(applyRemoteFrame(graph, cut.frame, cut.text)).toEqual({ kind: 'frame', text: cut.text });
     expect(graph.nodes.msg_answer!.content).toBe('Hel');
 
     // The copy was reloaded meanwhile with the node ended (its subscribers got that in a sync): the halt is old news.
     applyChange(graph, planFinish(graph, { nodeId: 'msg_answer', status: 'interrupted', content: 'Hel' }));
-    expect(applyRemoteFrame(graph, halted(3).frame, halted(3).text)).toEqual({ kind: 'known' });
+    expect(applyRemoteFrame(graph, cut.frame, cut.text)).toEqual({ kind: 'known' });
   });
 });
