@@ -52,10 +52,10 @@ export default defineConfig({
     // can take seconds, and a test that waits for its events is not made flaky by a long limit.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // Most tests wait on sockets, timers and other processes rather than the CPU: two files at a time keep two
-    // cores busy (Vitest's default is one fewer than the cores, so one here). Three starved each other of CPU on a
-    // machine already loaded.
-    maxWorkers: 2,
+    // Most tests wait on sockets, timers, browsers and other processes rather than the CPU (the whole suite keeps
+    // about one of this machine's two cores busy): three files at a time took the suite from 353 s to 298 s on the
+    // idle machine (Vitest's default, one fewer than the cores, would be one here).
+    maxWorkers: 3,
     // One module graph per worker for all its files: loading the packages once per file was most of the suite's CPU
     // time (6× the unit project's). So a test file must leave no state behind: fixtures close what they open after
     // each test, fake timers are put back, and a support module registers no top-level hook (use onTestFinished).
