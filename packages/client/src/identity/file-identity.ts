@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DidKeyIdentity, type StoredIdentity } from './did-key-identity.js';
 
@@ -16,15 +17,21 @@ export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
   }
   const identity = await DidKeyIdentity.generate({ extractable: true });
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  // Written whole under a name of its own, then linked to `path`: a process racing this one never reads the file
+  // half written, and a link, unlike a rename, fails when the name is taken, so the first identity kept wins and
+  // the others read it back.
+  const written = `${path}.${randomUUID()}.tmp`;
   try {
-    // 'wx': another process that created the file first wins, and its identity is read back below.
-    await writeFile(path, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
+    await writeFile(written, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
     // The mode given to writeFile is narrowed by the umask, never widened; chmod makes it exact.
-    await chmod(path, OWNER_ONLY);
+    await chmod(written, OWNER_ONLY);
+    await link(written, path);
     return identity;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return readIdentity(path);
+  } finally {
+    await rm(written, { force: true });
   }
 }
 

@@ -1,6 +1,6 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DidKeyIdentity, fileIdentity } from '@promethea/cpp-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { browserIdentity } from '../../src/browser.js';
@@ -17,10 +17,11 @@ describe('fileIdentity (Node)', () => {
     expect((await fileIdentity(path)).did).toBe(created.did);
   });
 
-  it('gives every process racing to create it the same identity', async () => {
-    const path = join(folder, 'raced.json');
-    const identities = await Promise.all([fileIdentity(path), fileIdentity(path), fileIdentity(path)]);
+  it('gives every process racing to create it the same identity, and leaves no other file', async () => {
+    const path = join(folder, 'raced', 'identity.json');
+    const identities = await Promise.all(Array.from({ length: 12 }, () => fileIdentity(path)));
     expect(new Set(identities.map((identity) => identity.did)).size).toBe(1);
+    expect(readdirSync(dirname(path))).toEqual(['identity.json']);
   });
 
   it('refuses a file that others may read', async () => {
