@@ -10,10 +10,11 @@ describe('the tree view in the browser', () => {
     const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
 
     await chat.send('Tell me about trees');
-    await chat.waitForAnswer('streaming', { minLength: 60 });
+    const first = await chat.waitForAnswer('streaming', { minLength: 60 });
     // A pivot: the answer is cut where it was read, and the new prompt forks from it.
     await chat.send('Rivers instead');
-    const branched = await chat.waitForAnswer('streaming', { minLength: 40 });
+    // The new branch's answer, not the first one still streaming before the pivot reaches the server.
+    const branched = await chat.waitForAnswer('streaming', { minLength: 40, otherThan: first.id });
     const [root, cut, pivot] = await chat.messages();
 
     const pill = (id: string) => tree.locator(`.tree-node[data-node-id="${id}"]`);

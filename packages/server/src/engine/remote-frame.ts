@@ -3,6 +3,7 @@ import {
   applyChunk,
   applyHalted,
   encodeServerFrame,
+  ErrorCode,
   getNode,
   partText,
   type ServerFrame,
@@ -52,15 +53,25 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
       const chunk = { ...frame.payload, offset: held, delta: frame.payload.delta.slice(held - frame.payload.offset) };
       return { kind: 'frame', text: encodeServerFrame('CPP_STREAM_CHUNK', chunk), chunk };
     }
-    case 'CPP_STREAM_HALTED': {
-      const node = getNode(graph, frame.payload.interruptedNodeId);
-      // A halt that reaches a copy whose node has ended already came after a reload of the thread (this node, say,
-      // also tried to recover a dead node's answer), which gave the subscribers the node's end in a sync: passed
-      // on, it would tell them of the halt after its outcome.
-      if (node && node.status !== 'streaming') return { kind: 'known' };
+    case 'CPP_STREAM_HALTED':
+      if (endedHere(graph, frame.payload.interruptedNodeId)) return { kind: 'known' };
       return applyHalted(graph, frame.payload) === 'applied' ? { kind: 'frame', text } : { kind: 'gap' };
-    }
+    case 'CPP_STREAM_COMPLETED':
+      return endedHere(graph, frame.payload.nodeId) ? { kind: 'known' } : { kind: 'frame', text };
+    case 'CPP_ERROR':
+      return frame.payload.code === ErrorCode.PROVIDER_ERROR && frame.payload.nodeId !== undefined && endedHere(graph, frame.payload.nodeId) ? { kind: 'known' } : { kind: 'frame', text };
     default:
       return { kind: 'frame', text };
   }
+}
+
+/**
+ * Whether this copy has the node ended already, when a frame announcing its end arrives. The server writing it
+ * sends that frame before the change that ends it, so the copy then still has it streaming, unless the copy was
+ * reloaded in between (after a gap, or a recovery of a dead server's answer this server raced for) and gave its
+ * subscribers the node's end in a sync: passed on after it, the frame would announce the end after its outcome.
+ */
+function endedHere(graph: ThreadGraph, nodeId: string): boolean {
+  const node = getNode(graph, nodeId);
+  return node !== undefined && node.status !== 'streaming';
 }

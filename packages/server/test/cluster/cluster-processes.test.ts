@@ -5,7 +5,6 @@ import { describeWithPostgres } from '../support/postgres.js';
 import {
   chunksOf,
   chunksReceived,
-  completion,
   expectError,
   nextUpdate,
   openThread,
@@ -17,7 +16,7 @@ import {
 import type { RawClient } from '../support/raw-client.js';
 import { describeWithRedis } from '../support/redis.js';
 import { mirrorOf } from '../support/thread-mirror.js';
-import { it, type ClusterNode } from './cluster-processes.js';
+import { answerEnd, it, type ClusterNode } from './cluster-processes.js';
 
 // Three processes per test, on a machine that also runs the rest of the suite.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
@@ -44,8 +43,8 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const nodes = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(nodes[0]!, nodes.slice(1));
 
-      await completion(writer, threadId, exchange.assistantNodeId);
-      for (const client of watchers) await completion(client, threadId, exchange.assistantNodeId);
+      await answerEnd(writer, threadId, exchange.assistantNodeId, 'completed');
+      for (const client of watchers) await answerEnd(client, threadId, exchange.assistantNodeId, 'completed');
 
       const text = streamedText(writer, exchange.assistantNodeId);
       expect(text.length).toBeGreaterThan(100);
@@ -73,8 +72,8 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const interrupted = branch.update.nodes[exchange.assistantNodeId]!;
       expect(interrupted).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
       expect(interrupted.content).toBe(streamedText(client, exchange.assistantNodeId).slice(0, shown));
-      await completion(client, threadId, branch.assistantNodeId);
-      await completion(writer, threadId, branch.assistantNodeId);
+      await answerEnd(client, threadId, branch.assistantNodeId, 'completed');
+      await answerEnd(writer, threadId, branch.assistantNodeId, 'completed');
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
@@ -111,13 +110,13 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
 
       const back = await second!.connect();
       const sync = await openThread(back, { threadId, patches: true });
-      const { completed } = await completion(back, threadId, exchange.assistantNodeId);
+      const { update } = await answerEnd(back, threadId, exchange.assistantNodeId, 'completed');
 
       const resumedFrom = sync.nodes[exchange.assistantNodeId]!.content;
       expect(resumedFrom.length).toBeGreaterThanOrEqual(seenBefore.length);
       expect(resumedFrom.startsWith(seenBefore)).toBe(true);
       const after = chunksOf(back, exchange.assistantNodeId);
-      expect(after[0]?.offset ?? completed.finalContentLength).toBe(resumedFrom.length);
+      expect(after[0]?.offset ?? update.nodes[exchange.assistantNodeId]!.content.length).toBe(resumedFrom.length);
       const mirror = mirrorOf(back.frames, threadId);
       expect(mirror.problems).toEqual([]);
       const full = mirror.graph!.nodes[exchange.assistantNodeId]!.content;
@@ -163,8 +162,8 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const halted = (await client.next('CPP_STREAM_HALTED')).payload;
       expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'regenerate', finalContentLength: shown });
       expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
-      await completion(client, threadId, 'msg_cluster_again');
-      await completion(writer, threadId, 'msg_cluster_again');
+      await answerEnd(client, threadId, 'msg_cluster_again', 'completed');
+      await answerEnd(writer, threadId, 'msg_cluster_again', 'completed');
 
       // The interrupted first answer is deleted from a third process; both clients see the same tree.
       const third = await deleting!.connect();
@@ -189,7 +188,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await expectError(late, 'NOT_FOUND', { refId: 'gone' });
       // The cluster goes on (and the store keeps a thread for the invariant check after each test).
       const next = await openThread(late, { patches: true });
-      await completion(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId);
+      await answerEnd(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId, 'completed');
     });
 
     it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async ({ cluster }) => {
@@ -209,11 +208,10 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       for (const watcher of [writer, client]) {
         const resumed = await nextUpdate(watcher, threadId, (update) => update.version > stopped.version);
         expect(resumed.nodes[nodeId]).toMatchObject({ status: 'streaming', content: kept });
-        const { completed, update } = await completion(watcher, threadId, nodeId);
+        const { update } = await answerEnd(watcher, threadId, nodeId, 'completed');
         // The chunks after the continue start at the kept text's end (chunksOf checks each follows the one before).
         const text = streamedText(watcher, nodeId);
         expect(text.startsWith(kept) && text.length > kept.length).toBe(true);
-        expect(completed.finalContentLength).toBe(text.length);
         expect(update.nodes[nodeId]!.content).toBe(text);
       }
       const tree = mirrorOf(writer.frames, threadId);
@@ -236,7 +234,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
 
       expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
       expect(branch.update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
-      await completion(client, threadId, branch.assistantNodeId);
+      await answerEnd(client, threadId, branch.assistantNodeId, 'completed');
       expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
     });
 
@@ -250,17 +248,9 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
 
       for (const client of watchers) {
-        const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+        const { update, announced } = await answerEnd(client, threadId, exchange.assistantNodeId, 'interrupted');
+        if (announced) expect(announced.payload).toMatchObject({ reason: 'shutdown' });
         const content = update.nodes[exchange.assistantNodeId]!.content;
-        // CPP_STREAM_HALTED, then the patch; or, when this client's node reloaded the thread before the recovering
-        // node's frames reached it (it raced to recover too), a sync in their place (docs/cluster.md).
-        const updateAt = client.frames.findIndex((frame) => 'payload' in frame && frame.payload === update);
-        const haltedAt = client.frames.findIndex((frame) => frame.type === 'CPP_STREAM_HALTED');
-        if (client.frames[updateAt]!.type === 'CPP_GRAPH_PATCH' || haltedAt !== -1) {
-          expect(haltedAt).toBeGreaterThan(-1);
-          expect(haltedAt).toBeLessThan(updateAt);
-          expect(client.frames[haltedAt]!.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown', finalContentLength: content.length });
-        }
         expect(streamedText(client, exchange.assistantNodeId).startsWith(content)).toBe(true);
         expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
       }

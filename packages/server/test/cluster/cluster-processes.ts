@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { findInvariantViolations } from '@promethea/cpp-protocol';
+import { findInvariantViolations, type ServerFrame } from '@promethea/cpp-protocol';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { Pool } from 'pg';
 import { it as base, expect } from 'vitest';
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { TEST_DATABASE_URL, testSchemaName } from '../support/postgres.js';
+import { nextUpdate, type GraphUpdate } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { deleteRedisKeys, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
 
@@ -72,6 +73,27 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
     }
   },
 });
+
+/**
+ * The end of an answer (`completed`, or `interrupted` by a halt) as a client sees it through its own node: the
+ * frame that announces it (CPP_STREAM_COMPLETED, CPP_STREAM_HALTED), then the update that shows it, checked to agree
+ * on the answer's length; or, when that node reloaded the thread in between (after a gap in what it got from the
+ * others, or a recovery it raced for), a CPP_SYNC_GRAPH showing the end in their place (docs/cluster.md).
+ */
+export async function answerEnd(client: RawClient, threadId: string, nodeId: string, status: 'completed' | 'interrupted'): Promise<{ update: GraphUpdate; announced?: ServerFrame }> {
+  const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[nodeId]?.status === status);
+  const length = update.nodes[nodeId]!.content.length;
+  const updateAt = client.frames.findIndex((frame) => 'payload' in frame && frame.payload === update);
+  const announcedAt = client.frames.findIndex((frame) =>
+    status === 'completed' ? frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId : frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId,
+  );
+  if (client.frames[updateAt]!.type === 'CPP_SYNC_GRAPH' && announcedAt === -1) return { update };
+  expect(announcedAt).toBeGreaterThan(-1);
+  expect(announcedAt).toBeLessThan(updateAt);
+  const announced = client.frames[announcedAt]!;
+  expect(announced.payload).toMatchObject({ finalContentLength: length });
+  return { update, announced };
+}
 
 /** The violations of every thread of the schema, by thread id; `{}` when every tree is sound. */
 async function invariantViolations(pool: Pool, schema: string): Promise<Record<string, string[]>> {

@@ -1,4 +1,4 @@
-import { emptyGraph, encodeServerFrame, planFinish, planPrompt, type ServerFrame, type ThreadGraph, applyChange } from '@promethea/cpp-protocol';
+import { applyChange, emptyGraph, encodeServerFrame, ErrorCode, planFinish, planPrompt, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { applyRemoteFrame } from '../../src/engine/remote-frame.js';
 
@@ -76,5 +76,20 @@ describe('a frame from another node applied to this node\'s copy of the thread',
     // The copy was reloaded meanwhile with the node ended (its subscribers got that in a sync): the halt is old news.
     applyChange(graph, planFinish(graph, { nodeId: 'msg_answer', status: 'interrupted', content: 'Hel' }));
     expect(applyRemoteFrame(graph, cut.frame, cut.text)).toEqual({ kind: 'known' });
+  });
+
+  it("drops a completion or a provider's failure of a node the copy has ended already, and passes on one of a streaming node", () => {
+    const graph = streamingGraph('Hello');
+    const payload = { threadId: 'thread_remote', nodeId: 'msg_answer', finalContentLength: 5, finishReason: 'stop' as const };
+    const completed = { frame: { type: 'CPP_STREAM_COMPLETED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_COMPLETED', payload) };
+    const failure = { code: ErrorCode.PROVIDER_ERROR, message: 'the model failed', threadId: 'thread_remote', nodeId: 'msg_answer' };
+    const failed = { frame: { type: 'CPP_ERROR', timestamp: 1, payload: failure } as ServerFrame, text: encodeServerFrame('CPP_ERROR', failure) };
+
+    expect(applyRemoteFrame(graph, completed.frame, completed.text)).toEqual({ kind: 'frame', text: completed.text });
+    expect(applyRemoteFrame(graph, failed.frame, failed.text)).toEqual({ kind: 'frame', text: failed.text });
+    // Reloaded with the node ended: its subscribers had that in a sync.
+    applyChange(graph, planFinish(graph, { nodeId: 'msg_answer', status: 'completed', content: 'Hello' }));
+    expect(applyRemoteFrame(graph, completed.frame, completed.text)).toEqual({ kind: 'known' });
+    expect(applyRemoteFrame(graph, failed.frame, failed.text)).toEqual({ kind: 'known' });
   });
 });
