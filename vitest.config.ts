@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -34,6 +35,37 @@ const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.te
  */
 const SOAK = ['packages/server/test/reliability/crash-loop.test.ts', 'packages/client/test/reliability/flaky-clients.test.ts', 'packages/server/test/auth/fuzz.test.ts'];
 
+/**
+ * The longest files, longest first: Vitest runs the files it has timed before longest first, but a fresh clone (as
+ * in CI) has no timings, and ordered by size one of these could start last and hold the run up alone.
+ */
+const LONGEST = [
+  'packages/ai-sdk/test/use-chat.test.ts',
+  'apps/web/test/chat.test.ts',
+  'packages/server/test/cluster/cluster-processes.test.ts',
+  'test/quick-start.test.ts',
+  'apps/web/test/accessibility.test.ts',
+  'apps/web/test/models.test.ts',
+  'test/package/pack-install.test.ts',
+  'packages/server/test/auth/access.test.ts',
+  'packages/server/test/store/postgres-store.test.ts',
+  'test/start.test.ts',
+];
+
+/** Vitest's order (projects, then timings or sizes), with the files of LONGEST first within their project. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification) => {
+      const index = LONGEST.findIndex((path) => spec.moduleId.endsWith(`/${path}`));
+      return index === -1 ? LONGEST.length : index;
+    };
+    const position = new Map(sorted.map((spec, index) => [spec, index]));
+    const project = (spec: TestSpecification) => `${spec.project.config.sequence.groupOrder} ${spec.project.name}`;
+    return sorted.toSorted((a, b) => (project(a) === project(b) ? rank(a) - rank(b) || position.get(a)! - position.get(b)! : position.get(a)! - position.get(b)!));
+  }
+}
+
 // Tests run against the TypeScript sources of the workspace packages; tests that spawn the CLI use the build,
 // which `npm test` makes first.
 export default defineConfig({
@@ -61,6 +93,7 @@ export default defineConfig({
     // time (6× the unit project's). So a test file must leave no state behind: fixtures close what they open after
     // each test, fake timers are put back, and a support module registers no top-level hook (use onTestFinished).
     isolate: false,
+    sequence: { sequencer: LongestFirst },
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000, sequence: { groupOrder: 1 } } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
