@@ -22,10 +22,14 @@ export const Markdown = memo(function Markdown({ text, report }: MarkdownProps) 
   }, [renderer, report]);
   const html = useMemo(() => renderer?.renderMarkdown(text), [renderer, text]);
   const container = useRef<HTMLDivElement>(null);
+  const enhanced = useRef<string | undefined>(undefined);
 
   useLayoutEffect(() => {
     const root = container.current;
-    if (!root || html === undefined) return;
+    // React writes the DOM anew only when the html changes (not when `report` does): enhancing the same DOM twice
+    // framed its code blocks twice and typeset the typeset formulas' own text.
+    if (!root || html === undefined || enhanced.current === html) return;
+    enhanced.current = html;
     const blocks = [...root.querySelectorAll<HTMLElement>('pre > code')].map(frameCodeBlock);
     const highlighted = blocks.filter((block) => block.language !== undefined);
     if (highlighted.length > 0) {

@@ -7,7 +7,7 @@ export interface ShownMessage {
   status: string;
   /** The node's content length as the bubble states it. */
   length: number;
-  /** The text a person reads in the bubble's body. */
+  /** The text a person reads in the bubble's body (formulas as their TeX). */
   text: string;
 }
 
@@ -72,12 +72,19 @@ export class ChatPage {
     return this.messageList.locator('article.message').evaluateAll((articles) =>
       articles.map((article) => {
         const element = article as HTMLElement;
+        // Math is typeset once KaTeX has loaded, after the message shows: its formulas are read as their TeX, which
+        // typeset ones keep in an annotation, so that the text does not depend on when it is read.
+        const body = element.querySelector('.message-body')?.cloneNode(true) as HTMLElement | undefined;
+        for (const formula of body?.querySelectorAll('.math') ?? []) {
+          const source = formula.querySelector('annotation[encoding="application/x-tex"]');
+          if (source) formula.textContent = source.textContent;
+        }
         return {
           id: element.dataset.nodeId ?? '',
           role: element.classList.contains('message-user') ? 'user' : 'assistant',
           status: element.dataset.status ?? '',
           length: Number(element.dataset.length),
-          text: element.querySelector('.message-body')?.textContent?.trim() ?? '',
+          text: body?.textContent?.trim() ?? '',
         };
       }),
     );
