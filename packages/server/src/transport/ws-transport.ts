@@ -201,7 +201,7 @@ class WsCppSocket implements CPPSocket {
   send(text: string, written?: () => void): void {
     if (this.webSocket.readyState !== this.webSocket.OPEN) return;
     const { compressionThresholdBytes } = this.settings;
-    if (compressionThresholdBytes === 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes) return this.webSocket.send(text, written);
+    if (compressionThresholdBytes <= 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes) return this.webSocket.send(text, written);
     this.webSocket.send(text, () => {
       this.releaseCompressor();
       written?.();
