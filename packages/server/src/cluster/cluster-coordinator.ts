@@ -87,7 +87,7 @@ export class ClusterCoordinator implements ThreadLinks {
       do engine = await this.requireRegistry().require(command.threadId);
       while (!engine.subscribe(holder));
       await engine.apply(frame, command.identity ?? { did: ANONYMOUS_DID, verified: false }, requester);
-      return { ok: true, retried: requester.synced };
+      return { ok: true, retried: requester.synced, version: engine.graph.version };
     } catch (error) {
       if (CPPError.isInstance(error)) return { ok: false, code: error.code, message: error.message };
       this.onError(error);

@@ -13,7 +13,7 @@ const IdentitySchema = z.object({ did: z.string(), verified: z.boolean() });
 const CommandSchema = z.object({ threadId: z.string(), frame: z.string(), identity: IdentitySchema.optional() });
 
 const ReplySchema = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), retried: z.boolean() }),
+  z.object({ ok: z.literal(true), retried: z.boolean(), version: z.number().int().nonnegative() }),
   z.object({ ok: z.literal(false), code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
 ]);
 

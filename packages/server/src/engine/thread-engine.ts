@@ -25,6 +25,7 @@ import type { Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
 import { pivot } from './pivot.js';
 import type { PivotContext } from './pivot-context.js';
+import { CopyCatchUp } from './copy-catch-up.js';
 import { continueAnswer, prompt, regenerate } from './prompt.js';
 import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
@@ -39,6 +40,12 @@ import type { ThreadFrame } from './thread-frame.js';
 import { ThreadGeneration } from './thread-generation.js';
 import type { LinkedEngine, ThreadLink } from './thread-link.js';
 import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
+
+/**
+ * How long a frame run on another server waits for that server's change to reach this copy before reading the
+ * thread from the store instead: the change is a message sent before the answer, normally milliseconds behind it.
+ */
+const CATCH_UP_PATIENCE_MS = 1000;
 
 export interface ThreadEngineDependencies {
   store: ConversationStore;
@@ -75,6 +82,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly leaving = new Map<Subscriber, object>();
   private readonly fanout: ThreadFanout;
   private readonly committer: ThreadCommitter;
+  private readonly catchUp: CopyCatchUp;
   readonly generation: ThreadGeneration;
   /** Set once the engine went idle and was let go of: the thread is looked up again, never subscribed to here. */
   private unloaded = false;
@@ -90,6 +98,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.fanout = new ThreadFanout(graph, record, link);
     this.generation = new ThreadGeneration(graph.threadId, link, dependencies.persister, () => this.unloadIfIdle());
     this.committer = new ThreadCommitter(graph, record, dependencies.store, link, this.generation);
+    const reload = () => link.reload().catch((error: unknown) => dependencies.onBackgroundError(error, this.threadId));
+    this.catchUp = new CopyCatchUp(graph, reload, CATCH_UP_PATIENCE_MS);
   }
 
   get threadId(): string {
@@ -333,6 +343,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       return false;
     }
     if (!reply.ok) throw new CPPError(reply.code, reply.message);
+    await this.catchUp.reach(reply.version);
     if (reply.retried) this.sendSync(requester);
     return true;
   }
@@ -359,6 +370,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       if (title !== undefined) this.record.title = title;
       this.fanout.sendChange(text);
       this.loseOverriddenGeneration();
+      this.catchUp.moved();
     } else if (outcome.kind === 'frame') this.fanout.send(outcome.text, outcome.chunk);
     return true;
   }
@@ -377,6 +389,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       setPartText(own, 'reasoning', stream.reasoning);
     }
     this.loseOverriddenGeneration();
+    this.catchUp.moved();
     if (streamState(this.graph) === before) return;
     this.fanout.send(this.fanout.syncFrame());
   }
@@ -468,6 +481,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   private closeDeleted(): void {
+    this.catchUp.endAll();
     this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
     this.fanout.unsubscribeAll();
     this.unloadIfIdle();

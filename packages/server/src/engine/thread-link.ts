@@ -48,8 +48,11 @@ export interface LinkedEngine {
   generationLost(): void;
 }
 
-/** How the node that ran a forwarded frame answers: done (an exact retry changes nothing), or the CPP_ERROR to send. */
-export type CommandReply = { ok: true; retried: boolean } | { ok: false; code: ErrorCode; message: string };
+/**
+ * How the node that ran a forwarded frame answers: done, with the thread's version after it (an exact retry changes
+ * nothing), or the CPP_ERROR to send.
+ */
+export type CommandReply = { ok: true; retried: boolean; version: number } | { ok: false; code: ErrorCode; message: string };
 
 /** Opens each thread with its link: the cluster's replicas, or solitary links. */
 export interface ThreadLinks {

@@ -26,7 +26,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       cluster ??= await createCluster();
       const transport = await cluster.join();
       nodes.push(transport);
-      await transport.start({ command: async () => ({ ok: true, retried: false }), error: (error) => errors.push(error), reconnected: () => {}, ...handlers });
+      await transport.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: (error) => errors.push(error), reconnected: () => {}, ...handlers });
       return transport;
     };
 
@@ -181,7 +181,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
       it("run on the node holding their thread's lock, which answers with an acknowledgement or an error", async () => {
         const received: ForwardedCommand[] = [];
-        const answers: CommandReply[] = [{ ok: true, retried: true }, { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' }];
+        const answers: CommandReply[] = [{ ok: true, retried: true, version: 1 }, { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' }];
         const owner = await node({ command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!) });
         const [sender, bystander] = [await node(), await node()];
         const first = await commandHeldBy(owner);
@@ -197,14 +197,14 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
       it('are not sent when nobody holds their thread\'s lock, or the sender does', async () => {
         const received: ForwardedCommand[] = [];
-        const owner = await node({ command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false }) });
+        const owner = await node({ command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false, version: 1 }) });
         const sender = await node();
         const command = await commandHeldBy(owner);
 
         expect(await owner.sendToLockHolder(command, TTL_MS)).toBeUndefined();
         expect(await sender.sendToLockHolder({ ...command, threadId: newThreadId() }, TTL_MS)).toBeUndefined();
         // Only the command sent while another node held the lock reached it.
-        expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({ ok: true, retried: false });
+        expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({ ok: true, retried: false, version: 1 });
         expect(received).toEqual([command]);
       });
 
@@ -219,17 +219,17 @@ export function describeClusterTransportContract(name: string, createCluster: ()
               started();
               await new Promise<void>((resolve) => (release = resolve));
             }
-            return { ok: true, retried: false };
+            return { ok: true, retried: false, version: 1 };
           },
         });
         const sender = await node();
         await owner.acquireLock(slowThreadId, TTL_MS);
 
         const slow = replyOf(sender.sendToLockHolder({ threadId: slowThreadId, frame: '{}' }, TTL_MS));
-        expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({ ok: true, retried: false });
+        expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({ ok: true, retried: false, version: 1 });
         await running;
         release();
-        expect(await slow).toEqual({ ok: true, retried: false });
+        expect(await slow).toEqual({ ok: true, retried: false, version: 1 });
       });
 
       it('resolve undefined when their node does not answer in time', async () => {

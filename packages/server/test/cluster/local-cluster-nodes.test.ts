@@ -132,6 +132,46 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it('run the frame after a stop run on another node on the change the stop made, though the reply outruns it', async () => {
+    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    (await generating!.model.call(0)).release(2);
+    await chunksReceived(client, exchange.assistantNodeId, 2);
+    // The other node hears the thread's messages late: only after the stop's reply reached it, and a macrotask on.
+    const holder = nodes.cluster.liveLock(threadId)!.holder;
+    const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
+    const held: Array<() => void> = [];
+    const deliver = lagging.deliver;
+    lagging.deliver = (message) => held.push(() => deliver(message));
+    const transport = lagging.member;
+    const forward = transport.sendToLockHolder.bind(transport);
+    const forwarded = vi.spyOn(transport, 'sendToLockHolder').mockImplementation(async (...args) => {
+      const sent = await forward(...args);
+      void sent?.reply.then(() => setTimeout(() => held.splice(0).forEach((delivered) => delivered()), 20));
+      return sent;
+    });
+
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+    const next = await prompt(client, threadId, 'And Rust?', { parentNodeId: exchange.assistantNodeId });
+
+    // As a client that waited for the stop's update before it prompted gets it: the halt, the cut, then the prompt,
+    // run here (the thread no longer streams elsewhere), and no sync in place of what it missed.
+    expect(forwarded).toHaveBeenCalledTimes(1);
+    expect(client.all('CPP_STREAM_HALTED')).toHaveLength(1);
+    expect(client.all('CPP_SYNC_GRAPH')).toHaveLength(1);
+    expect(client.all('CPP_ERROR')).toEqual([]);
+    (await other!.model.call(0)).releaseAll();
+    await completion(client, threadId, next.assistantNodeId);
+    expect(other!.model.calls).toHaveLength(1);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is ' });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
   it('run a regenerate on the node whose generation it halts, and a branch delete on any node, telling the clients of both', async () => {
     const [generating, other] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
     const writer = await generating!.connect();

@@ -22,7 +22,7 @@ describeWithRedis('RedisClusterTransport', () => {
     opened.push(transport);
     let reconnected!: () => void;
     const reconnection = new Promise<void>((resolve) => (reconnected = resolve));
-    await transport.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => reconnected() });
+    await transport.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: () => {}, reconnected: () => reconnected() });
     let delivered!: (frame: string) => void;
     const received = new Promise<string>((resolve) => (delivered = resolve));
     await transport.subscribe('thread_cut', (message) => delivered(message.frame));
@@ -37,7 +37,7 @@ describeWithRedis('RedisClusterTransport', () => {
     await reconnection;
     const publisher = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
     opened.push(publisher);
-    await publisher.start({ command: async () => ({ ok: true, retried: false }), error: () => {}, reconnected: () => {} });
+    await publisher.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: () => {}, reconnected: () => {} });
     publisher.publish('thread_cut', { frame: 'after the cut' });
     // Delivered: subscribed again after the reconnection.
     expect(await received).toBe('after the cut');
