@@ -66,7 +66,9 @@ class RunIds {
     for (const frame of this.frames) {
       for (const node of nodesOf(frame)) if (node.role === 'assistant' && node.parentId === parentId) return node.id;
     }
-    throw new Error(`no answer to ${name} received yet`);
+    // What went wrong instead, for the failure to say: the frames refused so far.
+    const errors = this.frames.flatMap((frame) => (frame.type === 'CPP_ERROR' ? [`${frame.payload.refId} ${frame.payload.code}: ${frame.payload.message}`] : []));
+    throw new Error(`no answer to ${name} received yet; refused so far: ${errors.join('; ') || 'nothing'}`);
   }
 
   /** The name of an id, generated ids named after what they answer. */
@@ -346,7 +348,9 @@ function useServers() {
             store,
             model: new ScriptedModel({ chunks: ['never released'] }),
             limits: CLI_THREAD_LIMIT,
-            ...(cluster ? { cluster } : {}),
+            // Every node here lives: on a loaded machine one that renewed its lock late must not be taken for dead
+            // and its answer recovered (a subject of local-cluster-nodes.test.ts), which changes what clients get.
+            ...(cluster ? { cluster, clusterTimings: { lockTtlMs: 60_000 } } : {}),
             ...options,
           });
           servers.push(server);
