@@ -36,23 +36,35 @@ const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.te
 const SOAK = ['packages/server/test/reliability/crash-loop.test.ts', 'packages/client/test/reliability/flaky-clients.test.ts', 'packages/server/test/auth/fuzz.test.ts'];
 
 /**
- * The longest files, longest first: Vitest runs the files it has timed before longest first, but a fresh clone (as
- * in CI) has no timings, and ordered by size one of these could start last and hold the run up alone.
+ * The longest files, longest first (as timed on this machine): Vitest runs the files it has timed before longest
+ * first, but a fresh clone (as in CI) has no timings, and ordered by size one of these could start last and hold the
+ * run up alone. The projects that run together (the same groupOrder) are ordered as one: a soak or unit file that
+ * takes seconds must not wait for the hundreds of small files to end.
  */
 const LONGEST = [
   'packages/ai-sdk/test/use-chat.test.ts',
   'apps/web/test/chat.test.ts',
-  'packages/server/test/cluster/cluster-processes.test.ts',
-  'test/quick-start.test.ts',
   'apps/web/test/accessibility.test.ts',
   'apps/web/test/models.test.ts',
+  'apps/web/test/thread-operations.test.ts',
+  'apps/web/test/keyboard.test.ts',
+  'apps/web/test/message-actions.test.ts',
   'test/package/pack-install.test.ts',
-  'packages/server/test/auth/access.test.ts',
+  'test/quick-start.test.ts',
+  'packages/server/test/cluster/cluster-processes.test.ts',
   'packages/server/test/store/postgres-store.test.ts',
-  'test/start.test.ts',
+  'packages/server/test/auth/access.test.ts',
+  'packages/server/test/auth/fuzz.test.ts',
+  'conformance/test/cpp-server-passes.test.ts',
+  'packages/server/test/package/root-import.test.ts',
+  'conformance/test/python-client.test.ts',
+  'packages/server/test/session/backpressure.test.ts',
+  'packages/server/test/reliability/crash-loop.test.ts',
+  'packages/client/test/integration/cpp-chat-operations.test.ts',
+  'packages/server/test/engine/large-thread-sync.test.ts',
 ];
 
-/** Vitest's order (projects, then timings or sizes), with the files of LONGEST first within their project. */
+/** Vitest's order (timings or sizes), with the files of LONGEST first within the projects that run together. */
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -61,8 +73,8 @@ class LongestFirst extends BaseSequencer {
       return index === -1 ? LONGEST.length : index;
     };
     const position = new Map(sorted.map((spec, index) => [spec, index]));
-    const project = (spec: TestSpecification) => `${spec.project.config.sequence.groupOrder} ${spec.project.name}`;
-    return sorted.toSorted((a, b) => (project(a) === project(b) ? rank(a) - rank(b) || position.get(a)! - position.get(b)! : position.get(a)! - position.get(b)!));
+    const group = (spec: TestSpecification) => spec.project.config.sequence.groupOrder;
+    return sorted.toSorted((a, b) => group(a) - group(b) || rank(a) - rank(b) || position.get(a)! - position.get(b)!);
   }
 }
 
