@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ScriptedModel } from '../../../packages/server/test/support/scripted-model.js';
 import { deltas, openAiReplay } from './support/openai-replay.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
@@ -78,6 +79,34 @@ describe('Markdown from a model, in the browser', () => {
     await code.getByRole('button', { name: 'Copied' }).waitFor();
     expect(await chat.page.evaluate(() => navigator.clipboard.readText())).toBe(RICH_ANSWER.split('```ts\n')[1]!.split('```')[0]);
     await screenshot(chat.page, 'markdown-rich');
+    expect(chat.problems).toEqual([]);
+  }, BROWSER_TEST_MS);
+
+  it('renders again only the block that streams: the finished blocks above it keep their elements', async () => {
+    const model = new ScriptedModel({ chunks: ['```ts\nconst answer = 42;\n```\n\n$$x^2$$\n\n', 'The ', 'code ', 'above ', 'stays.'] });
+    const harness = await WebHarness.start({ model });
+    const chat = await harness.openChat();
+    await chat.send('Show me');
+    const call = await model.call(0);
+    call.release(1);
+    const answer = await chat.waitForAnswer('streaming', { minLength: 1 });
+    const body = chat.message(answer.id).locator('.markdown');
+    await body.locator('code .hljs-keyword').waitFor();
+    await body.locator('.katex-display').waitFor();
+    // A mark on the framed code block and the typeset formula: an element rendered anew would not carry it.
+    await body.locator('.code-block, .katex-display').evaluateAll((elements) => elements.forEach((element) => ((element as HTMLElement).dataset.kept = 'yes')));
+
+    for (const word of ['The', 'code', 'above', 'stays.']) {
+      call.release(1);
+      await body.getByText(word, { exact: false }).last().waitFor();
+    }
+    call.release(1);
+    await chat.waitForAnswer('completed');
+
+    expect(await body.locator('.code-block[data-kept="yes"]').count()).toBe(1);
+    expect(await body.locator('.katex-display[data-kept="yes"]').count()).toBe(1);
+    expect(await body.locator('.code-bar').count()).toBe(1);
+    expect(await body.locator('p').last().textContent()).toBe('The code above stays.');
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

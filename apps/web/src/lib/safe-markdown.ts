@@ -80,3 +80,14 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 export function renderMarkdown(text: string): string {
   return DOMPurify.sanitize(markdown.parse(text) as string, { FORBID_TAGS, FORBID_ATTR: ['style', 'id', 'name'] });
 }
+
+/**
+ * The text's top-level blocks (heading, paragraph, list, code block, table …), each as the Markdown it was written
+ * in: an answer that streams changes only its last block, so the blocks above it need not be rendered again. A text
+ * that defines link references is one block: a block rendered alone would lose the links another one defines.
+ */
+export function markdownBlocks(text: string): string[] {
+  const tokens = markdown.lexer(text);
+  if (Object.keys(tokens.links).length > 0) return [text];
+  return tokens.filter((token) => token.type !== 'space').map((token) => token.raw);
+}
