@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatReport, loadScenarios, runConformance } from '../src/index.js';
-import { KIT_TEST_CONCURRENCY, startKitServer } from './support/kit-server.js';
+import { KIT_TEST_CONCURRENCY, KIT_TEST_TIMEOUT_MS, startKitServer } from './support/kit-server.js';
 
 const BIN = fileURLToPath(new URL('../bin/cpp-conformance.js', import.meta.url));
 
@@ -15,7 +15,7 @@ describe('cpp-server against the conformance kit', () => {
   afterAll(() => kit.stop());
 
   it('passes every scenario', async () => {
-    const results = await runConformance({ url: kit.server.url, scenarios: loadScenarios(), concurrency: KIT_TEST_CONCURRENCY });
+    const results = await runConformance({ url: kit.server.url, scenarios: loadScenarios(), concurrency: KIT_TEST_CONCURRENCY, timeoutMs: KIT_TEST_TIMEOUT_MS });
     expect(results.filter((result) => !result.passed), formatReport(results)).toEqual([]);
   }, 180_000);
 

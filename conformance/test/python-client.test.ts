@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenarios } from '../src/index.js';
 import { startFaultyServer } from './support/faulty-server.js';
-import { KIT_TEST_CONCURRENCY, startKitServer } from './support/kit-server.js';
+import { KIT_TEST_CONCURRENCY, KIT_TEST_TIMEOUT_MS, startKitServer } from './support/kit-server.js';
 
 /** Debian's Python, which has python3-websockets (`apt-get install python3-websockets`; .ci/run installs it). */
 const PYTHON = '/usr/bin/python3';
@@ -72,7 +72,7 @@ describe('the independent Python client (conformance/python)', () => {
   // Every scenario, not only the core ones: the non-core ones use what the core ones do not (expectAll in any order,
   // CPP_AUTH_CHALLENGE), and a second client that fails them would make the kit's verdict depend on the runner.
   it('passes every scenario against cpp-server (--all)', async () => {
-    const outcome = await runPythonClient(kit.server.url, '--all', '--concurrency', String(KIT_TEST_CONCURRENCY));
+    const outcome = await runPythonClient(kit.server.url, '--all', '--concurrency', String(KIT_TEST_CONCURRENCY), '--timeout', String(KIT_TEST_TIMEOUT_MS / 1000));
     expect(outcome.stderr, 'is python3-websockets installed? apt-get install -y python3-websockets').not.toMatch(/ModuleNotFoundError/);
     expect(outcome.stdout.trim().split('\n').at(-1), outcome.stdout).toBe(`${loadScenarios().length} passed, 0 failed`);
     expect(outcome.code).toBe(0);

@@ -10,6 +10,13 @@ export const KIT_DEMO_DELAY_MS = 20;
  */
 export const KIT_TEST_CONCURRENCY = 16;
 
+/**
+ * How long a step of those runs waits for the server: a wait for an event, never a check that nothing comes, so a
+ * longer one only matters when the machine is slow. With 16 scenarios at once on a loaded machine the kit's default
+ * (10 s) was once too short for a close after a frame over the hard limit.
+ */
+export const KIT_TEST_TIMEOUT_MS = 60_000;
+
 /** `cpp-server` as the kit's README tells to start it: the demo model at the kit's pace, on a fresh SQLite file. */
 export async function startKitServer(): Promise<{ server: CliServer; stop(): Promise<void> }> {
   const database = temporaryDatabase();

@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { MemoryStore } from '@promethea/cpp-server';
 import type { ThreadGraph } from '@promethea/cpp-protocol';
-import { act, renderHook, waitFor } from '@testing-library/react';
+import { act, renderHook, waitFor } from './support/testing-library.js';
 import { describe, expect, it } from 'vitest';
 import { useCPP } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';

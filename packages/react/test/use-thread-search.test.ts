@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { act, renderHook, waitFor } from '@testing-library/react';
+import { act, renderHook, waitFor } from './support/testing-library.js';
 import type { CPPClient } from '@promethea/cpp-client';
 import type { SearchHit } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';

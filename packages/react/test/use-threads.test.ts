@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { act, renderHook, waitFor } from '@testing-library/react';
+import { act, renderHook, waitFor } from './support/testing-library.js';
 import { describe, expect, it } from 'vitest';
 import { useCPP, useThreads } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';
