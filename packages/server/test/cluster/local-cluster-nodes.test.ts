@@ -46,6 +46,19 @@ describe('servers sharing a store through a LocalCluster', () => {
     return { client, threadId, exchange };
   };
 
+  /** An answer streams on one node, and a client of the other node has two of its chunks. */
+  const answerStreamingOnAnotherNode = async () => {
+    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const exchange = await prompt(writer, threadId, 'What is Clojure?');
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    (await generating!.model.call(0)).release(2);
+    await chunksReceived(client, exchange.assistantNodeId, 2);
+    return { other: other!, writer, client, threadId, exchange };
+  };
+
   it('fan out every frame of a thread to its clients on every node', async () => {
     const [generating, watching] = await nodes.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
@@ -111,17 +124,9 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it('stop a generation of another node, and refuse a prompt there with THREAD_BUSY', async () => {
-    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
-    const writer = await generating!.connect();
-    const { threadId } = await openThread(writer, { patches: true });
-    const exchange = await prompt(writer, threadId, 'What is Clojure?');
-    const client = await other!.connect();
-    await openThread(client, { threadId, patches: true });
-    (await generating!.model.call(0)).release(2);
-
+    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
     client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_busy' }, { id: 'busy' });
     await expectError(client, 'THREAD_BUSY', { refId: 'busy' });
-    await chunksReceived(client, exchange.assistantNodeId, 2);
     client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
 
     expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ reason: 'stop', finalContentLength: 'Clojure is '.length });
@@ -133,14 +138,7 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it('run the frame after a stop run on another node on the change the stop made, though the reply outruns it', async () => {
-    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
-    const writer = await generating!.connect();
-    const { threadId } = await openThread(writer, { patches: true });
-    const exchange = await prompt(writer, threadId, 'What is Clojure?');
-    const client = await other!.connect();
-    await openThread(client, { threadId, patches: true });
-    (await generating!.model.call(0)).release(2);
-    await chunksReceived(client, exchange.assistantNodeId, 2);
+    const { other, client, threadId, exchange } = await answerStreamingOnAnotherNode();
     // The other node hears the thread's messages late: only after the stop's reply reached it, and a macrotask on.
     const holder = nodes.cluster.liveLock(threadId)!.holder;
     const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
@@ -164,9 +162,9 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(client.all('CPP_STREAM_HALTED')).toHaveLength(1);
     expect(client.all('CPP_SYNC_GRAPH')).toHaveLength(1);
     expect(client.all('CPP_ERROR')).toEqual([]);
-    (await other!.model.call(0)).releaseAll();
+    (await other.model.call(0)).releaseAll();
     await completion(client, threadId, next.assistantNodeId);
-    expect(other!.model.calls).toHaveLength(1);
+    expect(other.model.calls).toHaveLength(1);
     const stored = await expectSoundStore(threadId);
     expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is ' });
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
