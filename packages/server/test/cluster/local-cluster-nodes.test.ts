@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
+import { CopyCatchUp } from '../../src/engine/copy-catch-up.js';
 import { useLocalNodes, type LocalNode } from './local-nodes.js';
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
@@ -139,18 +140,26 @@ describe('servers sharing a store through a LocalCluster', () => {
 
   it('run the frame after a stop run on another node on the change the stop made, though the reply outruns it', async () => {
     const { other, client, threadId, exchange } = await answerStreamingOnAnotherNode();
-    // The other node hears the thread's messages late: only after the stop's reply reached it, and a macrotask on.
+    // The other node hears the thread's messages late: only once it has decided how to go on after the stop's
+    // reply, by waiting for its copy to catch up, or by forwarding the next frame on the copy it has.
     const holder = nodes.cluster.liveLock(threadId)!.holder;
     const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
     const held: Array<() => void> = [];
     const deliver = lagging.deliver;
     lagging.deliver = (message) => held.push(() => deliver(message));
+    const deliverHeld = () => held.splice(0).forEach((delivered) => delivered());
+    const reach = CopyCatchUp.prototype.reach;
+    const catchingUp = vi.spyOn(CopyCatchUp.prototype, 'reach').mockImplementation(function (this: CopyCatchUp, version: number) {
+      const reached = reach.call(this, version);
+      deliverHeld();
+      return reached;
+    });
+    onTestFinished(() => catchingUp.mockRestore());
     const transport = lagging.member;
     const forward = transport.sendToLockHolder.bind(transport);
     const forwarded = vi.spyOn(transport, 'sendToLockHolder').mockImplementation(async (...args) => {
-      const sent = await forward(...args);
-      void sent?.reply.then(() => setTimeout(() => held.splice(0).forEach((delivered) => delivered()), 20));
-      return sent;
+      if (forwarded.mock.calls.length > 1) deliverHeld();
+      return forward(...args);
     });
 
     client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
