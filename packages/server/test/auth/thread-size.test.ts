@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { MessageNode } from '@promethea/cpp-protocol';
 import { jsonTextBytes, threadSize } from '../../src/auth/limits/thread-size.js';
 
 const asJson = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
@@ -25,5 +26,35 @@ describe('the text bytes the thread limit counts', () => {
       },
     };
     expect(threadSize(graph)).toEqual({ nodes: 2, bytes: 2 + 5 + asJson('A "greeting".') });
+  });
+
+  it('read again only the nodes whose text changed since the last count', () => {
+    const nodes: Record<string, MessageNode> = {};
+    for (let index = 0; index < 1000; index += 1) {
+      const id = `msg_${index}`;
+      nodes[id] = { id, parentId: null, childrenIds: [], createdAt: 1, status: 'completed', role: 'assistant', content: `answer ${index} "quoted"`, reasoning: `why ${index}` };
+    }
+    const graph = { threadId: 'thread_t', rootNodeId: null, activeHeadMessageId: null, version: 1, nodes };
+    const fresh = () => Object.values(nodes).reduce((bytes, node) => bytes + asJson(node.content) + asJson(node.reasoning ?? ''), 0);
+    const before = fresh();
+    const reads = vi.spyOn(Buffer, 'byteLength');
+    onTestFinished(() => reads.mockRestore());
+
+    const first = threadSize(graph);
+    expect(first).toEqual({ nodes: 1000, bytes: before });
+    expect(reads).toHaveBeenCalledTimes(2000);
+    reads.mockClear();
+    expect(threadSize(graph)).toEqual(first);
+    expect(reads).not.toHaveBeenCalled();
+
+    // A streaming answer's text grows (a new string in place of the old), a cut shortens one, reasoning goes.
+    nodes.msg_7!.content += ' and more, \u0001';
+    nodes.msg_8!.content = nodes.msg_8!.content.slice(0, 3);
+    delete nodes.msg_9!.reasoning;
+    nodes.msg_new = { ...nodes.msg_1!, id: 'msg_new', content: 'new' };
+    const size = threadSize(graph);
+    expect(reads).toHaveBeenCalledTimes(8);
+    reads.mockRestore();
+    expect(size).toEqual({ nodes: 1001, bytes: fresh() });
   });
 });

@@ -1,4 +1,4 @@
-import type { ThreadGraph } from '@promethea/cpp-protocol';
+import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 
 /** What a thread holds, as the thread limits count it. */
 export interface ThreadSize {
@@ -7,11 +7,38 @@ export interface ThreadSize {
   bytes: number;
 }
 
+/**
+ * Counted on every prompt, pivot, regenerate and continue. Each node's count is kept while its text is the same
+ * string, so only the nodes whose text changed since the last count are read again: counting all of a 10,000-node
+ * thread's 3 MB of text took 10–15 ms of the event loop on every prompt here, the nodes alone ~1.5 ms.
+ */
 export function threadSize(graph: ThreadGraph): ThreadSize {
   let bytes = 0;
-  const nodes = Object.values(graph.nodes);
-  for (const node of nodes) bytes += jsonTextBytes(node.content) + jsonTextBytes(node.reasoning ?? '');
-  return { nodes: nodes.length, bytes };
+  let nodes = 0;
+  for (const id in graph.nodes) {
+    bytes += nodeTextBytes(graph.nodes[id]!);
+    nodes += 1;
+  }
+  return { nodes, bytes };
+}
+
+interface CountedText {
+  content: string;
+  reasoning: string;
+  bytes: number;
+}
+
+/** The last count of each node's text, with the strings it counted: the cache holds no text of its own. */
+const counted = new WeakMap<MessageNode, CountedText>();
+
+function nodeTextBytes(node: MessageNode): number {
+  const reasoning = node.reasoning ?? '';
+  const last = counted.get(node);
+  // The same strings compare by reference, at once; text that did change is counted again.
+  if (last && last.content === node.content && last.reasoning === reasoning) return last.bytes;
+  const bytes = jsonTextBytes(node.content) + jsonTextBytes(reasoning);
+  counted.set(node, { content: node.content, reasoning, bytes });
+  return bytes;
 }
 
 /** Characters JSON writes as more than themselves: the quote, the backslash, control characters, lone surrogates. */
