@@ -59,7 +59,9 @@ describe('export and import in the browser', () => {
     // Import: the JSON just exported comes back as a second thread of the same title.
     const picker = threads.getByLabel('File to import: a CPP JSON export or a ChatGPT conversations.json');
     await picker.setInputFiles(await jsonFile.path());
-    await expect.poll(() => threads.getByRole('button', { name: /^Tell me about the Danube/ }).count()).toBe(2);
+    const danube = threads.getByRole('button', { name: /^Tell me about the Danube/ });
+    await danube.nth(1).waitFor();
+    expect(await danube.count()).toBe(2);
     expect(chat.frames.sent.find((frame) => frame.type === 'CPP_THREAD_IMPORT')?.payload).toMatchObject({ format: 'cpp-thread' });
 
     await picker.setInputFiles(CHATGPT_EXPORT);

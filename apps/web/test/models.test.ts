@@ -1,5 +1,5 @@
 import { DemoProvider } from '@promethea/cpp-server';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
@@ -73,18 +73,18 @@ describe('models in the browser', () => {
     await chat.page.getByText(/^Sending now pivots: the model stops thinking here, at the \d+ characters of reasoning on screen/).waitFor();
     await chat.composer.press('Enter');
 
-    const [interrupted] = await vi.waitFor(() => {
-      const halted = chat.frames.received.find((frame) => frame.type === 'CPP_STREAM_HALTED');
-      if (!halted) throw new Error('not halted yet');
-      return [halted.payload as { interruptedNodeId: string; finalContentLength: number; finalReasoningLength: number; part?: string }];
-    });
+    const halted = await chat.frames.receivedFrame((frame) => frame.type === 'CPP_STREAM_HALTED');
+    const interrupted = halted.payload as { interruptedNodeId: string; finalContentLength: number; finalReasoningLength: number; part?: string };
     expect(interrupted).toMatchObject({ finalContentLength: 0, part: 'reasoning' });
     expect(interrupted.finalReasoningLength).toBeGreaterThan(0);
     expect(chat.frames.lastSent('CPP_PIVOT_INIT')!.payload).toMatchObject({ receivedContentLength: 0 });
     const cut = chat.message(interrupted.interruptedNodeId);
     // Folded away once the answer is no longer thinking, but there, as far as it was seen.
     await cut.locator('.reasoning-text').filter({ hasText: /^The question is about/ }).waitFor({ state: 'attached' });
-    await vi.waitFor(async () => expect((await cut.locator('.reasoning-text').textContent())!.length).toBe(interrupted.finalReasoningLength));
+    await chat.page.waitForFunction(
+      ([nodeId, length]) => document.querySelector(`article[data-node-id="${nodeId}"] .reasoning-text`)?.textContent?.length === length,
+      [interrupted.interruptedNodeId, interrupted.finalReasoningLength] as const,
+    );
     expect(chat.problems).toEqual([]);
   }, BROWSER_TEST_MS);
 

@@ -1,24 +1,21 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatPage } from './support/chat-page.js';
 import type { RecordedFrame } from './support/frame-recorder.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 60_000;
 
-async function received(chat: ChatPage, matches: (frame: RecordedFrame) => boolean): Promise<RecordedFrame> {
-  return vi.waitFor(() => {
-    const frame = chat.frames.received.find(matches);
-    if (!frame) throw new Error('not received yet');
-    return frame;
-  });
+
+/** A node's content in a structural update (patch or sync) that carries it. */
+function contentIn(frame: RecordedFrame, nodeId: string): string | undefined {
+  if (frame.type !== 'CPP_GRAPH_PATCH' && frame.type !== 'CPP_SYNC_GRAPH') return undefined;
+  return (frame.payload.nodes as Record<string, { content: string }>)[nodeId]?.content;
 }
 
 /** The server's final content of a node, from the last structural update the page received about it. */
 function serverContent(chat: ChatPage, nodeId: string): string | undefined {
-  const update = chat.frames.received.findLast(
-    (frame) => (frame.type === 'CPP_GRAPH_PATCH' || frame.type === 'CPP_SYNC_GRAPH') && nodeId in (frame.payload.nodes as object),
-  );
-  return (update?.payload.nodes as Record<string, { content: string }> | undefined)?.[nodeId]?.content;
+  const update = chat.frames.received.findLast((frame) => contentIn(frame, nodeId) !== undefined);
+  return update && contentIn(update, nodeId);
 }
 
 describe('pivot and stop in the browser', () => {
@@ -36,7 +33,7 @@ describe('pivot and stop in the browser', () => {
     await screenshot(chat.page, 'pivot-typing');
     await chat.composer.press('Enter');
 
-    const halted = await received(chat, (frame) => frame.type === 'CPP_STREAM_HALTED');
+    const halted = await chat.frames.receivedFrame((frame) => frame.type === 'CPP_STREAM_HALTED');
     const pivot = chat.frames.lastSent('CPP_PIVOT_INIT')!;
     expect(pivot.payload).toMatchObject({ interruptedNodeId: first.id, userPrompt: 'Actually, tell me about rivers' });
     // What the page had shown when the person pressed Enter is what the server kept.
@@ -54,7 +51,8 @@ describe('pivot and stop in the browser', () => {
     ]);
     const interrupted = shown[1]!;
     expect(interrupted.length).toBe(cut);
-    await vi.waitFor(() => expect(serverContent(chat, first.id)).toHaveLength(cut));
+    await chat.frames.receivedFrame((frame) => contentIn(frame, first.id)?.length === cut);
+    expect(serverContent(chat, first.id)).toHaveLength(cut);
     // The page holds exactly the server's text (the answer is Markdown, so its Copy tells, not the rendered text).
     await chat.action(first.id, 'Copy').click();
     await chat.action(first.id, 'Copied').waitFor();
@@ -65,7 +63,7 @@ describe('pivot and stop in the browser', () => {
 
     // Esc stops the new answer where the page is.
     await chat.composer.press('Escape');
-    const stopped = await received(chat, (frame) => frame.type === 'CPP_STREAM_HALTED' && frame.payload.reason === 'stop');
+    const stopped = await chat.frames.receivedFrame((frame) => frame.type === 'CPP_STREAM_HALTED' && frame.payload.reason === 'stop');
     const stop = chat.frames.lastSent('CPP_STREAM_STOP')!;
     expect(stopped.payload).toMatchObject({ interruptedNodeId: second.id, finalContentLength: stop.payload.receivedContentLength });
     const last = await chat.waitForAnswer('interrupted');

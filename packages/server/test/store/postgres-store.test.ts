@@ -171,7 +171,7 @@ describeWithPostgres('PostgresStore', () => {
 
       /** Resolves with their pids once `count` connections wait for a lock that the connection `pid` holds. */
       async function waitForWaiting(pid: number, count: number): Promise<number[]> {
-        await expect.poll(async () => (await waitingBehind(pid)).length, { timeout: 10_000 }).toBe(count);
+        await expect.poll(async () => (await waitingBehind(pid)).length, { timeout: 60_000 }).toBe(count);
         return waitingBehind(pid);
       }
 
