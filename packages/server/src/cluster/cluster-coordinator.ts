@@ -113,17 +113,19 @@ export class ClusterCoordinator implements ThreadLinks {
   private async recoverOrphans(): Promise<void> {
     const registry = this.requireRegistry();
     const orphans = new Set(await this.transport.orphanedGenerations());
-    const held = registry.all().filter((engine) => engine.streamsElsewhere());
-    const holders = await Promise.all(held.map((engine) => this.transport.lockHolder(engine.threadId)));
-    held.forEach((engine, index) => holders[index] === undefined && orphans.add(engine.threadId));
-    await Promise.all(
-      [...orphans].map(async (threadId) => {
+    // Copies that show an answer streaming that no server holds the lock of: its server died without a trace in
+    // Redis (which restarted), or it has just ended the answer and the end is on its way here.
+    const streaming = registry.all().filter((engine) => engine.streamsElsewhere() && !orphans.has(engine.threadId));
+    const holders = await Promise.all(streaming.map((engine) => this.transport.lockHolder(engine.threadId)));
+    await Promise.all([
+      ...[...orphans].map(async (threadId) => {
         const engine = await registry.require(threadId).catch((error: unknown) => {
           if (!CPPError.isInstance(error)) this.onError(error);
         });
         await engine?.recoverLostGeneration();
       }),
-    );
+      ...streaming.filter((_, index) => holders[index] === undefined).map((engine) => engine.recoverStaleGeneration()),
+    ]);
   }
 
   private requireRegistry(): ThreadRegistry {

@@ -337,8 +337,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (!this.streamsElsewhere()) return false;
     const reply = await this.link.forward(frame, identity);
     if (!reply) {
-      // No live server holds it: its server died. Keep what it streamed; the frame then runs here.
-      await this.recoverLost();
+      // No live server holds it: its server died, or ended the answer and this copy has not heard yet.
+      await this.recoverIfStillStreaming();
       if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
       return false;
     }
@@ -356,6 +356,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   /** The server generating in this thread died (its lock expired): its node is kept, as far as it streamed, as `interrupted`. */
   recoverLostGeneration(): Promise<void> {
     return this.queue.run(() => this.recoverLost());
+  }
+
+  /** This copy shows another server's answer streaming and no server holds the thread's lock: see recoverIfStillStreaming. */
+  recoverStaleGeneration(): Promise<void> {
+    return this.queue.run(() => this.recoverIfStillStreaming());
   }
 
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
@@ -396,6 +401,17 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   generationLost(): void {
     this.generation.lose();
+  }
+
+  /**
+   * The answer's server may have ended it, released the lock, and its message may be on its way: the copy is read
+   * first, without the lock, and what still streams then is recovered. Taking the lock for a copy that is only behind
+   * would refuse, for that moment, the thread's next answer on any other server (THREAD_BUSY to a prompt sent after
+   * the end it was shown).
+   */
+  private async recoverIfStillStreaming(): Promise<void> {
+    await this.link.reload();
+    if (this.streamsElsewhere()) await this.recoverLost();
   }
 
   /** Commits the streaming node of a dead server as `interrupted`, unless another server does it or its server lives. */

@@ -179,6 +179,37 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
+  it("take no lock to recover an answer that a copy still shows streaming after its node ended it: the thread's next answer is not refused", async () => {
+    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
+    const holder = nodes.cluster.liveLock(threadId)!.holder;
+    const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
+    // The other node hears nothing of the thread: its copy shows the answer streaming after its end.
+    const deliver = lagging.deliver;
+    lagging.deliver = () => {};
+    const transport = lagging.member;
+    const claims = vi.spyOn(transport, 'acquireLock');
+    const sweeps: Array<() => void> = [];
+    const orphaned = transport.orphanedGenerations.bind(transport);
+    vi.spyOn(transport, 'orphanedGenerations').mockImplementation(() => {
+      sweeps.shift()?.();
+      return orphaned();
+    });
+    const sweepBegins = () => new Promise<void>((resolve) => sweeps.push(resolve));
+
+    writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
+    await nextUpdate(writer, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    expect(nodes.cluster.liveLock(threadId)).toBeUndefined();
+    // A sweep of the other node begins after the end, and another after it: the first has run its course.
+    await sweepBegins();
+    await sweepBegins();
+
+    // It read the thread again instead, without the lock, and told its client what it had missed.
+    expect(claims).not.toHaveBeenCalled();
+    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status !== 'streaming');
+    expect(update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted' });
+    lagging.deliver = deliver;
+  });
+
   it('run a regenerate on the node whose generation it halts, and a branch delete on any node, telling the clients of both', async () => {
     const [generating, other] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
     const writer = await generating!.connect();
