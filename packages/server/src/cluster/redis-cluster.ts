@@ -141,11 +141,8 @@ export class RedisClusterTransport implements ClusterTransport {
     return generation === null ? undefined : { holder: generation, expired: true };
   }
 
-  async orphanedGenerations(): Promise<string[]> {
-    const threadIds = await this.redis.hkeys(this.keys.generations());
-    if (threadIds.length === 0) return [];
-    const held = await Promise.all(threadIds.map((threadId) => this.redis.exists(this.keys.lock(threadId))));
-    return threadIds.filter((_, index) => held[index] === 0);
+  orphanedGenerations(): Promise<string[]> {
+    return this.redis.cppOrphanedGenerations(this.keys.generations(), this.keys.lock(''));
   }
 
   sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {

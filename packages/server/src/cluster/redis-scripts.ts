@@ -44,6 +44,21 @@ const SCRIPTS = {
       return 0`,
   },
   /**
+   * KEYS generations; ARGV lock key prefix. The threads whose generation was registered and whose lock is gone, read
+   * at one moment: read in two steps, a lock released between them (which forgets its generation too) would look
+   * expired, and a node would take a live thread's lock to recover it. Lock keys are built here from the prefix, as
+   * the inbox key below (one Redis; Redis Cluster is not supported).
+   */
+  cppOrphanedGenerations: {
+    numberOfKeys: 1,
+    lua: `
+      local orphans = {}
+      for _, threadId in ipairs(redis.call('HKEYS', KEYS[1])) do
+        if redis.call('EXISTS', ARGV[1] .. threadId) == 0 then orphans[#orphans + 1] = threadId end
+      end
+      return orphans`,
+  },
+  /**
    * KEYS lock; ARGV sender, inbox key prefix, inbox length, inbox ttl, entry fields…. Appends the entry to the inbox
    * of the lock's holder and returns the holder; nil when nobody holds the lock, and the sender itself, appending
    * nothing, when it holds it. The inbox key is built here from the holder, which only this script reads: fine on
@@ -68,6 +83,7 @@ export interface LockScripts {
   cppAcquireLock(lock: string, fence: string, generations: string, instance: string, ttlMs: number, threadId: string): Promise<number | null>;
   cppRenewLock(lock: string, fence: string, value: string, token: number, ttlMs: number): Promise<number>;
   cppReleaseLock(lock: string, fence: string, generations: string, value: string, token: number, threadId: string): Promise<number>;
+  cppOrphanedGenerations(generations: string, lockPrefix: string): Promise<string[]>;
   cppSendToLockHolder(lock: string, sender: string, inboxPrefix: string, inboxLength: number, inboxTtlMs: number, ...fields: string[]): Promise<string | null>;
 }
 

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { RedisClusterTransport } from '../../src/cluster/redis-cluster.js';
 import { deleteRedisKeys, describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
@@ -41,5 +41,23 @@ describeWithRedis('RedisClusterTransport', () => {
     publisher.publish('thread_cut', { frame: 'after the cut' });
     // Delivered: subscribed again after the reconnection.
     expect(await received).toBe('after the cut');
+  });
+
+  it('lists orphaned generations at one moment: a lock released while it looks is not taken for one whose node died', async () => {
+    const [holder, sweeper] = await Promise.all([RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }), RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix })]);
+    opened.push(holder, sweeper);
+    const token = (await holder.acquireLock('thread_live', 60_000))!;
+    // Any read of the sweeper's that lists the registered generations lets the holder release its lock right after.
+    const commands = (sweeper as unknown as { redis: Redis }).redis;
+    const hkeys = commands.hkeys.bind(commands);
+    vi.spyOn(commands, 'hkeys').mockImplementation((async (...args: Parameters<typeof hkeys>) => {
+      const listed = await hkeys(...args);
+      await holder.releaseLock('thread_live', token);
+      return listed;
+    }) as typeof hkeys);
+
+    expect(await sweeper.orphanedGenerations()).not.toContain('thread_live');
+    await holder.releaseLock('thread_live', token);
+    expect(await sweeper.orphanedGenerations()).toEqual([]);
   });
 });
