@@ -5,7 +5,6 @@ import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 60_000;
 
-
 /** A node's content in a structural update (patch or sync) that carries it. */
 function contentIn(frame: RecordedFrame, nodeId: string): string | undefined {
   if (frame.type !== 'CPP_GRAPH_PATCH' && frame.type !== 'CPP_SYNC_GRAPH') return undefined;
