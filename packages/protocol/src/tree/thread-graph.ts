@@ -23,7 +23,8 @@ export function getNode(graph: ThreadGraph, nodeId: string): MessageNode | undef
 /**
  * Which node streamed when a graph's nodes and version were last scanned. A node starts or stops streaming only by a
  * structural change, which sets a new version, or by a reload, which replaces the nodes: scanning a thread of
- * thousands of nodes on every sync and operation took a fifth of a busy server's time.
+ * thousands of nodes on every sync and operation took a fifth of a busy server's time. A change applied with
+ * `applyChange` carries the scan to its version (`carryScan`), so that a pivot does not scan a long thread again.
  */
 const lastScan = new WeakMap<ThreadGraph, { nodes: ThreadGraph['nodes']; version: number; nodeId: string | undefined }>();
 
@@ -51,4 +52,23 @@ function findStreaming(nodes: ThreadGraph['nodes']): MessageNode | undefined {
     if (node.status === 'streaming') return node;
   }
   return undefined;
+}
+
+/**
+ * After `applyChange`: the scan of the version the change was planned on holds for the change's version, with the
+ * nodes the change carries, since a change carries every node whose status it sets. A scan of another version, or
+ * a change that starts a node streaming while another still does, leaves the next `streamingNode` to scan again.
+ */
+export function carryScan(
+  graph: ThreadGraph,
+  change: { baseVersion: number; version: number; nodes: readonly MessageNode[]; removedNodeIds?: readonly string[] },
+): void {
+  const scan = lastScan.get(graph);
+  if (!scan || scan.nodes !== graph.nodes || scan.version !== change.baseVersion) return;
+  const streaming = change.nodes.filter((node) => node.status === 'streaming').map((node) => node.id);
+  const { nodeId } = scan;
+  if (nodeId !== undefined && !change.nodes.some((node) => node.id === nodeId) && !change.removedNodeIds?.includes(nodeId)) streaming.push(nodeId);
+  // Two streaming nodes: which one a scan finds first is the scan's to say.
+  if (streaming.length > 1) lastScan.delete(graph);
+  else lastScan.set(graph, { nodes: graph.nodes, version: change.version, nodeId: streaming[0] });
 }

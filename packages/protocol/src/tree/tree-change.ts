@@ -1,5 +1,5 @@
 import type { MessageNode } from '../node.js';
-import type { ThreadGraph } from './thread-graph.js';
+import { carryScan, type ThreadGraph } from './thread-graph.js';
 
 /**
  * One structural change of a thread, as planned by the tree operations and committed by a store in one
@@ -28,4 +28,5 @@ export function applyChange(graph: ThreadGraph, change: TreeChange): void {
   graph.rootNodeId = change.rootNodeId;
   graph.activeHeadMessageId = change.activeHeadMessageId;
   graph.version = change.version;
+  carryScan(graph, change);
 }

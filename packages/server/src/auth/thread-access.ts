@@ -6,7 +6,7 @@ import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import { importThreads } from '../threads/thread-importer.js';
 import { PerMinuteAllowance } from './limits/per-minute-allowance.js';
-import { jsonTextBytes, threadSize, type ThreadSize } from './limits/thread-size.js';
+import { jsonTextBytes, threadSize, type ThreadSize } from '../engine/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
 
 export interface ThreadAccessSettings {
@@ -27,6 +27,8 @@ export interface ThreadAccessSettings {
 export class ThreadAccess implements ThreadLimits {
   private readonly syncs: PerMinuteAllowance;
   private readonly searches: PerMinuteAllowance;
+  /** Whether a thread's size is limited at all: counting it costs a walk of its nodes after each load. */
+  private readonly sizeLimited: boolean;
 
   constructor(
     private readonly registry: ThreadRegistry,
@@ -35,6 +37,7 @@ export class ThreadAccess implements ThreadLimits {
   ) {
     this.syncs = new PerMinuteAllowance(settings.limits.syncsPerMinute, 'syncs');
     this.searches = new PerMinuteAllowance(settings.limits.searchesPerMinute, 'searches');
+    this.sizeLimited = settings.limits.maxNodesPerThread > 0 || settings.limits.maxThreadBytes > 0;
   }
 
   /** The thread a frame names: NOT_FOUND when there is none, or when it is not the identity's. */
@@ -77,18 +80,18 @@ export class ThreadAccess implements ThreadLimits {
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
     }
-    this.checkRoom(graph, newNodeId, 2, jsonTextBytes(userPrompt));
+    this.checkRoom(graph, newNodeId, 2, userPrompt);
   }
 
   /**
    * Room in the thread for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one), and
-   * `addedBytes` more bytes of text.
+   * `addedText`.
    */
-  checkRoom(graph: ThreadGraph, newNodeId: string, count: number, addedBytes = 0): void {
+  checkRoom(graph: ThreadGraph, newNodeId: string, count: number, addedText = ''): void {
     // An exact retry creates nothing: the thread's engine answers it, full or not.
-    if (getNode(graph, newNodeId)) return;
+    if (!this.sizeLimited || getNode(graph, newNodeId)) return;
     const { nodes, bytes } = threadSize(graph);
-    this.checkSize(graph.threadId, { nodes: nodes + count, bytes: bytes + addedBytes });
+    this.checkSize(graph.threadId, { nodes: nodes + count, bytes: bytes + jsonTextBytes(addedText) });
   }
 
   /**
@@ -96,7 +99,7 @@ export class ThreadAccess implements ThreadLimits {
    * checkRoom's retry test does not apply). A node that streams is a retry, answered by the thread whatever its size.
    */
   checkContinue(graph: ThreadGraph, nodeId: string): void {
-    if (getNode(graph, nodeId)?.status === 'streaming') return;
+    if (!this.sizeLimited || getNode(graph, nodeId)?.status === 'streaming') return;
     const { nodes, bytes } = threadSize(graph);
     this.checkSize(graph.threadId, { nodes, bytes: bytes + 1 });
   }

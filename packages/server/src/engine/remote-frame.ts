@@ -1,5 +1,4 @@
 import {
-  applyChange,
   applyChunk,
   applyHalted,
   encodeServerFrame,
@@ -11,6 +10,7 @@ import {
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
+import { applyCountedChange } from './thread-size.js';
 
 /** What a frame from another node did to this node's copy of the thread, and what this node's subscribers get. */
 export type RemoteOutcome =
@@ -41,7 +41,7 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
         nodes: Object.values(nodes),
         ...(removedNodeIds ? { removedNodeIds } : {}),
       };
-      applyChange(graph, change);
+      applyCountedChange(graph, change);
       return { kind: 'change', change };
     }
     case 'CPP_STREAM_CHUNK': {

@@ -1,8 +1,9 @@
-import { CPPError, ErrorCode, applyChange, getNode, safeCutLength, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
+import { CPPError, ErrorCode, getNode, safeCutLength, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
 import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import type { ThreadGeneration } from './thread-generation.js';
 import type { ThreadLink } from './thread-link.js';
+import { applyCountedChange } from './thread-size.js';
 
 const TITLE_LENGTH = 80;
 
@@ -39,7 +40,7 @@ export class ThreadCommitter {
       throw error;
     }
     // A reload while the commit was on its way may have brought the change already.
-    if (change.version > this.graph.version) applyChange(this.graph, change);
+    if (change.version > this.graph.version) applyCountedChange(this.graph, change);
     this.generation.committed(change, (nodeId) => getNode(this.graph, nodeId)?.status === 'streaming');
     return change;
   }

@@ -8,7 +8,7 @@ import {
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
 import type { ServerLimits } from '../auth/limits/server-limits.js';
-import { threadSize } from '../auth/limits/thread-size.js';
+import { threadSize } from '../engine/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
 
 /** The limits an import respects, as a prompt does; 0 turns one off. */
