@@ -66,6 +66,15 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
     expect(sync.activeHeadMessageId).toBe(branch.assistantNodeId);
   });
 
+  it("sends CPP_STREAM_HALTED before it aborts the model call: the call's teardown does not delay the halt", async () => {
+    const sent: string[] = [];
+    const setup = await startStreamingThread(fixture, ['Hello', ' world', ' and more'], 2, { observers: [{ frameSent: (_connection, frame) => sent.push(frame) }] });
+    let sentAtAbort: string[] | undefined;
+    setup.call.signal.addEventListener('abort', () => (sentAtAbort = [...sent]));
+    await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead');
+    expect(sentAtAbort?.some((frame) => frame.includes('"CPP_STREAM_HALTED"'))).toBe(true);
+  });
+
   describe('cuts at receivedContentLength, never inside a surrogate pair', () => {
     // Sent: "ab" + "😀😀" + "c"; each emoji is two UTF-16 code units.
     const cases = [
