@@ -1,5 +1,5 @@
 import { encodeServerFrame } from '@promethea/cpp-protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { monotonicNow } from '../src/clock.js';
 import { dueTimesOf, pacedTokens, readDueTimes } from '../src/paced-tokens.js';
 
@@ -70,6 +70,22 @@ describe('paced tokens', () => {
       expect(own).toHaveLength(20);
       own.forEach((stamp, index) => index > 0 && expect(stamp).toBeGreaterThan(own[index - 1]!));
     }
+  });
+
+  it("yields a token due at once at the loop's next turn, not after a timer (Node waits 1 ms for any)", async () => {
+    // Were a timer to pace it, the token would never come: no fake timer is run here.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => {
+      // A timer the stream armed all the same fires now, or the streams of later tests would wait for it.
+      vi.runOnlyPendingTimers();
+      vi.useRealTimers();
+    });
+    const stream = pacedTokens(1000, 2, new AbortController().signal);
+    let first: string | undefined;
+    void stream.next().then((result) => (first = result.value as string));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(Number(first)).toBeLessThanOrEqual(monotonicNow());
+    await stream.return(undefined);
   });
 
   it('lets the event loop turn between tokens, late ones too', async () => {
