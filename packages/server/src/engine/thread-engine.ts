@@ -78,11 +78,15 @@ export interface ThreadEngineDependencies {
  */
 export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly queue = new SerialQueue();
-  /** Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. */
-  private readonly leaving = new Map<Subscriber, object>();
+  /**
+   * Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. This, and `catchUp`, are made when
+   * first needed: what every open thread holds is multiplied by the threads a server keeps open (issue 20).
+   */
+  private leaving: Map<Subscriber, object> | undefined;
   private readonly fanout: ThreadFanout;
   private readonly committer: ThreadCommitter;
-  private readonly catchUp: CopyCatchUp;
+  /** Made by the first frame another server answers: a server alone never waits for its copy. */
+  private catchUp: CopyCatchUp | undefined;
   readonly generation: ThreadGeneration;
   /** Set once the engine went idle and was let go of: the thread is looked up again, never subscribed to here. */
   private unloaded = false;
@@ -98,8 +102,6 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.fanout = new ThreadFanout(graph, record, link);
     this.generation = new ThreadGeneration(graph.threadId, link, dependencies.persister, () => this.unloadIfIdle());
     this.committer = new ThreadCommitter(graph, record, dependencies.store, link, this.generation);
-    const reload = () => link.reload().catch((error: unknown) => dependencies.onBackgroundError(error, this.threadId));
-    this.catchUp = new CopyCatchUp(graph, reload, CATCH_UP_PATIENCE_MS);
   }
 
   get threadId(): string {
@@ -146,7 +148,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       this.fanout.subscribe(subscriber, patches);
       return true;
     }
-    const rejoining = this.leaving.delete(subscriber);
+    const rejoining = this.leaving?.delete(subscriber) ?? false;
     if (!rejoining && patches === undefined) return true;
     void this.queue.run(async () => {
       if (this.fanout.has(subscriber)) this.fanout.subscribe(subscriber, patches ?? false);
@@ -161,10 +163,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
   leave(subscriber: Subscriber): Promise<void> {
     const departure = {};
-    this.leaving.set(subscriber, departure);
+    const leaving = (this.leaving ??= new Map());
+    leaving.set(subscriber, departure);
     return this.queue.run(async () => {
-      if (this.leaving.get(subscriber) !== departure) return;
-      this.leaving.delete(subscriber);
+      if (leaving.get(subscriber) !== departure) return;
+      leaving.delete(subscriber);
       this.unsubscribe(subscriber);
     });
   }
@@ -343,6 +346,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       return false;
     }
     if (!reply.ok) throw new CPPError(reply.code, reply.message);
+    this.catchUp ??= new CopyCatchUp(
+      this.graph,
+      () => this.link.reload().catch((error: unknown) => this.dependencies.onBackgroundError(error, this.threadId)),
+      CATCH_UP_PATIENCE_MS,
+    );
     await this.catchUp.reach(reply.version);
     if (reply.retried) this.sendSync(requester);
     return true;
@@ -375,7 +383,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       if (title !== undefined) this.record.title = title;
       this.fanout.sendChange(text);
       this.loseOverriddenGeneration();
-      this.catchUp.moved();
+      this.catchUp?.moved();
     } else if (outcome.kind === 'frame') this.fanout.send(outcome.text, outcome.chunk);
     return true;
   }
@@ -394,7 +402,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       setPartText(own, 'reasoning', stream.reasoning);
     }
     this.loseOverriddenGeneration();
-    this.catchUp.moved();
+    this.catchUp?.moved();
     if (streamState(this.graph) === before) return;
     this.fanout.send(this.fanout.syncFrame());
   }
@@ -497,7 +505,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   private closeDeleted(): void {
-    this.catchUp.endAll();
+    this.catchUp?.endAll();
     this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
     this.fanout.unsubscribeAll();
     this.unloadIfIdle();

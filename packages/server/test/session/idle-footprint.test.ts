@@ -45,12 +45,30 @@ describe('an idle connection', () => {
 });
 
 describe('an open empty thread', () => {
+  /** The engine of the thread each connection opened. */
+  const enginesOf = (sessions: ConnectionSession[]) => sessions.map((session) => [...(session['threads'] as Set<ThreadEngine>)][0]!);
+
   it('shares its server’s engine dependencies with every other open thread', async () => {
     const sessions = watchSessions();
     await openThread(await fixture.connect());
     await openThread(await fixture.connect());
-    const [first, second] = sessions().map((session) => [...(session['threads'] as Set<ThreadEngine>)][0]!);
+    const [first, second] = enginesOf(sessions());
     expect(second).not.toBe(first);
     expect(second!['dependencies']).toBe(first!['dependencies']);
+  });
+
+  it('has no map of closes waiting for their turn and no catch-up with other servers until one is needed', async () => {
+    const sessions = watchSessions();
+    await openThread(await fixture.connect());
+    const [engine] = enginesOf(sessions());
+    expect(engine!['leaving']).toBeUndefined();
+    expect(engine!['catchUp']).toBeUndefined();
+  });
+
+  it('keeps no copy of its sync frame, which is built again in microseconds', async () => {
+    const sessions = watchSessions();
+    await openThread(await fixture.connect());
+    const [engine] = enginesOf(sessions());
+    expect(engine!['fanout']['syncs']['frame']).toBe('');
   });
 });
