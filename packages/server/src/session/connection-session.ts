@@ -54,7 +54,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   get connectionId(): string {
     return this.id;
   }
-  private readonly threads = new Set<ThreadEngine>();
+  /**
+   * The threads this connection is subscribed to. This, and `applying`, exist only while they hold something: what an
+   * idle connection holds is multiplied by every connection a server keeps open (issue 20).
+   */
+  private threads: Set<ThreadEngine> | undefined;
   private closed = false;
   private readonly outbound: BackpressureQueue;
   /**
@@ -64,7 +68,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    */
   private readonly receipt = new SerialQueue();
   /** The frames queued on their threads and not yet applied: a thread list waits for those sent before it. */
-  private readonly applying = new Set<Promise<void>>();
+  private applying: Set<Promise<void>> | undefined;
 
   constructor(
     private readonly socket: CPPSocket,
@@ -124,8 +128,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   onClose(): void {
     this.closed = true;
     this.guard.detach();
-    for (const engine of this.threads) engine.unsubscribe(this);
-    this.threads.clear();
+    for (const engine of this.threads ?? []) engine.unsubscribe(this);
+    this.threads = undefined;
     this.dependencies.onClosed(this);
   }
 
@@ -147,7 +151,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_THREAD_CLOSE': {
         const engine = await access.thread(frame.payload.threadId, this.identity);
-        this.threads.delete(engine);
+        this.forget(engine);
         return this.answered(frame, engine.leave(this));
       }
       case 'CPP_THREAD_LIST':
@@ -186,17 +190,22 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    * a refusal is sent before the thread applies its next frame (they run before the queue's next turn starts).
    */
   private answered(frame: ClientFrame, applied: Promise<void>): void {
-    this.applying.add(applied);
+    (this.applying ??= new Set()).add(applied);
     applied.then(
       () => {
-        this.applying.delete(applied);
+        this.applied(applied);
         this.dependencies.onFrameHandled(this, frame);
       },
       (error: unknown) => {
-        this.applying.delete(applied);
+        this.applied(applied);
         this.fail(error, frame);
       },
     );
+  }
+
+  private applied(operation: Promise<void>): void {
+    this.applying?.delete(operation);
+    if (this.applying?.size === 0) this.applying = undefined;
   }
 
   /**
@@ -204,7 +213,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    * the frames behind it wait, so that it sees and is seen as by a client that waits for each answer.
    */
   private inTurn(frame: ClientFrame, work: () => Promise<void>): Promise<void> {
-    const done = Promise.allSettled([...this.applying]).then(work);
+    const done = Promise.allSettled([...(this.applying ?? [])]).then(work);
     this.answered(frame, done);
     return done.catch(() => undefined);
   }
@@ -214,10 +223,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    * when the thread is already gone (a retry).
    */
   private async deleteThread(threadId: string, engine: ThreadEngine | undefined, expectedVersion: number | undefined): Promise<void> {
-    const told = engine !== undefined && this.threads.has(engine);
+    const told = engine !== undefined && this.threads?.has(engine) === true;
     if (engine) {
       await engine.delete(expectedVersion);
-      this.threads.delete(engine);
+      this.forget(engine);
     }
     if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
   }
@@ -233,9 +242,15 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       const engine = await lookUp();
       if (this.closed) throw new Error('connection closed');
       if (!engine.subscribe(this, patches)) continue;
-      this.threads.add(engine);
+      (this.threads ??= new Set()).add(engine);
       return engine;
     }
+  }
+
+  /** Forgets a thread this connection no longer acts on. */
+  private forget(engine: ThreadEngine): void {
+    this.threads?.delete(engine);
+    if (this.threads?.size === 0) this.threads = undefined;
   }
 
   private fail(error: unknown, frame: ClientFrame): void {

@@ -37,6 +37,18 @@ describe('an idle connection', () => {
     expect(Object.values(socket).filter((value) => typeof value === 'function')).toEqual([]);
   });
 
+  it('holds no set of threads, nor of frames being applied, while it has none', async () => {
+    const sessions = watchSessions();
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client);
+    const [session] = sessions();
+    expect(session!['threads']).toEqual(new Set([expect.anything()]));
+    client.send('CPP_THREAD_CLOSE', { threadId });
+    await listThreads(client);
+    expect(session!['threads']).toBeUndefined();
+    expect(session!['applying']).toBeUndefined();
+  });
+
   it('has no map of chunks to merge until one waits behind a slow reader', async () => {
     const sessions = watchSessions();
     await listThreads(await fixture.connect());
