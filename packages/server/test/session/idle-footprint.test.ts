@@ -1,3 +1,5 @@
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ThreadEngine } from '../../src/engine/thread-engine.js';
 import { ConnectionSession } from '../../src/session/connection-session.js';
@@ -47,6 +49,20 @@ describe('an idle connection', () => {
     await listThreads(client);
     expect(session!['threads']).toBeUndefined();
     expect(session!['applying']).toBeUndefined();
+  });
+
+  it('shares the heartbeat’s and the message clock’s listeners on its socket with every other connection', async () => {
+    const sessions = watchSessions();
+    await fixture.start({ heartbeatIntervalMs: 60_000, limits: { messageTimeoutMs: 60_000 } });
+    await listThreads(await fixture.connect());
+    await listThreads(await fixture.connect());
+    const [first, second] = sessions().map((session) => session['socket']['webSocket'] as WebSocket);
+    expect(second).not.toBe(first);
+    expect(second!.listeners('pong')).toEqual(first!.listeners('pong'));
+    const stream = (webSocket: WebSocket) => (webSocket as unknown as { _socket: Duplex })._socket;
+    expect(stream(second!).listeners('data')).toEqual(stream(first!).listeners('data'));
+    const ours = (webSocket: WebSocket) => webSocket.listeners('close').filter((listener) => second!.listeners('close').includes(listener));
+    expect(ours(first!)).toHaveLength(2);
   });
 
   it('has no map of chunks to merge until one waits behind a slow reader', async () => {
