@@ -1,9 +1,12 @@
+const SETTLED: Promise<unknown> = Promise.resolve();
+
 /**
  * Runs tasks one at a time in the order they were queued. Each thread has one, so frames about a thread apply in
  * the order received while different threads proceed independently.
  */
 export class SerialQueue {
-  private tail: Promise<unknown> = Promise.resolve();
+  /** Until the first task, the promise every queue shares: each connection and each open thread has a queue. */
+  private tail: Promise<unknown> = SETTLED;
   private closedWith: Error | undefined;
 
   run<T>(task: () => Promise<T>): Promise<T> {
