@@ -56,7 +56,8 @@ describe('an idle connection', () => {
     await fixture.start({ heartbeatIntervalMs: 60_000, limits: { messageTimeoutMs: 60_000 } });
     await listThreads(await fixture.connect());
     await listThreads(await fixture.connect());
-    const [first, second] = sessions().map((session) => session['socket']['webSocket'] as WebSocket);
+    // The ws adapter's socket (`WsCppSocket`) behind the session's CPPSocket.
+    const [first, second] = sessions().map((session) => (session['socket'] as unknown as { webSocket: WebSocket }).webSocket);
     expect(second).not.toBe(first);
     expect(second!.listeners('pong')).toEqual(first!.listeners('pong'));
     const stream = (webSocket: WebSocket) => (webSocket as unknown as { _socket: Duplex })._socket;
