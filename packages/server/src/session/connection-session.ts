@@ -193,17 +193,18 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     (this.applying ??= new Set()).add(applied);
     applied.then(
       () => {
-        this.applied(applied);
+        this.settled(applied);
         this.dependencies.onFrameHandled(this, frame);
       },
       (error: unknown) => {
-        this.applied(applied);
+        this.settled(applied);
         this.fail(error, frame);
       },
     );
   }
 
-  private applied(operation: Promise<void>): void {
+  /** A frame's operation settled: it is no longer one a thread list waits for. */
+  private settled(operation: Promise<void>): void {
     this.applying?.delete(operation);
     if (this.applying?.size === 0) this.applying = undefined;
   }

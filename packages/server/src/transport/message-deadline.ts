@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import { CloseCode } from '@promethea/cpp-protocol';
 import type { WebSocket } from 'ws';
 
 /**
@@ -75,7 +76,7 @@ class MessageClock {
     this.timer = undefined;
     if (!this.receiving() || this.webSocket.readyState !== this.webSocket.OPEN) return;
     if (this.completed !== this.completedAtStart) return this.start();
-    this.webSocket.close(4408, 'a message took too long to arrive');
+    this.webSocket.close(CloseCode.TIMEOUT, 'a message took too long to arrive');
   }
 }
 
