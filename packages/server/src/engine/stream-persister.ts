@@ -13,14 +13,15 @@ interface Tracked {
 }
 
 /**
- * Saves the text of every answer streaming on this server in one batch per interval: one timer and one store
- * transaction for all of them, however many there are, each writing only what its answer streamed since its last
- * save. A crash then loses at most what streamed since the last batch written; the commit that ends an answer
- * writes its whole text anyway. The persister keeps each answer's unsaved text itself, from the chunks it is
- * given: taking it from the answer's whole text would copy all of that text at every batch.
+ * Saves the text of every answer streaming on this server in one batch per interval: one timer and one store save
+ * for all of them, however many there are, each writing only what its answer streamed since its last save. A crash
+ * then loses at most what streamed since the last batch written; the commit that ends an answer writes its whole
+ * text anyway. The persister keeps each answer's unsaved text itself, from the chunks it is given: taking it from
+ * the answer's whole text would copy all of that text at every batch.
  *
  * One batch is written at a time: the next waits for it, so saves reach the store in order, and a failed batch's
- * text is written again by the next, from where the store's text ends.
+ * text is written again by the next, from the same offsets, so that it replaces whatever part of the failed batch
+ * the store did write.
  */
 export class StreamPersister {
   /** By node, then part. */
