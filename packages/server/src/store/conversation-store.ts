@@ -86,20 +86,16 @@ export interface ConversationStore {
   commit(change: TreeChange, meta: CommitMeta): Promise<void>;
 
   /**
-   * Saves the text streamed into `streaming` nodes since their last save: a server saves every running answer in
-   * one batch, and writes only what each one streamed since (rewriting each answer's whole text every time grows
-   * with the answers, tens of megabytes a second at a thousand streams). Not a structural change: neither a version
-   * nor an `updatedAt` moves. Each entry saves `text` as the text of the node's part (its content, or its reasoning:
-   * each part by itself, as below) from `offset` on, and is skipped when its node is no longer streaming or is not
-   * in the thread named, while the others apply, so a late batch cannot undo a commit. A store may write a batch in
-   * several transactions, its entries in order (SQLite does, so as not to hold the event loop for all of a large
-   * batch): each entry is then skipped or applied as its node is when it is written, so a commit in between that
-   * ends a node has its later entries skipped. When the save rejects, part of the batch may be written: a save again
-   * at the same offsets, as a server makes of a failed batch, replaces that part. A node's text is then its pieces
-   * written in order of offset, each from its offset on, up to the first that would leave a gap
-   * (`spellStreamedText`): a save retried at the same offset replaces the first, a piece after a lost one is not part
-   * of it. Within a batch, a later entry for the same node and offset wins. An empty batch does nothing. The commit
-   * that ends an answer writes its whole text; its pieces go with that commit.
+   * Saves the text streamed into `streaming` nodes since their last save, in one transaction for the whole batch:
+   * a server saves every running answer at once, and writes only what each one streamed since (rewriting each
+   * answer's whole text every time grows with the answers, tens of megabytes a second at a thousand streams). Not
+   * a structural change: neither a version nor an `updatedAt` moves. Each entry saves `text` as the text of the
+   * node's part (its content, or its reasoning: each part by itself, as below) from `offset` on, and is skipped when its node is no longer streaming or is not in the thread named, while
+   * the others apply, so a late batch cannot undo a commit. A node's text is then its pieces written in order of
+   * offset, each from its offset on, up to the first that would leave a gap (`spellStreamedText`): a save retried
+   * at the same offset replaces the first, a piece after a lost one is not part of it. Within a batch, a later
+   * entry for the same node and offset wins. An empty batch does nothing. The commit that ends an answer writes
+   * its whole text; its pieces go with that commit.
    */
   saveStreamedText(batch: readonly StreamedText[]): Promise<void>;
 

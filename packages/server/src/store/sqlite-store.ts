@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
@@ -14,16 +13,6 @@ import { endedAnswerIds, piecesByNode, spellParts, withStreamedText } from './st
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
-
-/**
- * The most entries of a batch of streamed text written in one transaction: a larger batch is written in slices of
- * this many, the event loop turning between them, since better-sqlite3 holds the loop for the whole of a transaction
- * (one for the 520 streams of the bench held it about 5 ms every 200 ms, most of the server's event-loop delay p99
- * above a bare ws server's). A transaction's begin and commit cost about 5 µs and a row about 9 µs, so a slice holds
- * the loop about 0.6 ms, far below the 15 ms p99 of the same server on the memory store, and the commits add under 1 %
- * to the batch's time: smaller slices would add commits and turns for no delay that shows.
- */
-export const STREAMED_TEXT_SLICE = 64;
 
 export interface SqliteStoreOptions {
   /** How often a thread of its own checkpoints the write-ahead log (see `SqliteCheckpointer`). Default 500 ms. */
@@ -138,16 +127,11 @@ export class SqliteStore implements ConversationStore {
   }
 
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
-    // A batch no larger than a slice, the common case, is written at once: no turn of the loop delays it.
-    this.writeStreamedText(batch.slice(0, STREAMED_TEXT_SLICE));
+    // One transaction, not one per entry: its cost (the WAL commit) is what grows with the number of streams.
+    this.db.transaction(() => {
+      for (const { part = 'content', ...entry } of batch) this.statements.insertStreamedText.run({ ...entry, part });
+    })();
     this.checkpointer.wrote();
-    for (let start = STREAMED_TEXT_SLICE; start < batch.length; start += STREAMED_TEXT_SLICE) {
-      // Sockets and timers run in between. A commit there that ends an answer makes its later entries skipped (the
-      // insert writes only into a streaming node). A slice that fails, or finds the store closed, rejects with the
-      // earlier ones written: the persister writes the batch again from the same offsets, which replaces them.
-      await nextTurn();
-      this.writeStreamedText(batch.slice(start, start + STREAMED_TEXT_SLICE));
-    }
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {
@@ -175,13 +159,6 @@ export class SqliteStore implements ConversationStore {
     // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
     await this.checkpointer.close();
     if (this.db.open) this.db.close();
-  }
-
-  /** The entries in one transaction, not one each: a transaction's cost (the WAL commit) would grow with the streams. */
-  private writeStreamedText(entries: readonly StreamedText[]): void {
-    this.db.transaction(() => {
-      for (const { part = 'content', ...entry } of entries) this.statements.insertStreamedText.run({ ...entry, part });
-    })();
   }
 
   private insertThread(record: ThreadRecord): void {

@@ -1,19 +1,30 @@
 import type { TextPart } from '@promethea/cpp-protocol';
 import { MemoryStore, type StreamedText } from '@promethea/cpp-server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StreamPersister } from '../../src/engine/stream-persister.js';
+import { SAVE_SLICE, StreamPersister } from '../../src/engine/stream-persister.js';
 
 /** A store that records each batch it is given (one call = one transaction), and can refuse or hold them. */
 class RecordingStore extends MemoryStore {
   readonly batches: StreamedText[][] = [];
   failure: Error | undefined;
+  /** The calls (by their index) that fail, beside every call while `failure` is set. */
+  readonly refused = new Set<number>();
   held: Promise<void> | undefined;
+  /** Called as each batch arrives. */
+  onSave: (() => void) | undefined;
 
   override async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     this.batches.push([...batch]);
+    this.onSave?.();
     await this.held;
     if (this.failure) throw this.failure;
+    if (this.refused.has(this.batches.length - 1)) throw new Error(`batch ${this.batches.length - 1} refused`);
   }
+}
+
+/** Lets the event loop turn until the store has been given `count` batches. */
+async function batchesGiven(store: RecordingStore, count: number): Promise<void> {
+  while (store.batches.length < count) await new Promise(setImmediate);
 }
 
 /** An answer as the engine streams it: each chunk of a part given to the persister at that part's offset. */
@@ -155,5 +166,89 @@ describe('StreamPersister', () => {
     release();
     await pass(INTERVAL_MS * 3);
     expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'Slow']], [[4, ' store']]]);
+  });
+
+  describe(`a batch of more than ${SAVE_SLICE} answers`, () => {
+    /** `count` answers `n0`, `n1`… that each sent `text`. */
+    function streaming(persister: StreamPersister, count: number) {
+      return Array.from({ length: count }, (_, index) => {
+        const one = answer(persister, `n${index}`);
+        one.send('text');
+        return one;
+      });
+    }
+    const nodesOf = (batch: readonly StreamedText[]) => batch.map(({ nodeId }) => nodeId);
+
+    it('is saved a slice at a time, the first at once, the event loop turning before each of the others', async () => {
+      const store = new RecordingStore();
+      const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
+      streaming(persister, SAVE_SLICE * 2 + 1);
+      let turns = 0;
+      const countTurns = () => {
+        turns += 1;
+        if (turns < 10) setImmediate(countTurns);
+      };
+      setImmediate(countTurns);
+      const turnsAtSave: number[] = [];
+      store.onSave = () => turnsAtSave.push(turns);
+      persister.flush();
+      expect(store.batches.map((batch) => batch.length)).toEqual([SAVE_SLICE]);
+      await batchesGiven(store, 3);
+      expect(store.batches.map((batch) => batch.length)).toEqual([SAVE_SLICE, SAVE_SLICE, 1]);
+      expect(turnsAtSave[0]).toBe(0);
+      expect(turnsAtSave[1]).toBeGreaterThan(turnsAtSave[0]!);
+      expect(turnsAtSave[2]).toBeGreaterThan(turnsAtSave[1]!);
+      expect(store.batches.flat().every(({ offset, text }) => offset === 0 && text === 'text')).toBe(true);
+    });
+
+    it('leaves out of a later slice an answer that ended meanwhile, and the old text of one continued anew', async () => {
+      const store = new RecordingStore();
+      const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
+      streaming(persister, SAVE_SLICE * 2);
+      persister.flush();
+      // Between the first slice and the second: n70 ends, and is continued from its committed 4 characters.
+      persister.forget(`n${SAVE_SLICE + 6}`);
+      persister.forget(`n${SAVE_SLICE + 7}`);
+      answer(persister, `n${SAVE_SLICE + 7}`, { content: 4, reasoning: 0 }).send(' more');
+      await batchesGiven(store, 2);
+      expect(nodesOf(store.batches[1]!)).toHaveLength(SAVE_SLICE - 2);
+      expect(nodesOf(store.batches[1]!)).not.toContain(`n${SAVE_SLICE + 6}`);
+      expect(nodesOf(store.batches[1]!)).not.toContain(`n${SAVE_SLICE + 7}`);
+      await pass(INTERVAL_MS);
+      expect(store.batches[2]).toEqual([{ threadId: `thread_n${SAVE_SLICE + 7}`, nodeId: `n${SAVE_SLICE + 7}`, offset: 4, text: ' more' }]);
+    });
+
+    it('when a slice is refused, keeps the slices before it saved and writes it and the rest again with the next batch', async () => {
+      const store = new RecordingStore();
+      const reported: Array<readonly StreamedText[]> = [];
+      const persister = new StreamPersister(store, INTERVAL_MS, (_error, batch) => reported.push(batch));
+      const answers = streaming(persister, SAVE_SLICE * 3);
+      store.refused.add(1);
+      persister.flush();
+      await batchesGiven(store, 2);
+      await pass(0);
+      expect(reported.map(nodesOf)).toEqual([nodesOf(store.batches[1]!)]);
+      answers.forEach((one) => one.send('+'));
+      await pass(INTERVAL_MS);
+      await batchesGiven(store, 5);
+      const [, , ...retried] = store.batches;
+      // The first slice's answers write what came since; the others all they have, from where they began.
+      expect(retried.flat()).toHaveLength(SAVE_SLICE * 3);
+      for (const { nodeId, offset, text } of retried.flat()) {
+        const index = Number(nodeId.slice(1));
+        expect([offset, text]).toEqual(index < SAVE_SLICE ? [4, '+'] : [0, 'text+']);
+      }
+    });
+
+    it('writes no slice after stop', async () => {
+      const store = new RecordingStore();
+      const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
+      streaming(persister, SAVE_SLICE * 2);
+      persister.flush();
+      persister.stop();
+      await new Promise(setImmediate);
+      await new Promise(setImmediate);
+      expect(store.batches).toHaveLength(1);
+    });
   });
 });

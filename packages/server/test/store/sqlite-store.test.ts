@@ -4,13 +4,12 @@ import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StreamedText } from '../../src/store/conversation-store.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
-import { SqliteStore, STREAMED_TEXT_SLICE } from '../../src/store/sqlite-store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { describeConversationStoreContract } from './conversation-store-contract.js';
-import { loadSound, streamBatch, TestClock, ThreadDriver, type StreamedPiece } from './thread-driver.js';
+import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -20,47 +19,6 @@ let databases = 0;
 function freshDatabasePath(): string {
   databases += 1;
   return join(root, `case-${databases}`, 'data', 'cpp.db');
-}
-
-interface Stream {
-  driver: ThreadDriver;
-  nodeId: string;
-}
-
-/** `count` threads, each with an answer streaming, as a server's batch names them. */
-async function startStreams(store: SqliteStore, count: number): Promise<Stream[]> {
-  const clock = new TestClock();
-  const streams: Stream[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const driver = await ThreadDriver.create(store, clock);
-    streams.push({ driver, nodeId: (await driver.prompt(`Question ${index}`)).assistantNodeId });
-  }
-  return streams;
-}
-
-/** A piece of each stream's text, from `offset` on. */
-function piecesOf(streams: readonly Stream[], offset: number, text: (index: number) => string): StreamedPiece[] {
-  return streams.map(({ driver, nodeId }, index) => ({ driver, nodeId, offset, text: text(index) }));
-}
-
-/** The pieces as a batch to save without `streamBatch`: for a save that fails, which no driver follows. */
-function asBatch(pieces: readonly StreamedPiece[]): StreamedText[] {
-  return pieces.map(({ driver, nodeId, offset, text }) => ({ threadId: driver.threadId, nodeId, offset, text }));
-}
-
-/** Whether the event loop turned while `save` ran: a callback queued just before it ran before it ended. */
-async function loopTurnedDuring(save: () => Promise<void>): Promise<boolean> {
-  let turned = false;
-  const queued = new Promise<void>((resolve) =>
-    setImmediate(() => {
-      turned = true;
-      resolve();
-    }),
-  );
-  await save();
-  const during = turned;
-  await queued;
-  return during;
 }
 
 describeConversationStoreContract('SqliteStore', async () => {
@@ -206,7 +164,7 @@ describe('SqliteStore on its file', () => {
     expect(stored.updatedAt).toBe(now);
   });
 
-  it('writes a batch of streamed text no larger than a slice in one transaction: when an entry fails, none is written', async () => {
+  it('writes a batch of streamed text in one transaction: when an entry fails, none is written', async () => {
     const clock = new TestClock();
     const store = open();
     const [one, two] = [await ThreadDriver.create(store, clock), await ThreadDriver.create(store, clock)];
@@ -225,81 +183,6 @@ describe('SqliteStore on its file', () => {
 
     await one.expectStoreToMatch();
     await two.expectStoreToMatch();
-  });
-
-  it('writes a batch larger than a slice in slices, the event loop turning between them; a smaller one at once', async () => {
-    const store = open();
-    const streams = await startStreams(store, 2 * STREAMED_TEXT_SLICE + 1);
-
-    expect(await loopTurnedDuring(() => streamBatch(store, piecesOf(streams.slice(0, STREAMED_TEXT_SLICE), 0, (index) => `Hello ${index}`)))).toBe(false);
-    expect(await loopTurnedDuring(() => streamBatch(store, piecesOf(streams, 0, (index) => `Hello again ${index}`)))).toBe(true);
-
-    for (const { driver } of streams) await driver.expectStoreToMatch();
-  });
-
-  it('skips the entries of a later slice for an answer that a commit between slices ended: the commit\'s text stands', async () => {
-    const store = open();
-    const streams = await startStreams(store, STREAMED_TEXT_SLICE + 1);
-    const ended = streams.at(-1)!;
-    const storedPieces = () => inspect().prepare<[], string>('SELECT node_id FROM streamed_text').pluck().all();
-    // Queued before the save: it runs at the save's first turn, after the first slice and before the second.
-    const firstTurn = new Promise((resolve) => setImmediate(resolve));
-    const committed = firstTurn.then(async () => {
-      const writtenBefore = storedPieces();
-      await ended.driver.finish({ nodeId: ended.nodeId, status: 'completed', content: 'Final' });
-      return writtenBefore;
-    });
-
-    const [writtenBefore] = await Promise.all([committed, streamBatch(store, piecesOf(streams, 0, () => 'Late'))]);
-
-    expect(writtenBefore).toHaveLength(STREAMED_TEXT_SLICE);
-    // The commit dropped the node's pieces before the second slice: one there now would be its late entry.
-    expect(storedPieces()).not.toContain(ended.nodeId);
-    expect((await loadSound(store, ended.driver.threadId)).graph.nodes[ended.nodeId]).toMatchObject({ status: 'completed', content: 'Final' });
-    for (const { driver } of streams) await driver.expectStoreToMatch();
-  });
-
-  it('keeps the slices written before one that fails; the batch saved again from the same offsets replaces them', async () => {
-    const store = open();
-    const streams = await startStreams(store, 2 * STREAMED_TEXT_SLICE + 1);
-    const poisoned = STREAMED_TEXT_SLICE + 1;
-    const textOf = async ({ driver, nodeId }: Stream) => (await loadSound(store, driver.threadId)).graph.nodes[nodeId]?.content;
-    const batch = (since: string) => piecesOf(streams, 5, (index) => `${index === poisoned ? ' poison' : ' world'}${since}`);
-    await streamBatch(store, piecesOf(streams, 0, () => 'Hello'));
-    // The database refuses an entry of the second slice, as a full disk could refuse any of them.
-    inspect().exec(`
-      CREATE TRIGGER refuse_poison BEFORE INSERT ON streamed_text WHEN NEW.text = ' poison'
-      BEGIN SELECT RAISE(ABORT, 'poisoned content'); END`);
-
-    await expect(store.saveStreamedText(asBatch(batch('')))).rejects.toThrow(/poisoned content/);
-    const lastOfSlices = [STREAMED_TEXT_SLICE - 1, STREAMED_TEXT_SLICE, 2 * STREAMED_TEXT_SLICE];
-    expect(await Promise.all(lastOfSlices.map((index) => textOf(streams[index]!)))).toEqual(['Hello world', 'Hello', 'Hello']);
-
-    // Written again as the persister does: from the same offsets, with what streamed since.
-    await streamBatch(store, batch(', again'));
-
-    expect(await textOf(streams[0]!)).toBe('Hello world, again');
-    expect(await textOf(streams[poisoned]!)).toBe('Hello poison, again');
-    for (const { driver } of streams) await driver.expectStoreToMatch();
-  });
-
-  it('rejects a sliced save that the store\'s close cuts short; after a reopen, the batch saved again replaces what it wrote', async () => {
-    const store = open();
-    const streams = await startStreams(store, STREAMED_TEXT_SLICE + 1);
-    // Without its checkpointing thread to wait for, close() closes the connection within the turn between two slices
-    // (waiting for the thread to end, it would let the slices go on).
-    await (store as unknown as { checkpointer: SqliteCheckpointer }).checkpointer.close();
-    const closed = new Promise<void>((resolve, reject) => setImmediate(() => store.close().then(resolve, reject)));
-
-    await expect(store.saveStreamedText(asBatch(piecesOf(streams, 0, () => 'Cut')))).rejects.toThrow(/not open/);
-    await closed;
-
-    const reopened = open();
-    const [first, last] = [streams[0]!, streams.at(-1)!];
-    expect((await loadSound(reopened, first.driver.threadId)).graph.nodes[first.nodeId]?.content).toBe('Cut');
-    expect((await loadSound(reopened, last.driver.threadId)).graph.nodes[last.nodeId]?.content).toBe('');
-    await streamBatch(reopened, piecesOf(streams, 0, () => 'Cut, then written whole'));
-    for (const { driver } of streams) await driver.expectStoreToMatch(reopened);
   });
 
   it('refuses on one connection a change that a commit on another connection made stale', async () => {
