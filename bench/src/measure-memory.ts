@@ -24,9 +24,10 @@ type MeasuredKind = 'cpp' | 'raw' | 'socketio';
 
 /**
  * Measure 4: server memory per idle connection (upgraded, nothing sent) at N connections, as RSS delta / N after a
- * full garbage collection, after one connection came and went (`warmUp`); against the same number of connections to a bare ws server, and to the Socket.IO peer
- * (connected with `socket.io-client`, its handshake done). CPP's figure with one empty open thread per connection
- * is reported too, since that is what an idle web client holds. (An SSE client holds no connection between answers.)
+ * full garbage collection, after one connection came and went (`warmUp`); against the same number of connections
+ * to a bare ws server, and to the Socket.IO peer (connected with `socket.io-client`, its handshake done). CPP's
+ * figure with one empty open thread per connection is reported too, since that is what an idle web client holds.
+ * (An SSE client holds no connection between answers.)
  */
 export async function measureMemory(context: BenchContext): Promise<{ figures: Figure[]; details: Partial<Record<MeasuredKind, MemoryRun[]>> }> {
   const kinds: MeasuredKind[] = context.options.peers.includes('socketio') ? ['cpp', 'raw', 'socketio'] : ['cpp', 'raw'];
