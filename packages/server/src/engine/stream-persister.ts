@@ -90,9 +90,11 @@ export class StreamPersister {
 
   private async write(written: readonly Tracked[]): Promise<void> {
     for (let start = 0; start < written.length; start += SAVE_SLICE) {
-      if (start > 0) await nextTurn();
-      // After stop the server commits every answer itself, and may close the store.
-      if (start > 0 && this.stopped) return;
+      if (start > 0) {
+        await nextTurn();
+        // After stop the server commits every answer itself, and may close the store.
+        if (this.stopped) return;
+      }
       const slice = written.slice(start, start + SAVE_SLICE).filter((tracked) => this.isCurrent(tracked));
       const batch = slice.map(({ threadId, nodeId, part, saved, unsaved }): StreamedText => ({
         threadId,

@@ -206,7 +206,8 @@ describe('StreamPersister', () => {
       const persister = new StreamPersister(store, INTERVAL_MS, () => undefined);
       streaming(persister, SAVE_SLICE * 2);
       persister.flush();
-      // Between the first slice and the second: n70 ends, and n71 ends and is continued from its committed 4 characters.
+      // Between the first slice and the second: n70 ends, and n71 ends and is continued from its committed 4
+      // characters.
       persister.forget(`n${SAVE_SLICE + 6}`);
       persister.forget(`n${SAVE_SLICE + 7}`);
       answer(persister, `n${SAVE_SLICE + 7}`, { content: 4, reasoning: 0 }).send(' more');
