@@ -4,7 +4,13 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-const ALL = ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'conformance/test/**/*.test.ts', 'bench/test/**/*.test.ts', 'test/**/*.test.ts'];
+const ALL = [
+  'packages/*/test/**/*.test.ts',
+  'apps/*/test/**/*.test.ts',
+  'conformance/test/**/*.test.ts',
+  'bench/test/**/*.test.ts',
+  'test/**/*.test.ts',
+];
 
 /** Pure logic: no socket, no file, no process, no database. `npm run test:unit` runs them in seconds. */
 const UNIT = [
@@ -27,13 +33,21 @@ const UNIT = [
 ];
 
 /** Chromium driven through playwright-core: the web UI, and the client SDK and the AI SDK transport in a browser. */
-const BROWSER = ['apps/web/test/**/*.test.ts', 'packages/client/test/browser*.test.ts', 'packages/ai-sdk/test/use-chat.test.ts'];
+const BROWSER = [
+  'apps/web/test/**/*.test.ts',
+  'packages/client/test/browser*.test.ts',
+  'packages/ai-sdk/test/use-chat.test.ts',
+];
 
 /**
  * Soak-sized suites: a sample of their size in `npm test`, all of it under `npm run test:soak` (see
  * test/support/soak-size.ts).
  */
-const SOAK = ['packages/server/test/reliability/crash-loop.test.ts', 'packages/client/test/reliability/flaky-clients.test.ts', 'packages/server/test/auth/fuzz.test.ts'];
+const SOAK = [
+  'packages/server/test/reliability/crash-loop.test.ts',
+  'packages/client/test/reliability/flaky-clients.test.ts',
+  'packages/server/test/auth/fuzz.test.ts',
+];
 
 /**
  * The longest files, longest first (as timed on this machine): Vitest runs the files it has timed before longest
@@ -88,7 +102,7 @@ export default defineConfig({
       { find: /^@promethea\/cpp-server$/, replacement: source('./packages/server/src/index.ts') },
       { find: /^@promethea\/cpp-ai-sdk$/, replacement: source('./packages/ai-sdk/src/index.ts') },
       // Each subpath export of the server is the source file of the same name: ./sqlite is src/sqlite.ts.
-      { find: /^@promethea\/cpp-server\/([a-z-]+)$/, replacement: source('./packages/server/src/') + '$1.ts' },
+      { find: /^@promethea\/cpp-server\/([a-z-]+)$/, replacement: `${source('./packages/server/src/')}$1.ts` },
     ],
   },
   test: {
@@ -109,10 +123,27 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT, testTimeout: 20_000, sequence: { groupOrder: 1 } } },
       // Real sockets, SQLite files, PostgreSQL, Redis, child processes: every test file that no other project lists.
-      { extends: true, test: { name: 'integration', include: ALL, exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK], sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ALL,
+          exclude: [...configDefaults.exclude, ...UNIT, ...BROWSER, ...SOAK],
+          sequence: { groupOrder: 1 },
+        },
+      },
       // One Chromium per worker for all its files (test/support/chromium.ts); each test opens profiles of its own.
       // Two at a time, first: Chromium keeps its core busy, where the other projects' files mostly wait.
-      { extends: true, test: { name: 'browser', include: BROWSER, exclude: [...configDefaults.exclude, ...UNIT], maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: BROWSER,
+          exclude: [...configDefaults.exclude, ...UNIT],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'soak', include: SOAK, sequence: { groupOrder: 1 } } },
     ],
   },

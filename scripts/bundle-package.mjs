@@ -20,9 +20,15 @@ const COMPILED = join(packageRoot, 'dist/');
 /** The bundle's entries, by their path in bundle/ without `.js`, each the compiled module of the same path. */
 function entries() {
   const { exports } = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
-  const targets = Object.values(exports).flatMap((target) => (typeof target === 'object' ? Object.values(target) : [target]));
-  const exported = targets.filter((path) => path.startsWith(`./${OUT_DIR}/`)).map((path) => path.slice(`./${OUT_DIR}/`.length));
-  return Object.fromEntries([...exported, ...process.argv.slice(2)].map((path) => [path.replace(/\.js$/, ''), join(COMPILED, path)]));
+  const targets = Object.values(exports).flatMap((target) =>
+    typeof target === 'object' ? Object.values(target) : [target],
+  );
+  const exported = targets
+    .filter((path) => path.startsWith(`./${OUT_DIR}/`))
+    .map((path) => path.slice(`./${OUT_DIR}/`.length));
+  return Object.fromEntries(
+    [...exported, ...process.argv.slice(2)].map((path) => [path.replace(/\.js$/, ''), join(COMPILED, path)]),
+  );
 }
 
 /**
@@ -41,6 +47,18 @@ const compiledWithSourceMaps = {
 const isPackage = (specifier) => !specifier.startsWith('.') && !specifier.startsWith('/');
 
 rmSync(join(packageRoot, OUT_DIR), { recursive: true, force: true });
-const bundle = await rolldown({ input: entries(), external: isPackage, platform: 'node', plugins: [compiledWithSourceMaps], logLevel: 'warn' });
-await bundle.write({ dir: join(packageRoot, OUT_DIR), format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', sourcemap: true });
+const bundle = await rolldown({
+  input: entries(),
+  external: isPackage,
+  platform: 'node',
+  plugins: [compiledWithSourceMaps],
+  logLevel: 'warn',
+});
+await bundle.write({
+  dir: join(packageRoot, OUT_DIR),
+  format: 'esm',
+  entryFileNames: '[name].js',
+  chunkFileNames: 'chunks/[name]-[hash].js',
+  sourcemap: true,
+});
 await bundle.close();

@@ -3,7 +3,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The TypeScript projects `tsc -b` builds, each recording its last build in tsconfig.tsbuildinfo. */
-export const TYPESCRIPT_PROJECTS = ['packages/protocol', 'packages/client', 'packages/server', 'packages/react', 'packages/ai-sdk', 'conformance'];
+export const TYPESCRIPT_PROJECTS = [
+  'packages/protocol',
+  'packages/client',
+  'packages/server',
+  'packages/react',
+  'packages/ai-sdk',
+  'conformance',
+];
 
 /**
  * The packages whose JavaScript for Node is a bundle of their build (`npm run bundle`, scripts/bundle-package.mjs):
@@ -12,7 +19,15 @@ export const TYPESCRIPT_PROJECTS = ['packages/protocol', 'packages/client', 'pac
 export const BUNDLED_PACKAGES = ['packages/protocol', 'packages/server'];
 
 /** What the web UI's build (apps/web/dist) is made from, the built libraries it bundles among them. */
-export const WEB_UI_INPUTS = ['apps/web/src', 'apps/web/index.html', 'apps/web/vite.config.ts', 'apps/web/package.json', 'packages/protocol/dist', 'packages/client/dist', 'packages/react/dist'];
+export const WEB_UI_INPUTS = [
+  'apps/web/src',
+  'apps/web/index.html',
+  'apps/web/vite.config.ts',
+  'apps/web/package.json',
+  'packages/protocol/dist',
+  'packages/client/dist',
+  'packages/react/dist',
+];
 
 /** The newest modification time under the paths (files, or folders walked whole); 0 when none exists. */
 function newest(paths) {
@@ -20,7 +35,10 @@ function newest(paths) {
   for (const path of paths) {
     if (!existsSync(path)) continue;
     const stats = statSync(path);
-    time = Math.max(time, stats.isDirectory() ? newest(readdirSync(path).map((name) => join(path, name))) : stats.mtimeMs);
+    time = Math.max(
+      time,
+      stats.isDirectory() ? newest(readdirSync(path).map((name) => join(path, name))) : stats.mtimeMs,
+    );
   }
   return time;
 }

@@ -12,7 +12,13 @@ function build(message, command, args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-if (typeScriptIsStale(root)) build('building the TypeScript packages (tsc -b)…', process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b']);
-if (bundlesAreStale(root)) build('bundling the protocol and server packages (npm run bundle)…', 'npm', ['run', 'bundle', '--silent']);
-if (webUiIsStale(root)) build('building the web UI (vite build)…', 'npm', ['run', 'build', '--silent', '-w', '@promethea/cpp-web']);
+if (typeScriptIsStale(root))
+  build('building the TypeScript packages (tsc -b)…', process.execPath, [
+    fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)),
+    '-b',
+  ]);
+if (bundlesAreStale(root))
+  build('bundling the protocol and server packages (npm run bundle)…', 'npm', ['run', 'bundle', '--silent']);
+if (webUiIsStale(root))
+  build('building the web UI (vite build)…', 'npm', ['run', 'build', '--silent', '-w', '@promethea/cpp-web']);
 await import('../packages/server/dist/cli/cpp-server.js');

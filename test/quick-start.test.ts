@@ -42,14 +42,17 @@ describe('the spec Quick Start', () => {
   });
 
   it('client: client.pivot with nothing streaming starts a thread and streams the answer to onStream', async () => {
-    const clientCode = (await readFile(example('client.mjs'), 'utf8')).replace('wss://lvhllc.org', `ws://127.0.0.1:${port}`);
+    const clientCode = (await readFile(example('client.mjs'), 'utf8')).replace(
+      'wss://lvhllc.org',
+      `ws://127.0.0.1:${port}`,
+    );
     await writeFile(join(workDir, 'client.mjs'), clientCode);
     const output = run(join(workDir, 'client.mjs'));
     await output.until(() => (output.stdout.match(/Streaming new branch:/g)?.length ?? 0) >= 3);
     expect(output.stderr).toBe('');
   });
 
-  it("README: the client snippet for the Quick Start server streams its answer, and exits once it closed", async () => {
+  it('README: the client snippet for the Quick Start server streams its answer, and exits once it closed', async () => {
     const [forQuickStartServer] = await readmeClientSnippets();
     const output = run(await pointedAt(forQuickStartServer!, port, 'readme-client.mjs'));
     expect(await output.exited).toBe(0);
@@ -62,7 +65,9 @@ describe('the spec Quick Start', () => {
     try {
       await provingServer.ready;
       const [, forNpmStart] = await readmeClientSnippets();
-      const output = run(await pointedAt(forNpmStart!, Number(new URL(provingServer.url).port), 'readme-did-key-client.mjs'));
+      const output = run(
+        await pointedAt(forNpmStart!, Number(new URL(provingServer.url).port), 'readme-did-key-client.mjs'),
+      );
       expect(await output.exited).toBe(0);
       expect(output.stdout).toMatch(/(Streaming new branch:[^\n]*\n){3}/);
       expect(output.stderr).toBe('');
@@ -93,7 +98,9 @@ describe('the spec Quick Start', () => {
 /** The README's client snippets (its `js` blocks that make a CPPClient), in order. */
 async function readmeClientSnippets(): Promise<string[]> {
   const readme = await readFile(join(root, 'README.md'), 'utf8');
-  return [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((match) => match[1]!).filter((code) => code.includes('new CPPClient'));
+  return [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!)
+    .filter((code) => code.includes('new CPPClient'));
 }
 
 /** A snippet written to the work folder, its endpoint (localhost:8080, as the README says) pointed at `target`. */

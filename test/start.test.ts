@@ -4,11 +4,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-// @ts-expect-error a plain script of the repository's, without types
-import { BUNDLED_PACKAGES, TYPESCRIPT_PROJECTS, WEB_UI_INPUTS, bundlesAreStale, typeScriptIsStale, webUiIsStale } from '../scripts/stale-builds.mjs';
+import {
+  BUNDLED_PACKAGES,
+  TYPESCRIPT_PROJECTS,
+  WEB_UI_INPUTS,
+  bundlesAreStale,
+  typeScriptIsStale,
+  webUiIsStale,
+} from '../scripts/stale-builds.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const isStale = { typeScript: typeScriptIsStale as (root: string) => boolean, bundles: bundlesAreStale as (root: string) => boolean, webUi: webUiIsStale as (root: string) => boolean };
+const isStale = { typeScript: typeScriptIsStale, bundles: bundlesAreStale, webUi: webUiIsStale };
 
 describe('npm start', () => {
   let fixture: string | undefined;
@@ -35,7 +41,8 @@ describe('npm start', () => {
       await file(`${project}/tsconfig.json`, 1000);
       await file(`${project}/tsconfig.tsbuildinfo`, 2000);
     }
-    for (const input of WEB_UI_INPUTS as string[]) await file(input.endsWith('src') || input.endsWith('dist') ? `${input}/index.js` : input, 2000);
+    for (const input of WEB_UI_INPUTS as string[])
+      await file(input.endsWith('src') || input.endsWith('dist') ? `${input}/index.js` : input, 2000);
     await file('apps/web/dist/index.html', 3000);
     expect(isStale.typeScript(fixture)).toBe(false);
     expect(isStale.webUi(fixture)).toBe(false);
@@ -65,10 +72,25 @@ describe('npm start', () => {
 
   it('starts the server at once when everything is built, without building', async () => {
     fixture = await mkdtemp(join(tmpdir(), 'cpp-start-'));
-    const child = spawn(process.execPath, ['scripts/start.mjs', '--port', '0', '--host', '127.0.0.1', '--no-ui', '--auth', 'claimed', '--db', join(fixture, 'cpp.sqlite')], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        'scripts/start.mjs',
+        '--port',
+        '0',
+        '--host',
+        '127.0.0.1',
+        '--no-ui',
+        '--auth',
+        'claimed',
+        '--db',
+        join(fixture, 'cpp.sqlite'),
+      ],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stderr.on('data', (data: Buffer) => (output += data.toString()));
     try {

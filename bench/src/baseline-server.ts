@@ -47,7 +47,9 @@ export async function startBaselineServer(streams: BaselineStreams): Promise<Bas
       const request = JSON.parse(text) as BaselineRequest;
       if (request.type === 'stream') {
         const target = request.payload;
-        void pushPacedChunks(streams, controller.signal, (delta, offset) => socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })));
+        void pushPacedChunks(streams, controller.signal, (delta, offset) =>
+          socket.send(encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })),
+        );
       } else if (request.type === 'keep') kept = Buffer.from(request.payload.text);
       else if (request.type === 'resend') socket.send(kept, { binary: false });
     });
@@ -69,7 +71,11 @@ export async function startBaselineServer(streams: BaselineStreams): Promise<Bas
  * each handed to `send` with the offset of its text. What the raw baseline and every peer send, so that they carry
  * the very chunks a CPP stream carries on the same schedule. Ends (dropping what waits) when `signal` aborts.
  */
-export async function pushPacedChunks({ intervalMs, tokens, chunkIntervalMs }: BaselineStreams, signal: AbortSignal, send: (delta: string, offset: number) => void): Promise<void> {
+export async function pushPacedChunks(
+  { intervalMs, tokens, chunkIntervalMs }: BaselineStreams,
+  signal: AbortSignal,
+  send: (delta: string, offset: number) => void,
+): Promise<void> {
   let offset = 0;
   const pacer = new ChunkPacer(chunkIntervalMs, (delta) => {
     send(delta, offset);

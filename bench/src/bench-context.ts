@@ -35,7 +35,9 @@ export class BenchContext {
       chunkIntervalMs: this.options.chunkIntervalMs,
     };
     // Named by kind, so that a CPP server's profile can be read beside the raw server's under the same load.
-    const profile = this.options.profile ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY, '--cpu-prof-name', `${kind}-${Date.now()}.cpuprofile`] : [];
+    const profile = this.options.profile
+      ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIRECTORY, '--cpu-prof-name', `${kind}-${Date.now()}.cpuprofile`]
+      : [];
     const process = await BenchProcess.start<ServerReady>('./server-process.js', [JSON.stringify(config)], profile);
     return { kind, process, url: urlOf(kind, process.info.port) };
   }
@@ -43,7 +45,12 @@ export class BenchContext {
   /** `count` paced streams from the load generator to `server`, their models' clocks spread over a chunk interval. */
   startStreams(server: RunningServer, count: number): Promise<StreamsStarted> {
     const { intervalMs, chunkIntervalMs } = this.options;
-    const request: StreamsRequest = { url: server.url, kind: server.kind, count, spreadMs: Math.max(intervalMs, chunkIntervalMs) };
+    const request: StreamsRequest = {
+      url: server.url,
+      kind: server.kind,
+      count,
+      spreadMs: Math.max(intervalMs, chunkIntervalMs),
+    };
     return this.load.request<StreamsStarted>('streams', request);
   }
 

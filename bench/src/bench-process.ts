@@ -28,14 +28,22 @@ export class BenchProcess<ReadyInfo = unknown> {
     child.on('message', (message: Reply) => this.settle(message));
     child.once('exit', (code, signal) => {
       this.exited = true;
-      for (const { reject } of this.pending.values()) reject(new Error(`child process exited (${code ?? signal}) while a request was pending`));
+      for (const { reject } of this.pending.values())
+        reject(new Error(`child process exited (${code ?? signal}) while a request was pending`));
       this.pending.clear();
     });
   }
 
   /** Forks `script` (a file of this folder) and waits until it says it is ready. */
-  static async start<ReadyInfo>(script: string, args: string[], execArgv: string[] = []): Promise<BenchProcess<ReadyInfo>> {
-    const child = fork(new URL(script, import.meta.url), args, { execArgv: ['--expose-gc', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  static async start<ReadyInfo>(
+    script: string,
+    args: string[],
+    execArgv: string[] = [],
+  ): Promise<BenchProcess<ReadyInfo>> {
+    const child = fork(new URL(script, import.meta.url), args, {
+      execArgv: ['--expose-gc', ...execArgv],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const ready = new Promise<ReadyInfo>((resolve, reject) => {
       child.once('message', (message: Ready) => resolve(message.ready as ReadyInfo));
       child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
@@ -87,7 +95,11 @@ export function serveRequests(ready: unknown, handlers: RequestHandlers & { stop
       })
       .then(
         (result) => process.send?.({ id: request.id, result: result ?? null } satisfies Reply),
-        (error: unknown) => process.send?.({ id: request.id, error: error instanceof Error ? error.stack ?? error.message : String(error) } satisfies Reply),
+        (error: unknown) =>
+          process.send?.({
+            id: request.id,
+            error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          } satisfies Reply),
       )
       .then(() => {
         if (request.command === 'stop') process.disconnect();

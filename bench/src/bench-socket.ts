@@ -44,7 +44,9 @@ export class BenchSocket {
     private readonly socket: WebSocket,
     private readonly tcp: Socket,
   ) {
-    socket.on('close', (code: number, reason: Buffer) => this.failWaiters(`the connection closed (${code} ${reason.toString()})`));
+    socket.on('close', (code: number, reason: Buffer) =>
+      this.failWaiters(`the connection closed (${code} ${reason.toString()})`),
+    );
     socket.on('message', (data: Buffer) => {
       const receivedAt = performance.now();
       const text = data.toString('utf8');
@@ -77,7 +79,10 @@ export class BenchSocket {
    * does here); off, the server cannot compress what it sends.
    */
   static connect(url: string, protocol?: string, { offerCompression = false } = {}): Promise<BenchSocket> {
-    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], { perMessageDeflate: offerCompression, handshakeTimeout: WAIT_LIMIT_MS });
+    const socket = new WebSocket(url, protocol === undefined ? [] : [protocol], {
+      perMessageDeflate: offerCompression,
+      handshakeTimeout: WAIT_LIMIT_MS,
+    });
     return new Promise((resolve, reject) => {
       let tcp: Socket | undefined;
       socket.once('upgrade', (response) => (tcp = response.socket));
@@ -101,10 +106,15 @@ export class BenchSocket {
   }
 
   /** The next frame that matches, from now on. Register before sending what it answers. */
-  next<Type extends AnyFrame['type']>(type: Type, matches?: (frame: Extract<AnyFrame, { type: Type }>) => boolean): Promise<Received & { frame: Extract<AnyFrame, { type: Type }> }> {
+  next<Type extends AnyFrame['type']>(
+    type: Type,
+    matches?: (frame: Extract<AnyFrame, { type: Type }>) => boolean,
+  ): Promise<Received & { frame: Extract<AnyFrame, { type: Type }> }> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
-        matches: (received) => received.type === type && (matches === undefined || matches(received.frame as Extract<AnyFrame, { type: Type }>)),
+        matches: (received) =>
+          received.type === type &&
+          (matches === undefined || matches(received.frame as Extract<AnyFrame, { type: Type }>)),
         resolve: (received) => {
           clearTimeout(timer);
           resolve(received as Received & { frame: Extract<AnyFrame, { type: Type }> });

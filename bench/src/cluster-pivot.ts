@@ -48,8 +48,28 @@ interface Node {
 }
 
 async function startNode(): Promise<Node> {
-  const args = [CLI, '--port', '0', '--host', '127.0.0.1', '--no-ui', '--no-metrics', '--log-level', 'warn', '--demo-delay-ms', String(DEMO_DELAY_MS)];
-  const environment = { ...process.env, CPP_AUTH: 'claimed', CPP_STORE: 'postgres', DATABASE_URL: databaseUrl, CPP_DATABASE_SCHEMA: schema, REDIS_URL: redisUrl, CPP_REDIS_PREFIX: prefix };
+  const args = [
+    CLI,
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--no-ui',
+    '--no-metrics',
+    '--log-level',
+    'warn',
+    '--demo-delay-ms',
+    String(DEMO_DELAY_MS),
+  ];
+  const environment = {
+    ...process.env,
+    CPP_AUTH: 'claimed',
+    CPP_STORE: 'postgres',
+    DATABASE_URL: databaseUrl,
+    CPP_DATABASE_SCHEMA: schema,
+    REDIS_URL: redisUrl,
+    CPP_REDIS_PREFIX: prefix,
+  };
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: environment });
   // Its warnings (claimed identities) are no news here; they are shown only when it fails to start.
   let errors = '';
@@ -71,12 +91,20 @@ async function timePivots(probe: BenchSocket, threadId: string, firstNodeId: str
   let nodeId = firstNodeId;
   const warmUp = Math.ceil(pivots / 10);
   for (let index = 0; index < warmUp + pivots; index += 1) {
-    for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1) await probe.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId === nodeId);
+    for (let chunk = 0; chunk < CHUNKS_BETWEEN_PIVOTS; chunk += 1)
+      await probe.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId === nodeId);
     const interruptedNodeId = nodeId;
     const haltedFrame = probe.next('CPP_STREAM_HALTED');
     const newChunk = probe.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== interruptedNodeId);
     const sentAt = performance.now();
-    probe.send(clientFrame('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId, userPrompt: `another direction (${index})`, newBranchNodeId: newMessageId() }));
+    probe.send(
+      clientFrame('CPP_PIVOT_INIT', {
+        activeThreadId: threadId,
+        interruptedNodeId,
+        userPrompt: `another direction (${index})`,
+        newBranchNodeId: newMessageId(),
+      }),
+    );
     const haltedAt = (await haltedFrame).receivedAt;
     nodeId = (await newChunk).frame.payload.nodeId;
     if (index >= warmUp) halted.record(haltedAt - sentAt);
@@ -152,7 +180,9 @@ async function afterDeath(survivor: Node, withPivot: boolean): Promise<number> {
     await synced;
     // The survivor relays the answer: its client is following the stream when the node dies.
     await probe.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId === thread.nodeId);
-    const recovered = probe.next('CPP_GRAPH_PATCH', (frame) => Object.values(frame.payload.nodes).some((node) => node.id === thread.nodeId && node.status === 'interrupted'));
+    const recovered = probe.next('CPP_GRAPH_PATCH', (frame) =>
+      Object.values(frame.payload.nodes).some((node) => node.id === thread.nodeId && node.status === 'interrupted'),
+    );
     const newChunk = probe.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== thread.nodeId);
     const exited = once(doomed.process, 'exit');
     doomed.process.kill('SIGKILL');
@@ -162,7 +192,14 @@ async function afterDeath(survivor: Node, withPivot: boolean): Promise<number> {
       return (await recovered).receivedAt - killedAt;
     }
     recovered.catch(() => undefined);
-    probe.send(clientFrame('CPP_PIVOT_INIT', { activeThreadId: thread.threadId, interruptedNodeId: thread.nodeId, userPrompt: 'another direction', newBranchNodeId: newMessageId() }));
+    probe.send(
+      clientFrame('CPP_PIVOT_INIT', {
+        activeThreadId: thread.threadId,
+        interruptedNodeId: thread.nodeId,
+        userPrompt: 'another direction',
+        newBranchNodeId: newMessageId(),
+      }),
+    );
     const answeredAt = (await newChunk).receivedAt;
     await exited;
     return answeredAt - killedAt;
@@ -184,7 +221,7 @@ function failoverFigure(recovery: LatencySummary, pivot: LatencySummary): Figure
   const bound = recovery.p50 + AFTER_RECOVERY_ALLOWANCE_MS;
   return figure({
     id: 'cluster.pivot.after-node-death.p50',
-    label: 'Pivot just after the generating node died → new branch\'s 1st chunk p50',
+    label: "Pivot just after the generating node died → new branch's 1st chunk p50",
     unit: 'ms',
     value: pivot.p50,
     baseline: { label: 'recovery without a pivot p50', value: recovery.p50 },
@@ -197,23 +234,38 @@ function row(label: string, summary: LatencySummary): string {
   return `| ${label.padEnd(38)} | ${ms(summary.p50)} | ${ms(summary.p99)} | ${ms(summary.max)} |`;
 }
 
-await promisify(execFile)(process.execPath, [CLI, 'migrate', '--database-url', databaseUrl, '--database-schema', schema]);
+await promisify(execFile)(process.execPath, [
+  CLI,
+  'migrate',
+  '--database-url',
+  databaseUrl,
+  '--database-schema',
+  schema,
+]);
 const nodes = [await startNode(), await startNode()];
 try {
   const same = await sameNode(nodes[0]!);
   const cross = await crossNode(nodes[0]!, nodes[1]!);
   const recovery = await failoverSamples(nodes[0]!, false);
   const pivotAfterDeath = await failoverSamples(nodes[0]!, true);
-  console.log(`\nPivot → CPP_STREAM_HALTED in cluster mode: 2 cpp-server processes, PostgreSQL and Redis on this machine,`);
-  console.log(`demo model at ${DEMO_DELAY_MS} ms a word, ${pivots} pivots each (after ${Math.ceil(pivots / 10)} to warm up)\n`);
+  console.log(
+    `\nPivot → CPP_STREAM_HALTED in cluster mode: 2 cpp-server processes, PostgreSQL and Redis on this machine,`,
+  );
+  console.log(
+    `demo model at ${DEMO_DELAY_MS} ms a word, ${pivots} pivots each (after ${Math.ceil(pivots / 10)} to warm up)\n`,
+  );
   console.log('| client and generation                  |  p50 ms |  p99 ms |  max ms |');
   console.log('| -------------------------------------- | ------: | ------: | ------: |');
   console.log(row('same node', same));
   console.log(row('client on node A, generation on node B', cross));
   console.log(row('generating node killed, recovery', recovery));
   console.log(row('generating node killed, pivot', pivotAfterDeath));
-  console.log(`\nThe last two from the kill of the generating node (SIGKILL), ${failovers} times each: until the client of the other node`);
-  console.log(`gets the answer as interrupted (no pivot), or the new branch's first chunk of a pivot sent to it at once.\n`);
+  console.log(
+    `\nThe last two from the kill of the generating node (SIGKILL), ${failovers} times each: until the client of the other node`,
+  );
+  console.log(
+    `gets the answer as interrupted (no pivot), or the new branch's first chunk of a pivot sent to it at once.\n`,
+  );
   console.log(formatTable([crossNodeFigure(same, cross), failoverFigure(recovery, pivotAfterDeath)]));
 } finally {
   await cleanUp(nodes);

@@ -19,7 +19,13 @@ export async function startStreamingThread(socket: BenchSocket, patches = true):
   socket.send(clientFrame('CPP_THREAD_OPEN', { patches }));
   const threadId = (await synced).frame.payload.threadId;
   const firstChunk = socket.next('CPP_STREAM_CHUNK');
-  socket.send(clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'tell me a long story', newNodeId: newMessageId() }));
+  socket.send(
+    clientFrame('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'tell me a long story',
+      newNodeId: newMessageId(),
+    }),
+  );
   const { payload } = (await firstChunk).frame;
   return { threadId, nodeId: payload.nodeId, firstDelta: payload.delta };
 }

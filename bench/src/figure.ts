@@ -44,7 +44,11 @@ export function figure(fields: Omit<Figure, 'ratio' | 'target'> & { target?: Omi
   const ratio = fields.value / fields.baseline.value;
   const { target, ...rest } = fields;
   if (!target) return { ...rest, ratio };
-  return { ...rest, ratio, target: { ...target, met: holds(target.of === 'ratio' ? ratio : fields.value, target.comparison, target.bound) } };
+  return {
+    ...rest,
+    ratio,
+    target: { ...target, met: holds(target.of === 'ratio' ? ratio : fields.value, target.comparison, target.bound) },
+  };
 }
 
 /** A figure that could not be taken (NaN: a run failed) meets no target. */

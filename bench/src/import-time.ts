@@ -57,8 +57,14 @@ if (options.help) {
 const rounds = Number(options.rounds);
 if (options.compare) {
   // Its own entry file, resolved there: the import then loads that install's packages, not this one's.
-  const entry = pathToFileURL(createRequire(join(resolve(options.compare), 'package.json')).resolve('@promethea/cpp-server')).href;
-  CASES.push({ name: 'compared', label: `the same, installed in ${options.compare}`, code: `await import(${JSON.stringify(entry)});` });
+  const entry = pathToFileURL(
+    createRequire(join(resolve(options.compare), 'package.json')).resolve('@promethea/cpp-server'),
+  ).href;
+  CASES.push({
+    name: 'compared',
+    label: `the same, installed in ${options.compare}`,
+    code: `await import(${JSON.stringify(entry)});`,
+  });
 }
 
 interface Sample {
@@ -70,7 +76,9 @@ interface Sample {
 async function sample(project: string, code: string, nodeOptions: string[] = []): Promise<Sample> {
   const script = `${code} const { user, system } = process.cpuUsage(); process.stdout.write(String((user + system) / 1000));`;
   const started = performance.now();
-  const { stdout } = await run(process.execPath, [...nodeOptions, '--input-type=module', '-e', script], { cwd: project });
+  const { stdout } = await run(process.execPath, [...nodeOptions, '--input-type=module', '-e', script], {
+    cwd: project,
+  });
   return { wallMs: performance.now() - started, cpuMs: Number(stdout) };
 }
 
@@ -83,13 +91,21 @@ async function installPackedPackages(): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), 'cpp-import-time-'));
   const packs = join(project, 'packs');
   await mkdir(packs);
-  const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs, ...PACKAGES.flatMap((name) => ['-w', name])], { cwd: ROOT });
+  const packed = await run(
+    'npm',
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', packs, ...PACKAGES.flatMap((name) => ['-w', name])],
+    { cwd: ROOT },
+  );
   const tarballs = (JSON.parse(packed.stdout) as { filename: string }[]).map((entry) => join(packs, entry.filename));
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'cpp-import-time', private: true, type: 'module' }));
-  await run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'cpp-import-time', private: true, type: 'module' }),
+  );
+  await run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], {
+    cwd: project,
+  });
   return project;
 }
-
 
 /** The modules an import loads, by the package they come from. */
 async function modulesByPackage(project: string, code: string): Promise<Map<string, number>> {
@@ -124,10 +140,13 @@ function selfTimeByPackage(profile: CpuProfile): Map<string, number> {
   return byPlace;
 }
 
-
 const startLoad = loadavg()[0]!;
-if (startLoad > cpus().length) console.error(`Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; the wall times will be noisy.`);
-if (!options.project) console.error('packing and installing @promethea/cpp-protocol, -server and -web into a new project…');
+if (startLoad > cpus().length)
+  console.error(
+    `Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; the wall times will be noisy.`,
+  );
+if (!options.project)
+  console.error('packing and installing @promethea/cpp-protocol, -server and -web into a new project…');
 const project = options.project ? resolve(options.project) : await installPackedPackages();
 try {
   const samples = new Map<string, Sample[]>(CASES.map((testCase) => [testCase.name, []]));
@@ -147,13 +166,17 @@ try {
   for (const testCase of CASES) {
     const wall = median(samples.get(testCase.name)!.map((result) => result.wallMs));
     const cpu = median(samples.get(testCase.name)!.map((result) => result.cpuMs));
-    console.log(`| ${testCase.label} | ${wall.toFixed(0)} | ${cpu.toFixed(0)} | ${(wall - nodeWall).toFixed(0)} | ${(cpu - nodeCpu).toFixed(0)} |`);
+    console.log(
+      `| ${testCase.label} | ${wall.toFixed(0)} | ${cpu.toFixed(0)} | ${(wall - nodeWall).toFixed(0)} | ${(cpu - nodeCpu).toFixed(0)} |`,
+    );
   }
   const modules = await modulesByPackage(project, CASES[2]!.code);
   const total = [...modules.values()].reduce((sum, count) => sum + count, 0);
   const parts = [...modules].sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`);
   console.log(`\nmodules loaded by import('@promethea/cpp-server'): ${total} (${parts.join(', ')})`);
-  console.log(`load average ${startLoad.toFixed(1)} at the start, ${endLoad.toFixed(1)} at the end, on ${cpus().length} CPUs; Node ${process.version}`);
+  console.log(
+    `load average ${startLoad.toFixed(1)} at the start, ${endLoad.toFixed(1)} at the end, on ${cpus().length} CPUs; Node ${process.version}`,
+  );
   if (options.profile) {
     const directory = resolve(options.profile);
     await rm(directory, { recursive: true, force: true });

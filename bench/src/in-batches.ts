@@ -2,7 +2,11 @@
  * Runs `task(0..count-1)` with at most `concurrency` in flight: thousands of connections opened at once would
  * overflow the listen backlog and measure the kernel's SYN retries instead of the server.
  */
-export async function inBatches<Result>(count: number, concurrency: number, task: (index: number) => Promise<Result>): Promise<Result[]> {
+export async function inBatches<Result>(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<Result>,
+): Promise<Result[]> {
   const results: Result[] = new Array<Result>(count);
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -1,4 +1,12 @@
-import { applyChange, emptyGraph, newMessageId, planFinish, planPrompt, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  emptyGraph,
+  newMessageId,
+  planFinish,
+  planPrompt,
+  type ThreadGraph,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 
 export interface LargeThreadShape {
   /** Nodes in the thread (user and assistant alternate, so an even number). */
@@ -24,16 +32,27 @@ export function buildLargeThread(threadId: string, shape: LargeThreadShape): Thr
     const userNodeId = newMessageId();
     const assistantNodeId = newMessageId();
     const branchFrom = exchange % 5 === 4 && answers.length > 7 ? answers[answers.length - 7] : undefined;
-    applyChange(graph, planPrompt(graph, {
-      userNodeId,
-      userPrompt: prose(exchange, shape.answerChars / 5),
-      assistantNodeId,
-      model: 'bench-model',
-      createdAt: createdAt + exchange * 60_000,
-      ...(branchFrom ? { parentNodeId: branchFrom } : {}),
-    }));
+    applyChange(
+      graph,
+      planPrompt(graph, {
+        userNodeId,
+        userPrompt: prose(exchange, shape.answerChars / 5),
+        assistantNodeId,
+        model: 'bench-model',
+        createdAt: createdAt + exchange * 60_000,
+        ...(branchFrom ? { parentNodeId: branchFrom } : {}),
+      }),
+    );
     const content = prose(exchange * 7, shape.answerChars * (0.5 + (exchange % 5) / 4));
-    applyChange(graph, planFinish(graph, { nodeId: assistantNodeId, status: 'completed', content, usage: { inputTokens: 800, outputTokens: 120 } }));
+    applyChange(
+      graph,
+      planFinish(graph, {
+        nodeId: assistantNodeId,
+        status: 'completed',
+        content,
+        usage: { inputTokens: 800, outputTokens: 120 },
+      }),
+    );
     answers.push(assistantNodeId);
   }
   return graph;

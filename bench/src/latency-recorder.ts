@@ -31,7 +31,12 @@ export class LatencyRecorder {
   }
 
   summary(): LatencySummary {
-    return { count: this.count, p50: this.percentile(50), p99: this.percentile(99), max: this.histogram.maxValue / MICROSECONDS_PER_MS };
+    return {
+      count: this.count,
+      p50: this.percentile(50),
+      p99: this.percentile(99),
+      max: this.histogram.maxValue / MICROSECONDS_PER_MS,
+    };
   }
 }
 

@@ -124,7 +124,10 @@ async function startStreams({ count, spreadMs, ...target }: StreamsRequest): Pro
     }
   });
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(starts), new Promise((resolve) => (timer = setTimeout(resolve, deadline - performance.now())))]);
+  await Promise.race([
+    Promise.all(starts),
+    new Promise((resolve) => (timer = setTimeout(resolve, deadline - performance.now()))),
+  ]);
   clearTimeout(timer);
   counting = false;
   // A stream that starts late would add load the figures do not count: it is closed.

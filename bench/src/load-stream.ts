@@ -1,7 +1,15 @@
 import { CPP_SUBPROTOCOL, newMessageId, newThreadId } from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
 import { clientFrame } from './cpp-frames.js';
-import { CONNECT_LIMIT_MS, DELTA_KEY, firstDueTime, waitUntil, type ChunkListener, type LoadStream, type LoadTarget } from './load-target.js';
+import {
+  CONNECT_LIMIT_MS,
+  DELTA_KEY,
+  firstDueTime,
+  waitUntil,
+  type ChunkListener,
+  type LoadStream,
+  type LoadTarget,
+} from './load-target.js';
 import { SocketIoLoadStream } from './socketio-load-stream.js';
 import { SseLoadStream } from './sse-load-stream.js';
 
@@ -43,7 +51,9 @@ class WsLoadStream implements LoadStream {
     private readonly onChunk: ChunkListener,
   ) {
     socket.on('message', (data: Buffer) => this.receive(data));
-    socket.on('close', (code: number, reason: Buffer) => this.fail(new Error(`the connection closed (${code} ${reason.toString()})`)));
+    socket.on('close', (code: number, reason: Buffer) =>
+      this.fail(new Error(`the connection closed (${code} ${reason.toString()})`)),
+    );
     // A socket torn down under load must not crash the bench; the measure notices the missing tokens.
     socket.on('error', () => socket.terminate());
   }
@@ -51,7 +61,11 @@ class WsLoadStream implements LoadStream {
   static connect(target: LoadTarget, onChunk: ChunkListener): Promise<WsLoadStream> {
     const protocols = target.kind === 'cpp' ? [CPP_SUBPROTOCOL] : [];
     // The servers are the bench's own: their text frames need no UTF-8 check.
-    const socket = new WebSocket(target.url, protocols, { perMessageDeflate: false, handshakeTimeout: CONNECT_LIMIT_MS, skipUTF8Validation: true });
+    const socket = new WebSocket(target.url, protocols, {
+      perMessageDeflate: false,
+      handshakeTimeout: CONNECT_LIMIT_MS,
+      skipUTF8Validation: true,
+    });
     return new Promise((resolve, reject) => {
       socket.once('open', () => {
         socket.off('error', reject);
@@ -70,11 +84,16 @@ class WsLoadStream implements LoadStream {
       threadId = String(await synced);
     }
     await waitUntil(startAt);
-    if (this.socket.readyState !== WebSocket.OPEN) throw new Error('the connection closed before its answer was asked for');
+    if (this.socket.readyState !== WebSocket.OPEN)
+      throw new Error('the connection closed before its answer was asked for');
     const firstChunk = this.await('CPP_STREAM_CHUNK');
     const request =
       this.target.kind === 'cpp'
-        ? clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'tell me a long story', newNodeId: newMessageId() })
+        ? clientFrame('CPP_PROMPT', {
+            activeThreadId: threadId,
+            userPrompt: 'tell me a long story',
+            newNodeId: newMessageId(),
+          })
         : { type: 'stream', payload: { threadId, nodeId: newMessageId() } };
     this.socket.send(JSON.stringify(request));
     return Number(await firstChunk);
@@ -98,9 +117,14 @@ class WsLoadStream implements LoadStream {
       return;
     }
     if (this.awaited === undefined) return;
-    const frame = JSON.parse(data.toString('utf8')) as { type: string; payload: { threadId?: string; code?: string; message?: string } };
-    if (frame.type === 'CPP_ERROR') this.fail(new Error(`the server answered CPP_ERROR ${frame.payload.code}: ${frame.payload.message}`));
-    else if (frame.type === 'CPP_SYNC_GRAPH' && this.awaited.type === 'CPP_SYNC_GRAPH') this.settle(frame.payload.threadId!);
+    const frame = JSON.parse(data.toString('utf8')) as {
+      type: string;
+      payload: { threadId?: string; code?: string; message?: string };
+    };
+    if (frame.type === 'CPP_ERROR')
+      this.fail(new Error(`the server answered CPP_ERROR ${frame.payload.code}: ${frame.payload.message}`));
+    else if (frame.type === 'CPP_SYNC_GRAPH' && this.awaited.type === 'CPP_SYNC_GRAPH')
+      this.settle(frame.payload.threadId!);
   }
 
   private settle(value: string | number): void {
@@ -118,7 +142,11 @@ class WsLoadStream implements LoadStream {
 
 /** Where a CPP_STREAM_CHUNK's delta text begins in its bytes; -1 for any other frame. */
 function deltaStart(bytes: Buffer): number {
-  if (bytes.length < CHUNK_PREFIX.length || bytes.compare(CHUNK_PREFIX, 0, CHUNK_PREFIX.length, 0, CHUNK_PREFIX.length) !== 0) return -1;
+  if (
+    bytes.length < CHUNK_PREFIX.length ||
+    bytes.compare(CHUNK_PREFIX, 0, CHUNK_PREFIX.length, 0, CHUNK_PREFIX.length) !== 0
+  )
+    return -1;
   const at = bytes.indexOf(DELTA_KEY_BYTES, CHUNK_PREFIX.length);
   return at < 0 ? -1 : at + DELTA_KEY_BYTES.length;
 }

@@ -29,7 +29,11 @@ process.on('exit', () => {
  */
 export async function modulesLoadedBy(script: string | string[], cwd: string | URL): Promise<Set<string>> {
   const run = typeof script === 'string' ? ['--input-type=module', '-e', script] : script;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...run], { cwd });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(RECORDER)}`, ...run],
+    { cwd },
+  );
   return new Set([...stdout.matchAll(/^resolved (file:\S+)$/gm)].map((match) => match[1]!));
 }
 

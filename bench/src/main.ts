@@ -21,14 +21,19 @@ const options = parseOptions(process.argv.slice(2), process.env);
 const connectionsNeeded = Math.max(options.idleConnections, options.capacityMax, ...options.loads) + SPARE_FILES;
 const limit = openFileLimit();
 if (limit !== undefined && limit < connectionsNeeded) {
-  console.error(`The open-file limit is ${limit}; this run needs ${connectionsNeeded}. Raise it first: ulimit -n ${connectionsNeeded}`);
+  console.error(
+    `The open-file limit is ${limit}; this run needs ${connectionsNeeded}. Raise it first: ulimit -n ${connectionsNeeded}`,
+  );
   process.exit(1);
 }
 
 if (options.profile) mkdirSync(PROFILE_DIRECTORY, { recursive: true });
 const startedAt = Date.now();
 const startLoad = loadavg()[0]!;
-if (startLoad > cpus().length) console.error(`Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; other work will make the figures noisy.`);
+if (startLoad > cpus().length)
+  console.error(
+    `Warning: the load average is ${startLoad.toFixed(1)} on ${cpus().length} CPUs; other work will make the figures noisy.`,
+  );
 const load = await BenchProcess.start('./load-process.js', []);
 const context = new BenchContext(options, load);
 const figures: Figure[] = [];
@@ -44,7 +49,11 @@ try {
     // Pivots within what the server holds: at 80 % of the capacity it showed in this run.
     const streams = Math.round(CAPACITY_SHARE * (capacity?.cppStreams ?? 0));
     if (options.only.includes('pivot')) {
-      if (streams > 0) await collect(`pivot.${AT_CAPACITY_80}`, measurePivot(context, { streams, name: AT_CAPACITY_80, withSse: false }));
+      if (streams > 0)
+        await collect(
+          `pivot.${AT_CAPACITY_80}`,
+          measurePivot(context, { streams, name: AT_CAPACITY_80, withSse: false }),
+        );
       else context.log(`pivot at 80 % of capacity: not measured, CPP held no load in this run`);
     }
   }
@@ -56,10 +65,15 @@ try {
 
 writeResult(options.out, benchResult(options, figures, details, startLoad));
 console.log(formatTable(figures));
-console.log(`\n${figures.filter((line) => line.target?.met).length} of ${figures.filter((line) => line.target).length} targets met · ${options.runs} run(s), medians · ${Math.round((Date.now() - startedAt) / 1000)} s · figures in ${options.out}`);
+console.log(
+  `\n${figures.filter((line) => line.target?.met).length} of ${figures.filter((line) => line.target).length} targets met · ${options.runs} run(s), medians · ${Math.round((Date.now() - startedAt) / 1000)} s · figures in ${options.out}`,
+);
 
 /** A measure that fails is on record in the details; the others still report. */
-async function collect<Result extends { figures: Figure[]; details: unknown }>(name: string, measure: Promise<Result>): Promise<Result | undefined> {
+async function collect<Result extends { figures: Figure[]; details: unknown }>(
+  name: string,
+  measure: Promise<Result>,
+): Promise<Result | undefined> {
   try {
     const result = await measure;
     figures.push(...result.figures);

@@ -56,7 +56,14 @@ export async function measureCapacity(context: BenchContext): Promise<CapacityRe
   const label = `Concurrent ${tokensPerSecond} tok/s streams at p99 token delay ≤ ${DELAY_LIMIT_MS} ms`;
   const cppFields = { unit: 'streams' as const, value: cpp.streams, atLeast: cpp.atLeast };
   const figures = [
-    figure({ id: 'capacity.streams', label, ...cppFields, baseline: { label: 'raw ws', value: raw.streams }, baselineAtLeast: raw.atLeast, target: ratioTarget('≥', RAW_RATIO_TARGET) }),
+    figure({
+      id: 'capacity.streams',
+      label,
+      ...cppFields,
+      baseline: { label: 'raw ws', value: raw.streams },
+      baselineAtLeast: raw.atLeast,
+      target: ratioTarget('≥', RAW_RATIO_TARGET),
+    }),
   ];
   // CPP ÷ each peer: CPP is to hold more streams than either.
   for (const peer of context.options.peers) {
@@ -121,9 +128,15 @@ async function holdStreams(context: BenchContext, kind: ServerKind, streams: num
     context.log(`capacity: ${kind}, ${describeStart(start)}`);
     await sleep(SETTLE_MS);
     const cpuBefore = await server.process.request<number>('cpuMs');
-    const delays = await context.load.request<TokenDelays>('measure', { durationMs: context.options.capacityWindowMs, intervalMs: context.options.intervalMs });
-    const serverCpuPercent = Math.round(((await server.process.request<number>('cpuMs')) - cpuBefore) / context.options.capacityWindowMs * 100);
-    const held = start.failed === 0 && delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
+    const delays = await context.load.request<TokenDelays>('measure', {
+      durationMs: context.options.capacityWindowMs,
+      intervalMs: context.options.intervalMs,
+    });
+    const serverCpuPercent = Math.round(
+      (((await server.process.request<number>('cpuMs')) - cpuBefore) / context.options.capacityWindowMs) * 100,
+    );
+    const held =
+      start.failed === 0 && delays.p99 <= DELAY_LIMIT_MS && delays.received >= MIN_DELIVERED * delays.expected;
     context.log(
       `capacity: ${kind}, ${streams} streams: token delay p50 ${delays.p50.toFixed(1)} ms, p99 ${delays.p99.toFixed(1)} ms, ` +
         `${delays.received}/${delays.expected} tokens in ${delays.frames} frames (${delays.framesPerStreamPerSecond.toFixed(1)}/s a stream), ` +

@@ -55,12 +55,21 @@ export async function measureGateway(context: BenchContext): Promise<{ figures: 
  * first content event. A slower client here would flatter CPP's overhead.
  */
 async function directFirstToken(baseUrl: string): Promise<number> {
-  const body = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } });
+  const body = JSON.stringify({
+    model: 'bench-model',
+    messages: [{ role: 'user', content: PROMPT }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   const sentAt = performance.now();
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const outgoing = request(`${baseUrl}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     outgoing.once('response', resolve).once('error', reject);
     outgoing.end(body);
@@ -94,8 +103,20 @@ function gatewayFigures(runs: GatewayRun[]): Figure[] {
   const overheadP50 = of((run) => run.cpp.p50 - run.direct.p50);
   const overheadP99 = of((run) => run.cpp.p99 - run.direct.p99);
   return [
-    figure({ id: 'gateway.ttft.p50', label: 'Time to first token p50', unit: 'ms', value: of((run) => run.cpp.p50), baseline: { label: 'direct p50', value: of((run) => run.direct.p50) } }),
-    figure({ id: 'gateway.ttft.p99', label: 'Time to first token p99', unit: 'ms', value: of((run) => run.cpp.p99), baseline: { label: 'direct p99', value: of((run) => run.direct.p99) } }),
+    figure({
+      id: 'gateway.ttft.p50',
+      label: 'Time to first token p50',
+      unit: 'ms',
+      value: of((run) => run.cpp.p50),
+      baseline: { label: 'direct p50', value: of((run) => run.direct.p50) },
+    }),
+    figure({
+      id: 'gateway.ttft.p99',
+      label: 'Time to first token p99',
+      unit: 'ms',
+      value: of((run) => run.cpp.p99),
+      baseline: { label: 'direct p99', value: of((run) => run.direct.p99) },
+    }),
     figure({
       id: 'gateway.overhead.p50',
       label: 'Gateway overhead p50 (CPP − direct)',
@@ -104,6 +125,12 @@ function gatewayFigures(runs: GatewayRun[]): Figure[] {
       baseline: { label: 'direct p50', value: of((run) => run.direct.p50) },
       target: ratioTarget('≤', OVERHEAD_RATIO_TARGET),
     }),
-    figure({ id: 'gateway.overhead.p99', label: 'Gateway overhead p99 (CPP − direct)', unit: 'ms', value: overheadP99, baseline: { label: 'direct p99', value: of((run) => run.direct.p99) } }),
+    figure({
+      id: 'gateway.overhead.p99',
+      label: 'Gateway overhead p99 (CPP − direct)',
+      unit: 'ms',
+      value: overheadP99,
+      baseline: { label: 'direct p99', value: of((run) => run.direct.p99) },
+    }),
   ];
 }

@@ -29,12 +29,18 @@ type MeasuredKind = 'cpp' | 'raw' | 'socketio';
  * figure with one empty open thread per connection is reported too, since that is what an idle web client holds.
  * (An SSE client holds no connection between answers.)
  */
-export async function measureMemory(context: BenchContext): Promise<{ figures: Figure[]; details: Partial<Record<MeasuredKind, MemoryRun[]>> }> {
-  const kinds: MeasuredKind[] = context.options.peers.includes('socketio') ? ['cpp', 'raw', 'socketio'] : ['cpp', 'raw'];
+export async function measureMemory(
+  context: BenchContext,
+): Promise<{ figures: Figure[]; details: Partial<Record<MeasuredKind, MemoryRun[]>> }> {
+  const kinds: MeasuredKind[] = context.options.peers.includes('socketio')
+    ? ['cpp', 'raw', 'socketio']
+    : ['cpp', 'raw'];
   const details: Partial<Record<MeasuredKind, MemoryRun[]>> = Object.fromEntries(kinds.map((kind) => [kind, []]));
   for (let run = 0; run < context.options.runs; run += 1) {
     for (const kind of inTurn(kinds, run)) {
-      context.log(`memory: ${context.options.idleConnections} idle connections, ${kind}, run ${run + 1}/${context.options.runs}`);
+      context.log(
+        `memory: ${context.options.idleConnections} idle connections, ${kind}, run ${run + 1}/${context.options.runs}`,
+      );
       const server = await context.startServer(kind);
       try {
         details[kind]!.push(await idleMemory(context, server));
@@ -57,13 +63,39 @@ export async function measureMemory(context: BenchContext): Promise<{ figures: F
         baseline: rawRss,
         target: ratioTarget('≤', IDLE_RATIO_TARGET),
       }),
-      figure({ id: 'memory.idle-connection.heap', label: 'Memory per idle connection (V8 heap)', unit: 'KB', value: of('cpp', (run) => run.heap), baseline: { label: 'raw ws', value: of('raw', (run) => run.heap) } }),
-      figure({ id: 'memory.open-thread.rss', label: 'Memory per idle connection with an open empty thread (RSS)', unit: 'KB', value: of('cpp', (run) => run.withThread!.rss), baseline: rawRss, target: ratioTarget('≤', OPEN_THREAD_RATIO_TARGET) }),
+      figure({
+        id: 'memory.idle-connection.heap',
+        label: 'Memory per idle connection (V8 heap)',
+        unit: 'KB',
+        value: of('cpp', (run) => run.heap),
+        baseline: { label: 'raw ws', value: of('raw', (run) => run.heap) },
+      }),
+      figure({
+        id: 'memory.open-thread.rss',
+        label: 'Memory per idle connection with an open empty thread (RSS)',
+        unit: 'KB',
+        value: of('cpp', (run) => run.withThread!.rss),
+        baseline: rawRss,
+        target: ratioTarget('≤', OPEN_THREAD_RATIO_TARGET),
+      }),
       ...(details.socketio
         ? [
             // CPP is to hold a connection in at most what Socket.IO does.
-            figure({ id: 'memory.idle-connection.rss.vs-socketio', label: 'Memory per idle connection (RSS), CPP ÷ Socket.IO', unit: 'KB', value: cppRss, baseline: { label: 'Socket.IO', value: of('socketio', (run) => run.rss) }, target: ratioTarget('≤', 1) }),
-            figure({ id: 'memory.idle-connection.heap.vs-socketio', label: 'Memory per idle connection (V8 heap), CPP ÷ Socket.IO', unit: 'KB', value: of('cpp', (run) => run.heap), baseline: { label: 'Socket.IO', value: of('socketio', (run) => run.heap) } }),
+            figure({
+              id: 'memory.idle-connection.rss.vs-socketio',
+              label: 'Memory per idle connection (RSS), CPP ÷ Socket.IO',
+              unit: 'KB',
+              value: cppRss,
+              baseline: { label: 'Socket.IO', value: of('socketio', (run) => run.rss) },
+              target: ratioTarget('≤', 1),
+            }),
+            figure({
+              id: 'memory.idle-connection.heap.vs-socketio',
+              label: 'Memory per idle connection (V8 heap), CPP ÷ Socket.IO',
+              unit: 'KB',
+              value: of('cpp', (run) => run.heap),
+              baseline: { label: 'Socket.IO', value: of('socketio', (run) => run.heap) },
+            }),
           ]
         : []),
     ],
@@ -77,7 +109,10 @@ async function idleMemory(context: BenchContext, server: RunningServer): Promise
   const before = await server.process.request<MemoryFigures>('memory');
   await context.load.request('idle', { url: server.url, kind: server.kind, count: connections });
   await sleep(SETTLE_MS);
-  const perConnection = (after: MemoryFigures) => ({ rss: (after.rss - before.rss) / connections, heap: (after.heapUsed - before.heapUsed) / connections });
+  const perConnection = (after: MemoryFigures) => ({
+    rss: (after.rss - before.rss) / connections,
+    heap: (after.heapUsed - before.heapUsed) / connections,
+  });
   const run: MemoryRun = { connections, ...perConnection(await server.process.request<MemoryFigures>('memory')) };
   if (server.kind === 'cpp') {
     await context.load.request('openThreads');
@@ -85,7 +120,10 @@ async function idleMemory(context: BenchContext, server: RunningServer): Promise
     run.withThread = perConnection(await server.process.request<MemoryFigures>('memory'));
   }
   // Last: writing a snapshot grows the process.
-  if (context.options.profile) context.log(`heap snapshot: ${await server.process.request<string>('heapSnapshot', { directory: PROFILE_DIRECTORY })}`);
+  if (context.options.profile)
+    context.log(
+      `heap snapshot: ${await server.process.request<string>('heapSnapshot', { directory: PROFILE_DIRECTORY })}`,
+    );
   return run;
 }
 

@@ -89,7 +89,10 @@ export interface PivotLoad {
  * is recorded meanwhile. With `withSse`, the SSE peer's pivot is timed under as many SSE streams: the answer's
  * request aborted and a new one posted, to the new answer's first chunk.
  */
-export async function measurePivot(context: BenchContext, { streams: load, name = String(load), withSse }: PivotLoad): Promise<{ figures: Figure[]; details: PivotDetails }> {
+export async function measurePivot(
+  context: BenchContext,
+  { streams: load, name = String(load), withSse }: PivotLoad,
+): Promise<{ figures: Figure[]; details: PivotDetails }> {
   const details: PivotDetails = { name, load, cpp: [], raw: [], sse: [], failures: [] };
   const overloaded = new Set<ServerKind>();
   const kinds: ServerKind[] = withSse ? ['cpp', 'raw', 'sse'] : ['cpp', 'raw'];
@@ -100,13 +103,17 @@ export async function measurePivot(context: BenchContext, { streams: load, name 
       if (overloaded.has(kind)) continue;
       context.log(`pivot: ${load} streams, ${kind}, run ${run + 1}/${context.options.runs}`);
       try {
-        if (kind === 'cpp') details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, pivots)));
-        else if (kind === 'sse') details.sse.push(await underLoad(context, 'sse', load, (server) => timeSsePivots(server, pivots)));
+        if (kind === 'cpp')
+          details.cpp.push(await underLoad(context, 'cpp', load, (server) => timePivots(server, pivots)));
+        else if (kind === 'sse')
+          details.sse.push(await underLoad(context, 'sse', load, (server) => timeSsePivots(server, pivots)));
         else details.raw.push(await underLoad(context, 'raw', load, (server) => timeEchoes(server, pivots)));
       } catch (error) {
         // One run lost to an overloaded machine leaves the others' figures standing; the failure is on record.
         overloaded.add(kind);
-        details.failures.push(`${kind} run ${run + 1}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        details.failures.push(
+          `${kind} run ${run + 1}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+        );
         context.log(`pivot: ${load} streams, ${kind}, run ${run + 1} failed: ${details.failures.at(-1)}`);
       }
     }
@@ -127,14 +134,17 @@ async function underLoad<Result>(
     if (backgroundStart) {
       context.log(`pivot: ${kind}, background: ${describeStart(backgroundStart)}`);
       // Figures taken under less load than asked would be reported as the load's: the run fails instead.
-      if (backgroundStart.failed > 0) throw new Error(`the background load did not start: ${describeStart(backgroundStart)}`);
+      if (backgroundStart.failed > 0)
+        throw new Error(`the background load did not start: ${describeStart(backgroundStart)}`);
     }
     await sleep(SETTLE_MS);
     await server.process.request('loopDelayStart');
     const loadCpuBefore = await context.load.request<number>('cpuMs');
     const probeStart = performance.now();
     const result = await probe(server);
-    const loadCpuPercent = Math.round((((await context.load.request<number>('cpuMs')) - loadCpuBefore) / (performance.now() - probeStart)) * 100);
+    const loadCpuPercent = Math.round(
+      (((await context.load.request<number>('cpuMs')) - loadCpuBefore) / (performance.now() - probeStart)) * 100,
+    );
     const loop = await server.process.request<LoopDelayFigures>('loopDelayStop');
     return { ...result, loop, loadCpuPercent, ...(backgroundStart ? { backgroundStart } : {}) };
   } finally {
@@ -188,7 +198,11 @@ async function timeEchoes(server: RunningServer, count: number): Promise<Omit<Ra
       await awaitTokens(socket, undefined, 0);
       const answer = socket.next('echo', (frame) => frame.payload.seq === index);
       const sentAt = performance.now();
-      socket.send({ type: 'echo', timestamp: Date.now(), payload: { seq: index, ...pivotFrame(threadId, newMessageId(), index).payload } });
+      socket.send({
+        type: 'echo',
+        timestamp: Date.now(),
+        payload: { seq: index, ...pivotFrame(threadId, newMessageId(), index).payload },
+      });
       const { receivedAt } = await answer;
       if (index >= warmUp) echo.record(receivedAt - sentAt);
     }
@@ -250,7 +264,11 @@ class SseProbeAnswer {
   tokens(count: number): Promise<void> {
     if (this.tokensSeen >= count) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the SSE answer did not stream ${count} tokens within ${TOKENS_WAIT_LIMIT_MS / 1000} s`)), TOKENS_WAIT_LIMIT_MS);
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`the SSE answer did not stream ${count} tokens within ${TOKENS_WAIT_LIMIT_MS / 1000} s`)),
+        TOKENS_WAIT_LIMIT_MS,
+      );
       this.awaited = {
         tokens: count,
         resolve: () => {
@@ -280,13 +298,21 @@ class SseProbeAnswer {
 /** Waits until the answer (`nodeId`, or the raw server's one stream) has sent TOKENS_BEFORE_PIVOT tokens, `seen` already. */
 async function awaitTokens(socket: BenchSocket, nodeId: string | undefined, seen: number): Promise<void> {
   for (let tokens = seen; tokens < TOKENS_BEFORE_PIVOT; ) {
-    const { frame } = await socket.next('CPP_STREAM_CHUNK', (chunk) => nodeId === undefined || chunk.payload.nodeId === nodeId);
+    const { frame } = await socket.next(
+      'CPP_STREAM_CHUNK',
+      (chunk) => nodeId === undefined || chunk.payload.nodeId === nodeId,
+    );
     tokens += dueTimesOf(frame.payload.delta).length;
   }
 }
 
 function pivotFrame(threadId: string, interruptedNodeId: string, index: number) {
-  return clientFrame('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId, userPrompt: pivotPrompt(index), newBranchNodeId: newMessageId() });
+  return clientFrame('CPP_PIVOT_INIT', {
+    activeThreadId: threadId,
+    interruptedNodeId,
+    userPrompt: pivotPrompt(index),
+    newBranchNodeId: newMessageId(),
+  });
 }
 
 function pivotPrompt(index: number): string {
@@ -305,10 +331,36 @@ function pivotFigures(details: PivotDetails, store: string): Figure[] {
   const echoP99 = { label: 'ws echo p99', value: echo((run) => run.echo.p99) };
   const atMost = (bound: number | undefined) => (bound === undefined ? {} : { target: ratioTarget('≤', bound) });
   const figures = [
-    figure({ id: `pivot.halted.p50.${name}`, label: `Pivot → HALTED p50, ${at}`, unit: 'ms', value: of((run) => run.halted.p50), baseline: echoP50, ...atMost(targets?.halted) }),
-    figure({ id: `pivot.halted.p99.${name}`, label: `Pivot → HALTED p99, ${at}`, unit: 'ms', value: of((run) => run.halted.p99), baseline: echoP99 }),
-    figure({ id: `pivot.first-chunk.p50.${name}`, label: `Pivot → new branch's 1st chunk p50, ${at}`, unit: 'ms', value: of((run) => run.firstChunk.p50), baseline: echoP50, ...atMost(targets?.firstChunk) }),
-    figure({ id: `pivot.first-chunk.p99.${name}`, label: `Pivot → new branch's 1st chunk p99, ${at}`, unit: 'ms', value: of((run) => run.firstChunk.p99), baseline: echoP99 }),
+    figure({
+      id: `pivot.halted.p50.${name}`,
+      label: `Pivot → HALTED p50, ${at}`,
+      unit: 'ms',
+      value: of((run) => run.halted.p50),
+      baseline: echoP50,
+      ...atMost(targets?.halted),
+    }),
+    figure({
+      id: `pivot.halted.p99.${name}`,
+      label: `Pivot → HALTED p99, ${at}`,
+      unit: 'ms',
+      value: of((run) => run.halted.p99),
+      baseline: echoP99,
+    }),
+    figure({
+      id: `pivot.first-chunk.p50.${name}`,
+      label: `Pivot → new branch's 1st chunk p50, ${at}`,
+      unit: 'ms',
+      value: of((run) => run.firstChunk.p50),
+      baseline: echoP50,
+      ...atMost(targets?.firstChunk),
+    }),
+    figure({
+      id: `pivot.first-chunk.p99.${name}`,
+      label: `Pivot → new branch's 1st chunk p99, ${at}`,
+      unit: 'ms',
+      value: of((run) => run.firstChunk.p99),
+      baseline: echoP99,
+    }),
     figure({
       id: `event-loop.p99.${name}`,
       label: `Event-loop delay p99, ${at}, ${store}`,

@@ -66,7 +66,10 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
   const rawSocket = await BenchSocket.connect(rawServer.url, undefined, { offerCompression: true });
   let details: SyncDetails;
   try {
-    const seed = await server.process.request<{ threadId: string; nodes: number; contentBytes: number }>('seedThread', shape);
+    const seed = await server.process.request<{ threadId: string; nodes: number; contentBytes: number }>(
+      'seedThread',
+      shape,
+    );
     const openThread = clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId, patches: true });
     const wireBefore = patchSocket.wireBytesRead;
     const coldOpen = new SyncSamples();
@@ -87,7 +90,8 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
     }
     await roundTrip(fullSocket, clientFrame('CPP_THREAD_OPEN', { threadId: seed.threadId }), 'CPP_SYNC_GRAPH');
     const pivots = [];
-    for (let pivot = 0; pivot < PIVOTS; pivot += 1) pivots.push(await pivotBytes(patchSocket, fullSocket, seed.threadId));
+    for (let pivot = 0; pivot < PIVOTS; pivot += 1)
+      pivots.push(await pivotBytes(patchSocket, fullSocket, seed.threadId));
     details = {
       nodes: seed.nodes,
       contentBytes: seed.contentBytes,
@@ -97,7 +101,12 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
       warm: warm.times.summary(),
       warmUncompressed: warmUncompressed.times.summary(),
       raw: raw.times.summary(),
-      serverCpuMs: { coldOpen: median(coldOpen.cpuMs), warm: median(warm.cpuMs), warmUncompressed: median(warmUncompressed.cpuMs), raw: median(raw.cpuMs) },
+      serverCpuMs: {
+        coldOpen: median(coldOpen.cpuMs),
+        warm: median(warm.cpuMs),
+        warmUncompressed: median(warmUncompressed.cpuMs),
+        raw: median(raw.cpuMs),
+      },
       pivots,
     };
   } finally {
@@ -112,7 +121,11 @@ export async function measureSync(context: BenchContext): Promise<{ figures: Fig
 }
 
 /** Sends `frame` and waits for the answer of type `type`. */
-function roundTrip<Type extends AnyFrame['type']>(socket: BenchSocket, frame: object, type: Type): Promise<Received & { frame: Extract<AnyFrame, { type: Type }> }> {
+function roundTrip<Type extends AnyFrame['type']>(
+  socket: BenchSocket,
+  frame: object,
+  type: Type,
+): Promise<Received & { frame: Extract<AnyFrame, { type: Type }> }> {
   const answered = socket.next(type);
   socket.send(frame);
   return answered;
@@ -148,19 +161,34 @@ function cpuMsOf(server: RunningServer): Promise<number> {
 }
 
 /** Prompts at the head, lets the answer stream a little, pivots it, and counts each subscriber's graph-frame bytes. */
-async function pivotBytes(patchSocket: BenchSocket, fullSocket: BenchSocket, threadId: string): Promise<SyncDetails['pivots'][number]> {
+async function pivotBytes(
+  patchSocket: BenchSocket,
+  fullSocket: BenchSocket,
+  threadId: string,
+): Promise<SyncDetails['pivots'][number]> {
   const firstChunk = patchSocket.next('CPP_STREAM_CHUNK');
-  patchSocket.send(clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'go on', newNodeId: newMessageId() }));
+  patchSocket.send(
+    clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'go on', newNodeId: newMessageId() }),
+  );
   const nodeId = (await firstChunk).frame.payload.nodeId;
   for (let chunk = 1; chunk < CHUNKS_BEFORE_PIVOT; chunk += 1) await patchSocket.next('CPP_STREAM_CHUNK');
   const patchBytes = graphBytesUntilNewBranch(patchSocket, nodeId);
   const fullSyncBytes = graphBytesUntilNewBranch(fullSocket, nodeId);
   const halted = patchSocket.next('CPP_STREAM_HALTED');
-  patchSocket.send(clientFrame('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: nodeId, userPrompt: 'no, the other way', newBranchNodeId: newMessageId() }));
+  patchSocket.send(
+    clientFrame('CPP_PIVOT_INIT', {
+      activeThreadId: threadId,
+      interruptedNodeId: nodeId,
+      userPrompt: 'no, the other way',
+      newBranchNodeId: newMessageId(),
+    }),
+  );
   const cutLength = (await halted).frame.payload.finalContentLength;
   const result = { patchBytes: await patchBytes, fullSyncBytes: await fullSyncBytes, cutLength };
   // The new branch streams on; stop it so that the next prompt is not refused as THREAD_BUSY.
-  const stopped = patchSocket.next('CPP_GRAPH_PATCH', (frame) => Object.values(frame.payload.nodes).some((node) => node.status === 'interrupted' && node.id !== nodeId));
+  const stopped = patchSocket.next('CPP_GRAPH_PATCH', (frame) =>
+    Object.values(frame.payload.nodes).some((node) => node.status === 'interrupted' && node.id !== nodeId),
+  );
   const newNodeId = (await patchSocket.next('CPP_STREAM_CHUNK')).frame.payload.nodeId;
   patchSocket.send(clientFrame('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: newNodeId }));
   await stopped;
@@ -173,20 +201,49 @@ function graphBytesUntilNewBranch(socket: BenchSocket, nodeId: string): Promise<
   socket.onFrame = ({ type, bytes: size }: Received) => {
     if (type === 'CPP_GRAPH_PATCH' || type === 'CPP_SYNC_GRAPH') bytes += size;
   };
-  return socket.next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== nodeId).then(() => {
-    socket.onFrame = undefined;
-    return bytes;
-  });
+  return socket
+    .next('CPP_STREAM_CHUNK', (frame) => frame.payload.nodeId !== nodeId)
+    .then(() => {
+      socket.onFrame = undefined;
+      return bytes;
+    });
 }
 
 function syncFigures(details: SyncDetails): Figure[] {
   const nodes = details.nodes.toLocaleString('en-US');
   const patchBytes = median(details.pivots.map((pivot) => pivot.patchBytes));
   return [
-    figure({ id: 'sync.time.p50', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50 (permessage-deflate)`, unit: 'ms', value: details.warm.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', SYNC_TIME_TARGET) }),
-    figure({ id: 'sync.time-uncompressed.p50', label: `CPP_SYNC_GRAPH of it to a client without permessage-deflate, time p50`, unit: 'ms', value: details.warmUncompressed.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 } }),
-    figure({ id: 'sync.cold-open', label: `CPP_THREAD_OPEN of it from the store → sync, p50 of ${COLD_OPENS}`, unit: 'ms', value: details.coldOpen.p50, baseline: { label: 'ws, same bytes', value: details.raw.p50 }, target: ratioTarget('≤', COLD_OPEN_TARGET) }),
-    figure({ id: 'sync.bytes', label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, bytes on the wire`, unit: 'bytes', value: details.wireBytes, baseline: { label: 'text of the nodes', value: details.contentBytes }, target: ratioTarget('≤', SYNC_BYTES_TARGET) }),
+    figure({
+      id: 'sync.time.p50',
+      label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, time p50 (permessage-deflate)`,
+      unit: 'ms',
+      value: details.warm.p50,
+      baseline: { label: 'ws, same bytes', value: details.raw.p50 },
+      target: ratioTarget('≤', SYNC_TIME_TARGET),
+    }),
+    figure({
+      id: 'sync.time-uncompressed.p50',
+      label: `CPP_SYNC_GRAPH of it to a client without permessage-deflate, time p50`,
+      unit: 'ms',
+      value: details.warmUncompressed.p50,
+      baseline: { label: 'ws, same bytes', value: details.raw.p50 },
+    }),
+    figure({
+      id: 'sync.cold-open',
+      label: `CPP_THREAD_OPEN of it from the store → sync, p50 of ${COLD_OPENS}`,
+      unit: 'ms',
+      value: details.coldOpen.p50,
+      baseline: { label: 'ws, same bytes', value: details.raw.p50 },
+      target: ratioTarget('≤', COLD_OPEN_TARGET),
+    }),
+    figure({
+      id: 'sync.bytes',
+      label: `CPP_SYNC_GRAPH of a ${nodes}-node thread, bytes on the wire`,
+      unit: 'bytes',
+      value: details.wireBytes,
+      baseline: { label: 'text of the nodes', value: details.contentBytes },
+      target: ratioTarget('≤', SYNC_BYTES_TARGET),
+    }),
     figure({
       id: 'sync.pivot-graph-bytes',
       label: `Graph frames per pivot in it (patch mode)`,

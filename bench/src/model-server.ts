@@ -26,7 +26,9 @@ const server = createServer((request, response) => {
 
 async function answer(response: ServerResponse): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  response.write(event({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }));
+  response.write(
+    event({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }),
+  );
   for (let token = 0; token < FOLLOWING_TOKENS; token += 1) {
     await sleep(TOKEN_PAUSE_MS);
     response.write(event({ choices: [{ index: 0, delta: { content: ` word${token}` }, finish_reason: null }] }));

@@ -87,8 +87,19 @@ const HELP = `npm run bench -- [options]     (each option may also be set as BEN
   --out FILE                where the JSON goes (default bench/results/latest.json)`;
 
 const NUMBER_OPTIONS = [
-  'runs', 'pivots', 'gateway-samples', 'capacity-start', 'capacity-max', 'capacity-window-ms', 'capacity-refine',
-  'idle-connections', 'sync-nodes', 'sync-answer-chars', 'sync-samples', 'interval-ms', 'chunk-interval-ms',
+  'runs',
+  'pivots',
+  'gateway-samples',
+  'capacity-start',
+  'capacity-max',
+  'capacity-window-ms',
+  'capacity-refine',
+  'idle-connections',
+  'sync-nodes',
+  'sync-answer-chars',
+  'sync-samples',
+  'interval-ms',
+  'chunk-interval-ms',
 ] as const;
 
 /** Flags win over BENCH_* environment variables, which win over the full (or --quick) defaults. */
@@ -111,7 +122,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     console.log(HELP);
     process.exit(0);
   }
-  const read = (name: string): string | undefined => (values as Record<string, string | boolean | undefined>)[name]?.toString() ?? env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
+  const read = (name: string): string | undefined =>
+    (values as Record<string, string | boolean | undefined>)[name]?.toString() ??
+    env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
   const quick = read('quick') === 'true' || read('quick') === '1';
   const sized: Sized = { ...(quick ? QUICK : FULL) };
   for (const name of NUMBER_OPTIONS) {
@@ -124,10 +137,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const store = read('store') ?? 'sqlite';
   if (store !== 'sqlite' && store !== 'memory') throw new Error('--store must be sqlite or memory');
   const only = read('only')?.split(',') ?? [...MEASURES];
-  for (const measure of only) if (!(MEASURES as readonly string[]).includes(measure)) throw new Error(`unknown measure ${measure}; expected ${MEASURES.join(', ')}`);
+  for (const measure of only)
+    if (!(MEASURES as readonly string[]).includes(measure))
+      throw new Error(`unknown measure ${measure}; expected ${MEASURES.join(', ')}`);
   const peersText = read('peers');
   const peers = peersText === undefined ? [...PEERS] : peersText === 'none' ? [] : peersText.split(',');
-  for (const peer of peers) if (!(PEERS as readonly string[]).includes(peer)) throw new Error(`unknown peer ${peer}; expected ${PEERS.join(', ')} or none`);
+  for (const peer of peers)
+    if (!(PEERS as readonly string[]).includes(peer))
+      throw new Error(`unknown peer ${peer}; expected ${PEERS.join(', ')} or none`);
   return {
     ...sized,
     quick,

@@ -15,7 +15,8 @@ export class PacedProvider implements ModelProvider {
   ) {}
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
-    for await (const text of pacedTokens(this.intervalMs, this.tokens, request.signal)) yield { type: 'text-delta', text };
+    for await (const text of pacedTokens(this.intervalMs, this.tokens, request.signal))
+      yield { type: 'text-delta', text };
     yield { type: 'finish', finishReason: 'stop', usage: { outputTokens: this.tokens } };
   }
 }

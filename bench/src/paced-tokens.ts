@@ -89,7 +89,10 @@ const paceClock = new PaceClock();
 
 /** The due times of the paced tokens a chunk's text carries. */
 export function dueTimesOf(delta: string): number[] {
-  return delta.split(' ').filter((token) => token.length > 0).map(Number);
+  return delta
+    .split(' ')
+    .filter((token) => token.length > 0)
+    .map(Number);
 }
 
 const DIGIT_0 = 0x30;

@@ -16,7 +16,12 @@ export interface BenchResult {
   details: Record<string, unknown>;
 }
 
-export function benchResult(options: BenchOptions, figures: Figure[], details: Record<string, unknown>, startLoad: number): BenchResult {
+export function benchResult(
+  options: BenchOptions,
+  figures: Figure[],
+  details: Record<string, unknown>,
+  startLoad: number,
+): BenchResult {
   return {
     generatedAt: new Date().toISOString(),
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,

@@ -5,7 +5,13 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { newThreadId } from '@promethea/cpp-protocol';
-import { CPPServer, MemoryStore, createModelProvider, type ConversationStore, type ModelProvider } from '@promethea/cpp-server';
+import {
+  CPPServer,
+  MemoryStore,
+  createModelProvider,
+  type ConversationStore,
+  type ModelProvider,
+} from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { startBaselineServer, type BaselineServer } from './baseline-server.js';
 import { serveRequests } from './bench-process.js';
@@ -53,7 +59,8 @@ const LOOP_DELAY_RESOLUTION_MS = 5;
 
 const config = JSON.parse(process.argv[2]!) as ServerConfig;
 const directory = mkdtempSync(join(tmpdir(), 'cpp-bench-'));
-const store: ConversationStore = config.store === 'sqlite' ? SqliteStore.open(join(directory, 'bench.sqlite')) : new MemoryStore();
+const store: ConversationStore =
+  config.store === 'sqlite' ? SqliteStore.open(join(directory, 'bench.sqlite')) : new MemoryStore();
 const server = config.kind === 'cpp' ? await startCpp() : await startPacedServer(config.kind);
 let loopDelay: IntervalHistogram | undefined;
 
@@ -66,11 +73,16 @@ serveRequests({ port: server.port } satisfies ServerReady, {
   loopDelayStop: (): LoopDelayFigures => {
     if (!loopDelay) throw new Error('loopDelayStart was not called');
     loopDelay.disable();
-    return { p50: loopDelay.percentile(50) / NS_PER_MS, p99: loopDelay.percentile(99) / NS_PER_MS, max: loopDelay.max / NS_PER_MS };
+    return {
+      p50: loopDelay.percentile(50) / NS_PER_MS,
+      p99: loopDelay.percentile(99) / NS_PER_MS,
+      max: loopDelay.max / NS_PER_MS,
+    };
   },
   cpuMs,
   /** Writes a heap snapshot (open it in Chrome DevTools → Memory) and returns its path. */
-  heapSnapshot: ({ directory: folder }: { directory: string }) => writeHeapSnapshot(join(folder, `${config.kind}-${Date.now()}.heapsnapshot`)),
+  heapSnapshot: ({ directory: folder }: { directory: string }) =>
+    writeHeapSnapshot(join(folder, `${config.kind}-${Date.now()}.heapsnapshot`)),
   seedThread,
   stop: async () => {
     await server.close();
@@ -81,7 +93,14 @@ serveRequests({ port: server.port } satisfies ServerReady, {
 
 async function startCpp(): Promise<BaselineServer> {
   // No cap on a thread's size: the sync measure grows a thread past the default 10,000 nodes.
-  const cpp = new CPPServer({ port: 0, host: '127.0.0.1', store, model: modelOf(config.model), chunkIntervalMs: config.chunkIntervalMs, limits: BENCH_LIMITS });
+  const cpp = new CPPServer({
+    port: 0,
+    host: '127.0.0.1',
+    store,
+    model: modelOf(config.model),
+    chunkIntervalMs: config.chunkIntervalMs,
+    limits: BENCH_LIMITS,
+  });
   await cpp.ready;
   return { port: cpp.port, close: () => cpp.close() };
 }
@@ -97,7 +116,12 @@ async function startPacedServer(kind: Exclude<ServerKind, 'cpp'>): Promise<Basel
 
 function modelOf(model: ServerConfig['model']): ModelProvider {
   if (model.kind === 'paced') return new PacedProvider(model.intervalMs, model.tokens);
-  return createModelProvider({ provider: 'openai-compatible', baseUrl: model.baseUrl, model: 'bench-model', maxRetries: 0 });
+  return createModelProvider({
+    provider: 'openai-compatible',
+    baseUrl: model.baseUrl,
+    model: 'bench-model',
+    maxRetries: 0,
+  });
 }
 
 /** What is retained, not what awaits collection. */
@@ -112,10 +136,20 @@ async function seedThread(shape: LargeThreadShape): Promise<{ threadId: string; 
   const threadId = newThreadId();
   const graph = buildLargeThread(threadId, shape);
   const now = Date.now();
-  await store.createThread({ threadId, ownerDid: 'anonymous', title: 'a long conversation', createdAt: now, updatedAt: now });
+  await store.createThread({
+    threadId,
+    ownerDid: 'anonymous',
+    title: 'a long conversation',
+    createdAt: now,
+    updatedAt: now,
+  });
   await store.commit(seedChange(graph), { updatedAt: now });
   const nodes = Object.values(graph.nodes);
-  const seeded = { threadId, nodes: nodes.length, contentBytes: nodes.reduce((sum, node) => sum + Buffer.byteLength(node.content), 0) };
+  const seeded = {
+    threadId,
+    nodes: nodes.length,
+    contentBytes: nodes.reduce((sum, node) => sum + Buffer.byteLength(node.content), 0),
+  };
   // The graph and the commit's rows are garbage now, which a restarted server would not have: collected here, they
   // do not land on the opening of the thread that is measured next (~0.3 s of collection on this machine).
   await collectGarbage();

@@ -1,7 +1,14 @@
 import { newMessageId, newThreadId } from '@promethea/cpp-protocol';
 import { io, type Socket } from 'socket.io-client';
 import { Decoder, Encoder, PacketType } from 'socket.io-parser';
-import { CONNECT_LIMIT_MS, DELTA_KEY, firstDueTime, waitUntil, type ChunkListener, type LoadStream } from './load-target.js';
+import {
+  CONNECT_LIMIT_MS,
+  DELTA_KEY,
+  firstDueTime,
+  waitUntil,
+  type ChunkListener,
+  type LoadStream,
+} from './load-target.js';
 import { SOCKETIO_CHUNK_EVENT, SOCKETIO_START_EVENT, type SocketIoStreamRequest } from './peer-protocols.js';
 
 /** How a chunk event reaches the client: an event packet (type 2) of the main namespace, its name first. */
@@ -14,7 +21,8 @@ const CHUNK_PACKET_PREFIX = `${PacketType.EVENT}["${SOCKETIO_CHUNK_EVENT}",`;
  */
 class ChunkPassingDecoder extends Decoder {
   override add(data: unknown): void {
-    if (typeof data === 'string' && data.startsWith(CHUNK_PACKET_PREFIX)) this.emitReserved('decoded', { type: PacketType.EVENT, nsp: '/', data: [SOCKETIO_CHUNK_EVENT, data] });
+    if (typeof data === 'string' && data.startsWith(CHUNK_PACKET_PREFIX))
+      this.emitReserved('decoded', { type: PacketType.EVENT, nsp: '/', data: [SOCKETIO_CHUNK_EVENT, data] });
     else super.add(data);
   }
 }
@@ -46,7 +54,13 @@ export class SocketIoLoadStream implements LoadStream {
   }
 
   static connect(url: string, onChunk: ChunkListener): Promise<SocketIoLoadStream> {
-    const socket = io(url, { transports: ['websocket'], reconnection: false, forceNew: true, timeout: CONNECT_LIMIT_MS, parser: leanParser });
+    const socket = io(url, {
+      transports: ['websocket'],
+      reconnection: false,
+      forceNew: true,
+      timeout: CONNECT_LIMIT_MS,
+      parser: leanParser,
+    });
     return new Promise((resolve, reject) => {
       socket.once('connect', () => {
         socket.off('connect_error', reject);
@@ -63,7 +77,10 @@ export class SocketIoLoadStream implements LoadStream {
     await waitUntil(startAt);
     if (!this.socket.connected) throw new Error('the connection closed before its answer was asked for');
     const first = new Promise<number>((resolve, reject) => (this.firstChunk = { resolve, reject }));
-    this.socket.emit(SOCKETIO_START_EVENT, { threadId: newThreadId(), nodeId: newMessageId() } satisfies SocketIoStreamRequest);
+    this.socket.emit(SOCKETIO_START_EVENT, {
+      threadId: newThreadId(),
+      nodeId: newMessageId(),
+    } satisfies SocketIoStreamRequest);
     return first;
   }
 

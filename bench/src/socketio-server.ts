@@ -4,7 +4,6 @@ import { Server } from 'socket.io';
 import { pushPacedChunks, type BaselineServer, type BaselineStreams } from './baseline-server.js';
 import { SOCKETIO_CHUNK_EVENT, SOCKETIO_START_EVENT, type SocketIoStreamRequest } from './peer-protocols.js';
 
-
 /**
  * The Socket.IO peer (the transport Open WebUI streams its answers over): a `socket.io` server with its defaults
  * that pushes, on a `stream` event, the very chunks a CPP stream carries on the same schedule, each as a `chunk`
@@ -17,7 +16,9 @@ export async function startSocketIoServer(streams: BaselineStreams): Promise<Bas
     const controller = new AbortController();
     socket.on('disconnect', () => controller.abort());
     socket.on(SOCKETIO_START_EVENT, (target: SocketIoStreamRequest) => {
-      void pushPacedChunks(streams, controller.signal, (delta, offset) => socket.emit(SOCKETIO_CHUNK_EVENT, { threadId: target.threadId, nodeId: target.nodeId, offset, delta }));
+      void pushPacedChunks(streams, controller.signal, (delta, offset) =>
+        socket.emit(SOCKETIO_CHUNK_EVENT, { threadId: target.threadId, nodeId: target.nodeId, offset, delta }),
+      );
     });
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));

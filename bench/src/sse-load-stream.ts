@@ -1,6 +1,13 @@
 import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { newThreadId } from '@promethea/cpp-protocol';
-import { CONNECT_LIMIT_MS, DELTA_KEY, firstDueTime, waitUntil, type ChunkListener, type LoadStream } from './load-target.js';
+import {
+  CONNECT_LIMIT_MS,
+  DELTA_KEY,
+  firstDueTime,
+  waitUntil,
+  type ChunkListener,
+  type LoadStream,
+} from './load-target.js';
 import type { SseChatRequest } from './peer-protocols.js';
 
 const EVENT_END = Buffer.from('\n\n');
@@ -26,7 +33,10 @@ export class SseLoadStream implements LoadStream {
   ) {}
 
   /** Posts `chat` (by default a new conversation of one prompt) once `startAt` has come. */
-  async start(startAt: number, chat: SseChatRequest = { id: newThreadId(), messages: [{ role: 'user', content: 'tell me a long story' }] }): Promise<number> {
+  async start(
+    startAt: number,
+    chat: SseChatRequest = { id: newThreadId(), messages: [{ role: 'user', content: 'tell me a long story' }] },
+  ): Promise<number> {
     await waitUntil(startAt);
     const body = JSON.stringify(chat);
     const first = new Promise<number>((resolve, reject) => (this.firstChunk = { resolve, reject }));
@@ -34,7 +44,11 @@ export class SseLoadStream implements LoadStream {
       method: 'POST',
       agent,
       timeout: CONNECT_LIMIT_MS,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     this.request = outgoing;
     outgoing.once('response', (response: IncomingMessage) => {

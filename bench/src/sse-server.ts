@@ -4,7 +4,6 @@ import { encodeServerFrame, newMessageId } from '@promethea/cpp-protocol';
 import { pushPacedChunks, type BaselineServer, type BaselineStreams } from './baseline-server.js';
 import { SSE_CHAT_PATH, type SseChatRequest } from './peer-protocols.js';
 
-
 /**
  * The Server-Sent Events peer (the transport of the AI SDK's `useChat` and of LibreChat): each answer is the
  * response to a POST over HTTP/1.1, its chunks the very ones a CPP stream carries on the same schedule, each an SSE
@@ -21,11 +20,17 @@ export async function startSseServer(streams: BaselineStreams): Promise<Baseline
       (chat) => {
         const controller = new AbortController();
         response.on('close', () => controller.abort());
-        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+        response.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+        });
         // The headers leave at once, as a streaming route sends them before the model's first token.
         response.flushHeaders();
         const target = { threadId: chat.id, nodeId: newMessageId() };
-        void pushPacedChunks(streams, controller.signal, (delta, offset) => response.write(`data: ${encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })}\n\n`));
+        void pushPacedChunks(streams, controller.signal, (delta, offset) =>
+          response.write(`data: ${encodeServerFrame('CPP_STREAM_CHUNK', { ...target, offset, delta })}\n\n`),
+        );
       },
       () => response.writeHead(400).end(),
     );

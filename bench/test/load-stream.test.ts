@@ -43,7 +43,10 @@ async function stream(target: LoadTarget, tokens: number): Promise<Received & { 
   return { ...received, dueTimes: received.dueTimes.slice(), firstDue };
 }
 
-async function paced(start: (streams: BaselineStreams) => Promise<BaselineServer>, chunkIntervalMs = CHUNK_MS): Promise<number> {
+async function paced(
+  start: (streams: BaselineStreams) => Promise<BaselineServer>,
+  chunkIntervalMs = CHUNK_MS,
+): Promise<number> {
   const server = await start({ intervalMs: TOKEN_MS, tokens: TOKENS, chunkIntervalMs });
   cleanup.push(() => server.close());
   return server.port;
@@ -54,7 +57,11 @@ async function raw(chunkIntervalMs: number): Promise<LoadTarget> {
 }
 
 async function cpp(options: CPPServerOptions = {}): Promise<LoadTarget> {
-  const server = await startServer({ model: new PacedProvider(TOKEN_MS, TOKENS), chunkIntervalMs: CHUNK_MS, ...options });
+  const server = await startServer({
+    model: new PacedProvider(TOKEN_MS, TOKENS),
+    chunkIntervalMs: CHUNK_MS,
+    ...options,
+  });
   cleanup.push(() => server.close());
   return { url: `ws://127.0.0.1:${server.port}${CPP_SESSION_PATH}`, kind: 'cpp' };
 }
@@ -88,19 +95,29 @@ describe('a load stream', () => {
   });
 
   it('gets every token from the Socket.IO peer, several to a chunk as CPP paces them', async () => {
-    const { frames, dueTimes, firstDue } = await stream({ url: `http://127.0.0.1:${await paced(startSocketIoServer)}`, kind: 'socketio' }, 60);
+    const { frames, dueTimes, firstDue } = await stream(
+      { url: `http://127.0.0.1:${await paced(startSocketIoServer)}`, kind: 'socketio' },
+      60,
+    );
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });
 
   it('gets every token from the SSE peer, several to a chunk as CPP paces them', async () => {
-    const { frames, dueTimes, firstDue } = await stream({ url: `http://127.0.0.1:${await paced(startSseServer)}${SSE_CHAT_PATH}`, kind: 'sse' }, 60);
+    const { frames, dueTimes, firstDue } = await stream(
+      { url: `http://127.0.0.1:${await paced(startSseServer)}${SSE_CHAT_PATH}`, kind: 'sse' },
+      60,
+    );
     expectConsecutive(dueTimes, firstDue);
     expect(dueTimes.length).toBeGreaterThan(2 * frames);
   });
 
   it('reads SSE events split across reads and several in one read', async () => {
-    const events = Array.from({ length: 6 }, (_, index) => `data: ${encodeServerFrame('CPP_STREAM_CHUNK', { threadId: 'thr_1', nodeId: 'msg_1', offset: 0, delta: `${index === 0 ? '' : ' '}${index + 1}.50` })}\n\n`).join('');
+    const events = Array.from(
+      { length: 6 },
+      (_, index) =>
+        `data: ${encodeServerFrame('CPP_STREAM_CHUNK', { threadId: 'thr_1', nodeId: 'msg_1', offset: 0, delta: `${index === 0 ? '' : ' '}${index + 1}.50` })}\n\n`,
+    ).join('');
     // Writes cut mid-event and mid-token, one of them carrying the end of one event and two more whole.
     const cuts = [0, 20, events.indexOf('2.50') + 2, events.indexOf('5.50') - 3, events.length];
     const http = createServer((_, response) => {
@@ -116,12 +133,15 @@ describe('a load stream', () => {
       http.closeAllConnections();
       http.close();
     });
-    const { dueTimes, firstDue } = await stream({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}${SSE_CHAT_PATH}`, kind: 'sse' }, 6);
+    const { dueTimes, firstDue } = await stream(
+      { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}${SSE_CHAT_PATH}`, kind: 'sse' },
+      6,
+    );
     expect(firstDue).toBe(1.5);
     expect(dueTimes).toEqual([1.5, 2.5, 3.5, 4.5, 5.5, 6.5]);
   });
 
-  it('fails its start with the server\'s error when the server refuses it', async () => {
+  it("fails its start with the server's error when the server refuses it", async () => {
     const target = await cpp({ limits: { maxThreadsPerDid: 1 } });
     await stream(target, 0);
     await expect(stream(target, 0)).rejects.toThrow(/CPP_ERROR RATE_LIMITED/);

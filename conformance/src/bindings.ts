@@ -5,7 +5,8 @@ export type Bindings = ReadonlyMap<string, Json>;
 
 export function lookUp(bindings: Bindings, name: string): Json {
   const value = bindings.get(name);
-  if (value === undefined) throw new ScenarioError(`variable "${name}" is not bound yet (generate it, or $capture it from an earlier frame)`);
+  if (value === undefined)
+    throw new ScenarioError(`variable "${name}" is not bound yet (generate it, or $capture it from an earlier frame)`);
   return value;
 }
 

@@ -33,11 +33,18 @@ async function main(): Promise<number> {
     return values.help ? 0 : 2;
   }
   const scenarios = loadScenarios(values.scenarios).filter(
-    (scenario) => (!values.core || scenario.core) && (values.only.length === 0 || values.only.some((text) => scenario.name.includes(text))),
+    (scenario) =>
+      (!values.core || scenario.core) &&
+      (values.only.length === 0 || values.only.some((text) => scenario.name.includes(text))),
   );
   if (scenarios.length === 0) throw new Error('no scenario selected');
   console.log(`CPP conformance: ${scenarios.length} scenarios against ${url}\n`);
-  const results = await runConformance({ url, scenarios, concurrency: positiveInteger(values.concurrency, '--concurrency'), timeoutMs: positiveInteger(values['timeout-ms'], '--timeout-ms') });
+  const results = await runConformance({
+    url,
+    scenarios,
+    concurrency: positiveInteger(values.concurrency, '--concurrency'),
+    timeoutMs: positiveInteger(values['timeout-ms'], '--timeout-ms'),
+  });
   console.log(formatReport(results));
   return results.every((result) => result.passed) ? 0 : 1;
 }

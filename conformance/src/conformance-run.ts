@@ -17,7 +17,11 @@ export interface ConformanceOptions {
 
 /** Runs the scenarios against the server at `url` and returns their results in the scenarios' order. */
 export async function runConformance(options: ConformanceOptions): Promise<ScenarioResult[]> {
-  const runOptions = { endpoint: parseEndpoint(options.url), validator: new FrameValidator(), timeoutMs: options.timeoutMs ?? 10_000 };
+  const runOptions = {
+    endpoint: parseEndpoint(options.url),
+    validator: new FrameValidator(),
+    timeoutMs: options.timeoutMs ?? 10_000,
+  };
   const results: ScenarioResult[] = new Array(options.scenarios.length);
   let next = 0;
   const worker = async () => {

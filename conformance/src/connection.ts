@@ -54,14 +54,19 @@ export class Connection {
   }
 
   static async open(handshake: Handshake, validator: FrameValidator, timeoutMs: number): Promise<Connection> {
-    const socket = new WebSocket(handshake.url, handshake.protocols, { headers: handshake.headers, handshakeTimeout: timeoutMs });
+    const socket = new WebSocket(handshake.url, handshake.protocols, {
+      headers: handshake.headers,
+      handshakeTimeout: timeoutMs,
+    });
     // Listening before the upgrade completes: a frame the server sends at once (CPP_AUTH_CHALLENGE) can arrive with
     // the 101 response and be emitted before code awaiting 'open' resumes, and would otherwise be lost.
     const connection = new Connection(socket, validator);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('error', reject);
-      socket.once('unexpected-response', (_, response) => reject(new Error(`the server refused the upgrade with HTTP ${response.statusCode}`)));
+      socket.once('unexpected-response', (_, response) =>
+        reject(new Error(`the server refused the upgrade with HTTP ${response.statusCode}`)),
+      );
     });
     if (socket.protocol !== CPP_SUBPROTOCOL) {
       socket.terminate();
@@ -82,7 +87,8 @@ export class Connection {
       if (frame) return frame;
       // A frame that broke a rule was not queued: report it instead of waiting in vain.
       if (this.violations[0]) throw new WaitError(this.violations[0]);
-      if (this.closeEvent) throw new WaitError(`the server closed the connection (${this.closeEvent.code} ${this.closeEvent.reason})`);
+      if (this.closeEvent)
+        throw new WaitError(`the server closed the connection (${this.closeEvent.code} ${this.closeEvent.reason})`);
       if (Date.now() >= deadline) throw new WaitError(`no frame within ${timeoutMs} ms`);
       await this.until(deadline);
     }

@@ -4,7 +4,10 @@ import { SERVER_FRAME_TYPES, type ServerFrame } from '@promethea/cpp-protocol';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isJsonObject } from './json.js';
 
-export type Validation = { kind: 'frame'; frame: ServerFrame } | { kind: 'ignored'; type: string } | { kind: 'invalid'; message: string };
+export type Validation =
+  | { kind: 'frame'; frame: ServerFrame }
+  | { kind: 'ignored'; type: string }
+  | { kind: 'invalid'; message: string };
 
 const require = createRequire(import.meta.url);
 
@@ -27,13 +30,17 @@ export class FrameValidator {
     } catch {
       return { kind: 'invalid', message: `a server frame is not JSON: ${text.slice(0, 120)}` };
     }
-    if (!isJsonObject(value) || typeof value.type !== 'string') return { kind: 'invalid', message: `a server frame is not an object with a string type: ${text.slice(0, 120)}` };
+    if (!isJsonObject(value) || typeof value.type !== 'string')
+      return { kind: 'invalid', message: `a server frame is not an object with a string type: ${text.slice(0, 120)}` };
     const type = value.type;
     const validator = this.validators.get(type);
     if (!validator) return { kind: 'ignored', type };
     if (!validator(value)) {
       const error = validator.errors?.[0];
-      return { kind: 'invalid', message: `${type} does not match its published JSON Schema: ${error?.instancePath || '(frame)'} ${error?.message ?? ''}` };
+      return {
+        kind: 'invalid',
+        message: `${type} does not match its published JSON Schema: ${error?.instancePath || '(frame)'} ${error?.message ?? ''}`,
+      };
     }
     return { kind: 'frame', frame: value as unknown as ServerFrame };
   }
@@ -44,6 +51,9 @@ function publishedSchema(type: string): object {
   try {
     return JSON.parse(readFileSync(require.resolve(file), 'utf8')) as object;
   } catch (error) {
-    throw new Error(`no published JSON Schema ${file}: after changing frames, run npm run schemas -w @promethea/cpp-protocol`, { cause: error });
+    throw new Error(
+      `no published JSON Schema ${file}: after changing frames, run npm run schemas -w @promethea/cpp-protocol`,
+      { cause: error },
+    );
   }
 }

@@ -60,7 +60,13 @@ function matchArray(pattern: Json[], actual: unknown, path: string, state: State
   return undefined;
 }
 
-function matchOperators(pattern: JsonObject, operators: string[], actual: unknown, path: string, state: State): Mismatch {
+function matchOperators(
+  pattern: JsonObject,
+  operators: string[],
+  actual: unknown,
+  path: string,
+  state: State,
+): Mismatch {
   const parameters = Object.fromEntries(Object.entries(pattern).filter(([key]) => !key.startsWith('$')));
   for (const name of operators) {
     const operator = OPERATORS[name];
@@ -72,13 +78,19 @@ function matchOperators(pattern: JsonObject, operators: string[], actual: unknow
 }
 
 const OPERATORS: Record<string, Operator> = {
-  $any: (kind, actual, path) => (isOfKind(kind, actual) ? undefined : expected(path, kind === true ? 'any value' : `any ${String(kind)}`, actual)),
+  $any: (kind, actual, path) =>
+    isOfKind(kind, actual) ? undefined : expected(path, kind === true ? 'any value' : `any ${String(kind)}`, actual),
   $match: (regex, actual, path) =>
-    typeof actual === 'string' && new RegExp(text(regex, '$match'), 'u').test(actual) ? undefined : expected(path, `a string matching /${String(regex)}/`, actual),
+    typeof actual === 'string' && new RegExp(text(regex, '$match'), 'u').test(actual)
+      ? undefined
+      : expected(path, `a string matching /${String(regex)}/`, actual),
   $capture: (name, actual, path, state) => {
     if (actual === undefined) return expected(path, `a value to capture as ${String(name)}`, actual);
     const bound = state.bindings.get(text(name, '$capture'));
-    if (bound !== undefined) return jsonEqual(bound, actual) ? undefined : expected(path, `${preview(bound)} (already captured as ${String(name)})`, actual);
+    if (bound !== undefined)
+      return jsonEqual(bound, actual)
+        ? undefined
+        : expected(path, `${preview(bound)} (already captured as ${String(name)})`, actual);
     state.bindings.set(text(name, '$capture'), actual as Json);
     return undefined;
   },
@@ -89,12 +101,22 @@ const OPERATORS: Record<string, Operator> = {
   $absent: (_, actual, path) => (actual === undefined ? undefined : expected(path, 'no such field', actual)),
   $not: (pattern, actual, path, state) => {
     const trial = { ...state, bindings: new Map(state.bindings) };
-    return match(pattern, actual, path, trial) === undefined ? expected(path, `anything but ${preview(pattern)}`, actual) : undefined;
+    return match(pattern, actual, path, trial) === undefined
+      ? expected(path, `anything but ${preview(pattern)}`, actual)
+      : undefined;
   },
   $in: (values, actual, path) =>
-    list(values, '$in').some((value) => jsonEqual(value, actual)) ? undefined : expected(path, `one of ${preview(values)}`, actual),
-  $gte: (bound, actual, path) => (typeof actual === 'number' && actual >= number(bound, '$gte') ? undefined : expected(path, `a number ≥ ${String(bound)}`, actual)),
-  $lte: (bound, actual, path) => (typeof actual === 'number' && actual <= number(bound, '$lte') ? undefined : expected(path, `a number ≤ ${String(bound)}`, actual)),
+    list(values, '$in').some((value) => jsonEqual(value, actual))
+      ? undefined
+      : expected(path, `one of ${preview(values)}`, actual),
+  $gte: (bound, actual, path) =>
+    typeof actual === 'number' && actual >= number(bound, '$gte')
+      ? undefined
+      : expected(path, `a number ≥ ${String(bound)}`, actual),
+  $lte: (bound, actual, path) =>
+    typeof actual === 'number' && actual <= number(bound, '$lte')
+      ? undefined
+      : expected(path, `a number ≤ ${String(bound)}`, actual),
   $length: (pattern, actual, path, state) => {
     if (typeof actual !== 'string' && !Array.isArray(actual)) return expected(path, 'a string or an array', actual);
     return match(pattern, actual.length, `${path}.length`, state);
@@ -125,14 +147,18 @@ const OPERATORS: Record<string, Operator> = {
     const cut = cutOf(parameters, streamed, state);
     const start = streamed.chunkStarts.filter((offset) => offset < cut).at(-1) ?? cut;
     const value = streamed.text.slice(start, cut);
-    return value === actual ? undefined : expected(path, `the part of the last chunk before the cut, ${preview(value)}`, actual);
+    return value === actual
+      ? undefined
+      : expected(path, `the part of the last chunk before the cut, ${preview(value)}`, actual);
   },
 };
 
 /** An object or array whose values match the patterns one to one, in any order (e.g. the nodes of a patch). */
 function matchValues(patterns: Json[], actual: unknown, path: string, state: State): Mismatch {
   if (!isJsonObject(actual) && !Array.isArray(actual)) return expected(path, 'an object or an array', actual);
-  const entries: [string, Json][] = Array.isArray(actual) ? actual.map((value: Json, index) => [`[${index}]`, value]) : Object.entries(actual);
+  const entries: [string, Json][] = Array.isArray(actual)
+    ? actual.map((value: Json, index) => [`[${index}]`, value])
+    : Object.entries(actual);
   if (entries.length !== patterns.length) return expected(path, `${patterns.length} entries`, actual);
   const assign = (index: number, used: Set<string>, bindings: Map<string, Json>): Map<string, Json> | undefined => {
     if (index === patterns.length) return bindings;
@@ -146,7 +172,10 @@ function matchValues(patterns: Json[], actual: unknown, path: string, state: Sta
     return undefined;
   };
   const result = assign(0, new Set(), state.bindings);
-  if (!result) return firstMismatch(patterns, entries, path, state) ?? expected(path, `entries matching ${preview(patterns)}`, actual);
+  if (!result)
+    return (
+      firstMismatch(patterns, entries, path, state) ?? expected(path, `entries matching ${preview(patterns)}`, actual)
+    );
   state.bindings = result;
   return undefined;
 }
@@ -154,8 +183,11 @@ function matchValues(patterns: Json[], actual: unknown, path: string, state: Sta
 /** The most useful explanation of a failed `$values`: the first pattern that matches no entry at all. */
 function firstMismatch(patterns: Json[], entries: [string, Json][], path: string, state: State): Mismatch {
   for (const pattern of patterns) {
-    const mismatches = entries.map(([key, value]) => match(pattern, value, entryPath(path, key), { ...state, bindings: new Map(state.bindings) }));
-    if (mismatches.every((mismatch) => mismatch !== undefined)) return `no entry of ${path || '(frame)'} matches ${preview(pattern, 120)}: ${mismatches.join('; ')}`;
+    const mismatches = entries.map(([key, value]) =>
+      match(pattern, value, entryPath(path, key), { ...state, bindings: new Map(state.bindings) }),
+    );
+    if (mismatches.every((mismatch) => mismatch !== undefined))
+      return `no entry of ${path || '(frame)'} matches ${preview(pattern, 120)}: ${mismatches.join('; ')}`;
   }
   return undefined;
 }
@@ -164,7 +196,8 @@ function firstMismatch(patterns: Json[], entries: [string, Json][], path: string
 function streamedText(name: Json, state: State, parameters: JsonObject): StreamedText {
   const nodeId = lookUp(state.bindings, text(name, '$streamed'));
   const part = parameters.part ?? 'content';
-  if (part !== 'content' && part !== 'reasoning') throw new ScenarioError(`part is "content" or "reasoning", not ${preview(part)}`);
+  if (part !== 'content' && part !== 'reasoning')
+    throw new ScenarioError(`part is "content" or "reasoning", not ${preview(part)}`);
   const streamed = typeof nodeId === 'string' ? state.context.streamed(nodeId, part) : undefined;
   if (!streamed) throw new ScenarioError(`this connection holds no text of node ${preview(nodeId)} (${String(name)})`);
   return streamed;

@@ -7,7 +7,9 @@ export function formatReport(results: readonly ScenarioResult[]): string {
   const lines = [`  ${'result'.padEnd(6)}  ${'scenario'.padEnd(nameWidth)}  ${'spec'.padEnd(specWidth)}  time`];
   for (const result of results) {
     const { scenario, failure } = result;
-    lines.push(`  ${(result.passed ? 'pass' : 'FAIL').padEnd(6)}  ${scenario.name.padEnd(nameWidth)}  ${scenario.spec.join(' ').padEnd(specWidth)}  ${formatDuration(result.durationMs)}`);
+    lines.push(
+      `  ${(result.passed ? 'pass' : 'FAIL').padEnd(6)}  ${scenario.name.padEnd(nameWidth)}  ${scenario.spec.join(' ').padEnd(specWidth)}  ${formatDuration(result.durationMs)}`,
+    );
     if (failure) lines.push(`          step ${failure.step} (${failure.description}): ${failure.message}`);
   }
   const failed = results.filter((result) => !result.passed).length;

@@ -10,7 +10,9 @@ const SCENARIO_SCHEMA = fileURLToPath(new URL('../scenario.schema.json', import.
 
 /** Every `*.json` scenario of a folder, in file-name order, each checked against scenario.schema.json. */
 export function loadScenarios(directory = SCENARIO_DIRECTORY): Scenario[] {
-  const validate = new Ajv2020({ strict: false, allErrors: false }).compile(JSON.parse(readFileSync(SCENARIO_SCHEMA, 'utf8')) as object);
+  const validate = new Ajv2020({ strict: false, allErrors: false }).compile(
+    JSON.parse(readFileSync(SCENARIO_SCHEMA, 'utf8')) as object,
+  );
   return readdirSync(directory)
     .filter((file) => file.endsWith('.json'))
     .sort()

@@ -6,7 +6,14 @@ import { requestUrl, type Endpoint } from './endpoint.js';
 import type { FrameValidator } from './frame-validator.js';
 import { isJsonObject, preview, type Json, type JsonObject } from './json.js';
 import { matchPattern, type MatchContext } from './pattern.js';
-import { stepKind, type Generator, type HandshakeOptions, type RefuseOptions, type Scenario, type Step } from './scenario.js';
+import {
+  stepKind,
+  type Generator,
+  type HandshakeOptions,
+  type RefuseOptions,
+  type Scenario,
+  type Step,
+} from './scenario.js';
 import { fillTemplate } from './template.js';
 import { attemptUpgrade } from './upgrade-refusal.js';
 
@@ -54,7 +61,8 @@ class ScenarioRun {
     private readonly scenario: Scenario,
     private readonly options: RunOptions,
   ) {
-    for (const [name, generator] of Object.entries(scenario.generate ?? {})) this.bindings.set(name, GENERATORS[generator]());
+    for (const [name, generator] of Object.entries(scenario.generate ?? {}))
+      this.bindings.set(name, GENERATORS[generator]());
   }
 
   async execute(): Promise<ScenarioResult['failure']> {
@@ -71,7 +79,10 @@ class ScenarioRun {
     } catch (error) {
       const step = this.scenario.steps[index - 1];
       const description = step ? describeStep(step) : 'end of scenario';
-      const message = error instanceof Error ? `${error.name === 'ScenarioError' ? 'scenario error: ' : ''}${error.message}` : String(error);
+      const message =
+        error instanceof Error
+          ? `${error.name === 'ScenarioError' ? 'scenario error: ' : ''}${error.message}`
+          : String(error);
       return { step: index, description, message };
     } finally {
       await Promise.all([...this.connections.values()].map((connection) => connection.close()));
@@ -102,19 +113,26 @@ class ScenarioRun {
 
   private async connect(name: string, options: HandshakeOptions): Promise<void> {
     if (this.connections.has(name)) throw new ScenarioError(`connection "${name}" is already open`);
-    this.connections.set(name, await Connection.open(this.handshake(options), this.options.validator, this.options.timeoutMs));
+    this.connections.set(
+      name,
+      await Connection.open(this.handshake(options), this.options.validator, this.options.timeoutMs),
+    );
   }
 
   private async refuse(options: RefuseOptions): Promise<void> {
     const answer = await attemptUpgrade(this.handshake(options), this.options.timeoutMs);
-    if (!answer.refused) throw new StepFailure(`the server accepted an upgrade it must refuse with HTTP ${options.status}`);
-    if (answer.status !== options.status) throw new StepFailure(`expected HTTP ${options.status}, got ${answer.status} (${preview(answer.body)})`);
+    if (!answer.refused)
+      throw new StepFailure(`the server accepted an upgrade it must refuse with HTTP ${options.status}`);
+    if (answer.status !== options.status)
+      throw new StepFailure(`expected HTTP ${options.status}, got ${answer.status} (${preview(answer.body)})`);
     if (options.body !== undefined) this.assertMatch(options.body, answer.body, 'the refusal body');
   }
 
   private handshake(options: HandshakeOptions): Handshake {
     const fill = (values: Record<string, Json> = {}) =>
-      Object.fromEntries(Object.entries(values).map(([name, value]) => [name, String(fillTemplate(value, this.bindings))]));
+      Object.fromEntries(
+        Object.entries(values).map(([name, value]) => [name, String(fillTemplate(value, this.bindings))]),
+      );
     return {
       url: requestUrl(this.options.endpoint, options.path, fill(options.query)),
       protocols: options.protocols ?? [CPP_SUBPROTOCOL],
@@ -146,15 +164,24 @@ class ScenarioRun {
     const remaining = [...patterns];
     while (remaining.length > 0) {
       const frame = await this.nextFrame(connection, true);
-      const context = { bindings: this.bindings, streamed: (nodeId: string, part?: TextPart) => connection.copies.streamed(nodeId, part) };
+      const context = {
+        bindings: this.bindings,
+        streamed: (nodeId: string, part?: TextPart) => connection.copies.streamed(nodeId, part),
+      };
       const index = remaining.findIndex((pattern) => matchPattern(pattern, frame, context).ok);
-      if (index < 0) throw new StepFailure(`${describeFrame(frame)} matches none of the patterns still expected: ${preview(frame.payload, 300)}`);
+      if (index < 0)
+        throw new StepFailure(
+          `${describeFrame(frame)} matches none of the patterns still expected: ${preview(frame.payload, 300)}`,
+        );
       this.matchFrame(connection, remaining.splice(index, 1)[0]!, frame);
     }
   }
 
   /** Takes chunks until the node's text (or reasoning) reaches `atLeast` code units; the node must still be streaming. */
-  private async waitStreamed(on: string, { node, atLeast, part }: { node: string; atLeast: number; part?: TextPart }): Promise<void> {
+  private async waitStreamed(
+    on: string,
+    { node, atLeast, part }: { node: string; atLeast: number; part?: TextPart },
+  ): Promise<void> {
     const connection = this.connection(on);
     const nodeId = String(fillTemplate({ $ref: node }, this.bindings));
     for (;;) {
@@ -165,17 +192,22 @@ class ScenarioRun {
       });
       connection.observe(frame);
       if (frame.type !== 'CPP_STREAM_CHUNK') {
-        throw new StepFailure(`expected node ${node} to stream at least ${atLeast} code units, but ${describeFrame(frame)} came after ${held} (is the model as slow as the kit expects, e.g. --demo-delay-ms 20?)`);
+        throw new StepFailure(
+          `expected node ${node} to stream at least ${atLeast} code units, but ${describeFrame(frame)} came after ${held} (is the model as slow as the kit expects, e.g. --demo-delay-ms 20?)`,
+        );
       }
     }
   }
 
   private async expectClose(on: string, code: number): Promise<void> {
-    const event = await this.connection(on).closed(this.options.timeoutMs).catch((error: Error) => {
-      throw new StepFailure(error.message);
-    });
+    const event = await this.connection(on)
+      .closed(this.options.timeoutMs)
+      .catch((error: Error) => {
+        throw new StepFailure(error.message);
+      });
     this.connections.delete(on);
-    if (event.code !== code) throw new StepFailure(`expected the server to close with ${code}, it closed with ${event.code} ${event.reason}`);
+    if (event.code !== code)
+      throw new StepFailure(`expected the server to close with ${code}, it closed with ${event.code} ${event.reason}`);
   }
 
   private async nextFrame(connection: Connection, skipChunks: boolean): Promise<ServerFrame> {
@@ -191,13 +223,20 @@ class ScenarioRun {
   /** Matches against the copy as it was before the frame, then applies the frame. */
   private matchFrame(connection: Connection, pattern: Json, frame: ServerFrame): void {
     try {
-      this.assertMatch(pattern, frame, describeFrame(frame), (nodeId, part) => connection.copies.streamed(nodeId, part));
+      this.assertMatch(pattern, frame, describeFrame(frame), (nodeId, part) =>
+        connection.copies.streamed(nodeId, part),
+      );
     } finally {
       connection.observe(frame);
     }
   }
 
-  private assertMatch(pattern: Json, actual: unknown, what: string, streamed: MatchContext['streamed'] = () => undefined): void {
+  private assertMatch(
+    pattern: Json,
+    actual: unknown,
+    what: string,
+    streamed: MatchContext['streamed'] = () => undefined,
+  ): void {
     const result = matchPattern(pattern, actual, { bindings: this.bindings, streamed });
     if (!result.ok) throw new StepFailure(`${what}: ${result.message}`);
     for (const [name, value] of result.bindings) this.bindings.set(name, value);
@@ -214,7 +253,10 @@ class ScenarioRun {
   private finish(): void {
     for (const [name, connection] of this.connections) {
       const error = connection.drain().find((frame) => frame.type === 'CPP_ERROR');
-      if (error) throw new StepFailure(`on connection "${name}": an unexpected ${describeFrame(error)}: ${preview(error.payload)}`);
+      if (error)
+        throw new StepFailure(
+          `on connection "${name}": an unexpected ${describeFrame(error)}: ${preview(error.payload)}`,
+        );
     }
     this.checkViolations();
   }

@@ -31,7 +31,9 @@ export class ThreadCopies {
   /** The node's text (or reasoning) as this connection holds it. */
   streamed(nodeId: string, part: TextPart = 'content'): StreamedText | undefined {
     const node = this.findNode(nodeId);
-    return node ? { text: partText(node, part), chunkStarts: this.chunkStarts.get(`${nodeId} ${part}`) ?? [] } : undefined;
+    return node
+      ? { text: partText(node, part), chunkStarts: this.chunkStarts.get(`${nodeId} ${part}`) ?? [] }
+      : undefined;
   }
 
   /** Applies one frame; returns the rules it breaks. */
@@ -44,7 +46,16 @@ export class ThreadCopies {
       case 'CPP_STREAM_CHUNK':
         return this.chunk(frame.payload);
       case 'CPP_STREAM_HALTED':
-        return [...this.end(frame.payload.interruptedNodeId, frame.payload.threadId, frame.payload.finalContentLength, frame.type, (held, final) => final <= held), ...this.cutReasoning(frame.payload)];
+        return [
+          ...this.end(
+            frame.payload.interruptedNodeId,
+            frame.payload.threadId,
+            frame.payload.finalContentLength,
+            frame.type,
+            (held, final) => final <= held,
+          ),
+          ...this.cutReasoning(frame.payload),
+        ];
       case 'CPP_STREAM_COMPLETED': {
         const { nodeId, threadId, finalContentLength } = frame.payload;
         return this.end(nodeId, threadId, finalContentLength, frame.type, (held, final) => final === held);
@@ -63,23 +74,40 @@ export class ThreadCopies {
 
   private sync(payload: SyncGraphFrame['payload']): string[] {
     const held = this.graphs.get(payload.threadId);
-    const graph: ThreadGraph = { threadId: payload.threadId, rootNodeId: payload.rootNodeId, activeHeadMessageId: payload.activeHeadMessageId, version: payload.version, nodes: structuredClone(payload.nodes) };
+    const graph: ThreadGraph = {
+      threadId: payload.threadId,
+      rootNodeId: payload.rootNodeId,
+      activeHeadMessageId: payload.activeHeadMessageId,
+      version: payload.version,
+      nodes: structuredClone(payload.nodes),
+    };
     for (const node of Object.values(graph.nodes)) this.restartIfStreamingAgain(held?.nodes[node.id], node);
     this.graphs.set(payload.threadId, graph);
-    const violations = held && payload.version < held.version ? [`CPP_SYNC_GRAPH went back from version ${held.version} to ${payload.version}`] : [];
+    const violations =
+      held && payload.version < held.version
+        ? [`CPP_SYNC_GRAPH went back from version ${held.version} to ${payload.version}`]
+        : [];
     return [...violations, ...this.soundness(graph, 'CPP_SYNC_GRAPH')];
   }
 
   private patch(payload: GraphPatchFrame['payload']): string[] {
     const graph = this.graphs.get(payload.threadId);
-    if (!graph) return [`CPP_GRAPH_PATCH of thread ${payload.threadId}, of which this connection was sent no CPP_SYNC_GRAPH first`];
-    if (payload.version !== graph.version + 1) return [`CPP_GRAPH_PATCH version ${payload.version} does not follow version ${graph.version}`];
+    if (!graph)
+      return [
+        `CPP_GRAPH_PATCH of thread ${payload.threadId}, of which this connection was sent no CPP_SYNC_GRAPH first`,
+      ];
+    if (payload.version !== graph.version + 1)
+      return [`CPP_GRAPH_PATCH version ${payload.version} does not follow version ${graph.version}`];
     for (const [id, node] of Object.entries(payload.nodes)) {
       this.restartIfStreamingAgain(graph.nodes[id], node);
       graph.nodes[id] = structuredClone(node);
     }
     for (const id of payload.removedNodeIds ?? []) delete graph.nodes[id];
-    Object.assign(graph, { rootNodeId: payload.rootNodeId, activeHeadMessageId: payload.activeHeadMessageId, version: payload.version });
+    Object.assign(graph, {
+      rootNodeId: payload.rootNodeId,
+      activeHeadMessageId: payload.activeHeadMessageId,
+      version: payload.version,
+    });
     return this.soundness(graph, 'CPP_GRAPH_PATCH');
   }
 
@@ -104,7 +132,8 @@ export class ThreadCopies {
     if (!node) return [`CPP_STREAM_CHUNK of node ${nodeId} before the structural update that creates it`];
     if (node.status !== 'streaming') return [`CPP_STREAM_CHUNK of node ${nodeId}, which is ${node.status}`];
     const held = partText(node, part);
-    if (offset !== held.length) return [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose ${what} was ${held.length} code units long`];
+    if (offset !== held.length)
+      return [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose ${what} was ${held.length} code units long`];
     setPartText(node, part, held + delta);
     const key = `${nodeId} ${part}`;
     this.chunkStarts.set(key, [...(this.chunkStarts.get(key) ?? []), offset]);
@@ -116,7 +145,9 @@ export class ThreadCopies {
     const key = `${nodeId} ${part}`;
     const reached = this.looseEnds.get(key);
     this.looseEnds.set(key, offset + delta.length);
-    return reached === undefined || reached === offset ? [] : [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose previous chunk ended at ${reached}`];
+    return reached === undefined || reached === offset
+      ? []
+      : [`CPP_STREAM_CHUNK offset ${offset} of node ${nodeId}, whose previous chunk ended at ${reached}`];
   }
 
   /** A halt's reasoning length is at most what was sent of the reasoning; the copy keeps that much (§11.5). */
@@ -125,17 +156,29 @@ export class ThreadCopies {
     if (!node) return [];
     const held = partText(node, 'reasoning');
     const final = payload.finalReasoningLength ?? 0;
-    if (final > held.length) return [`CPP_STREAM_HALTED finalReasoningLength ${final} of node ${node.id}, which was sent ${held.length} code units of reasoning`];
+    if (final > held.length)
+      return [
+        `CPP_STREAM_HALTED finalReasoningLength ${final} of node ${node.id}, which was sent ${held.length} code units of reasoning`,
+      ];
     setPartText(node, 'reasoning', held.slice(0, final));
     return [];
   }
 
-  private end(nodeId: string, threadId: string, finalContentLength: number, type: string, agrees: (held: number, final: number) => boolean): string[] {
+  private end(
+    nodeId: string,
+    threadId: string,
+    finalContentLength: number,
+    type: string,
+    agrees: (held: number, final: number) => boolean,
+  ): string[] {
     this.ended.add(nodeId);
     const node = this.graphs.get(threadId)?.nodes[nodeId];
     if (!node) return [];
     if (node.status !== 'streaming') return [`${type} of node ${nodeId}, which is ${node.status}`];
-    if (!agrees(node.content.length, finalContentLength)) return [`${type} finalContentLength ${finalContentLength} of node ${nodeId}, which was sent ${node.content.length} code units`];
+    if (!agrees(node.content.length, finalContentLength))
+      return [
+        `${type} finalContentLength ${finalContentLength} of node ${nodeId}, which was sent ${node.content.length} code units`,
+      ];
     node.content = node.content.slice(0, finalContentLength);
     return [];
   }
@@ -145,8 +188,12 @@ export class ThreadCopies {
     const streaming = nodes.filter((node) => node.status === 'streaming');
     const violations = findInvariantViolations(graph);
     if (streaming.length > 1) violations.push(`${streaming.length} nodes stream at once`);
-    for (const node of streaming) if (node.role !== 'assistant' || node.childrenIds.length > 0) violations.push(`streaming node ${node.id} is not an assistant node without children`);
-    return violations.map((violation) => `after ${type} of thread ${graph.threadId} version ${graph.version}: ${violation}`);
+    for (const node of streaming)
+      if (node.role !== 'assistant' || node.childrenIds.length > 0)
+        violations.push(`streaming node ${node.id} is not an assistant node without children`);
+    return violations.map(
+      (violation) => `after ${type} of thread ${graph.threadId} version ${graph.version}: ${violation}`,
+    );
   }
 
   private findNode(nodeId: string): MessageNode | undefined {

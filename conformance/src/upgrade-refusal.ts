@@ -6,7 +6,10 @@ export type UpgradeAnswer = { refused: true; status: number; body: string } | { 
 
 /** Sends an upgrade request and reports the HTTP refusal, or that the server accepted it. */
 export function attemptUpgrade(handshake: Handshake, timeoutMs: number): Promise<UpgradeAnswer> {
-  const socket = new WebSocket(handshake.url, handshake.protocols, { headers: handshake.headers, handshakeTimeout: timeoutMs });
+  const socket = new WebSocket(handshake.url, handshake.protocols, {
+    headers: handshake.headers,
+    handshakeTimeout: timeoutMs,
+  });
   return new Promise((resolve, reject) => {
     socket.once('open', () => {
       socket.close(1000);

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import asyncapiSpecs from '@asyncapi/specs';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
@@ -22,7 +21,10 @@ function isObject(value: Json | undefined): value is JsonObject {
 
 function pointer(document: Json, fragment: string): Json {
   let value = document;
-  for (const token of fragment.split('/').slice(1).map((part) => decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~'))) {
+  for (const token of fragment
+    .split('/')
+    .slice(1)
+    .map((part) => decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~'))) {
     if (!isObject(value) || !(token in value)) throw new Error(`the reference #${fragment} names nothing`);
     value = value[token]!;
   }
@@ -61,7 +63,9 @@ describe('docs/asyncapi.yaml', () => {
 
   it('is a valid AsyncAPI 3.1.0 document', () => {
     // Formats (uri, email) are left unchecked: the document carries none that a reader would follow.
-    const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(asyncapiSpecs.schemasWithoutId['3.1.0']);
+    const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(
+      asyncapiSpecs.schemasWithoutId['3.1.0'],
+    );
     validate(source);
     expect((validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`)).toEqual([]);
   });
@@ -69,14 +73,25 @@ describe('docs/asyncapi.yaml', () => {
   it('has one channel, the session endpoint, bound to WebSocket with the subprotocol header', () => {
     const channels = Object.values(object(document.channels, 'channels'));
     expect(channels.map((channel) => object(channel, 'a channel').address)).toEqual([CPP_SESSION_PATH]);
-    const headers = object(object(object(object(channels[0], 'the channel').bindings, 'bindings').ws, 'the ws binding').headers, 'headers');
+    const headers = object(
+      object(object(object(channels[0], 'the channel').bindings, 'bindings').ws, 'the ws binding').headers,
+      'headers',
+    );
     expect(headers.required).toEqual(['Sec-WebSocket-Protocol']);
   });
 
   it('describes every frame as a message whose payload is the published JSON Schema of that frame', () => {
     const messages = object(object(document.components, 'components').messages, 'messages');
-    expect(Object.values(messages).map((message) => object(message, 'a message').name).sort(), 'each frame type needs a message in docs/asyncapi.yaml').toEqual([...CLIENT_FRAME_TYPES, ...SERVER_FRAME_TYPES].sort());
-    for (const [side, types] of [['client', CLIENT_FRAME_TYPES], ['server', SERVER_FRAME_TYPES]] as const) {
+    expect(
+      Object.values(messages)
+        .map((message) => object(message, 'a message').name)
+        .sort(),
+      'each frame type needs a message in docs/asyncapi.yaml',
+    ).toEqual([...CLIENT_FRAME_TYPES, ...SERVER_FRAME_TYPES].sort());
+    for (const [side, types] of [
+      ['client', CLIENT_FRAME_TYPES],
+      ['server', SERVER_FRAME_TYPES],
+    ] as const) {
       for (const type of types) {
         expect(object(messages[type], type).payload, type).toEqual({
           schemaFormat: 'application/schema+json;version=draft-07',
@@ -87,10 +102,19 @@ describe('docs/asyncapi.yaml', () => {
   });
 
   it('has the server receive each client frame and send each server frame, with the direct answers as replies', () => {
-    const operations = Object.values(object(document.operations, 'operations')).map((operation) => object(operation, 'an operation'));
-    const names = (action: string) => operations.filter((operation) => operation.action === action).flatMap((operation) => messageNames(operation.messages));
-    expect(names('receive').sort(), 'each client frame needs a receive operation in docs/asyncapi.yaml').toEqual([...CLIENT_FRAME_TYPES].sort());
-    expect(names('send').sort(), 'each server frame needs a send operation in docs/asyncapi.yaml').toEqual([...SERVER_FRAME_TYPES].sort());
+    const operations = Object.values(object(document.operations, 'operations')).map((operation) =>
+      object(operation, 'an operation'),
+    );
+    const names = (action: string) =>
+      operations
+        .filter((operation) => operation.action === action)
+        .flatMap((operation) => messageNames(operation.messages));
+    expect(names('receive').sort(), 'each client frame needs a receive operation in docs/asyncapi.yaml').toEqual(
+      [...CLIENT_FRAME_TYPES].sort(),
+    );
+    expect(names('send').sort(), 'each server frame needs a send operation in docs/asyncapi.yaml').toEqual(
+      [...SERVER_FRAME_TYPES].sort(),
+    );
     const reply = (type: string) => {
       const operation = operations.find((candidate) => messageNames(candidate.messages)[0] === type);
       return messageNames(isObject(operation?.reply) ? operation.reply.messages : undefined);

@@ -15,16 +15,33 @@ describe('cpp-server against the conformance kit', () => {
   afterAll(() => kit.stop());
 
   it('passes every scenario', async () => {
-    const results = await runConformance({ url: kit.server.url, scenarios: loadScenarios(), concurrency: KIT_TEST_CONCURRENCY, timeoutMs: KIT_TEST_TIMEOUT_MS });
-    expect(results.filter((result) => !result.passed), formatReport(results)).toEqual([]);
+    const results = await runConformance({
+      url: kit.server.url,
+      scenarios: loadScenarios(),
+      concurrency: KIT_TEST_CONCURRENCY,
+      timeoutMs: KIT_TEST_TIMEOUT_MS,
+    });
+    expect(
+      results.filter((result) => !result.passed),
+      formatReport(results),
+    ).toEqual([]);
   }, 180_000);
 
   it('is driven by the cpp-conformance command, given ws://host:port, printing the table and exiting 0', async () => {
     const origin = new URL(kit.server.url).origin;
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, origin, '--only', 'handshake', '--only', 'frames-not-json']);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      BIN,
+      origin,
+      '--only',
+      'handshake',
+      '--only',
+      'frames-not-json',
+    ]);
     expect(stdout).toMatch(/^ {2}pass {4}handshake-selects-the-subprotocol /m);
     expect(stdout).toMatch(/^ {2}pass {4}frames-not-json-objects /m);
-    const selected = loadScenarios().filter((scenario) => ['handshake', 'frames-not-json'].some((text) => scenario.name.includes(text))).length;
+    const selected = loadScenarios().filter((scenario) =>
+      ['handshake', 'frames-not-json'].some((text) => scenario.name.includes(text)),
+    ).length;
     expect(stdout.trim().split('\n').at(-1)).toBe(`${selected} passed, 0 failed`);
   }, 60_000);
 });

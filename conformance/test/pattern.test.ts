@@ -7,7 +7,10 @@ const streamed = new Map([
 ]);
 
 function run(pattern: Json, actual: unknown, bindings: Record<string, Json> = {}): MatchResult {
-  return matchPattern(pattern, actual, { bindings: new Map(Object.entries(bindings)), streamed: (nodeId, part = 'content') => streamed.get(`${nodeId} ${part}`) });
+  return matchPattern(pattern, actual, {
+    bindings: new Map(Object.entries(bindings)),
+    streamed: (nodeId, part = 'content') => streamed.get(`${nodeId} ${part}`),
+  });
 }
 
 function failure(result: MatchResult): string {
@@ -16,9 +19,18 @@ function failure(result: MatchResult): string {
 
 describe('matchPattern', () => {
   it('matches plain values exactly and objects by the keys of the pattern, ignoring extra fields', () => {
-    expect(run({ type: 'CPP_ERROR', payload: { code: 'NOT_FOUND' } }, { type: 'CPP_ERROR', timestamp: 1, payload: { code: 'NOT_FOUND', message: 'x' } }).ok).toBe(true);
-    expect(failure(run({ payload: { code: 'NOT_FOUND' } }, { payload: { code: 'CONFLICT' } }))).toBe('payload.code: expected "NOT_FOUND", got "CONFLICT"');
-    expect(failure(run({ payload: { version: 1 } }, { payload: {} }))).toBe('payload.version: expected 1, got (absent)');
+    expect(
+      run(
+        { type: 'CPP_ERROR', payload: { code: 'NOT_FOUND' } },
+        { type: 'CPP_ERROR', timestamp: 1, payload: { code: 'NOT_FOUND', message: 'x' } },
+      ).ok,
+    ).toBe(true);
+    expect(failure(run({ payload: { code: 'NOT_FOUND' } }, { payload: { code: 'CONFLICT' } }))).toBe(
+      'payload.code: expected "NOT_FOUND", got "CONFLICT"',
+    );
+    expect(failure(run({ payload: { version: 1 } }, { payload: {} }))).toBe(
+      'payload.version: expected 1, got (absent)',
+    );
   });
 
   it('matches arrays element by element, with their length', () => {
@@ -42,19 +54,28 @@ describe('matchPattern', () => {
   });
 
   it('captures values for later $ref, in the order the keys are written', () => {
-    const result = run({ activeHeadMessageId: { $capture: 'a1' }, nodes: { x: { id: { $ref: 'a1' } } } }, { activeHeadMessageId: 'msg_a', nodes: { x: { id: 'msg_a' } } });
+    const result = run(
+      { activeHeadMessageId: { $capture: 'a1' }, nodes: { x: { id: { $ref: 'a1' } } } },
+      { activeHeadMessageId: 'msg_a', nodes: { x: { id: 'msg_a' } } },
+    );
     expect(result.ok && result.bindings.get('a1')).toBe('msg_a');
-    expect(failure(run({ id: { $ref: 'a1' } }, { id: 'msg_b' }, { a1: 'msg_a' }))).toBe('id: expected "msg_a" (a1), got "msg_b"');
+    expect(failure(run({ id: { $ref: 'a1' } }, { id: 'msg_b' }, { a1: 'msg_a' }))).toBe(
+      'id: expected "msg_a" (a1), got "msg_b"',
+    );
     expect(run({ $capture: 'a1' }, 'msg_b', { a1: 'msg_a' }).ok).toBe(false);
   });
 
   it('matches $values one to one in any order, backtracking over captures', () => {
     const nodes = { msg_u: { id: 'msg_u', role: 'user' }, msg_a: { id: 'msg_a', role: 'assistant' } };
-    const result = run({ $values: [{ id: { $capture: 'any' } }, { id: { $ref: 'user' }, role: 'user' }] }, nodes, { user: 'msg_u' });
+    const result = run({ $values: [{ id: { $capture: 'any' } }, { id: { $ref: 'user' }, role: 'user' }] }, nodes, {
+      user: 'msg_u',
+    });
     expect(result.ok && result.bindings.get('any')).toBe('msg_a');
     expect(run({ $values: [{ role: 'user' }] }, nodes).ok).toBe(false);
     expect(run({ $values: [] }, {}).ok).toBe(true);
-    expect(failure(run({ $values: [{ role: 'user' }, { role: 'system' }] }, nodes))).toMatch(/^no entry of \(frame\) matches \{"role":"system"\}/);
+    expect(failure(run({ $values: [{ role: 'user' }, { role: 'system' }] }, nodes))).toMatch(
+      /^no entry of \(frame\) matches \{"role":"system"\}/,
+    );
     expect(run({ $values: [{ n: 2 }, { n: 1 }] }, [{ n: 1 }, { n: 2 }]).ok).toBe(true);
   });
 

@@ -25,7 +25,9 @@ async function runPythonClient(...args: string[]): Promise<Outcome> {
 }
 
 /** What the Python client's protocol_schemas module reads, for a kit in `kit` (default: this one). */
-async function pythonProtocolKnowledge(pythonFolder = PYTHON_FOLDER): Promise<{ schemas: string; serverFrameTypes: string[]; textParts: string[] }> {
+async function pythonProtocolKnowledge(
+  pythonFolder = PYTHON_FOLDER,
+): Promise<{ schemas: string; serverFrameTypes: string[]; textParts: string[] }> {
   const script = [
     'import json, protocol_schemas as known',
     'print(json.dumps({"schemas": str(known.SCHEMAS), "serverFrameTypes": sorted(known.SERVER_FRAME_TYPES), "textParts": list(known.TEXT_PARTS)}))',
@@ -41,7 +43,9 @@ describe("the Python client's knowledge of the protocol", () => {
     const known = await pythonProtocolKnowledge();
     expect(known.serverFrameTypes).toEqual([...SERVER_FRAME_TYPES].sort());
     expect(known.textParts).toEqual(TEXT_PARTS);
-    expect(realpathSync(known.schemas)).toBe(fileURLToPath(new URL('../../packages/protocol/schemas', import.meta.url)));
+    expect(realpathSync(known.schemas)).toBe(
+      fileURLToPath(new URL('../../packages/protocol/schemas', import.meta.url)),
+    );
   });
 
   it('reads the schemas of the protocol package installed beside the kit, as Node resolves it', async () => {
@@ -51,7 +55,10 @@ describe("the Python client's knowledge of the protocol", () => {
       cpSync(PYTHON_FOLDER, python, { recursive: true });
       const server = join(project, 'node_modules', '@promethea', 'cpp-protocol', 'schemas', 'server');
       mkdirSync(server, { recursive: true });
-      cpSync(fileURLToPath(new URL('../../packages/protocol/schemas/server/CPP_STREAM_CHUNK.json', import.meta.url)), join(server, 'CPP_STREAM_CHUNK.json'));
+      cpSync(
+        fileURLToPath(new URL('../../packages/protocol/schemas/server/CPP_STREAM_CHUNK.json', import.meta.url)),
+        join(server, 'CPP_STREAM_CHUNK.json'),
+      );
       writeFileSync(join(server, 'CPP_LATER_FRAME.json'), '{}');
       const known = await pythonProtocolKnowledge(python);
       expect(known.serverFrameTypes).toEqual(['CPP_LATER_FRAME', 'CPP_STREAM_CHUNK']);
@@ -72,8 +79,17 @@ describe('the independent Python client (conformance/python)', () => {
   // Every scenario, not only the core ones: the non-core ones use what the core ones do not (expectAll in any order,
   // CPP_AUTH_CHALLENGE), and a second client that fails them would make the kit's verdict depend on the runner.
   it('passes every scenario against cpp-server (--all)', async () => {
-    const outcome = await runPythonClient(kit.server.url, '--all', '--concurrency', String(KIT_TEST_CONCURRENCY), '--timeout', String(KIT_TEST_TIMEOUT_MS / 1000));
-    expect(outcome.stderr, 'is python3-websockets installed? apt-get install -y python3-websockets').not.toMatch(/ModuleNotFoundError/);
+    const outcome = await runPythonClient(
+      kit.server.url,
+      '--all',
+      '--concurrency',
+      String(KIT_TEST_CONCURRENCY),
+      '--timeout',
+      String(KIT_TEST_TIMEOUT_MS / 1000),
+    );
+    expect(outcome.stderr, 'is python3-websockets installed? apt-get install -y python3-websockets').not.toMatch(
+      /ModuleNotFoundError/,
+    );
     expect(outcome.stdout.trim().split('\n').at(-1), outcome.stdout).toBe(`${loadScenarios().length} passed, 0 failed`);
     expect(outcome.code).toBe(0);
   }, 180_000);

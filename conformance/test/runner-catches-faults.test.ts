@@ -29,22 +29,41 @@ async function failureOf(url: string, name: string): Promise<string | undefined>
   return result?.failure && `step ${result.failure.step}: ${result.failure.message}`;
 }
 
-const emptySync = (threadId: unknown) => ({ threadId: threadId ?? 'thread_01ARZ3NDEKTSV4RRFFQ69G5FAV', rootNodeId: null, activeHeadMessageId: null, nodes: {}, version: 0, title: '' });
+const emptySync = (threadId: unknown) => ({
+  threadId: threadId ?? 'thread_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  rootNodeId: null,
+  activeHeadMessageId: null,
+  nodes: {},
+  version: 0,
+  title: '',
+});
 
 describe('the runner fails a server that breaks the protocol', () => {
   it('when it accepts an upgrade without the cpp-v1.0.0 subprotocol', async () => {
     const url = await faultyServer(() => undefined);
-    expect(await failureOf(url, 'handshake-refuses-without-the-subprotocol')).toBe('step 1: the server accepted an upgrade it must refuse with HTTP 400');
+    expect(await failureOf(url, 'handshake-refuses-without-the-subprotocol')).toBe(
+      'step 1: the server accepted an upgrade it must refuse with HTTP 400',
+    );
   });
 
   it('when a frame has the wrong value', async () => {
-    const url = await faultyServer((frame) => ({ type: 'CPP_SYNC_GRAPH', payload: { ...emptySync(frame.payload.threadId), version: 1 } }));
-    expect(await failureOf(url, 'threads-open-creates-and-opens')).toBe('step 3: CPP_SYNC_GRAPH: payload.version: expected 0, got 1');
+    const url = await faultyServer((frame) => ({
+      type: 'CPP_SYNC_GRAPH',
+      payload: { ...emptySync(frame.payload.threadId), version: 1 },
+    }));
+    expect(await failureOf(url, 'threads-open-creates-and-opens')).toBe(
+      'step 3: CPP_SYNC_GRAPH: payload.version: expected 0, got 1',
+    );
   });
 
   it('when a frame does not match its published JSON Schema', async () => {
-    const url = await faultyServer((frame) => ({ type: 'CPP_SYNC_GRAPH', payload: { ...emptySync(frame.payload.threadId), rootNodeId: 'root' } }));
-    expect(await failureOf(url, 'threads-open-creates-and-opens')).toMatch(/^step 3: CPP_SYNC_GRAPH does not match its published JSON Schema: \/payload\/rootNodeId/);
+    const url = await faultyServer((frame) => ({
+      type: 'CPP_SYNC_GRAPH',
+      payload: { ...emptySync(frame.payload.threadId), rootNodeId: 'root' },
+    }));
+    expect(await failureOf(url, 'threads-open-creates-and-opens')).toMatch(
+      /^step 3: CPP_SYNC_GRAPH does not match its published JSON Schema: \/payload\/rootNodeId/,
+    );
   });
 
   it('when an expected answer never comes', async () => {
@@ -54,7 +73,14 @@ describe('the runner fails a server that breaks the protocol', () => {
 
   it('and cpp-conformance then exits 1 with the failure under its row', async () => {
     const url = await faultyServer(() => undefined);
-    const run = promisify(execFile)(process.execPath, [BIN, url, '--only', 'handshake-refuses-without', '--timeout-ms', '2000']);
+    const run = promisify(execFile)(process.execPath, [
+      BIN,
+      url,
+      '--only',
+      'handshake-refuses-without',
+      '--timeout-ms',
+      '2000',
+    ]);
     const failure = await run.then(
       () => undefined,
       (error: { code: number; stdout: string }) => error,

@@ -26,11 +26,18 @@ export class ServerChild {
   }
 
   static async start(databasePath: string, demoDelayMs: number, demoWords: number): Promise<ServerChild> {
-    const child = fork(new URL('./soak-server.js', import.meta.url), [databasePath, String(demoDelayMs), String(demoWords)], {
-      execArgv: ['--expose-gc'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const [ready] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(() => Promise.reject(new Error('the soak server exited at start')))])) as [{ url: string }];
+    const child = fork(
+      new URL('./soak-server.js', import.meta.url),
+      [databasePath, String(demoDelayMs), String(demoWords)],
+      {
+        execArgv: ['--expose-gc'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
+    const [ready] = (await Promise.race([
+      once(child, 'message'),
+      once(child, 'exit').then(() => Promise.reject(new Error('the soak server exited at start'))),
+    ])) as [{ url: string }];
     return new ServerChild(child, ready.url);
   }
 

@@ -23,7 +23,8 @@ export async function checkMirrors(url: string, sessions: SoakSession[]): Promis
   const reference = new CPPClient({ endpoint: url, did: SOAK_DID, reconnect: false });
   try {
     const readers = new Map<string, SoakSession[]>();
-    for (const session of sessions) for (const threadId of session.threadIds) readers.set(threadId, [...(readers.get(threadId) ?? []), session]);
+    for (const session of sessions)
+      for (const threadId of session.threadIds) readers.set(threadId, [...(readers.get(threadId) ?? []), session]);
     for (const [threadId, subscribed] of readers) {
       const truth = await reference.openThread(threadId);
       inspect(truth, `thread ${threadId}`, findings);
@@ -31,7 +32,8 @@ export async function checkMirrors(url: string, sessions: SoakSession[]): Promis
         await session.client.ready();
         // A round trip: every frame the server sent this client before it answers has arrived.
         await session.client.listThreads();
-        if (canonical(session.client.graph(threadId)) !== canonical(truth)) findings.mismatches.push(`a client's copy of ${threadId}`);
+        if (canonical(session.client.graph(threadId)) !== canonical(truth))
+          findings.mismatches.push(`a client's copy of ${threadId}`);
       }
     }
   } finally {
@@ -59,12 +61,15 @@ function inspect(graph: ThreadGraph, name: string, findings: SoakFindings): void
   findings.threads += 1;
   findings.nodes += Object.keys(graph.nodes).length;
   findings.violations.push(...findInvariantViolations(graph).map((violation) => `${name}: ${violation}`));
-  for (const node of Object.values(graph.nodes)) if (node.status === 'streaming') findings.streaming.push(`${name}: ${node.id}`);
+  for (const node of Object.values(graph.nodes))
+    if (node.status === 'streaming') findings.streaming.push(`${name}: ${node.id}`);
 }
 
 /** JSON with the keys of every object sorted, so that two equal graphs give the same text. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) =>
-    item && typeof item === 'object' && !Array.isArray(item) ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b))) : item,
+    item && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
+      : item,
   );
 }

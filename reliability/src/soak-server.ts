@@ -8,7 +8,12 @@ import type { ServerReply, ServerRequest } from './server-child.js';
  */
 const [databasePath, delayMs, words] = process.argv.slice(2);
 const store = SqliteStore.open(databasePath!);
-const server = new CPPServer({ port: 0, host: '127.0.0.1', store, model: new DemoProvider({ delayMs: Number(delayMs), words: Number(words) }) });
+const server = new CPPServer({
+  port: 0,
+  host: '127.0.0.1',
+  store,
+  model: new DemoProvider({ delayMs: Number(delayMs), words: Number(words) }),
+});
 let errors = 0;
 server.on('error', (error) => {
   errors += 1;
@@ -29,7 +34,12 @@ async function answer(request: ServerRequest): Promise<ServerReply['result']> {
     case 'memory':
       return collectedMemory();
     case 'status':
-      return { connections: server.connectionCount, errors, heapUsed: process.memoryUsage().heapUsed, rss: process.memoryUsage().rss };
+      return {
+        connections: server.connectionCount,
+        errors,
+        heapUsed: process.memoryUsage().heapUsed,
+        rss: process.memoryUsage().rss,
+      };
     case 'close':
       await server.close();
       await store.close();

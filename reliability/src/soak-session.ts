@@ -72,7 +72,12 @@ export class SoakSession {
 
   private prompt(): Promise<void> {
     this.figures.actions.prompt += 1;
-    return this.track(this.client.prompt({ threadId: this.threadId, userPrompt: `Tell me something, ${Math.random().toString(36).slice(2, 8)}` }));
+    return this.track(
+      this.client.prompt({
+        threadId: this.threadId,
+        userPrompt: `Tell me something, ${Math.random().toString(36).slice(2, 8)}`,
+      }),
+    );
   }
 
   private pivot(): Promise<void> {
@@ -91,7 +96,9 @@ export class SoakSession {
     const target = nodeIds[Math.floor(Math.random() * nodeIds.length)];
     if (target === undefined) return;
     this.figures.actions.anchor += 1;
-    await this.client.anchor(target, { threadId: this.threadId }).catch((error: unknown) => this.figures.failed('anchor', error));
+    await this.client
+      .anchor(target, { threadId: this.threadId })
+      .catch((error: unknown) => this.figures.failed('anchor', error));
   }
 
   private disconnect(): void {

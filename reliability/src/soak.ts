@@ -22,7 +22,9 @@ async function main(options: SoakOptions): Promise<boolean> {
   const databasePath = join(folder, 'soak.sqlite');
   const server = await ServerChild.start(databasePath, options.demoDelayMs, options.demoWords);
   try {
-    console.log(`soak: ${options.sessions} sessions for ${options.durationMs / 1000} s against ${server.url} (demo model ${options.demoDelayMs} ms × ${options.demoWords} words)`);
+    console.log(
+      `soak: ${options.sessions} sessions for ${options.durationMs / 1000} s against ${server.url} (demo model ${options.demoDelayMs} ms × ${options.demoWords} words)`,
+    );
     await warmUp(server.url, options);
     const baseline = await server.memory();
 
@@ -33,7 +35,10 @@ async function main(options: SoakOptions): Promise<boolean> {
     const started = Date.now();
     await Promise.all(sessions.map((session) => session.run(started + options.durationMs)));
     const ran = Date.now() - started;
-    const settled = await Promise.race([Promise.all(sessions.map((session) => session.settle())).then(() => true), sleep(SETTLE_TIMEOUT_MS, false)]);
+    const settled = await Promise.race([
+      Promise.all(sessions.map((session) => session.settle())).then(() => true),
+      sleep(SETTLE_TIMEOUT_MS, false),
+    ]);
     sampling.stop();
     const mirrors = await checkMirrors(server.url, sessions);
 
@@ -46,7 +51,13 @@ async function main(options: SoakOptions): Promise<boolean> {
 
     const heapBack = after.heapUsed <= baseline.heapUsed + options.heapToleranceBytes;
     report({ options, figures, ran, settled, mirrors, stored, serverErrors, baseline, peak, after, heapBack });
-    const clean = [...mirrors.violations, ...mirrors.mismatches, ...mirrors.streaming, ...stored.violations, ...stored.streaming];
+    const clean = [
+      ...mirrors.violations,
+      ...mirrors.mismatches,
+      ...mirrors.streaming,
+      ...stored.violations,
+      ...stored.streaming,
+    ];
     return settled && clean.length === 0 && figures.unexpected.length === 0 && serverErrors === 0 && heapBack;
   } finally {
     rmSync(folder, { recursive: true, force: true });
@@ -56,8 +67,14 @@ async function main(options: SoakOptions): Promise<boolean> {
 /** A few sessions answer a prompt each, so that the baseline is taken with the server's code warm. */
 async function warmUp(url: string, options: SoakOptions): Promise<void> {
   const figures = new SoakFigures();
-  const sessions = await openSessions(url, figures, { ...options, sessions: Math.min(WARM_UP_SESSIONS, options.sessions), watchEvery: 0 });
-  await Promise.all(sessions.map((session) => session.client.prompt({ threadId: session.threadId, userPrompt: 'Warm up' })));
+  const sessions = await openSessions(url, figures, {
+    ...options,
+    sessions: Math.min(WARM_UP_SESSIONS, options.sessions),
+    watchEvery: 0,
+  });
+  await Promise.all(
+    sessions.map((session) => session.client.prompt({ threadId: session.threadId, userPrompt: 'Warm up' })),
+  );
   await Promise.all(sessions.map((session) => session.client.close()));
 }
 
@@ -65,7 +82,11 @@ async function openSessions(url: string, figures: SoakFigures, options: SoakOpti
   const sessions = Array.from({ length: options.sessions }, () => new SoakSession(url, figures, options));
   await Promise.all(sessions.map((session) => session.open()));
   if (options.watchEvery > 0) {
-    await Promise.all(sessions.map((session, index) => (index > 0 && index % options.watchEvery === 0 ? session.open(sessions[index - 1]!.threadId) : undefined)));
+    await Promise.all(
+      sessions.map((session, index) =>
+        index > 0 && index % options.watchEvery === 0 ? session.open(sessions[index - 1]!.threadId) : undefined,
+      ),
+    );
   }
   return sessions;
 }
@@ -73,10 +94,13 @@ async function openSessions(url: string, figures: SoakFigures, options: SoakOpti
 /** Samples the server's memory (without collecting) once a second, keeping the highest. */
 function sample(server: ServerChild, peak: ServerMemory): { stop(): void } {
   const timer = setInterval(() => {
-    server.status().then(({ heapUsed, rss }) => {
-      peak.heapUsed = Math.max(peak.heapUsed, heapUsed);
-      peak.rss = Math.max(peak.rss, rss);
-    }, () => undefined);
+    server.status().then(
+      ({ heapUsed, rss }) => {
+        peak.heapUsed = Math.max(peak.heapUsed, heapUsed);
+        peak.rss = Math.max(peak.rss, rss);
+      },
+      () => undefined,
+    );
   }, 1000);
   return { stop: () => clearInterval(timer) };
 }
@@ -95,12 +119,26 @@ interface Report {
   heapBack: boolean;
 }
 
-function report({ options, figures, ran, settled, mirrors, stored, serverErrors, baseline, peak, after, heapBack }: Report): void {
+function report({
+  options,
+  figures,
+  ran,
+  settled,
+  mirrors,
+  stored,
+  serverErrors,
+  baseline,
+  peak,
+  after,
+  heapBack,
+}: Report): void {
   const { actions, answers } = figures;
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   const lines = [
     `ran ${(ran / 1000).toFixed(1)} s with ${options.sessions} sessions; every answer ended afterwards: ${settled ? 'yes' : 'NO'}`,
-    `actions: ${Object.entries(actions).map(([name, count]) => `${count} ${name}`).join(', ')}`,
+    `actions: ${Object.entries(actions)
+      .map(([name, count]) => `${count} ${name}`)
+      .join(', ')}`,
     `answers: ${answers.completed} completed, ${answers.interrupted} interrupted, ${answers.failed} failed; ${figures.chunks} chunks received; ${figures.reconnects} reconnects`,
     `trees: ${stored.threads} threads, ${stored.nodes} nodes in the database; invariant violations: ${mirrors.violations.length + stored.violations.length}; ` +
       `client copies differing from the server: ${mirrors.mismatches.length}; nodes left streaming: ${mirrors.streaming.length + stored.streaming.length}`,
@@ -109,7 +147,14 @@ function report({ options, figures, ran, settled, mirrors, stored, serverErrors,
       `rss ${mb(baseline.rss)} → ${mb(peak.rss)} peak → ${mb(after.rss)}`,
   ];
   for (const line of lines) console.log(`soak: ${line}`);
-  for (const problem of [...figures.unexpected, ...mirrors.violations, ...mirrors.mismatches, ...mirrors.streaming, ...stored.violations, ...stored.streaming].slice(0, 20)) {
+  for (const problem of [
+    ...figures.unexpected,
+    ...mirrors.violations,
+    ...mirrors.mismatches,
+    ...mirrors.streaming,
+    ...stored.violations,
+    ...stored.streaming,
+  ].slice(0, 20)) {
     console.log(`soak:   ${problem}`);
   }
 }

@@ -5,7 +5,13 @@ import type { CPPClient } from '@promethea/cpp-client';
  * ended first). For a thread where only this client writes. `replacing` names the node a pivot halts: until the
  * server's halt arrives it still shows as streaming, and it is not the answer waited for.
  */
-export function streamedAtLeast(client: CPPClient, threadId: string, length: number, answer: Promise<unknown>, replacing?: string): Promise<void> {
+export function streamedAtLeast(
+  client: CPPClient,
+  threadId: string,
+  length: number,
+  answer: Promise<unknown>,
+  replacing?: string,
+): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       client.off('graph', check);

@@ -25,7 +25,9 @@ function importsOf(file: string, known: ReadonlySet<string>): string[] {
   return importedFiles.flatMap(({ fileName }) => {
     if (!fileName.startsWith('.')) return [];
     const base = resolve(dirname(file), fileName).replace(/\.js$/, '');
-    return [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].filter((candidate) => known.has(candidate)).slice(0, 1);
+    return [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')]
+      .filter((candidate) => known.has(candidate))
+      .slice(0, 1);
   });
 }
 
@@ -79,6 +81,15 @@ describe('the import graph of packages/*/src', () => {
   });
 
   it('finds a cycle when there is one', () => {
-    expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
   });
 });

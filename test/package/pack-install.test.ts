@@ -13,7 +13,15 @@ import { freePort, untilServing } from '../support/local-port.js';
 // `cpp-server` serving the web UI to a client that proves its did:key.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules/.bin', name);
-const PACKAGES = ['@promethea/cpp-protocol', '@promethea/cpp-client', '@promethea/cpp-server', '@promethea/cpp-react', '@promethea/cpp-ai-sdk', '@promethea/cpp-web', '@promethea/cpp-conformance'];
+const PACKAGES = [
+  '@promethea/cpp-protocol',
+  '@promethea/cpp-client',
+  '@promethea/cpp-server',
+  '@promethea/cpp-react',
+  '@promethea/cpp-ai-sdk',
+  '@promethea/cpp-web',
+  '@promethea/cpp-conformance',
+];
 
 const run = promisify(execFile);
 const children: ChildProcess[] = [];
@@ -24,17 +32,43 @@ beforeAll(async () => {
   project = await mkdtemp(join(tmpdir(), 'cpp-consumer-'));
   const packs = join(project, 'packs');
   await mkdir(packs);
-  const packed = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs, ...PACKAGES.flatMap((name) => ['-w', name])], { cwd: root });
+  const packed = await run(
+    'npm',
+    ['pack', '--json', '--ignore-scripts', '--pack-destination', packs, ...PACKAGES.flatMap((name) => ['-w', name])],
+    { cwd: root },
+  );
   tarballs = (JSON.parse(packed.stdout) as { filename: string }[]).map((entry) => join(packs, entry.filename));
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'cpp-consumer', private: true, type: 'module' }));
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'cpp-consumer', private: true, type: 'module' }),
+  );
   // From the local npm cache where it has them; the monorepo's own versions of what the consumers type-check with.
-  const typesNode = JSON.parse(await readFile(join(root, 'node_modules/@types/node/package.json'), 'utf8')) as { version: string };
-  await run('npm', ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs, `@types/node@${typesNode.version}`, '@types/react@19'], { cwd: project });
+  const typesNode = JSON.parse(await readFile(join(root, 'node_modules/@types/node/package.json'), 'utf8')) as {
+    version: string;
+  };
+  await run(
+    'npm',
+    [
+      'install',
+      '--ignore-scripts',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      ...tarballs,
+      `@types/node@${typesNode.version}`,
+      '@types/react@19',
+    ],
+    { cwd: project },
+  );
   // better-sqlite3's install script downloads a prebuilt addon or compiles SQLite for minutes: the addon the
   // monorepo built for the same version is copied instead.
-  const version = async (dir: string) => (JSON.parse(await readFile(join(dir, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string }).version;
+  const version = async (dir: string) =>
+    (JSON.parse(await readFile(join(dir, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string })
+      .version;
   expect(await version(project)).toBe(await version(root));
-  await cp(join(root, 'node_modules/better-sqlite3/build'), join(project, 'node_modules/better-sqlite3/build'), { recursive: true });
+  await cp(join(root, 'node_modules/better-sqlite3/build'), join(project, 'node_modules/better-sqlite3/build'), {
+    recursive: true,
+  });
 }, 600_000);
 
 afterAll(async () => {
@@ -50,7 +84,9 @@ describe('the packages, installed from their tarballs into a new project', () =>
     });
     // ESM only, as every package here is: a CommonJS `require` of them is not a supported way in. attw exits
     // non-zero on any problem, which rejects.
-    const typeChecks = tarballs.map((tarball) => run(bin('attw'), ['--profile', 'esm-only', '--format', 'ascii', tarball]));
+    const typeChecks = tarballs.map((tarball) =>
+      run(bin('attw'), ['--profile', 'esm-only', '--format', 'ascii', tarball]),
+    );
     await Promise.all([...lints, ...typeChecks]);
   }, 300_000);
 
@@ -58,10 +94,15 @@ describe('the packages, installed from their tarballs into a new project', () =>
     const example = (name: string) => readFile(join(root, 'examples/quick-start', name), 'utf8');
     const port = await freePort();
     await writeFile(join(project, 'server.mjs'), (await example('server.mjs')).replace('port: 8080', `port: ${port}`));
-    await writeFile(join(project, 'client.mjs'), (await example('client.mjs')).replace('wss://lvhllc.org', `ws://127.0.0.1:${port}`));
+    await writeFile(
+      join(project, 'client.mjs'),
+      (await example('client.mjs')).replace('wss://lvhllc.org', `ws://127.0.0.1:${port}`),
+    );
     const server = start(process.execPath, ['server.mjs']);
     await untilServing(port, server);
-    const client = start(process.execPath, ['client.mjs'], { until: (stdout) => (stdout.match(/Streaming new branch:/g)?.length ?? 0) >= 3 });
+    const client = start(process.execPath, ['client.mjs'], {
+      until: (stdout) => (stdout.match(/Streaming new branch:/g)?.length ?? 0) >= 3,
+    });
     await client.done;
     expect(client.stderr).toBe('');
     expect(server.stdout).toBe('');
@@ -98,21 +139,42 @@ export const transport: ChatTransport<UIMessage> = new CPPChatTransport({ client
 `,
     );
     const options = { strict: true, noEmit: true, skipLibCheck: true, target: 'ES2022', lib: ['ES2022', 'DOM'] };
-    await writeFile(join(project, 'tsconfig.node.json'), JSON.stringify({ compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext', types: ['node'] }, files: ['node-consumer.ts'] }));
+    await writeFile(
+      join(project, 'tsconfig.node.json'),
+      JSON.stringify({
+        compilerOptions: { ...options, module: 'nodenext', moduleResolution: 'nodenext', types: ['node'] },
+        files: ['node-consumer.ts'],
+      }),
+    );
     await writeFile(
       join(project, 'tsconfig.browser.json'),
-      JSON.stringify({ compilerOptions: { ...options, module: 'esnext', moduleResolution: 'bundler', customConditions: ['browser'], types: [] }, files: ['browser-consumer.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          ...options,
+          module: 'esnext',
+          moduleResolution: 'bundler',
+          customConditions: ['browser'],
+          types: [],
+        },
+        files: ['browser-consumer.ts'],
+      }),
     );
     for (const config of ['tsconfig.node.json', 'tsconfig.browser.json']) {
-      const checked = await run(bin('tsc'), ['-p', config], { cwd: project }).catch((error: { stdout: string }) => error);
+      const checked = await run(bin('tsc'), ['-p', config], { cwd: project }).catch(
+        (error: { stdout: string }) => error,
+      );
       expect(checked.stdout, config).toBe('');
     }
   }, 300_000);
 
   it('run the installed cpp-server, serving the web UI and answering a client that proves its did:key', async () => {
-    const server = start(join(project, 'node_modules/.bin/cpp-server'), ['--port', '0', '--host', '127.0.0.1', '--db', join(project, 'data/cpp.sqlite'), '--demo-delay-ms', '1'], {
-      until: (stdout) => /listening on (ws:\S+)/.test(stdout),
-    });
+    const server = start(
+      join(project, 'node_modules/.bin/cpp-server'),
+      ['--port', '0', '--host', '127.0.0.1', '--db', join(project, 'data/cpp.sqlite'), '--demo-delay-ms', '1'],
+      {
+        until: (stdout) => /listening on (ws:\S+)/.test(stdout),
+      },
+    );
     await server.done;
     expect(server.stdout).not.toContain('not served');
     const endpoint = /listening on (ws:\S+)/.exec(server.stdout)![1]!;
@@ -128,7 +190,9 @@ console.log(answer.status, answer.content.length > 0);
 await client.close();
 `,
     );
-    const client = start(process.execPath, ['did-key-client.mjs', endpoint], { until: (stdout) => stdout.includes('completed true') });
+    const client = start(process.execPath, ['did-key-client.mjs', endpoint], {
+      until: (stdout) => stdout.includes('completed true'),
+    });
     await client.done;
   }, 60_000);
 });
@@ -154,7 +218,9 @@ function start(command: string, args: string[], { until }: { until?: (stdout: st
       check();
     });
     child.stderr!.on('data', (data: Buffer) => (started.stderr += data.toString()));
-    child.on('exit', (code) => reject(new Error(`${command} exited (${code}) first:\n${started.stdout}\n${started.stderr}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`${command} exited (${code}) first:\n${started.stdout}\n${started.stderr}`)),
+    );
     check();
   });
   return started;

@@ -10,7 +10,9 @@ export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
       const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -41,7 +43,9 @@ export async function untilServing(port: number, server: ServerProcess): Promise
   try {
     while (!(await canConnect(port))) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`the server exited (${child.exitCode ?? child.signalCode}) before it answered on port ${port}:\n${server.stdout}\n${server.stderr}`);
+        throw new Error(
+          `the server exited (${child.exitCode ?? child.signalCode}) before it answered on port ${port}:\n${server.stdout}\n${server.stderr}`,
+        );
       }
       await sleep(HEALTH_CHECK_INTERVAL_MS, undefined, { signal: exited.signal }).catch(() => undefined);
     }

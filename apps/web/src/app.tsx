@@ -111,7 +111,11 @@ export function App() {
       ?.exportThread(format, id)
       .then((text) => {
         const title = threads?.find((thread) => thread.threadId === id)?.title || id;
-        download(text, `${fileName(title)}.${format === 'markdown' ? 'md' : 'json'}`, format === 'markdown' ? 'text/markdown' : 'application/json');
+        download(
+          text,
+          `${fileName(title)}.${format === 'markdown' ? 'md' : 'json'}`,
+          format === 'markdown' ? 'text/markdown' : 'application/json',
+        );
       })
       .catch(report);
   };
@@ -124,7 +128,13 @@ export function App() {
         return client.importThreads(format, document);
       })
       .then(refreshThreads)
-      .catch((error: unknown) => report(error instanceof Error && error.message.startsWith('the file is') ? new Error(`Nothing was imported: ${error.message}.`) : error));
+      .catch((error: unknown) =>
+        report(
+          error instanceof Error && error.message.startsWith('the file is')
+            ? new Error(`Nothing was imported: ${error.message}.`)
+            : error,
+        ),
+      );
   };
 
   const onKeyDown = (event: KeyboardEvent) => {
@@ -139,12 +149,24 @@ export function App() {
   return (
     <div className={`app${panel ? ` panel-open panel-${panel}` : ''}`} onKeyDown={onKeyDown}>
       <header className="top-bar">
-        <button type="button" className="quiet panel-toggle threads-toggle" aria-expanded={panel === 'threads'} aria-controls="threads-panel" onClick={() => togglePanel('threads')}>
+        <button
+          type="button"
+          className="quiet panel-toggle threads-toggle"
+          aria-expanded={panel === 'threads'}
+          aria-controls="threads-panel"
+          onClick={() => togglePanel('threads')}
+        >
           ☰ Threads
         </button>
         <h1>CPP chat</h1>
         <ConnectionBadge connection={cpp.connection} />
-        <button type="button" className="quiet panel-toggle tree-toggle" aria-expanded={panel === 'tree'} aria-controls="tree-panel" onClick={() => togglePanel('tree')}>
+        <button
+          type="button"
+          className="quiet panel-toggle tree-toggle"
+          aria-expanded={panel === 'tree'}
+          aria-controls="tree-panel"
+          onClick={() => togglePanel('tree')}
+        >
           Tree
         </button>
       </header>
@@ -207,5 +229,10 @@ function download(text: string, name: string, type: string): void {
 
 /** A thread's title as a file name that every system takes. */
 function fileName(title: string): string {
-  return title.replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'thread';
+  return (
+    title
+      .replace(/[^\p{L}\p{N}]+/gu, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'thread'
+  );
 }

@@ -4,61 +4,74 @@ import { screenshot, WebHarness } from './support/web-harness.js';
 const BROWSER_TEST_MS = 60_000;
 
 describe('branches in the browser', () => {
-  it('anchors an old message, branches from it, switches branches, and shows the same tree after a reload', async () => {
-    const harness = await WebHarness.start();
-    const chat = await harness.openChat();
-    const { first, second } = await chat.twoTurns();
+  it(
+    'anchors an old message, branches from it, switches branches, and shows the same tree after a reload',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { first, second } = await chat.twoTurns();
 
-    await chat.action(first.id, 'Anchor').click();
-    await chat.page.getByText('Your next message branches from').waitFor();
-    expect((await chat.messages()).map((message) => message.id)).toEqual([expect.any(String), first.id]);
-    expect(await chat.action(first.id, 'Anchor').getAttribute('aria-pressed')).toBe('true');
-    await screenshot(chat.page, 'branch-anchored');
+      await chat.action(first.id, 'Anchor').click();
+      await chat.page.getByText('Your next message branches from').waitFor();
+      expect((await chat.messages()).map((message) => message.id)).toEqual([expect.any(String), first.id]);
+      expect(await chat.action(first.id, 'Anchor').getAttribute('aria-pressed')).toBe('true');
+      await screenshot(chat.page, 'branch-anchored');
 
-    await chat.send('three');
-    const third = await chat.waitForAnswer('completed', { otherThan: first.id });
-    const forked = await chat.messages();
-    expect(forked.map((message) => message.text.slice(0, 5))).toEqual(['one', first.text.slice(0, 5), 'three', third.text.slice(0, 5)]);
-    const fork = chat.message(forked[2]!.id).getByRole('group', { name: 'Branch 2 of 2' });
-    await fork.waitFor();
-    await screenshot(chat.page, 'branch-forked');
+      await chat.send('three');
+      const third = await chat.waitForAnswer('completed', { otherThan: first.id });
+      const forked = await chat.messages();
+      expect(forked.map((message) => message.text.slice(0, 5))).toEqual([
+        'one',
+        first.text.slice(0, 5),
+        'three',
+        third.text.slice(0, 5),
+      ]);
+      const fork = chat.message(forked[2]!.id).getByRole('group', { name: 'Branch 2 of 2' });
+      await fork.waitFor();
+      await screenshot(chat.page, 'branch-forked');
 
-    await fork.getByRole('button', { name: 'Previous branch' }).click();
-    await chat.waitForAnswer('completed', { otherThan: third.id });
-    const switched = await chat.messages();
-    expect(switched.map((message) => message.id)).toEqual([forked[0]!.id, first.id, expect.any(String), second.id]);
-    expect(switched[2]!.text).toBe('two');
-    await chat.message(switched[2]!.id).getByRole('group', { name: 'Branch 1 of 2' }).waitFor();
-    expect(await chat.message(second.id).getAttribute('class')).toContain('is-head');
-    await screenshot(chat.page, 'branch-sibling');
+      await fork.getByRole('button', { name: 'Previous branch' }).click();
+      await chat.waitForAnswer('completed', { otherThan: third.id });
+      const switched = await chat.messages();
+      expect(switched.map((message) => message.id)).toEqual([forked[0]!.id, first.id, expect.any(String), second.id]);
+      expect(switched[2]!.text).toBe('two');
+      await chat.message(switched[2]!.id).getByRole('group', { name: 'Branch 1 of 2' }).waitFor();
+      expect(await chat.message(second.id).getAttribute('class')).toContain('is-head');
+      await screenshot(chat.page, 'branch-sibling');
 
-    // The tree shows every message; choosing one from the keyboard shows its branch.
-    const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
-    expect(await tree.locator('.tree-node').count()).toBe(6);
-    await tree.locator(`[data-node-id="${third.id}"]`).focus();
-    await chat.page.keyboard.press('Enter');
-    await chat.waitForAnswer('completed', { otherThan: second.id });
-    expect((await chat.messages()).map((message) => message.id)).toEqual(forked.map((message) => message.id));
+      // The tree shows every message; choosing one from the keyboard shows its branch.
+      const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
+      expect(await tree.locator('.tree-node').count()).toBe(6);
+      await tree.locator(`[data-node-id="${third.id}"]`).focus();
+      await chat.page.keyboard.press('Enter');
+      await chat.waitForAnswer('completed', { otherThan: second.id });
+      expect((await chat.messages()).map((message) => message.id)).toEqual(forked.map((message) => message.id));
 
-    await chat.page.reload();
-    await chat.waitUntilReady();
-    await chat.waitForAnswer('completed');
-    expect(await chat.messages()).toEqual(forked.map((message) => ({ ...message, status: 'completed' })));
-    expect(await tree.locator('.tree-node').count()).toBe(6);
-    expect(await tree.locator('.tree-node.is-head').getAttribute('data-node-id')).toBe(third.id);
-    await screenshot(chat.page, 'branch-reloaded');
-    expect(chat.problems).toEqual([]);
-  }, BROWSER_TEST_MS);
+      await chat.page.reload();
+      await chat.waitUntilReady();
+      await chat.waitForAnswer('completed');
+      expect(await chat.messages()).toEqual(forked.map((message) => ({ ...message, status: 'completed' })));
+      expect(await tree.locator('.tree-node').count()).toBe(6);
+      expect(await tree.locator('.tree-node.is-head').getAttribute('data-node-id')).toBe(third.id);
+      await screenshot(chat.page, 'branch-reloaded');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 
-  it('returns from an anchored message to the latest answer of its branch', async () => {
-    const harness = await WebHarness.start();
-    const chat = await harness.openChat();
-    const { first, second } = await chat.twoTurns();
-    await chat.action(first.id, 'Anchor').click();
-    await chat.page.getByRole('button', { name: 'Back to latest' }).click();
-    await chat.waitForAnswer('completed', { otherThan: first.id });
-    expect((await chat.lastMessage()).id).toBe(second.id);
-    expect(await chat.page.getByText('Your next message branches from').count()).toBe(0);
-    expect(chat.problems).toEqual([]);
-  }, BROWSER_TEST_MS);
+  it(
+    'returns from an anchored message to the latest answer of its branch',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { first, second } = await chat.twoTurns();
+      await chat.action(first.id, 'Anchor').click();
+      await chat.page.getByRole('button', { name: 'Back to latest' }).click();
+      await chat.waitForAnswer('completed', { otherThan: first.id });
+      expect((await chat.lastMessage()).id).toBe(second.id);
+      expect(await chat.page.getByText('Your next message branches from').count()).toBe(0);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

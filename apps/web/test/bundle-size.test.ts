@@ -13,7 +13,9 @@ const INITIAL_JS_BUDGET = 120 * 1024;
 /** The scripts index.html loads, and every chunk they import statically (what runs before the page is usable). */
 function initialScripts(): string[] {
   const page = readFileSync(`${DIST}index.html`, 'utf8');
-  const pending = [...page.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\.\/(assets\/[^"]+\.js)"/g)].map((match) => match[1]!);
+  const pending = [
+    ...page.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\.\/(assets\/[^"]+\.js)"/g),
+  ].map((match) => match[1]!);
   const seen = new Set<string>();
   while (pending.length > 0) {
     const file = pending.pop()!;
@@ -21,7 +23,8 @@ function initialScripts(): string[] {
     seen.add(file);
     const code = readFileSync(DIST + file, 'utf8');
     // Static imports only (`import{x}from"./a.js"`, `import"./b.js"`); `import("./c.js")` loads on demand.
-    for (const match of code.matchAll(/\bimport\s*(?:[\w$*{},\s]+?from\s*)?["']\.\/([^"']+\.js)["']/g)) pending.push(`assets/${match[1]}`);
+    for (const match of code.matchAll(/\bimport\s*(?:[\w$*{},\s]+?from\s*)?["']\.\/([^"']+\.js)["']/g))
+      pending.push(`assets/${match[1]}`);
   }
   return [...seen];
 }
@@ -40,10 +43,19 @@ describe('the web UI bundle', () => {
     const started = Date.now();
     const chat = await harness.openChat();
     const interactiveMs = Date.now() - started;
-    const firstPaintMs = await chat.page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime);
-    const navigation = await chat.page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)?.domContentLoadedEventEnd);
+    const firstPaintMs = await chat.page.evaluate(
+      () => performance.getEntriesByName('first-contentful-paint')[0]?.startTime,
+    );
+    const navigation = await chat.page.evaluate(
+      () =>
+        (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)
+          ?.domContentLoadedEventEnd,
+    );
     await mkdir(fileURLToPath(new URL('.', `file://${RECORD}`)), { recursive: true });
-    await writeFile(RECORD, `${JSON.stringify({ initialJsGzipBytes: total, scripts: sizes, firstContentfulPaintMs: firstPaintMs, domContentLoadedMs: navigation, interactiveMs }, null, 2)}\n`);
+    await writeFile(
+      RECORD,
+      `${JSON.stringify({ initialJsGzipBytes: total, scripts: sizes, firstContentfulPaintMs: firstPaintMs, domContentLoadedMs: navigation, interactiveMs }, null, 2)}\n`,
+    );
     expect(firstPaintMs).toBeGreaterThan(0);
     expect(chat.problems).toEqual([]);
   }, 60_000);

@@ -5,99 +5,114 @@ import { PHONE, screenshot, WebHarness } from './support/web-harness.js';
 const BROWSER_TEST_MS = 90_000;
 
 describe('thread operations in the browser', () => {
-  it('renames, searches and deletes threads from the thread list', async () => {
-    const harness = await WebHarness.start();
-    const chat = await harness.openChat();
-    const threads = chat.page.getByRole('navigation', { name: 'Threads' });
+  it(
+    'renames, searches and deletes threads from the thread list',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const threads = chat.page.getByRole('navigation', { name: 'Threads' });
 
-    await chat.send('Tell me about the Danube');
-    await chat.waitForAnswer('completed');
-    const first = chat.threadId();
-    await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
+      await chat.send('Tell me about the Danube');
+      await chat.waitForAnswer('completed');
+      const first = chat.threadId();
+      await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
 
-    await threads.getByRole('button', { name: 'Rename thread' }).click();
-    const title = threads.getByRole('textbox', { name: 'Thread title' });
-    await title.fill('Rivers of Europe');
-    await title.press('Enter');
-    await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor();
-    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_RENAME')).toBe(true);
+      await threads.getByRole('button', { name: 'Rename thread' }).click();
+      const title = threads.getByRole('textbox', { name: 'Thread title' });
+      await title.fill('Rivers of Europe');
+      await title.press('Enter');
+      await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor();
+      expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_RENAME')).toBe(true);
 
-    await threads.getByRole('button', { name: '+ New thread' }).click();
-    await chat.page.waitForFunction((previous) => decodeURIComponent(window.location.hash.slice(1)) !== previous, first);
-    await chat.send('Something about mountains');
-    await chat.waitForAnswer('completed');
-    const second = chat.threadId();
+      await threads.getByRole('button', { name: '+ New thread' }).click();
+      await chat.page.waitForFunction(
+        (previous) => decodeURIComponent(window.location.hash.slice(1)) !== previous,
+        first,
+      );
+      await chat.send('Something about mountains');
+      await chat.waitForAnswer('completed');
+      const second = chat.threadId();
 
-    await threads.getByRole('searchbox', { name: 'Search threads' }).fill('danub');
-    const results = threads.getByRole('list', { name: 'Search results' });
-    await results.getByRole('button').first().waitFor();
-    const hits = await results.getByRole('button').allTextContents();
-    expect(hits.every((text) => text.startsWith('Rivers of Europe'))).toBe(true);
-    // The words that matched are marked in each snippet.
-    expect(await results.locator('mark').first().textContent()).toBe('Danub');
-    await screenshot(chat.page, 'thread-search');
-    // A message hit opens its thread.
-    await results.getByRole('button').filter({ hasText: 'Tell me about the Danube' }).first().click();
-    await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, first);
-    // …and brings the message it found into view, with the focus on it.
-    await chat.page.waitForFunction(() => document.activeElement?.closest('article')?.textContent?.includes('Tell me about the Danube') ?? false);
+      await threads.getByRole('searchbox', { name: 'Search threads' }).fill('danub');
+      const results = threads.getByRole('list', { name: 'Search results' });
+      await results.getByRole('button').first().waitFor();
+      const hits = await results.getByRole('button').allTextContents();
+      expect(hits.every((text) => text.startsWith('Rivers of Europe'))).toBe(true);
+      // The words that matched are marked in each snippet.
+      expect(await results.locator('mark').first().textContent()).toBe('Danub');
+      await screenshot(chat.page, 'thread-search');
+      // A message hit opens its thread.
+      await results.getByRole('button').filter({ hasText: 'Tell me about the Danube' }).first().click();
+      await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, first);
+      // …and brings the message it found into view, with the focus on it.
+      await chat.page.waitForFunction(
+        () => document.activeElement?.closest('article')?.textContent?.includes('Tell me about the Danube') ?? false,
+      );
 
-    await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
-    // Deleting asks first, in place; Cancel keeps the thread and gives the focus back to its Delete.
-    const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
-    await deleteThread.click();
-    const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
-    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
-    await screenshot(chat.page, 'thread-delete-confirm');
-    await confirm.getByRole('button', { name: 'Cancel' }).click();
-    await waitForFocus(deleteThread);
-    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_DELETE')).toBe(false);
-    await deleteThread.click();
-    await confirm.getByRole('button', { name: 'Delete' }).click();
-    await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
-    await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
-    expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
-    expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
-    // The focus was in the deleted thread's item: it goes to the thread shown in its place…
-    await waitForFocus(threads.getByRole('button', { name: /^Something about mountains/ }));
-    // …or, when no thread is left, to New thread.
-    await deleteThread.click();
-    await confirm.getByRole('button', { name: 'Delete' }).click();
-    await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
-    await waitForFocus(threads.getByRole('button', { name: '+ New thread' }));
-    expect(chat.problems).toEqual([]);
-  }, BROWSER_TEST_MS);
+      await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
+      // Deleting asks first, in place; Cancel keeps the thread and gives the focus back to its Delete.
+      const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+      await deleteThread.click();
+      const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
+      await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+      await screenshot(chat.page, 'thread-delete-confirm');
+      await confirm.getByRole('button', { name: 'Cancel' }).click();
+      await waitForFocus(deleteThread);
+      expect(chat.frames.sent.some((frame) => frame.type === 'CPP_THREAD_DELETE')).toBe(false);
+      await deleteThread.click();
+      await confirm.getByRole('button', { name: 'Delete' }).click();
+      await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor({ state: 'detached' });
+      await chat.page.waitForFunction((wanted) => decodeURIComponent(window.location.hash.slice(1)) === wanted, second);
+      expect(chat.frames.lastReceived('CPP_THREAD_DELETED')?.payload).toEqual({ threadId: first });
+      expect(await threads.getByRole('heading').allTextContents()).toEqual(['Today']);
+      // The focus was in the deleted thread's item: it goes to the thread shown in its place…
+      await waitForFocus(threads.getByRole('button', { name: /^Something about mountains/ }));
+      // …or, when no thread is left, to New thread.
+      await deleteThread.click();
+      await confirm.getByRole('button', { name: 'Delete' }).click();
+      await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
+      await waitForFocus(threads.getByRole('button', { name: '+ New thread' }));
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 
-  it('takes Esc at the question before a delete, or at the export choice, as a no to it alone: the panel stays open, the answer streams on', async () => {
-    const harness = await WebHarness.start({ slow: true });
-    const chat = await harness.openChat(await harness.newContext(PHONE));
-    await chat.send('Tell me a long story');
-    await chat.waitForAnswer('streaming', { minLength: 20 });
-    const threadsToggle = chat.page.getByRole('button', { name: '☰ Threads', exact: true });
-    await threadsToggle.click();
-    const threads = chat.page.getByRole('navigation', { name: 'Threads' });
-    const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
-    await deleteThread.click();
-    const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
-    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+  it(
+    'takes Esc at the question before a delete, or at the export choice, as a no to it alone: the panel stays open, the answer streams on',
+    async () => {
+      const harness = await WebHarness.start({ slow: true });
+      const chat = await harness.openChat(await harness.newContext(PHONE));
+      await chat.send('Tell me a long story');
+      await chat.waitForAnswer('streaming', { minLength: 20 });
+      const threadsToggle = chat.page.getByRole('button', { name: '☰ Threads', exact: true });
+      await threadsToggle.click();
+      const threads = chat.page.getByRole('navigation', { name: 'Threads' });
+      const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+      await deleteThread.click();
+      const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
+      await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
 
-    const { length } = await chat.lastMessage();
-    await chat.page.keyboard.press('Escape');
-    await confirm.waitFor({ state: 'detached' });
-    expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
-    await waitForFocus(deleteThread);
+      const { length } = await chat.lastMessage();
+      await chat.page.keyboard.press('Escape');
+      await confirm.waitFor({ state: 'detached' });
+      expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
+      await waitForFocus(deleteThread);
 
-    const exportThread = threads.getByRole('button', { name: 'Export thread' });
-    await exportThread.click();
-    const formats = threads.getByRole('group', { name: 'Export thread as' });
-    await waitForFocus(formats.getByRole('button', { name: 'Export as Markdown (.md)' }));
-    await chat.page.keyboard.press('Escape');
-    await formats.waitFor({ state: 'detached' });
-    expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
-    await waitForFocus(exportThread);
+      const exportThread = threads.getByRole('button', { name: 'Export thread' });
+      await exportThread.click();
+      const formats = threads.getByRole('group', { name: 'Export thread as' });
+      await waitForFocus(formats.getByRole('button', { name: 'Export as Markdown (.md)' }));
+      await chat.page.keyboard.press('Escape');
+      await formats.waitFor({ state: 'detached' });
+      expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
+      await waitForFocus(exportThread);
 
-    await chat.waitForAnswer('streaming', { minLength: length + 20 });
-    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_STREAM_STOP' || frame.type === 'CPP_THREAD_DELETE')).toBe(false);
-    expect(chat.problems).toEqual([]);
-  }, BROWSER_TEST_MS);
+      await chat.waitForAnswer('streaming', { minLength: length + 20 });
+      expect(
+        chat.frames.sent.some((frame) => frame.type === 'CPP_STREAM_STOP' || frame.type === 'CPP_THREAD_DELETE'),
+      ).toBe(false);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

@@ -7,7 +7,8 @@ function prompt(graph: ThreadGraph, n: number, parentNodeId?: string): void {
   applyChange(graph, planPrompt(graph, parentNodeId === undefined ? input : { ...input, parentNodeId }));
 }
 
-const cells = (graph: ThreadGraph) => Object.fromEntries(layoutTree(graph).nodes.map((node) => [node.id, [node.depth, node.column]]));
+const cells = (graph: ThreadGraph) =>
+  Object.fromEntries(layoutTree(graph).nodes.map((node) => [node.id, [node.depth, node.column]]));
 
 describe('layoutTree', () => {
   it('places nothing for an empty thread', () => {

@@ -5,54 +5,63 @@ import { screenshot, WebHarness } from './support/web-harness.js';
 const BROWSER_TEST_MS = 90_000;
 
 describe('regenerate, edit and delete in the browser', () => {
-  it('regenerates an answer beside it, edits a prompt beside it, and deletes a branch', async () => {
-    const harness = await WebHarness.start();
-    const chat = await harness.openChat();
-    const { first, second } = await chat.twoTurns();
+  it(
+    'regenerates an answer beside it, edits a prompt beside it, and deletes a branch',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { first, second } = await chat.twoTurns();
 
-    await chat.action(second.id, 'Regenerate').click();
-    const regenerated = await chat.waitForAnswer('completed', { otherThan: second.id });
-    await chat.message(regenerated.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
-    await screenshot(chat.page, 'tree-regenerated');
+      await chat.action(second.id, 'Regenerate').click();
+      const regenerated = await chat.waitForAnswer('completed', { otherThan: second.id });
+      await chat.message(regenerated.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
+      await screenshot(chat.page, 'tree-regenerated');
 
-    const prompt = (await chat.messages())[2]!;
-    expect(prompt.text).toBe('two');
-    await chat.action(prompt.id, 'Edit').click();
-    // Edited in place: the box holds the old text, focused, and Enter sends the new text beside it.
-    const editBox = chat.message(prompt.id).getByRole('textbox', { name: 'Edit message' });
-    expect(await editBox.inputValue()).toBe('two');
-    expect(await editBox.evaluate((box) => box === document.activeElement)).toBe(true);
-    await screenshot(chat.page, 'tree-editing');
-    await editBox.fill('two, differently');
-    await editBox.press('Enter');
-    const edited = await chat.waitForAnswer('completed', { otherThan: regenerated.id });
-    const afterEdit = await chat.messages();
-    expect(afterEdit.map((message) => message.text.slice(0, 16))).toEqual(['one', first.text.slice(0, 16), 'two, differently', edited.text.slice(0, 16)]);
-    await chat.message(afterEdit[2]!.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
-    await screenshot(chat.page, 'tree-edited');
+      const prompt = (await chat.messages())[2]!;
+      expect(prompt.text).toBe('two');
+      await chat.action(prompt.id, 'Edit').click();
+      // Edited in place: the box holds the old text, focused, and Enter sends the new text beside it.
+      const editBox = chat.message(prompt.id).getByRole('textbox', { name: 'Edit message' });
+      expect(await editBox.inputValue()).toBe('two');
+      expect(await editBox.evaluate((box) => box === document.activeElement)).toBe(true);
+      await screenshot(chat.page, 'tree-editing');
+      await editBox.fill('two, differently');
+      await editBox.press('Enter');
+      const edited = await chat.waitForAnswer('completed', { otherThan: regenerated.id });
+      const afterEdit = await chat.messages();
+      expect(afterEdit.map((message) => message.text.slice(0, 16))).toEqual([
+        'one',
+        first.text.slice(0, 16),
+        'two, differently',
+        edited.text.slice(0, 16),
+      ]);
+      await chat.message(afterEdit[2]!.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
+      await screenshot(chat.page, 'tree-edited');
 
-    // Deleting asks first, in place, with the focus on the question's Delete; Esc says no and gives the focus back.
-    const doomed = afterEdit[2]!.id;
-    await chat.action(doomed, 'Delete').click();
-    const confirm = chat.message(doomed).getByRole('group', { name: 'Confirm deletion' });
-    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
-    await screenshot(chat.page, 'tree-delete-confirm');
-    await chat.page.keyboard.press('Escape');
-    await confirm.waitFor({ state: 'detached' });
-    await waitForFocus(chat.action(doomed, 'Delete'));
-    expect(chat.frames.sent.some((frame) => frame.type === 'CPP_BRANCH_DELETE')).toBe(false);
+      // Deleting asks first, in place, with the focus on the question's Delete; Esc says no and gives the focus back.
+      const doomed = afterEdit[2]!.id;
+      await chat.action(doomed, 'Delete').click();
+      const confirm = chat.message(doomed).getByRole('group', { name: 'Confirm deletion' });
+      await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+      await screenshot(chat.page, 'tree-delete-confirm');
+      await chat.page.keyboard.press('Escape');
+      await confirm.waitFor({ state: 'detached' });
+      await waitForFocus(chat.action(doomed, 'Delete'));
+      expect(chat.frames.sent.some((frame) => frame.type === 'CPP_BRANCH_DELETE')).toBe(false);
 
-    // From the keyboard: Enter asks, Enter again deletes, and the focus goes to the message above, which stays.
-    await chat.page.keyboard.press('Enter');
-    await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
-    await chat.page.keyboard.press('Enter');
-    await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), doomed);
-    expect((await chat.messages()).map((message) => message.id)).toEqual([afterEdit[0]!.id, first.id]);
-    expect(chat.frames.lastSent('CPP_BRANCH_DELETE')?.payload).toMatchObject({ nodeId: doomed });
-    await waitForFocus(chat.message(first.id));
-    const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
-    expect(await tree.locator('.tree-node').count()).toBe(5);
-    await screenshot(chat.page, 'tree-deleted');
-    expect(chat.problems).toEqual([]);
-  }, BROWSER_TEST_MS);
+      // From the keyboard: Enter asks, Enter again deletes, and the focus goes to the message above, which stays.
+      await chat.page.keyboard.press('Enter');
+      await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
+      await chat.page.keyboard.press('Enter');
+      await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), doomed);
+      expect((await chat.messages()).map((message) => message.id)).toEqual([afterEdit[0]!.id, first.id]);
+      expect(chat.frames.lastSent('CPP_BRANCH_DELETE')?.payload).toMatchObject({ nodeId: doomed });
+      await waitForFocus(chat.message(first.id));
+      const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
+      expect(await tree.locator('.tree-node').count()).toBe(5);
+      await screenshot(chat.page, 'tree-deleted');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

@@ -6,7 +6,11 @@ export type Answer = (frame: { type: string; id?: string; payload: Record<string
 
 /** A WebSocket server that accepts any upgrade and answers each frame as `answer` says: a server with a fault. */
 export async function startFaultyServer(answer: Answer): Promise<{ url: string; close(): Promise<void> }> {
-  const server = new WebSocketServer({ port: 0, host: '127.0.0.1', handleProtocols: (protocols) => [...protocols][0] ?? false });
+  const server = new WebSocketServer({
+    port: 0,
+    host: '127.0.0.1',
+    handleProtocols: (protocols) => [...protocols][0] ?? false,
+  });
   server.on('connection', (socket) =>
     socket.on('message', (data) => {
       const reply = answer(JSON.parse(String(data)));

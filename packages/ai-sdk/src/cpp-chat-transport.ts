@@ -70,9 +70,13 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
       nodeId ??= this.opened(stream, threadId, lastMessageId);
       if (nodeId !== undefined) this.show(stream, nodeId, part, delta);
     };
-    const request = this.request(options, threadId, graph, { onStream: show('content'), onReasoning: show('reasoning') });
+    const request = this.request(options, threadId, graph, {
+      onStream: show('content'),
+      onReasoning: show('reasoning'),
+    });
     options.abortSignal?.addEventListener('abort', () => {
-      if (nodeId !== undefined && this.client.streamingNode(threadId)?.id === nodeId) this.client.stop({ threadId, ...this.received(nodeId) }).catch(() => undefined);
+      if (nodeId !== undefined && this.client.streamingNode(threadId)?.id === nodeId)
+        this.client.stop({ threadId, ...this.received(nodeId) }).catch(() => undefined);
       stream.close();
     });
     request.then(
@@ -111,15 +115,26 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     return stream.readable;
   }
 
-  private request(options: SendOptions<Message>, threadId: string, graph: ThreadGraph, handlers: StreamHandlers): Promise<GenerationResult> {
+  private request(
+    options: SendOptions<Message>,
+    threadId: string,
+    graph: ThreadGraph,
+    handlers: StreamHandlers,
+  ): Promise<GenerationResult> {
     const streaming = this.client.streamingNode(threadId);
     const received = streaming && this.received(streaming.id);
     const model = requestedModel(options.body) ?? this.model;
     const answering = { ...handlers, ...(model === undefined ? {} : { model }) };
     if (options.trigger === 'regenerate-message') {
       // useChat names the answer it regenerates (or none: the last one); the head is that answer or its prompt.
-      const nodeId = options.messageId !== undefined && getNode(graph, options.messageId) ? options.messageId : undefined;
-      return this.client.regenerate({ threadId, ...answering, ...received, ...(nodeId === undefined ? {} : { nodeId }) });
+      const nodeId =
+        options.messageId !== undefined && getNode(graph, options.messageId) ? options.messageId : undefined;
+      return this.client.regenerate({
+        threadId,
+        ...answering,
+        ...received,
+        ...(nodeId === undefined ? {} : { nodeId }),
+      });
     }
     const userPrompt = textOf(options.messages.at(-1));
     if (options.messageId !== undefined) {
@@ -160,14 +175,16 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
 
 function defaultThreadId(chatId: string): string {
   const threadId = chatId.startsWith('thread_') ? chatId : `thread_${chatId}`;
-  if (!isThreadId(threadId)) throw new TypeError(`chat id ${JSON.stringify(chatId)} makes no CPP thread id: pass options.threadId`);
+  if (!isThreadId(threadId))
+    throw new TypeError(`chat id ${JSON.stringify(chatId)} makes no CPP thread id: pass options.threadId`);
   return threadId;
 }
 
 /** The model a request's `body` names, if any. */
 function requestedModel(body: object | undefined): string | undefined {
   const model: unknown = body && 'model' in body ? body.model : undefined;
-  if (model !== undefined && typeof model !== 'string') throw new TypeError(`body.model must be a model id (a string), not ${JSON.stringify(model)}`);
+  if (model !== undefined && typeof model !== 'string')
+    throw new TypeError(`body.model must be a model id (a string), not ${JSON.stringify(model)}`);
   return model;
 }
 

@@ -11,6 +11,9 @@ export function uiMessagesFromThread(graph: ThreadGraph): UIMessage[] {
   return pathToRoot(graph, graph.activeHeadMessageId).map((node) => ({
     id: node.id,
     role: node.role,
-    parts: [...(node.reasoning === undefined ? [] : [{ type: 'reasoning' as const, text: node.reasoning }]), { type: 'text', text: node.content }],
+    parts: [
+      ...(node.reasoning === undefined ? [] : [{ type: 'reasoning' as const, text: node.reasoning }]),
+      { type: 'text', text: node.content },
+    ],
   }));
 }

@@ -28,9 +28,23 @@ describe('CPPChatTransport on a server with several models', () => {
   }
 
   /** Sends `text` (or regenerates) as useChat would, reads the answer's stream, and returns the answer's node id. */
-  async function request(transport: CPPChatTransport, chatId: string, body: object | undefined, trigger: 'submit-message' | 'regenerate-message' = 'submit-message'): Promise<string> {
-    const messages: UIMessage[] = [{ id: `user-${trigger}`, role: 'user', parts: [{ type: 'text', text: 'Which model are you?' }] }];
-    const stream = await transport.sendMessages({ chatId, messages, trigger, messageId: undefined, abortSignal: undefined, body });
+  async function request(
+    transport: CPPChatTransport,
+    chatId: string,
+    body: object | undefined,
+    trigger: 'submit-message' | 'regenerate-message' = 'submit-message',
+  ): Promise<string> {
+    const messages: UIMessage[] = [
+      { id: `user-${trigger}`, role: 'user', parts: [{ type: 'text', text: 'Which model are you?' }] },
+    ];
+    const stream = await transport.sendMessages({
+      chatId,
+      messages,
+      trigger,
+      messageId: undefined,
+      abortSignal: undefined,
+      body,
+    });
     const chunks: UIMessageChunk[] = [];
     const reader = stream.getReader();
     for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
@@ -54,6 +68,8 @@ describe('CPPChatTransport on a server with several models', () => {
   it('refuses a body whose model is not a model id', async () => {
     const client = await connect();
     const transport = new CPPChatTransport({ client });
-    await expect(request(transport, newThreadId(), { model: 42 })).rejects.toThrow('body.model must be a model id (a string), not 42');
+    await expect(request(transport, newThreadId(), { model: 42 })).rejects.toThrow(
+      'body.model must be a model id (a string), not 42',
+    );
   });
 });

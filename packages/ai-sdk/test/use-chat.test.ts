@@ -37,7 +37,9 @@ function serveFolder(folder: string): Promise<Server> {
     const path = new URL(request.url ?? '/', 'http://page').pathname;
     try {
       const body = await readFile(join(folder, path === '/' ? 'index.html' : path.slice(1)));
-      response.writeHead(200, { 'content-type': types[extname(path) || '.html'] ?? 'application/octet-stream' }).end(body);
+      response
+        .writeHead(200, { 'content-type': types[extname(path) || '.html'] ?? 'application/octet-stream' })
+        .end(body);
     } catch {
       response.writeHead(404).end();
     }
@@ -55,7 +57,7 @@ interface ShownMessage {
   parts: string[];
 }
 
-describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a CPP server", () => {
+describe('useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a CPP server', () => {
   let browser: Browser;
   let folder: string;
   let site: Server;
@@ -74,10 +76,18 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     // Slow enough that the test can act while an answer streams (200 words, 15 ms each).
     server = await startServer({ model: new DemoProvider({ delayMs: 15, words: 200 }), auth: 'did-key' });
     shortServer = await startServer({ model: new DemoProvider({ delayMs: 15, words: 30 }), auth: 'did-key' });
-    reasoningServer = await startServer({ model: new DemoProvider({ delayMs: 15, words: 30, reasoningWords: 120 }), auth: 'did-key' });
+    reasoningServer = await startServer({
+      model: new DemoProvider({ delayMs: 15, words: 30, reasoningWords: 120 }),
+      auth: 'did-key',
+    });
   });
   afterAll(async () => {
-    await Promise.all([server?.close(), shortServer?.close(), reasoningServer?.close(), new Promise((resolve) => site?.close(resolve))]);
+    await Promise.all([
+      server?.close(),
+      shortServer?.close(),
+      reasoningServer?.close(),
+      new Promise((resolve) => site?.close(resolve)),
+    ]);
     if (folder) await rm(folder, { recursive: true, force: true });
   });
   afterEach(() => page?.context().close());
@@ -112,7 +122,12 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
         const last = window.chat.messages.at(-1);
         const node = last && window.client.graph(id)?.nodes[last.id];
         const text = last?.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
-        return window.chat.messages.length === count && window.chat.status === 'ready' && node?.status !== 'streaming' && node?.content === text;
+        return (
+          window.chat.messages.length === count &&
+          window.chat.status === 'ready' &&
+          node?.status !== 'streaming' &&
+          node?.content === text
+        );
       },
       { id: threadId, count },
     );
@@ -120,7 +135,9 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   const waitForAnswerText = (length: number) =>
     page.waitForFunction((wanted) => {
       const last = window.chat.messages.at(-1);
-      return last?.role === 'assistant' && last.parts.some((part) => part.type === 'text' && part.text.length >= wanted);
+      return (
+        last?.role === 'assistant' && last.parts.some((part) => part.type === 'text' && part.text.length >= wanted)
+      );
     }, length);
   /** The thread as the CPP server has it, through the page's own client. */
   const thread = () => page.evaluate((id) => window.client.graph(id) as ThreadGraph, threadId);
@@ -142,7 +159,12 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     await waitForAnswerText(40);
     await send('Let us pivot to Rust instead.');
     await waitForSettledAnswer(4);
-    const [, first, pivot, second] = (await messages()) as ShownMessage[] as [ShownMessage, ShownMessage, ShownMessage, ShownMessage];
+    const [, first, pivot, second] = (await messages()) as ShownMessage[] as [
+      ShownMessage,
+      ShownMessage,
+      ShownMessage,
+      ShownMessage,
+    ];
     const graph = await thread();
     const interrupted = graph.nodes[first.id]!;
     expect(interrupted).toMatchObject({ status: 'interrupted', content: first.text });
@@ -213,7 +235,9 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     await send('Explain spiking neural networks.');
     await page.waitForFunction(() => {
       const last = window.chat.messages.at(-1);
-      return last?.role === 'assistant' && last.parts.some((part) => part.type === 'reasoning' && part.text.length >= 40);
+      return (
+        last?.role === 'assistant' && last.parts.some((part) => part.type === 'reasoning' && part.text.length >= 40)
+      );
     });
     await send('Let us pivot to Rust instead.');
     await waitForSettledAnswer(4);
@@ -222,6 +246,10 @@ describe("useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
     expect(graph.nodes[first.id]).toMatchObject({ status: 'interrupted', content: '', reasoning: first.reasoning });
     expect(first.text).toBe('');
     expect(first.reasoning.length).toBeGreaterThanOrEqual(40);
-    expect(graph.nodes[second.id]).toMatchObject({ status: 'completed', content: second.text, reasoning: second.reasoning });
+    expect(graph.nodes[second.id]).toMatchObject({
+      status: 'completed',
+      content: second.text,
+      reasoning: second.reasoning,
+    });
   });
 });

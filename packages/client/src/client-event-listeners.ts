@@ -27,7 +27,8 @@ export class ClientEventListeners {
     const registered = this.registrations.get(event);
     if (!registered) return;
     this.keep(event, (registration) => !registration.once);
-    for (const { listener } of registered) (listener as (...values: Parameters<CPPClientEvents[Event]>) => void)(...args);
+    for (const { listener } of registered)
+      (listener as (...values: Parameters<CPPClientEvents[Event]>) => void)(...args);
   }
 
   private keep(event: EventName, kept: (registration: Registration) => boolean): void {

@@ -1,4 +1,10 @@
-import type { StreamChunkFrame, StreamCompletedFrame, StreamHaltedFrame, ThreadGraph, ThreadSummary } from '@promethea/cpp-protocol';
+import type {
+  StreamChunkFrame,
+  StreamCompletedFrame,
+  StreamHaltedFrame,
+  ThreadGraph,
+  ThreadSummary,
+} from '@promethea/cpp-protocol';
 import type { ConnectionStatus } from './reconnect.js';
 import type { CPPServerError } from './cpp-server-error.js';
 

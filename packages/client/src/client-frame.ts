@@ -4,8 +4,14 @@ import type { ClientFrame, ClientFrameType, ClientPayload } from '@promethea/cpp
 export class ClientFrameFactory {
   private sent = 0;
 
-  create<Type extends ClientFrameType>(type: Type, payload: ClientPayload<Type>): Extract<ClientFrame, { type: Type }> & { id: string } {
+  create<Type extends ClientFrameType>(
+    type: Type,
+    payload: ClientPayload<Type>,
+  ): Extract<ClientFrame, { type: Type }> & { id: string } {
     this.sent += 1;
-    return { type, id: `frame_${this.sent}`, timestamp: Date.now(), payload } as Extract<ClientFrame, { type: Type }> & { id: string };
+    return { type, id: `frame_${this.sent}`, timestamp: Date.now(), payload } as Extract<
+      ClientFrame,
+      { type: Type }
+    > & { id: string };
   }
 }

@@ -49,7 +49,6 @@ import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';
 
-
 const MAX_QUEUED_FRAMES = 100;
 
 /**
@@ -73,13 +72,18 @@ export class CPPClient {
   constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
-    this.connection = new ReconnectingConnection(sessionOpener(options, platform), reconnectPolicy(options.reconnect), {
-      frame: (frame) => this.receive(frame),
-      invalidFrame: (failure) => this.rejectFrame(failure),
-      lost: (error) => this.requests.connectionLost(error),
-      resume: () => this.resume(),
-      statusChanged: (status, closedError) => this.statusChanged(status, closedError),
-    }, platform.decodeServerFrame);
+    this.connection = new ReconnectingConnection(
+      sessionOpener(options, platform),
+      reconnectPolicy(options.reconnect),
+      {
+        frame: (frame) => this.receive(frame),
+        invalidFrame: (failure) => this.rejectFrame(failure),
+        lost: (error) => this.requests.connectionLost(error),
+        resume: () => this.resume(),
+        statusChanged: (status, closedError) => this.statusChanged(status, closedError),
+      },
+      platform.decodeServerFrame,
+    );
   }
 
   get status(): ConnectionStatus {
@@ -146,7 +150,8 @@ export class CPPClient {
     const threadId = await this.ensureThread(options.threadId);
     const interrupted = this.streamingNode(threadId);
     const { onStream, onReasoning } = options;
-    if (!interrupted) return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream, onReasoning });
+    if (!interrupted)
+      return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream, onReasoning });
     const newBranchNodeId = newMessageId();
     const received = receivedLengths(interrupted, options);
     const frame = this.frames.create('CPP_PIVOT_INIT', {
@@ -184,7 +189,13 @@ export class CPPClient {
       ...(options.model === undefined ? {} : { model: options.model }),
     });
     if (halting && received) this.requests.interrupting(halting.id, received);
-    return this.generate(frame, { threadId, userNodeId: userNode.id, assistantNodeId, onStream: options.onStream, onReasoning: options.onReasoning });
+    return this.generate(frame, {
+      threadId,
+      userNodeId: userNode.id,
+      assistantNodeId,
+      onStream: options.onStream,
+      onReasoning: options.onReasoning,
+    });
   }
 
   /**
@@ -196,7 +207,8 @@ export class CPPClient {
     const threadId = await this.ensureThread(options.threadId);
     const graph = this.mirrors.get(threadId);
     const node = graph && getNode(graph, options.nodeId ?? graph.activeHeadMessageId ?? '');
-    if (node?.role !== 'assistant' || node.parentId === null) throw new Error(`no answer ${options.nodeId ?? '(the head)'} to continue in thread ${threadId}`);
+    if (node?.role !== 'assistant' || node.parentId === null)
+      throw new Error(`no answer ${options.nodeId ?? '(the head)'} to continue in thread ${threadId}`);
     const frame = this.frames.create('CPP_CONTINUE', {
       activeThreadId: threadId,
       nodeId: node.id,
@@ -204,7 +216,14 @@ export class CPPClient {
       ...(options.model === undefined ? {} : { model: options.model }),
     });
     const { onStream, onReasoning } = options;
-    return this.generate(frame, { threadId, userNodeId: node.parentId, assistantNodeId: node.id, continues: true, onStream, onReasoning });
+    return this.generate(frame, {
+      threadId,
+      userNodeId: node.parentId,
+      assistantNodeId: node.id,
+      continues: true,
+      onStream,
+      onReasoning,
+    });
   }
 
   /**
@@ -216,9 +235,20 @@ export class CPPClient {
     const graph = this.mirrors.get(threadId);
     const edited = graph && getNode(graph, options.nodeId);
     if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
-    if (edited.parentId === null) throw new Error(`node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`);
+    if (edited.parentId === null)
+      throw new Error(
+        `node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`,
+      );
     const { userPrompt, expectedVersion, model, onStream, onReasoning } = options;
-    return this.prompt({ userPrompt, threadId, parentNodeId: edited.parentId, expectedVersion, model, onStream, onReasoning });
+    return this.prompt({
+      userPrompt,
+      threadId,
+      parentNodeId: edited.parentId,
+      expectedVersion,
+      model,
+      onStream,
+      onReasoning,
+    });
   }
 
   /**
@@ -269,21 +299,36 @@ export class CPPClient {
     const node = threadId === undefined ? undefined : this.streamingNode(threadId);
     if (threadId === undefined || !node) return;
     const received = receivedLengths(node, options);
-    const frame = this.frames.create('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: node.id, ...receivedFields(received) });
+    const frame = this.frames.create('CPP_STREAM_STOP', {
+      activeThreadId: threadId,
+      nodeId: node.id,
+      ...receivedFields(received),
+    });
     this.requests.interrupting(node.id, received);
     const stopped = (reply: ServerFrame) => notStreaming(reply, frame.id) || !this.isStreaming(threadId, node.id);
-    await this.request(frame, new FrameWaiter(frame.id, (reply) => (stopped(reply) ? { value: undefined } : undefined), threadId));
+    await this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) => (stopped(reply) ? { value: undefined } : undefined), threadId),
+    );
   }
 
   /** The models the server offers, and the id of the one a prompt without `model` gets. */
   listModels(): Promise<ModelsFrame['payload']> {
     const frame = this.frames.create('CPP_MODEL_LIST', {});
-    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_MODELS' ? { value: reply.payload } : undefined)));
+    return this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_MODELS' ? { value: reply.payload } : undefined)),
+    );
   }
 
   listThreads(): Promise<ThreadSummary[]> {
     const frame = this.frames.create('CPP_THREAD_LIST', {});
-    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS' ? { value: reply.payload.threads } : undefined)));
+    return this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) =>
+        reply.type === 'CPP_THREADS' ? { value: reply.payload.threads } : undefined,
+      ),
+    );
   }
 
   /** Gives a thread (default: the active one) the user's own title; resolves with the mirror once it shows it. */
@@ -316,14 +361,19 @@ export class CPPClient {
       threadId,
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
     });
-    const deleted = (reply: ServerFrame) => (reply.type === 'CPP_THREAD_DELETED' && reply.payload.threadId === threadId ? { value: undefined } : undefined);
+    const deleted = (reply: ServerFrame) =>
+      reply.type === 'CPP_THREAD_DELETED' && reply.payload.threadId === threadId ? { value: undefined } : undefined;
     return this.request(frame, new FrameWaiter(frame.id, deleted));
   }
 
   /** The identity's threads whose title or messages hold every word of the query (PROTOCOL.md §25.3), best first. */
   searchThreads(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-    const frame = this.frames.create('CPP_THREAD_SEARCH', { query, ...(options.limit === undefined ? {} : { limit: options.limit }) });
-    const results = (reply: ServerFrame) => (reply.type === 'CPP_SEARCH_RESULTS' && reply.payload.query === query ? { value: reply.payload.hits } : undefined);
+    const frame = this.frames.create('CPP_THREAD_SEARCH', {
+      query,
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+    });
+    const results = (reply: ServerFrame) =>
+      reply.type === 'CPP_SEARCH_RESULTS' && reply.payload.query === query ? { value: reply.payload.hits } : undefined;
     return this.request(frame, new FrameWaiter(frame.id, results));
   }
 
@@ -335,7 +385,9 @@ export class CPPClient {
     const id = await this.ensureThread(threadId);
     const graph = this.mirrors.get(id)!;
     const title = this.mirrors.title(id) ?? '';
-    return format === 'markdown' ? threadToMarkdown(graph, title) : `${JSON.stringify(exportThread(graph, title, Date.now()), null, 2)}\n`;
+    return format === 'markdown'
+      ? threadToMarkdown(graph, title)
+      : `${JSON.stringify(exportThread(graph, title, Date.now()), null, 2)}\n`;
   }
 
   /**
@@ -344,7 +396,12 @@ export class CPPClient {
    */
   importThreads(format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
     const frame = this.frames.create('CPP_THREAD_IMPORT', { format, document });
-    return this.request(frame, new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS_IMPORTED' ? { value: reply.payload.threads } : undefined)));
+    return this.request(
+      frame,
+      new FrameWaiter(frame.id, (reply) =>
+        reply.type === 'CPP_THREADS_IMPORTED' ? { value: reply.payload.threads } : undefined,
+      ),
+    );
   }
 
   /** Asks for a full CPP_SYNC_GRAPH of an open thread and resolves with the mirror it rebuilt. */
@@ -398,8 +455,14 @@ export class CPPClient {
     return threadId;
   }
 
-  private generate(frame: ClientFrame & { id: string }, request: Omit<GenerationRequest, 'frameId'>): Promise<GenerationResult> {
-    return this.request(frame, new Generation({ frameId: frame.id, ...request }, (threadId) => this.mirrors.get(threadId)));
+  private generate(
+    frame: ClientFrame & { id: string },
+    request: Omit<GenerationRequest, 'frameId'>,
+  ): Promise<GenerationResult> {
+    return this.request(
+      frame,
+      new Generation({ frameId: frame.id, ...request }, (threadId) => this.mirrors.get(threadId)),
+    );
   }
 
   private request<Value>(frame: ClientFrame, pending: PendingRequest & { promise: Promise<Value> }): Promise<Value> {
@@ -416,7 +479,8 @@ export class CPPClient {
   /** Sends the frames waiting for the connection, in order, each stamped with the time it actually leaves. */
   private flush(): void {
     if (this.connection.status !== 'open') return;
-    for (const frame of this.requests.takeUnsent()) this.connection.send(encodeClientFrame({ ...frame, timestamp: Date.now() }));
+    for (const frame of this.requests.takeUnsent())
+      this.connection.send(encodeClientFrame({ ...frame, timestamp: Date.now() }));
   }
 
   /**
@@ -426,7 +490,9 @@ export class CPPClient {
    */
   private async resume(): Promise<void> {
     const reopened = await Promise.allSettled(this.mirrors.threadIds().map((threadId) => this.reopen(threadId)));
-    for (const outcome of reopened) if (outcome.status === 'rejected' && outcome.reason instanceof CPPServerError) this.events.emit('error', outcome.reason);
+    for (const outcome of reopened)
+      if (outcome.status === 'rejected' && outcome.reason instanceof CPPServerError)
+        this.events.emit('error', outcome.reason);
     this.requests.skipCarriedOut();
   }
 
@@ -445,7 +511,8 @@ export class CPPClient {
     if (change?.outcome === 'applied' && graph) this.events.emit('graph', { threadId: change.threadId, graph });
     this.announce(frame, change?.outcome === 'applied');
     const settledRequest = this.requests.observe(frame);
-    if (frame.type === 'CPP_ERROR' && !settledRequest && !lateStopAnswer(frame)) this.events.emit('error', CPPServerError.fromFrame(frame.payload));
+    if (frame.type === 'CPP_ERROR' && !settledRequest && !lateStopAnswer(frame))
+      this.events.emit('error', CPPServerError.fromFrame(frame.payload));
     if (change?.outcome === 'gap') this.resync(change.threadId);
   }
 
@@ -475,8 +542,14 @@ export class CPPClient {
   }
 
   private rejectFrame(failure: DecodeFailure): void {
-    const details = { ...(failure.refId ? { refId: failure.refId } : {}), ...(failure.refType ? { refType: failure.refType } : {}) };
-    this.events.emit('error', new CPPServerError(failure.code, `invalid server frame ignored: ${failure.message}`, details));
+    const details = {
+      ...(failure.refId ? { refId: failure.refId } : {}),
+      ...(failure.refType ? { refType: failure.refType } : {}),
+    };
+    this.events.emit(
+      'error',
+      new CPPServerError(failure.code, `invalid server frame ignored: ${failure.message}`, details),
+    );
   }
 
   private statusChanged(status: ConnectionStatus, closedError: ConnectionClosedError | undefined): void {
@@ -491,25 +564,39 @@ export class CPPClient {
   }
 
   private syncOf(threadId: string, frame: ServerFrame): Answer<ThreadGraph> {
-    const graph = frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId ? this.mirrors.get(threadId) : undefined;
+    const graph =
+      frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId ? this.mirrors.get(threadId) : undefined;
     return graph && { value: graph };
   }
 
   /** The mirror of `threadId` when `frame` is a sync or patch of it. */
   private structuralUpdateOf(threadId: string, frame: ServerFrame): ThreadGraph | undefined {
-    const structural = (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
+    const structural =
+      (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
     return structural ? this.mirrors.get(threadId) : undefined;
   }
 }
 
 /** What the user has seen of a node being halted: what the caller says, or all this client holds of each part. */
-function receivedLengths(node: MessageNode, given: { receivedContentLength?: number; receivedReasoningLength?: number }): ReceivedLengths {
-  return { content: given.receivedContentLength ?? node.content.length, reasoning: given.receivedReasoningLength ?? partText(node, 'reasoning').length };
+function receivedLengths(
+  node: MessageNode,
+  given: { receivedContentLength?: number; receivedReasoningLength?: number },
+): ReceivedLengths {
+  return {
+    content: given.receivedContentLength ?? node.content.length,
+    reasoning: given.receivedReasoningLength ?? partText(node, 'reasoning').length,
+  };
 }
 
 /** The received lengths as frame fields; the reasoning's only for a node that has reasoning. */
-function receivedFields(received: ReceivedLengths): { receivedContentLength: number; receivedReasoningLength?: number } {
-  return { receivedContentLength: received.content, ...(received.reasoning > 0 ? { receivedReasoningLength: received.reasoning } : {}) };
+function receivedFields(received: ReceivedLengths): {
+  receivedContentLength: number;
+  receivedReasoningLength?: number;
+} {
+  return {
+    receivedContentLength: received.content,
+    ...(received.reasoning > 0 ? { receivedReasoningLength: received.reasoning } : {}),
+  };
 }
 
 /**
@@ -517,10 +604,16 @@ function receivedFields(received: ReceivedLengths): { receivedContentLength: num
  * the mirror showed it before the server's answer to the stop came. The stop got what it asked for.
  */
 function lateStopAnswer(frame: ServerFrame): boolean {
-  return frame.type === 'CPP_ERROR' && frame.payload.code === ErrorCode.NOT_STREAMING && frame.payload.refType === 'CPP_STREAM_STOP';
+  return (
+    frame.type === 'CPP_ERROR' &&
+    frame.payload.code === ErrorCode.NOT_STREAMING &&
+    frame.payload.refType === 'CPP_STREAM_STOP'
+  );
 }
 
 /** The server's answer to a stop of a node that ended by itself before the stop arrived. */
 function notStreaming(frame: ServerFrame, frameId: string): boolean {
-  return frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING;
+  return (
+    frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING
+  );
 }

@@ -1,4 +1,15 @@
-import { ErrorCode, TEXT_PARTS, getNode, partText, safeCutLength, type FinishReason, type MessageNode, type ServerFrame, type TextPart, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  ErrorCode,
+  TEXT_PARTS,
+  getNode,
+  partText,
+  safeCutLength,
+  type FinishReason,
+  type MessageNode,
+  type ServerFrame,
+  type TextPart,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
 import type { PendingRequest, ReceivedLengths } from './pending-requests.js';
@@ -75,7 +86,8 @@ export class Generation implements PendingRequest {
     if (!node) return false;
     this.started ||= this.streamedSinceAsked(node);
     if (!this.started) return false;
-    if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === node.id) this.finishReason = frame.payload.finishReason;
+    if (frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === node.id)
+      this.finishReason = frame.payload.finishReason;
     this.deliver(node, 'reasoning', this.request.onReasoning);
     this.deliver(node, 'content', this.request.onStream);
     return this.settleIfFinished(node);
@@ -111,7 +123,10 @@ export class Generation implements PendingRequest {
   private streamedSinceAsked(node: MessageNode): boolean {
     if (node.status === 'streaming') return true;
     const from = this.continuedFrom;
-    return from !== undefined && (node.status !== from.status || TEXT_PARTS.some((part) => partText(node, part).length > from[part]));
+    return (
+      from !== undefined &&
+      (node.status !== from.status || TEXT_PARTS.some((part) => partText(node, part).length > from[part]))
+    );
   }
 
   /** The server names the assistant node only by creating it, in the patch or sync that adds our user node. */
@@ -124,7 +139,8 @@ export class Generation implements PendingRequest {
 
   private observeError(error: Extract<ServerFrame, { type: 'CPP_ERROR' }>['payload']): boolean {
     const refused = error.refId === this.request.frameId;
-    const failed = error.code === ErrorCode.PROVIDER_ERROR && error.nodeId !== undefined && error.nodeId === this.assistantNodeId;
+    const failed =
+      error.code === ErrorCode.PROVIDER_ERROR && error.nodeId !== undefined && error.nodeId === this.assistantNodeId;
     if (refused || failed) this.settlement.reject(CPPServerError.fromFrame(error));
     return refused || failed;
   }
@@ -141,7 +157,13 @@ export class Generation implements PendingRequest {
   private settleIfFinished(node: MessageNode): boolean {
     if (node.status === 'streaming') return false;
     const { threadId, userNodeId } = this.request;
-    const result: GenerationResult = { threadId, userNodeId, assistantNodeId: node.id, content: node.content, status: node.status };
+    const result: GenerationResult = {
+      threadId,
+      userNodeId,
+      assistantNodeId: node.id,
+      content: node.content,
+      status: node.status,
+    };
     if (node.reasoning !== undefined) result.reasoning = node.reasoning;
     if (this.finishReason !== undefined) result.finishReason = this.finishReason;
     this.settlement.resolve(result);

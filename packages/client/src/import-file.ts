@@ -20,7 +20,9 @@ export function readImportFile(text: string): ImportFile {
   }
   const format = recogniseImportFormat(document);
   if (format === undefined) {
-    throw new Error(`the file is neither a CPP thread export (an object with "format": "${THREAD_EXPORT_FORMAT}") nor a ChatGPT conversations.json (a list of conversations)`);
+    throw new Error(
+      `the file is neither a CPP thread export (an object with "format": "${THREAD_EXPORT_FORMAT}") nor a ChatGPT conversations.json (a list of conversations)`,
+    );
   }
   return { format, document };
 }

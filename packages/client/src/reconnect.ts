@@ -97,16 +97,20 @@ export class ReconnectingConnection {
   }
 
   private connect(): Connection {
-    const connection: Connection = new Connection(this.openSocket(), {
-      open: () => this.opened(connection),
-      frame: (frame) => {
-        if (connection === this.current) this.handlers.frame(frame);
+    const connection: Connection = new Connection(
+      this.openSocket(),
+      {
+        open: () => this.opened(connection),
+        frame: (frame) => {
+          if (connection === this.current) this.handlers.frame(frame);
+        },
+        invalidFrame: (failure) => {
+          if (connection === this.current) this.handlers.invalidFrame(failure);
+        },
+        close: (error) => this.dropped(connection, error),
       },
-      invalidFrame: (failure) => {
-        if (connection === this.current) this.handlers.invalidFrame(failure);
-      },
-      close: (error) => this.dropped(connection, error),
-    }, this.decode);
+      this.decode,
+    );
     return connection;
   }
 
@@ -135,10 +139,13 @@ export class ReconnectingConnection {
       this.setStatus('reconnecting');
     }
     this.attempts += 1;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.current = this.connect();
-    }, reconnectDelay(this.policy!, this.attempts));
+    this.retryTimer = setTimeout(
+      () => {
+        this.retryTimer = undefined;
+        this.current = this.connect();
+      },
+      reconnectDelay(this.policy!, this.attempts),
+    );
   }
 
   private mayRetry(error: ConnectionClosedError): boolean {

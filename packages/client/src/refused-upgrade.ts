@@ -49,5 +49,8 @@ function readRefusal(response: IncomingMessage): Promise<string> {
 
 /** The body as one line of text, without control characters that would garble a terminal or a log. */
 function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cf}\uFFFD]+/gu, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/[\p{Cc}\p{Cf}\uFFFD]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }

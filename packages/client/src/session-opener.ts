@@ -13,14 +13,19 @@ import type { WebSocketLike } from './web-socket-like.js';
  * identity, the DID is claimed at the upgrade (so that any server challenges it) and proven on every socket before
  * the client uses it. An identity still loading delays the first socket until it is there.
  */
-export function sessionOpener(options: CPPClientOptions, { openSocket, decodeServerFrame }: ClientPlatform): () => WebSocketLike {
+export function sessionOpener(
+  options: CPPClientOptions,
+  { openSocket, decodeServerFrame }: ClientPlatform,
+): () => WebSocketLike {
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const open = (did: string | undefined) => new ConnectDeadlineSocket(openSocket(options.endpoint, did), connectTimeoutMs);
+  const open = (did: string | undefined) =>
+    new ConnectDeadlineSocket(openSocket(options.endpoint, did), connectTimeoutMs);
   const signer = signerOf(options.identity);
   if (!signer) return () => open(options.did);
   const endpoint = sessionUrl(options.endpoint);
   const authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
-  const authenticating = (ready: DidSigner) => new AuthenticatingSocket(open(ready.did), ready, endpoint, authTimeoutMs, decodeServerFrame);
+  const authenticating = (ready: DidSigner) =>
+    new AuthenticatingSocket(open(ready.did), ready, endpoint, authTimeoutMs, decodeServerFrame);
   if (!isPromise(signer)) {
     checkClaim(options.did, signer);
     return () => authenticating(signer);
@@ -35,11 +40,14 @@ export function sessionOpener(options: CPPClientOptions, { openSocket, decodeSer
 
 function signerOf(identity: CPPClientOptions['identity']): DidSigner | Promise<DidSigner> | undefined {
   if (identity === undefined) return undefined;
-  return identity instanceof Uint8Array || typeof identity === 'string' ? DidKeyIdentity.fromPrivateKey(identity) : identity;
+  return identity instanceof Uint8Array || typeof identity === 'string'
+    ? DidKeyIdentity.fromPrivateKey(identity)
+    : identity;
 }
 
 function checkClaim(did: string | undefined, signer: DidSigner): void {
-  if (did !== undefined && did !== signer.did) throw new TypeError(`options.did (${did}) is not the identity's DID (${signer.did})`);
+  if (did !== undefined && did !== signer.did)
+    throw new TypeError(`options.did (${did}) is not the identity's DID (${signer.did})`);
 }
 
 function isPromise(signer: DidSigner | Promise<DidSigner>): signer is Promise<DidSigner> {

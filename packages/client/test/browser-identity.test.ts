@@ -25,7 +25,11 @@ describe('browserIdentity in Chromium', () => {
 
   beforeAll(async () => {
     let script: string;
-    [browser, script, server] = await Promise.all([sharedChromium(), browserBundle(), startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' })]);
+    [browser, script, server] = await Promise.all([
+      sharedChromium(),
+      browserBundle(),
+      startServer({ model: new DemoProvider({ delayMs: 0, words: 3 }), auth: 'did-key' }),
+    ]);
     page = await servePage(script);
     server.on('authenticated', ({ identity }) => proven.push(identity.did));
   });
@@ -60,7 +64,10 @@ describe('browserIdentity in Chromium', () => {
         };
       });
       const { privateKey } = record;
-      const key = privateKey instanceof CryptoKey ? { type: privateKey.type, extractable: privateKey.extractable, algorithm: privateKey.algorithm.name } : 'bytes';
+      const key =
+        privateKey instanceof CryptoKey
+          ? { type: privateKey.type, extractable: privateKey.extractable, algorithm: privateKey.algorithm.name }
+          : 'bytes';
       return { did: (await identity).did, key, legacy: localStorage.getItem('cpp.identity') };
     }, server.url);
   }
@@ -68,7 +75,11 @@ describe('browserIdentity in Chromium', () => {
   it('keeps a non-extractable Ed25519 CryptoKey in IndexedDB, proves it, and is the same DID in every tab and visit', async () => {
     const first = await open();
     const kept = await connectAndInspect(first);
-    expect(kept).toEqual({ did: expect.stringMatching(/^did:key:z6Mk/), key: { type: 'private', extractable: false, algorithm: 'Ed25519' }, legacy: null });
+    expect(kept).toEqual({
+      did: expect.stringMatching(/^did:key:z6Mk/),
+      key: { type: 'private', extractable: false, algorithm: 'Ed25519' },
+      legacy: null,
+    });
     expect(proven.at(-1)).toBe(kept.did);
 
     const again = await open(first.context());
@@ -82,7 +93,10 @@ describe('browserIdentity in Chromium', () => {
     const tab = await open();
     const failure = await tab.evaluate(async () => {
       const identity = await (globalThis as unknown as { CPP: Entry }).CPP.browserIdentity();
-      return identity.toStored().then(() => 'exported', (error: Error) => error.message);
+      return identity.toStored().then(
+        () => 'exported',
+        (error: Error) => error.message,
+      );
     });
     expect(failure).toMatch(/not extractable/);
   });
@@ -91,7 +105,11 @@ describe('browserIdentity in Chromium', () => {
     const earlier = await (await DidKeyIdentity.generate({ extractable: true })).toStored();
     const tab = await open();
     await tab.evaluate((stored) => localStorage.setItem('cpp.identity', stored), JSON.stringify(earlier));
-    expect(await connectAndInspect(tab)).toEqual({ did: earlier.did, key: { type: 'private', extractable: false, algorithm: 'Ed25519' }, legacy: null });
+    expect(await connectAndInspect(tab)).toEqual({
+      did: earlier.did,
+      key: { type: 'private', extractable: false, algorithm: 'Ed25519' },
+      legacy: null,
+    });
     expect(proven.at(-1)).toBe(earlier.did);
   });
 

@@ -26,7 +26,9 @@ describe('browser entry', () => {
     const graph = await client.openThread();
     await client.close();
 
-    expect(session.server.handshakes).toEqual([{ did: DID, didFromHeader: false, url: `/v1/cpp/session?did=${encodeURIComponent(DID)}` }]);
+    expect(session.server.handshakes).toEqual([
+      { did: DID, didFromHeader: false, url: `/v1/cpp/session?did=${encodeURIComponent(DID)}` },
+    ]);
     expect(BrowserLikeWebSocket.opened.at(-1)).toBe(`${session.server.url}?did=${encodeURIComponent(DID)}`);
     expect(graph.version).toBe(0);
   });

@@ -16,7 +16,9 @@ async function pageBundle(entry: string) {
     input: fileURLToPath(new URL(`../src/${entry}`, import.meta.url)),
     platform: 'browser',
     // What a bundler resolves @promethea/cpp-protocol to in an installed app: its build, not its TypeScript.
-    resolve: { alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../protocol/dist/index.js', import.meta.url)) } },
+    resolve: {
+      alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../protocol/dist/index.js', import.meta.url)) },
+    },
   });
   const { output } = await bundle.generate({ format: 'esm', minify: true });
   await bundle.close();

@@ -22,7 +22,11 @@ describe('CPPClient connection', () => {
     await Promise.all(requests);
     const received = session.server.received;
     expect(received.map((frame) => frame.type)).toEqual(['CPP_THREAD_OPEN', 'CPP_THREAD_LIST', 'CPP_THREAD_OPEN']);
-    expect(received.map((frame) => frame.payload)).toEqual([{ threadId: 'thread_first', patches: true }, {}, { threadId: 'thread_second', patches: true }]);
+    expect(received.map((frame) => frame.payload)).toEqual([
+      { threadId: 'thread_first', patches: true },
+      {},
+      { threadId: 'thread_second', patches: true },
+    ]);
   });
 
   it('gives every frame a unique id and a timestamp', async () => {

@@ -27,7 +27,9 @@ describe('CPPClient errors', () => {
   it('rejects a prompt the server refuses, and the stream it did not start keeps going', async () => {
     const client = session.connect();
     const first = await session.startPrompt(client);
-    await expect(client.prompt({ userPrompt: 'Another question' })).rejects.toMatchObject({ code: ErrorCode.THREAD_BUSY });
+    await expect(client.prompt({ userPrompt: 'Another question' })).rejects.toMatchObject({
+      code: ErrorCode.THREAD_BUSY,
+    });
     session.server.chunk(first.threadId, first.assistantNodeId, 'Still here.');
     session.server.complete(first.threadId, first.assistantNodeId);
     expect(await first.result).toMatchObject({ content: 'Still here.', status: 'completed' });
@@ -39,9 +41,18 @@ describe('CPPClient errors', () => {
     client.on('error', (error) => reported.push(error));
     const { result, threadId, assistantNodeId } = await session.startPrompt(client);
     const peer = session.server.peers[0]!;
-    session.server.send(peer, 'CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: 'upstream 500', threadId, nodeId: assistantNodeId });
+    session.server.send(peer, 'CPP_ERROR', {
+      code: ErrorCode.PROVIDER_ERROR,
+      message: 'upstream 500',
+      threadId,
+      nodeId: assistantNodeId,
+    });
 
-    await expect(result).rejects.toMatchObject({ code: ErrorCode.PROVIDER_ERROR, nodeId: assistantNodeId, message: 'upstream 500' });
+    await expect(result).rejects.toMatchObject({
+      code: ErrorCode.PROVIDER_ERROR,
+      nodeId: assistantNodeId,
+      message: 'upstream 500',
+    });
     expect(reported).toEqual([]);
   });
 
@@ -49,7 +60,11 @@ describe('CPPClient errors', () => {
     const client = session.connect();
     await client.openThread();
     const reported = new Promise<CPPServerError>((resolve) => client.once('error', resolve));
-    session.server.send(session.server.peers[0]!, 'CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: 'model down', nodeId: 'msg_someone_else' });
+    session.server.send(session.server.peers[0]!, 'CPP_ERROR', {
+      code: ErrorCode.PROVIDER_ERROR,
+      message: 'model down',
+      nodeId: 'msg_someone_else',
+    });
 
     expect(await reported).toMatchObject({ code: ErrorCode.PROVIDER_ERROR, nodeId: 'msg_someone_else' });
   });
@@ -66,6 +81,11 @@ describe('CPPClient errors', () => {
     peer.send(Buffer.from('binary'));
 
     expect(await client.listThreads()).toEqual([]);
-    expect(reported.map((error) => error.code)).toEqual([ErrorCode.BAD_FRAME, ErrorCode.INVALID_FRAME, ErrorCode.UNKNOWN_TYPE, ErrorCode.BAD_FRAME]);
+    expect(reported.map((error) => error.code)).toEqual([
+      ErrorCode.BAD_FRAME,
+      ErrorCode.INVALID_FRAME,
+      ErrorCode.UNKNOWN_TYPE,
+      ErrorCode.BAD_FRAME,
+    ]);
   });
 });

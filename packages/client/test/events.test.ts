@@ -11,7 +11,9 @@ describe('CPPClient events', () => {
     const lists: ThreadSummary[][] = [];
     const onChunk = ({ delta }: { delta: string }) => seen.push(`chunk ${delta}`);
     client.on('chunk', onChunk);
-    client.on('completed', ({ finalContentLength, finishReason }) => seen.push(`completed ${finalContentLength} ${finishReason}`));
+    client.on('completed', ({ finalContentLength, finishReason }) =>
+      seen.push(`completed ${finalContentLength} ${finishReason}`),
+    );
     client.on('threads', (threads) => lists.push(threads));
     const { result, threadId, assistantNodeId } = await session.startPrompt(client);
     session.server.chunk(threadId, assistantNodeId, 'One');

@@ -9,7 +9,9 @@ describe('CPPClient mirror', () => {
     const deltas: string[] = [];
     const chunks: string[] = [];
     client.on('chunk', (chunk) => chunks.push(chunk.delta));
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     const peer = session.server.peers[0]!;
     session.server.chunk(threadId, assistantNodeId, 'abc');
     session.server.send(peer, 'CPP_STREAM_CHUNK', { threadId, nodeId: assistantNodeId, offset: 0, delta: 'abc' });
@@ -27,7 +29,9 @@ describe('CPPClient mirror', () => {
   it('asks for one full sync when a chunk reveals missing text, and recovers exactly', async () => {
     const client = session.connect();
     const deltas: string[] = [];
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     // Text the client never receives: the next chunks start past the end of its copy.
     session.server.graph(threadId).nodes[assistantNodeId]!.content += 'lost ';
     session.server.chunk(threadId, assistantNodeId, 'and ');
@@ -59,7 +63,13 @@ describe('CPPClient mirror', () => {
     const client = session.connect();
     const graph = await client.openThread();
     const peer = session.server.peers[0]!;
-    session.server.send(peer, 'CPP_GRAPH_PATCH', { threadId: graph.threadId, version: 0, rootNodeId: 'msg_stale', activeHeadMessageId: null, nodes: {} });
+    session.server.send(peer, 'CPP_GRAPH_PATCH', {
+      threadId: graph.threadId,
+      version: 0,
+      rootNodeId: 'msg_stale',
+      activeHeadMessageId: null,
+      nodes: {},
+    });
     // A round trip that leaves the mirror alone: the patch has been handled once it returns.
     await client.listThreads();
     expect(client.graph()).toEqual(session.server.graph(graph.threadId));
@@ -72,7 +82,11 @@ describe('CPPClient mirror', () => {
     client.on('halted', (halted) => halts.push(halted.finalContentLength));
     const { result, threadId, assistantNodeId } = await session.startPrompt(client);
     session.server.chunk(threadId, assistantNodeId, 'Seen by the user, then more');
-    await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Seen by the user, then more');
+    await mirrorUntil(
+      client,
+      threadId,
+      () => contentOf(client, threadId, assistantNodeId) === 'Seen by the user, then more',
+    );
     await client.stop({ receivedContentLength: 16 });
 
     expect(await result).toMatchObject({ status: 'interrupted', content: 'Seen by the user' });

@@ -29,11 +29,20 @@ describe('CPPClient.pivot', () => {
     session.server.chunk(threadId, branch, 'Rust has ownership.');
     session.server.complete(threadId, branch);
     const result = await pivot;
-    expect(result).toMatchObject({ threadId, userNodeId: frame.payload.newBranchNodeId, assistantNodeId: branch, content: 'Rust has ownership.', status: 'completed' });
+    expect(result).toMatchObject({
+      threadId,
+      userNodeId: frame.payload.newBranchNodeId,
+      assistantNodeId: branch,
+      content: 'Rust has ownership.',
+      status: 'completed',
+    });
     expect(deltas).toEqual(['Rust has ownership.']);
     const graph = client.graph(threadId)!;
     expect(graph).toEqual(session.server.graph(threadId));
-    expect(graph.nodes[interruptedNodeId]).toMatchObject({ status: 'interrupted', childrenIds: [frame.payload.newBranchNodeId] });
+    expect(graph.nodes[interruptedNodeId]).toMatchObject({
+      status: 'interrupted',
+      childrenIds: [frame.payload.newBranchNodeId],
+    });
     expect(graph.activeHeadMessageId).toBe(branch);
   });
 
@@ -52,7 +61,9 @@ describe('CPPClient.pivot', () => {
   it('never shows the interrupted answer past the point where the user pivoted', async () => {
     const client = session.connect();
     const deltas: string[] = [];
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     session.server.chunk(threadId, assistantNodeId, 'Seen');
     await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Seen');
 
@@ -75,14 +86,21 @@ describe('CPPClient.pivot', () => {
     const pivot = client.pivot({ userPrompt: 'Next' });
     pivot.catch(() => undefined);
     const frame = await session.server.frame('CPP_PROMPT', 2);
-    expect(frame.payload).toEqual({ activeThreadId: first.threadId, userPrompt: 'Next', newNodeId: frame.payload.newNodeId });
+    expect(frame.payload).toEqual({
+      activeThreadId: first.threadId,
+      userPrompt: 'Next',
+      newNodeId: frame.payload.newNodeId,
+    });
     expect(session.server.framesOf('CPP_PIVOT_INIT')).toEqual([]);
   });
 
   it('opens a new thread first when none is open, as in the spec Quick Start', async () => {
     const client = session.connect();
     const deltas: string[] = [];
-    const pivot = client.pivot({ userPrompt: 'Let us pivot to Rust implementation instead.', onStream: (delta) => deltas.push(delta) });
+    const pivot = client.pivot({
+      userPrompt: 'Let us pivot to Rust implementation instead.',
+      onStream: (delta) => deltas.push(delta),
+    });
     const frame = await session.server.frame('CPP_PROMPT');
     const threadId = frame.payload.activeThreadId;
     expect(session.server.received.map((received) => received.type)).toEqual(['CPP_THREAD_OPEN', 'CPP_PROMPT']);

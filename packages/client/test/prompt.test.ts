@@ -7,15 +7,28 @@ describe('CPPClient.prompt', () => {
   it('opens a thread when none is active, streams the answer and resolves when it completes', async () => {
     const client = session.connect();
     const deltas: string[] = [];
-    const { result, threadId, userNodeId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, userNodeId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     session.server.chunk(threadId, assistantNodeId, 'Spiking ');
     session.server.chunk(threadId, assistantNodeId, 'networks.');
     session.server.complete(threadId, assistantNodeId);
 
-    expect(await result).toEqual({ threadId, userNodeId, assistantNodeId, content: 'Spiking networks.', status: 'completed', finishReason: 'stop' });
+    expect(await result).toEqual({
+      threadId,
+      userNodeId,
+      assistantNodeId,
+      content: 'Spiking networks.',
+      status: 'completed',
+      finishReason: 'stop',
+    });
     expect(deltas).toEqual(['Spiking ', 'networks.']);
     expect(session.server.received[0]).toMatchObject({ type: 'CPP_THREAD_OPEN', payload: { threadId, patches: true } });
-    expect(session.server.framesOf('CPP_PROMPT')[0]?.payload).toEqual({ activeThreadId: threadId, userPrompt: 'Explain spiking neural networks.', newNodeId: userNodeId });
+    expect(session.server.framesOf('CPP_PROMPT')[0]?.payload).toEqual({
+      activeThreadId: threadId,
+      userPrompt: 'Explain spiking neural networks.',
+      newNodeId: userNodeId,
+    });
     expect(client.activeThreadId).toBe(threadId);
   });
 
@@ -51,7 +64,10 @@ describe('CPPClient.prompt', () => {
     await first.result;
     const second = await session.startPrompt(client, { parentNodeId: first.userNodeId, expectedVersion: 2 });
 
-    expect(session.server.framesOf('CPP_PROMPT')[1]?.payload).toMatchObject({ parentNodeId: first.userNodeId, expectedVersion: 2 });
+    expect(session.server.framesOf('CPP_PROMPT')[1]?.payload).toMatchObject({
+      parentNodeId: first.userNodeId,
+      expectedVersion: 2,
+    });
     expect(client.graph()?.nodes[second.userNodeId]?.parentId).toBe(first.userNodeId);
   });
 

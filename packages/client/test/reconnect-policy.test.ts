@@ -11,7 +11,9 @@ describe('the reconnect policy', () => {
 
   it('doubles the pause after each failed attempt, up to the cap', () => {
     const policy = { ...DEFAULT_RECONNECT_POLICY, initialDelayMs: 100, maxDelayMs: 1000, jitter: 0 };
-    expect([1, 2, 3, 4, 5, 6].map((attempt) => reconnectDelay(policy, attempt))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect([1, 2, 3, 4, 5, 6].map((attempt) => reconnectDelay(policy, attempt))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
   });
 
   it('draws each pause between (1 - jitter) and all of it', () => {
@@ -23,6 +25,7 @@ describe('the reconnect policy', () => {
 
   it('retries closes another connection may cure, and not those it would not', () => {
     for (const code of [1001, 1006, 1011, 1012, 1013, 4408, 4429]) expect(isFinalClose(code), String(code)).toBe(false);
-    for (const code of [1000, 1002, 1003, 1007, 1008, 1009, 4401, 4403, 4500]) expect(isFinalClose(code), String(code)).toBe(true);
+    for (const code of [1000, 1002, 1003, 1007, 1008, 1009, 4401, 4403, 4500])
+      expect(isFinalClose(code), String(code)).toBe(true);
   });
 });

@@ -65,7 +65,9 @@ describe('CPPClient reconnecting', () => {
     const client = connect();
     const statuses = recordStatuses(client);
     const deltas: string[] = [];
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     session.server.chunk(threadId, assistantNodeId, 'Spiking ');
     await mirrorUntil(client, threadId, (graph) => graph.nodes[assistantNodeId]?.content === 'Spiking ');
 
@@ -95,7 +97,11 @@ describe('CPPClient reconnecting', () => {
     expect(session.server.framesOf('CPP_PROMPT')).toEqual([]);
     reopen.release();
     await session.server.frame('CPP_PROMPT');
-    expect(session.server.received.map((frame) => frame.type)).toEqual(['CPP_THREAD_OPEN', 'CPP_THREAD_OPEN', 'CPP_PROMPT']);
+    expect(session.server.received.map((frame) => frame.type)).toEqual([
+      'CPP_THREAD_OPEN',
+      'CPP_THREAD_OPEN',
+      'CPP_PROMPT',
+    ]);
 
     const nodeId = session.server.streaming('thread_held');
     session.server.chunk('thread_held', nodeId, 'Welcome back');
@@ -116,7 +122,11 @@ describe('CPPClient reconnecting', () => {
     const nodeId = session.server.streaming('thread_resend');
     session.server.chunk('thread_resend', nodeId, 'Found');
     session.server.complete('thread_resend', nodeId);
-    await expect(answer).resolves.toMatchObject({ status: 'completed', content: 'Found', userNodeId: first.payload.newNodeId });
+    await expect(answer).resolves.toMatchObject({
+      status: 'completed',
+      content: 'Found',
+      userNodeId: first.payload.newNodeId,
+    });
   });
 
   it('does not send a prompt again when the re-opened thread shows the server carried it out', async () => {
@@ -127,7 +137,10 @@ describe('CPPClient reconnecting', () => {
     session.server.handleOnce('CPP_PROMPT', (frame, peer) => {
       const graph = session.server.graph('thread_done');
       const { userPrompt, newNodeId: userNodeId } = frame.payload;
-      applyChange(graph, planPrompt(graph, { userPrompt, userNodeId, assistantNodeId: newMessageId(), createdAt: Date.now() }));
+      applyChange(
+        graph,
+        planPrompt(graph, { userPrompt, userNodeId, assistantNodeId: newMessageId(), createdAt: Date.now() }),
+      );
       peer.terminate();
     });
     const answer = client.prompt({ userPrompt: 'Taken, then lost' });
@@ -144,7 +157,9 @@ describe('CPPClient reconnecting', () => {
     const client = connect();
     const statuses = recordStatuses(client);
     const deltas: string[] = [];
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     session.server.chunk(threadId, assistantNodeId, 'Seen');
     await mirrorUntil(client, threadId, (graph) => graph.nodes[assistantNodeId]?.content === 'Seen');
     session.server.peers[0]!.terminate();

@@ -12,7 +12,11 @@ describe('CPPClient.stop', () => {
     await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Half an answer');
     await client.stop();
 
-    expect(session.server.framesOf('CPP_STREAM_STOP')[0]?.payload).toEqual({ activeThreadId: threadId, nodeId: assistantNodeId, receivedContentLength: 14 });
+    expect(session.server.framesOf('CPP_STREAM_STOP')[0]?.payload).toEqual({
+      activeThreadId: threadId,
+      nodeId: assistantNodeId,
+      receivedContentLength: 14,
+    });
     expect(client.streamingNode()).toBeUndefined();
     expect(await result).toMatchObject({ status: 'interrupted', content: 'Half an answer' });
   });
@@ -20,7 +24,9 @@ describe('CPPClient.stop', () => {
   it('never shows the stopped answer past the point where the user stopped it', async () => {
     const client = session.connect();
     const deltas: string[] = [];
-    const { result, threadId, assistantNodeId } = await session.startPrompt(client, { onStream: (delta) => deltas.push(delta) });
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client, {
+      onStream: (delta) => deltas.push(delta),
+    });
     session.server.chunk(threadId, assistantNodeId, 'Seen');
     await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) === 'Seen');
     const stopped = client.stop();
@@ -46,7 +52,11 @@ describe('CPPClient.stop', () => {
     client.on('error', (error) => reported.push(error));
     const { result, threadId, assistantNodeId } = await session.startPrompt(client);
     session.server.handle('CPP_STREAM_STOP', (frame, peer) => {
-      session.server.send(peer, 'CPP_ERROR', { code: ErrorCode.NOT_STREAMING, message: 'already done', refId: frame.id! });
+      session.server.send(peer, 'CPP_ERROR', {
+        code: ErrorCode.NOT_STREAMING,
+        message: 'already done',
+        refId: frame.id!,
+      });
       session.server.complete(threadId, assistantNodeId);
     });
     await client.stop();
@@ -62,7 +72,12 @@ describe('CPPClient.stop', () => {
     const { result, threadId, assistantNodeId } = await session.startPrompt(client);
     session.server.handle('CPP_STREAM_STOP', (frame, peer) => {
       session.server.complete(threadId, assistantNodeId);
-      session.server.send(peer, 'CPP_ERROR', { code: ErrorCode.NOT_STREAMING, message: 'already done', refId: frame.id!, refType: frame.type });
+      session.server.send(peer, 'CPP_ERROR', {
+        code: ErrorCode.NOT_STREAMING,
+        message: 'already done',
+        refId: frame.id!,
+        refType: frame.type,
+      });
     });
     await client.stop();
     expect(await result).toMatchObject({ status: 'completed' });
@@ -86,7 +101,11 @@ describe('CPPClient.anchor', () => {
 
     const anchored = await client.anchor(first.assistantNodeId, { expectedVersion: 4 });
     expect(anchored.activeHeadMessageId).toBe(first.assistantNodeId);
-    expect(session.server.framesOf('CPP_ANCHOR_HEAD')[0]?.payload).toEqual({ activeThreadId: first.threadId, targetNodeId: first.assistantNodeId, expectedVersion: 4 });
+    expect(session.server.framesOf('CPP_ANCHOR_HEAD')[0]?.payload).toEqual({
+      activeThreadId: first.threadId,
+      targetNodeId: first.assistantNodeId,
+      expectedVersion: 4,
+    });
     const third = await session.startPrompt(client);
     expect(client.graph()?.nodes[third.userNodeId]?.parentId).toBe(first.assistantNodeId);
     expect(client.graph()?.nodes[first.assistantNodeId]?.childrenIds).toEqual([second.userNodeId, third.userNodeId]);

@@ -49,7 +49,8 @@ function nextUlid(): string {
     for (let index = 0; index < RANDOM_DIGITS; index += 1) lastRandom[index] = randomDigit();
   } else incrementRandom();
   let text = '';
-  for (let time = lastTime, index = 0; index < TIME_DIGITS; index += 1, time = Math.floor(time / 32)) text = CROCKFORD[time % 32] + text;
+  for (let time = lastTime, index = 0; index < TIME_DIGITS; index += 1, time = Math.floor(time / 32))
+    text = CROCKFORD[time % 32] + text;
   for (const digit of lastRandom) text += CROCKFORD[digit];
   return text;
 }

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { MESSAGE_ID_PATTERN } from './ids.js';
 import { TEXT_PARTS } from './tree/text-parts.js';
 
-export const MessageIdSchema = z.string().regex(MESSAGE_ID_PATTERN, 'expected a message id: msg_ followed by 1-100 of [A-Za-z0-9_-]');
+export const MessageIdSchema = z
+  .string()
+  .regex(MESSAGE_ID_PATTERN, 'expected a message id: msg_ followed by 1-100 of [A-Za-z0-9_-]');
 
 export const RoleSchema = z.enum(['user', 'assistant']);
 export type Role = z.infer<typeof RoleSchema>;

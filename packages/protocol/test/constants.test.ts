@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CPP_DID_HEADER, CPP_DID_QUERY_PARAMETER, CPP_SESSION_PATH, CPP_SUBPROTOCOL, CloseCode, DEFAULT_MAX_FRAME_BYTES } from '@promethea/cpp-protocol';
+import {
+  CPP_DID_HEADER,
+  CPP_DID_QUERY_PARAMETER,
+  CPP_SESSION_PATH,
+  CPP_SUBPROTOCOL,
+  CloseCode,
+  DEFAULT_MAX_FRAME_BYTES,
+} from '@promethea/cpp-protocol';
 
 // These values are fixed by the seed spec and docs/PROTOCOL.md; other implementations depend on them.
 describe('protocol constants', () => {

@@ -21,12 +21,16 @@ describe('CPPError', () => {
     expect(copy.CPPError.isInstance(new CPPError(ErrorCode.CONFLICT, 'from this copy'))).toBe(true);
   });
 
-  it.each([new Error('plain'), { code: 'NOT_FOUND', message: 'look-alike', name: 'CPPError' }, null, undefined, 'CPPError', 0])(
-    'does not recognise %j',
-    (value) => {
-      expect(CPPError.isInstance(value)).toBe(false);
-    },
-  );
+  it.each([
+    new Error('plain'),
+    { code: 'NOT_FOUND', message: 'look-alike', name: 'CPPError' },
+    null,
+    undefined,
+    'CPPError',
+    0,
+  ])('does not recognise %j', (value) => {
+    expect(CPPError.isInstance(value)).toBe(false);
+  });
 
   it('lists every error code once', () => {
     expect(ERROR_CODES).toEqual(Object.values(ErrorCode));

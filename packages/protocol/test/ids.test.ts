@@ -1,5 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { MESSAGE_ID_PATTERN, THREAD_ID_PATTERN, isMessageId, isThreadId, newMessageId, newThreadId } from '@promethea/cpp-protocol';
+import {
+  MESSAGE_ID_PATTERN,
+  THREAD_ID_PATTERN,
+  isMessageId,
+  isThreadId,
+  newMessageId,
+  newThreadId,
+} from '@promethea/cpp-protocol';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -16,21 +23,30 @@ describe('ids', () => {
   });
 
   it('sorts ids in the order they were made, also within one millisecond', () => {
-    const made = Array.from({ length: 2000 }, (_, index) => (index % 2 === 0 ? newThreadId().slice('thread_'.length) : newMessageId().slice('msg_'.length)));
+    const made = Array.from({ length: 2000 }, (_, index) =>
+      index % 2 === 0 ? newThreadId().slice('thread_'.length) : newMessageId().slice('msg_'.length),
+    );
     expect([...made].sort()).toEqual(made);
   });
 
   it('starts with the time in milliseconds, as a ULID does, and counts up within one millisecond', () => {
     const before = Date.now();
     const ulid = newMessageId().slice('msg_'.length);
-    const time = [...ulid.slice(0, 10)].reduce((value, digit) => value * 32 + '0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit), 0);
+    const time = [...ulid.slice(0, 10)].reduce(
+      (value, digit) => value * 32 + '0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit),
+      0,
+    );
     expect(time).toBeGreaterThanOrEqual(before);
     expect(time).toBeLessThanOrEqual(Date.now());
     vi.useFakeTimers({ now: 1_700_000_000_000, toFake: ['Date'] });
     try {
       const [first, second] = [newMessageId().slice(4), newMessageId().slice(4)];
       expect(second.slice(0, 10)).toBe(first.slice(0, 10));
-      const random = (id: string) => [...id.slice(10)].reduce((value, digit) => value * 32n + BigInt('0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit)), 0n);
+      const random = (id: string) =>
+        [...id.slice(10)].reduce(
+          (value, digit) => value * 32n + BigInt('0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(digit)),
+          0n,
+        );
       expect(random(second) - random(first)).toBe(1n);
     } finally {
       vi.useRealTimers();
@@ -46,16 +62,30 @@ describe('ids', () => {
     expect(isMessageId(id)).toBe(true);
   });
 
-  it.each(['msg_', 'msg', 'msg_a b', 'msg_a.b', 'msg_ä', 'msg_a\n', ' msg_a', `msg_${'x'.repeat(101)}`, 'thread_a', 'Msg_a', 42, null, undefined])(
-    'refuses %j as a message id',
+  it.each([
+    'msg_',
+    'msg',
+    'msg_a b',
+    'msg_a.b',
+    'msg_ä',
+    'msg_a\n',
+    ' msg_a',
+    `msg_${'x'.repeat(101)}`,
+    'thread_a',
+    'Msg_a',
+    42,
+    null,
+    undefined,
+  ])('refuses %j as a message id', (value) => {
+    expect(isMessageId(value)).toBe(false);
+  });
+
+  it.each(['thread_', 'thread_a/b', 'msg_a', 'thread_a\n', `thread_${'x'.repeat(101)}`, {}, 1])(
+    'refuses %j as a thread id',
     (value) => {
-      expect(isMessageId(value)).toBe(false);
+      expect(isThreadId(value)).toBe(false);
     },
   );
-
-  it.each(['thread_', 'thread_a/b', 'msg_a', 'thread_a\n', `thread_${'x'.repeat(101)}`, {}, 1])('refuses %j as a thread id', (value) => {
-    expect(isThreadId(value)).toBe(false);
-  });
 
   it('accepts a thread id of 100 characters after the prefix', () => {
     expect(isThreadId(`thread_${'x'.repeat(100)}`)).toBe(true);

@@ -75,5 +75,15 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     [client, threadId],
   );
 
-  return { entries, headId: graph?.activeHeadMessageId ?? null, streaming, showSibling, showBranchOf, regenerate, continueAnswer, edit, deleteBranch };
+  return {
+    entries,
+    headId: graph?.activeHeadMessageId ?? null,
+    streaming,
+    showSibling,
+    showBranchOf,
+    regenerate,
+    continueAnswer,
+    edit,
+    deleteBranch,
+  };
 }

@@ -61,7 +61,10 @@ export function useCPP(options: UseCPPOptions): CPP {
   }, [endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect, attempt]);
 
   const state = useCPPState(client);
-  return useMemo(() => ({ ...state, client, connection: connectionState(state.status, retrying) }), [state, client, retrying]);
+  return useMemo(
+    () => ({ ...state, client, connection: connectionState(state.status, retrying) }),
+    [state, client, retrying],
+  );
 }
 
 function retryDelay(failures: number): number {

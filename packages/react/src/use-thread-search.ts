@@ -22,7 +22,11 @@ export interface ThreadSearchOptions {
  * Searches the identity's threads for `query` (PROTOCOL.md §25.3) once it has stopped changing for `debounceMs`.
  * An answer to a query that has changed since is dropped, so the hits always belong to the query shown.
  */
-export function useThreadSearch(client: CPPClient | null, query: string, { debounceMs = 200 }: ThreadSearchOptions = {}): ThreadSearch {
+export function useThreadSearch(
+  client: CPPClient | null,
+  query: string,
+  { debounceMs = 200 }: ThreadSearchOptions = {},
+): ThreadSearch {
   const [search, setSearch] = useState<ThreadSearch>({ hits: undefined, error: undefined });
   const searchable = searchTerms(query).length > 0;
 
@@ -33,7 +37,9 @@ export function useThreadSearch(client: CPPClient | null, query: string, { debou
     const pause = setTimeout(() => {
       client.searchThreads(query).then(
         (hits) => current && setSearch({ hits, error: undefined }),
-        (failure: unknown) => current && setSearch({ hits: undefined, error: failure instanceof Error ? failure : new Error(String(failure)) }),
+        (failure: unknown) =>
+          current &&
+          setSearch({ hits: undefined, error: failure instanceof Error ? failure : new Error(String(failure)) }),
       );
     }, debounceMs);
     return () => {

@@ -10,7 +10,10 @@ describe('snapshotGraph', () => {
     applyChunk(tree.graph, { threadId: 'thread_test', nodeId: 'msg_a1', offset: 0, delta: 'Hel' });
     expect(snapshot.nodes.msg_a1?.content).toBe('');
     expect(snapshot).not.toBe(tree.graph);
-    expect(snapshot).toEqual({ ...tree.graph, nodes: { ...tree.graph.nodes, msg_a1: { ...tree.graph.nodes.msg_a1, content: '' } } });
+    expect(snapshot).toEqual({
+      ...tree.graph,
+      nodes: { ...tree.graph.nodes, msg_a1: { ...tree.graph.nodes.msg_a1, content: '' } },
+    });
   });
 
   it('keeps the objects of unchanged nodes and replaces the changed ones', () => {

@@ -64,7 +64,11 @@ describe('useBranch', () => {
 
     await act(() => result.current.branch.edit(second.userNodeId, 'two, again'));
     const edited = result.current.branch.entries[2]!;
-    expect(edited).toMatchObject({ node: { content: 'two, again' }, siblingIds: [second.userNodeId, edited.node.id], siblingIndex: 1 });
+    expect(edited).toMatchObject({
+      node: { content: 'two, again' },
+      siblingIds: [second.userNodeId, edited.node.id],
+      siblingIndex: 1,
+    });
 
     await act(() => result.current.branch.deleteBranch(edited.node.id));
     expect(ids()).toEqual([first.userNodeId, first.assistantNodeId]);
@@ -81,14 +85,21 @@ describe('useBranch', () => {
     expect(result.current.branch.entries[3]!.node).toMatchObject({ status: 'completed', model: 'picked-model' });
 
     await act(() => result.current.branch.edit(asked.userNodeId, 'two, again', { model: 'picked-model' }));
-    expect(result.current.branch.entries.slice(2).map((entry) => entry.node)).toMatchObject([{ content: 'two, again' }, { status: 'completed', model: 'picked-model' }]);
+    expect(result.current.branch.entries.slice(2).map((entry) => entry.node)).toMatchObject([
+      { content: 'two, again' },
+      { status: 'completed', model: 'picked-model' },
+    ]);
   });
 
   it("passes a reasoning model's reasoning through on the branch's nodes, apart from the answer", async () => {
     const { result, client } = await renderBranch(false, 6);
     const answered = await act(() => client.prompt({ userPrompt: 'why' }));
     const answer = result.current.branch.entries[1]!.node;
-    expect(answer).toMatchObject({ id: answered.assistantNodeId, content: answered.content, reasoning: answered.reasoning });
+    expect(answer).toMatchObject({
+      id: answered.assistantNodeId,
+      content: answered.content,
+      reasoning: answered.reasoning,
+    });
     expect(answer.reasoning?.split(' ')).toHaveLength(6);
   });
 
@@ -100,12 +111,17 @@ describe('useBranch', () => {
     const stopped = await generation;
 
     const continuing = result.current.branch.continueAnswer(stopped.assistantNodeId);
-    await waitFor(() => expect(result.current.branch.streaming?.content.length).toBeGreaterThan(stopped.content.length));
+    await waitFor(() =>
+      expect(result.current.branch.streaming?.content.length).toBeGreaterThan(stopped.content.length),
+    );
     expect(result.current.branch.streaming?.id).toBe(stopped.assistantNodeId);
     await act(async () => {
       await client.stop();
       await continuing;
     });
-    expect(result.current.branch.entries.at(-1)?.node).toMatchObject({ id: stopped.assistantNodeId, status: 'interrupted' });
+    expect(result.current.branch.entries.at(-1)?.node).toMatchObject({
+      id: stopped.assistantNodeId,
+      status: 'interrupted',
+    });
   });
 });

@@ -23,12 +23,21 @@ describe('useCPP', () => {
     const client = result.current.client!;
 
     await act(() => client.openThread('thread_hooks_stream'));
-    expect(result.current).toMatchObject({ threadId: 'thread_hooks_stream', status: 'open', graph: { version: 0, rootNodeId: null } });
+    expect(result.current).toMatchObject({
+      threadId: 'thread_hooks_stream',
+      status: 'open',
+      graph: { version: 0, rootNodeId: null },
+    });
 
     const answer = await act(() => client.prompt({ userPrompt: 'hello' }));
     expect(result.current.graph).toEqual(client.graph());
-    expect(result.current.graph!.nodes[answer.assistantNodeId]).toMatchObject({ status: 'completed', content: answer.content });
-    const partial = rendered.map((graph) => graph?.nodes[answer.assistantNodeId]).filter((node) => node?.status === 'streaming' && node.content !== '');
+    expect(result.current.graph!.nodes[answer.assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: answer.content,
+    });
+    const partial = rendered
+      .map((graph) => graph?.nodes[answer.assistantNodeId])
+      .filter((node) => node?.status === 'streaming' && node.content !== '');
     expect(partial.length).toBeGreaterThan(0);
     expect(answer.content.startsWith(partial[0]!.content)).toBe(true);
   });

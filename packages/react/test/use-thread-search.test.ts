@@ -25,7 +25,9 @@ describe('useThreadSearch', () => {
   it('searches once the query has stopped changing for the delay, not on every keystroke', () => {
     vi.useFakeTimers();
     const { client, searches } = searchingClient();
-    const { rerender } = renderHook(({ query }) => useThreadSearch(client, query, { debounceMs: 200 }), { initialProps: { query: '' } });
+    const { rerender } = renderHook(({ query }) => useThreadSearch(client, query, { debounceMs: 200 }), {
+      initialProps: { query: '' },
+    });
     for (const query of ['r', 'ri', 'riv', 'rive', 'river']) {
       rerender({ query });
       act(() => vi.advanceTimersByTime(150));
@@ -40,7 +42,9 @@ describe('useThreadSearch', () => {
   it("shows the last query's hits even when an earlier query's answer arrives after them", async () => {
     vi.useFakeTimers();
     const { client, searches } = searchingClient();
-    const { result, rerender } = renderHook(({ query }) => useThreadSearch(client, query), { initialProps: { query: 'river' } });
+    const { result, rerender } = renderHook(({ query }) => useThreadSearch(client, query), {
+      initialProps: { query: 'river' },
+    });
     act(() => vi.advanceTimersByTime(200));
     rerender({ query: 'lake' });
     act(() => vi.advanceTimersByTime(200));
@@ -56,10 +60,13 @@ describe('useThreadSearch', () => {
   it('searches for the query as it changes, and has no hits for a query without words', async () => {
     const server = await startDemoServer();
     const endpoint = endpointOf(server);
-    const { result, rerender } = renderHook(({ query }) => {
-      const cpp = useCPP({ endpoint, did: 'did:key:z6MkSearchTest' });
-      return { cpp, search: useThreadSearch(cpp.client, query) };
-    }, { initialProps: { query: '' } });
+    const { result, rerender } = renderHook(
+      ({ query }) => {
+        const cpp = useCPP({ endpoint, did: 'did:key:z6MkSearchTest' });
+        return { cpp, search: useThreadSearch(cpp.client, query) };
+      },
+      { initialProps: { query: '' } },
+    );
     await waitFor(() => expect(result.current.cpp.client?.status).toBe('open'));
     const client = result.current.cpp.client!;
     await act(() => client.openThread('thread_searched'));
@@ -67,7 +74,14 @@ describe('useThreadSearch', () => {
     expect(result.current.search).toEqual({ hits: undefined, error: undefined });
 
     rerender({ query: 'river' });
-    await waitFor(() => expect(result.current.search.hits?.[0]).toEqual({ threadId: 'thread_searched', title: 'Rivers of Europe', nodeId: null, snippet: 'Rivers of Europe' }));
+    await waitFor(() =>
+      expect(result.current.search.hits?.[0]).toEqual({
+        threadId: 'thread_searched',
+        title: 'Rivers of Europe',
+        nodeId: null,
+        snippet: 'Rivers of Europe',
+      }),
+    );
     rerender({ query: 'nothing-like-it' });
     await waitFor(() => expect(result.current.search.hits).toEqual([]));
     rerender({ query: ' … ' });

@@ -16,10 +16,16 @@ describe('useThreads', () => {
     const client = result.current.cpp.client!;
 
     await act(() => client.openThread('thread_listed'));
-    await waitFor(() => expect(result.current.threads.threads).toMatchObject([{ threadId: 'thread_listed', title: '' }]));
+    await waitFor(() =>
+      expect(result.current.threads.threads).toMatchObject([{ threadId: 'thread_listed', title: '' }]),
+    );
 
     await act(() => client.prompt({ userPrompt: '  first   question ' }));
-    await waitFor(() => expect(result.current.threads.threads).toMatchObject([{ threadId: 'thread_listed', title: 'first question', nodeCount: 2 }]));
+    await waitFor(() =>
+      expect(result.current.threads.threads).toMatchObject([
+        { threadId: 'thread_listed', title: 'first question', nodeCount: 2 },
+      ]),
+    );
     expect(result.current.threads.error).toBeUndefined();
   });
 

@@ -131,7 +131,9 @@ export const DEFAULT_PERSIST_INTERVAL_MS = 200;
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const CLOSE_HANDSHAKE_MS = 1000;
 
-const NOTIFIED: Partial<Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'continue' | 'deleteBranch'>> = {
+const NOTIFIED: Partial<
+  Record<ClientFrame['type'], 'prompt' | 'anchor' | 'stop' | 'regenerate' | 'continue' | 'deleteBranch'>
+> = {
   CPP_PROMPT: 'prompt',
   CPP_ANCHOR_HEAD: 'anchor',
   CPP_STREAM_STOP: 'stop',
@@ -184,24 +186,35 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.storeReachable = storeReachable(store);
     const timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.clusterTimings };
     const clustered = options.cluster && !options.cluster.solitary ? options.cluster : undefined;
-    this.cluster = clustered && new ClusterCoordinator(clustered, this.store, timings, (error) => this.reportError(error));
-    this.persister = new StreamPersister(this.store, options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS, (error) => this.reportError(error));
-    this.registry = new ThreadRegistry(this.store, {
-      models: this.models,
-      chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
-      persister: this.persister,
-      observer: this.observers,
-      // The access rules are made with the registry they guard; the engines use their limits once they exist.
-      limits: {
-        checkPrompt: (graph, userPrompt, newNodeId) => this.access.threads.checkPrompt(graph, userPrompt, newNodeId),
-        checkRoom: (graph, newNodeId, count) => this.access.threads.checkRoom(graph, newNodeId, count),
-        checkContinue: (graph, nodeId) => this.access.threads.checkContinue(graph, nodeId),
+    this.cluster =
+      clustered && new ClusterCoordinator(clustered, this.store, timings, (error) => this.reportError(error));
+    this.persister = new StreamPersister(
+      this.store,
+      options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS,
+      (error) => this.reportError(error),
+    );
+    this.registry = new ThreadRegistry(
+      this.store,
+      {
+        models: this.models,
+        chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
+        persister: this.persister,
+        observer: this.observers,
+        // The access rules are made with the registry they guard; the engines use their limits once they exist.
+        limits: {
+          checkPrompt: (graph, userPrompt, newNodeId) => this.access.threads.checkPrompt(graph, userPrompt, newNodeId),
+          checkRoom: (graph, newNodeId, count) => this.access.threads.checkRoom(graph, newNodeId, count),
+          checkContinue: (graph, nodeId) => this.access.threads.checkContinue(graph, nodeId),
+        },
+        admitGeneration: (requester) => this.access.generations.admit(requester),
+        pivotListeners: (context) => this.runPivotListeners(context),
+        onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
       },
-      admitGeneration: (requester) => this.access.generations.admit(requester),
-      pivotListeners: (context) => this.runPivotListeners(context),
-      onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
-    }, this.cluster ?? new SolitaryLinks(this.store));
-    this.access = new AccessControl(options, this.registry, this.store, (identity, connectionId) => this.emit('authenticated', { connectionId, identity }));
+      this.cluster ?? new SolitaryLinks(this.store),
+    );
+    this.access = new AccessControl(options, this.registry, this.store, (identity, connectionId) =>
+      this.emit('authenticated', { connectionId, identity }),
+    );
     this.ownsHttpServer = options.server === undefined;
     const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
     const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
@@ -271,7 +284,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       messageTimeoutMs: this.access.limits.messageTimeoutMs,
       compressionThresholdBytes: this.options.compressionThresholdBytes ?? DEFAULT_COMPRESSION_THRESHOLD_BYTES,
       identify: (request) => this.access.admit(request),
-      connect: (socket, admission) => this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
+      connect: (socket, admission) =>
+        this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
     });
     if (this.ownsHttpServer) {
       await new Promise<void>((resolve, reject) => {
@@ -327,7 +341,10 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     const closed = new Promise<void>((resolve) => (this.allSessionsClosed = resolve));
     for (const session of this.sessions.keys()) session.close(CloseCode.GOING_AWAY, 'server shutting down');
     const timeout = new AbortController();
-    await Promise.race([closed, sleep(this.closeHandshakeMs, undefined, { signal: timeout.signal }).catch(() => undefined)]);
+    await Promise.race([
+      closed,
+      sleep(this.closeHandshakeMs, undefined, { signal: timeout.signal }).catch(() => undefined),
+    ]);
     timeout.abort();
     this.allSessionsClosed = undefined;
     for (const session of this.sessions.keys()) session.terminate();
@@ -337,8 +354,12 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     await this.ready.catch(() => undefined);
     this.transport?.close();
     // Stop accepting connections at once; the promise settles once the open ones are gone.
-    const stoppedListening = this.ownsHttpServer ? new Promise<void>((resolve) => this.httpServer.close(() => resolve())) : undefined;
-    await Promise.all(this.registry.all().map((engine) => engine.shutdown().catch((error: unknown) => this.reportError(error))));
+    const stoppedListening = this.ownsHttpServer
+      ? new Promise<void>((resolve) => this.httpServer.close(() => resolve()))
+      : undefined;
+    await Promise.all(
+      this.registry.all().map((engine) => engine.shutdown().catch((error: unknown) => this.reportError(error))),
+    );
     // Every answer was just committed with its text: a batch would have nothing to add.
     this.persister.stop();
     await this.closeSessions();

@@ -26,7 +26,12 @@ export function createHttpHandler(routes: HttpRoutes): RequestListener {
     if (path === '/readyz') return void answerReadiness(routes, response);
     if (path === '/metrics' && routes.metrics) return void answerMetrics(routes.metrics, response);
     if (path === CPP_SESSION_PATH) {
-      return respond(response, 426, 'text/plain; charset=utf-8', `CPP is a WebSocket protocol: upgrade with the subprotocol ${CPP_SUBPROTOCOL}\n`);
+      return respond(
+        response,
+        426,
+        'text/plain; charset=utf-8',
+        `CPP is a WebSocket protocol: upgrade with the subprotocol ${CPP_SUBPROTOCOL}\n`,
+      );
     }
     if (serveStatic) return serveStatic(request, response, path);
     respond(response, 404, 'text/plain; charset=utf-8', `not found; the CPP endpoint is ${CPP_SESSION_PATH}\n`);
@@ -44,8 +49,12 @@ const HASHED_ASSETS = '/assets/';
  */
 function serveWebUi(directory: string): (request: IncomingMessage, response: ServerResponse, path: string) => void {
   const setHeaders = (response: ServerResponse, path: string) => {
-    for (const [name, value] of Object.entries(securityHeaders(response.req.headers.host))) response.setHeader(name, value);
-    response.setHeader('Cache-Control', path.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    for (const [name, value] of Object.entries(securityHeaders(response.req.headers.host)))
+      response.setHeader(name, value);
+    response.setHeader(
+      'Cache-Control',
+      path.startsWith(HASHED_ASSETS) ? 'public, max-age=31536000, immutable' : 'no-cache',
+    );
   };
   const files = sirv(directory, { etag: true, gzip: false, dotfiles: false, setHeaders });
   const page = sirv(directory, { single: true, etag: true, gzip: false, dotfiles: false, setHeaders });
@@ -93,14 +102,24 @@ export function securityHeaders(host: string | undefined): Record<string, string
 
 async function answerReadiness(routes: HttpRoutes, response: ServerResponse): Promise<void> {
   const report = await routes.readiness();
-  respond(response, report.ready ? 200 : 503, 'application/json', JSON.stringify({ status: report.ready ? 'ready' : 'unavailable', checks: report.checks }));
+  respond(
+    response,
+    report.ready ? 200 : 503,
+    'application/json',
+    JSON.stringify({ status: report.ready ? 'ready' : 'unavailable', checks: report.checks }),
+  );
 }
 
 async function answerMetrics(registry: NonNullable<HttpRoutes['metrics']>, response: ServerResponse): Promise<void> {
   try {
     respond(response, 200, registry.contentType, await registry.metrics());
   } catch (error) {
-    respond(response, 500, 'text/plain; charset=utf-8', `metrics could not be collected: ${error instanceof Error ? error.message : String(error)}\n`);
+    respond(
+      response,
+      500,
+      'text/plain; charset=utf-8',
+      `metrics could not be collected: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   }
 }
 

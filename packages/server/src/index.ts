@@ -1,6 +1,14 @@
 // The root import loads no database driver, Redis client, vendor SDK or logger: those adapters are subpath
 // exports (./sqlite, ./postgres, ./redis, ./anthropic, ./ai-sdk, ./logger), each loading its own dependency.
-export { CPPServer, DEFAULT_CHUNK_INTERVAL_MS, DEFAULT_PERSIST_INTERVAL_MS, type CPPServerOptions, type CPPServerEvents, type OperationEvent, type ConnectionEvent } from './cpp-server.js';
+export {
+  CPPServer,
+  DEFAULT_CHUNK_INTERVAL_MS,
+  DEFAULT_PERSIST_INTERVAL_MS,
+  type CPPServerOptions,
+  type CPPServerEvents,
+  type OperationEvent,
+  type ConnectionEvent,
+} from './cpp-server.js';
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
 export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
@@ -9,10 +17,24 @@ export type { AuthOption, IdentityVerifier } from './auth/auth-mode.js';
 export { DEFAULT_LIMITS, type ServerLimits } from './auth/limits/server-limits.js';
 export { MemoryReplayCache, type ReplayCache } from './auth/replay-cache.js';
 export { UpgradeRefusal } from './transport/ws-transport.js';
-export type { ConversationStore, StoredThread, ThreadRecord, CommitMeta, StreamedText } from './store/conversation-store.js';
+export type {
+  ConversationStore,
+  StoredThread,
+  ThreadRecord,
+  CommitMeta,
+  StreamedText,
+} from './store/conversation-store.js';
 export { StoreConflictError } from './store/store-conflict-error.js';
 export { MemoryStore } from './store/memory-store.js';
-export type { ClusterTransport, ClusterHandlers, ThreadMessage, ForwardedCommand, CommandReply, SentCommand, Subscription } from './cluster/cluster-transport.js';
+export type {
+  ClusterTransport,
+  ClusterHandlers,
+  ThreadMessage,
+  ForwardedCommand,
+  CommandReply,
+  SentCommand,
+  Subscription,
+} from './cluster/cluster-transport.js';
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';

@@ -42,7 +42,21 @@ const FOCUS_KEY = '/';
 const SEND_LABEL: Record<SendMode, string> = { prompt: 'Send', pivot: 'Pivot', 'stop-then-prompt': 'Stop & send' };
 
 export function Composer(props: ComposerProps) {
-  const { mode, blockedBy, notice, branchFrom, streaming, shownLength, shownReasoningLength, onSend, onStop, onReturnToLatest, inputRef: input, models, model } = props;
+  const {
+    mode,
+    blockedBy,
+    notice,
+    branchFrom,
+    streaming,
+    shownLength,
+    shownReasoningLength,
+    onSend,
+    onStop,
+    onReturnToLatest,
+    inputRef: input,
+    models,
+    model,
+  } = props;
   const [text, setText] = useState('');
   const inputId = useId();
   const hintId = useId();
@@ -94,8 +108,7 @@ export function Composer(props: ComposerProps) {
       {branchFrom && (
         <p className="composer-note branch-note">
           <span>
-            ⚓ Your next message branches from{' '}
-            <q className="excerpt">{excerpt(branchFrom.content)}</q>
+            ⚓ Your next message branches from <q className="excerpt">{excerpt(branchFrom.content)}</q>
           </span>
           <button type="button" className="quiet" onClick={onReturnToLatest}>
             Back to latest
@@ -130,7 +143,13 @@ export function Composer(props: ComposerProps) {
         />
         <div className="composer-actions">
           {models.length > 1 && (
-            <select className="model-picker" aria-label="Model" title="The model that answers your next message" value={model} onChange={(event) => props.onModelChange(event.target.value)}>
+            <select
+              className="model-picker"
+              aria-label="Model"
+              title="The model that answers your next message"
+              value={model}
+              onChange={(event) => props.onModelChange(event.target.value)}
+            >
               {models.map((offered) => (
                 <option key={offered.id} value={offered.id}>
                   {offered.label}
@@ -148,11 +167,16 @@ export function Composer(props: ComposerProps) {
           </button>
         </div>
       </div>
-      <p id={hintId} className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}>
+      <p
+        id={hintId}
+        className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}
+      >
         <span className="composer-hint-text">
           {tooLong
             ? `${promptTooLong(text.length, PROMPT_LIMIT)} Shorten it to send.`
-            : (blockedBy ?? notice ?? `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
+            : (blockedBy ??
+              notice ??
+              `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
         </span>
         {text.length >= PROMPT_LIMIT * COUNTER_FROM && (
           <span className={`length-counter${tooLong ? ' over' : ''}`}>

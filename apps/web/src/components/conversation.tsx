@@ -21,7 +21,18 @@ interface ConversationProps {
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
-export function Conversation({ client, graph, branch, connection, revealId, onRevealed, report, models, model, onModelChange }: ConversationProps) {
+export function Conversation({
+  client,
+  graph,
+  branch,
+  connection,
+  revealId,
+  onRevealed,
+  report,
+  models,
+  model,
+  onModelChange,
+}: ConversationProps) {
   const { entries, headId, streaming } = branch;
   const threadId = graph.threadId;
   const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
@@ -39,8 +50,8 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
     const generation =
       mode === 'pivot'
         ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
-        : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(() =>
-            client.prompt({ userPrompt, threadId, model }),
+        : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
+            () => client.prompt({ userPrompt, threadId, model }),
           );
     return generation.then(
       () => true,
@@ -67,9 +78,18 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
   const onShowBranch = useCallback((nodeId: string) => showBranchOf(nodeId).catch(report), [showBranchOf, report]);
   // A regenerated answer and the answer to an edited prompt come from the model picked now, as a new prompt's does
   // (the server's default would otherwise write them). Continue goes on with the answer's own model.
-  const onRegenerate = useCallback((nodeId: string) => void regenerate(nodeId, { model }).catch(report), [regenerate, model, report]);
-  const onEdit = useCallback((nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt, { model }).catch(report), [edit, model, report]);
-  const onContinue = useCallback((nodeId: string) => void continueAnswer(nodeId).catch(report), [continueAnswer, report]);
+  const onRegenerate = useCallback(
+    (nodeId: string) => void regenerate(nodeId, { model }).catch(report),
+    [regenerate, model, report],
+  );
+  const onEdit = useCallback(
+    (nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt, { model }).catch(report),
+    [edit, model, report],
+  );
+  const onContinue = useCallback(
+    (nodeId: string) => void continueAnswer(nodeId).catch(report),
+    [continueAnswer, report],
+  );
   const onDelete = useCallback((nodeId: string) => void deleteBranch(nodeId).catch(report), [deleteBranch, report]);
 
   return (
@@ -98,7 +118,11 @@ export function Conversation({ client, graph, branch, connection, revealId, onRe
       <Composer
         mode={mode}
         blockedBy={connection === 'closed' ? 'Offline: reload the page to connect again.' : undefined}
-        notice={connection === 'live' ? undefined : 'Not connected yet: what you send goes out as soon as the connection is back.'}
+        notice={
+          connection === 'live'
+            ? undefined
+            : 'Not connected yet: what you send goes out as soon as the connection is back.'
+        }
         branchFrom={branchFrom}
         streaming={streaming !== undefined}
         shownLength={shownLength}

@@ -79,7 +79,11 @@ interface InlineConfirmProps {
 /** A yes-or-no question before something that cannot be undone: the focus starts on its action. */
 export function InlineConfirm({ confirmation, label, question, action, onConfirm, className }: InlineConfirmProps) {
   return (
-    <InlineQuestion confirmation={confirmation} label={label} className={`inline-confirm${className ? ` ${className}` : ''}`}>
+    <InlineQuestion
+      confirmation={confirmation}
+      label={label}
+      className={`inline-confirm${className ? ` ${className}` : ''}`}
+    >
       <span className="inline-confirm-question">{question}</span>
       <button
         type="button"

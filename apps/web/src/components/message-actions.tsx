@@ -22,7 +22,16 @@ interface MessageActionsProps extends MessageActionHandlers {
  * One toolbar per message, shown on hover and focus. Its buttons are not tab stops: the message list moves the
  * focus into them with the arrow keys, so a long chat is one stop on the way to the composer, not hundreds.
  */
-export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, onContinue, onDelete, report }: MessageActionsProps) {
+export function MessageActions({
+  node,
+  isHead,
+  onEdit,
+  onAnchor,
+  onRegenerate,
+  onContinue,
+  onDelete,
+  report,
+}: MessageActionsProps) {
   const { copied, copy } = useCopy(report);
   const deletion = useConfirmation();
   const answer = node.role === 'assistant';
@@ -42,10 +51,36 @@ export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, o
     );
   return (
     <div className="message-actions" role="toolbar" aria-label="Message actions">
-      <Action icon={copied ? 'check' : 'copy'} label={copied ? 'Copied' : 'Copy'} title="Copy the text of this message" onClick={() => copy(node.content)} />
-      {!answer && node.parentId !== null && <Action icon="edit" label="Edit" title="Ask this differently: the new text goes beside this one, which is kept" onClick={onEdit} />}
-      {answer && <Action icon="regenerate" label="Regenerate" title="Write this answer again, beside this one" onClick={() => onRegenerate(node.id)} />}
-      {answer && canContinue && <Action icon="continue" label="Continue" title="Let the model go on from where this answer stops" onClick={() => onContinue(node.id)} />}
+      <Action
+        icon={copied ? 'check' : 'copy'}
+        label={copied ? 'Copied' : 'Copy'}
+        title="Copy the text of this message"
+        onClick={() => copy(node.content)}
+      />
+      {!answer && node.parentId !== null && (
+        <Action
+          icon="edit"
+          label="Edit"
+          title="Ask this differently: the new text goes beside this one, which is kept"
+          onClick={onEdit}
+        />
+      )}
+      {answer && (
+        <Action
+          icon="regenerate"
+          label="Regenerate"
+          title="Write this answer again, beside this one"
+          onClick={() => onRegenerate(node.id)}
+        />
+      )}
+      {answer && canContinue && (
+        <Action
+          icon="continue"
+          label="Continue"
+          title="Let the model go on from where this answer stops"
+          onClick={() => onContinue(node.id)}
+        />
+      )}
       <Action
         icon="anchor"
         label="Anchor"
@@ -53,7 +88,15 @@ export function MessageActions({ node, isHead, onEdit, onAnchor, onRegenerate, o
         title={isHead ? 'The next prompt continues from this message' : 'Branch the next prompt from this message'}
         onClick={() => onAnchor(node.id)}
       />
-      {node.parentId !== null && <Action icon="delete" label="Delete" title="Delete this message and everything under it" ref={deletion.trigger} onClick={deletion.ask} />}
+      {node.parentId !== null && (
+        <Action
+          icon="delete"
+          label="Delete"
+          title="Delete this message and everything under it"
+          ref={deletion.trigger}
+          onClick={deletion.ask}
+        />
+      )}
       <span className="visually-hidden" role="status">
         {copied ? 'Copied' : ''}
       </span>
@@ -72,7 +115,15 @@ interface ActionProps {
 
 function Action({ icon, label, title, pressed, ref, onClick }: ActionProps) {
   return (
-    <button type="button" ref={ref} className={`quiet action action-${icon}`} tabIndex={-1} aria-pressed={pressed} title={title} onClick={onClick}>
+    <button
+      type="button"
+      ref={ref}
+      className={`quiet action action-${icon}`}
+      tabIndex={-1}
+      aria-pressed={pressed}
+      title={title}
+      onClick={onClick}
+    >
       <Icon name={icon} />
       <span className="action-label">{label}</span>
     </button>

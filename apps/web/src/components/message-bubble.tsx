@@ -112,7 +112,8 @@ function MessageFooter({ node }: { node: MessageNode }) {
         ✂ Interrupted: cut at <span className="cut-length">{node.content.length}</span> characters
       </p>
     );
-  if (node.status === 'failed') return <p className="message-note failed-note">⚠ The model failed here; the text above is what it wrote.</p>;
+  if (node.status === 'failed')
+    return <p className="message-note failed-note">⚠ The model failed here; the text above is what it wrote.</p>;
   if (node.role === 'assistant' && node.status === 'completed' && node.usage?.outputTokens !== undefined)
     return <p className="message-note muted">{node.usage.outputTokens} tokens</p>;
   return null;

@@ -8,13 +8,27 @@ interface SiblingSwitcherProps {
 export function SiblingSwitcher({ index, count, onShow }: SiblingSwitcherProps) {
   return (
     <span className="siblings" role="group" aria-label={`Branch ${index + 1} of ${count}`}>
-      <button type="button" className="quiet" tabIndex={-1} aria-label="Previous branch" disabled={index === 0} onClick={() => onShow(-1)}>
+      <button
+        type="button"
+        className="quiet"
+        tabIndex={-1}
+        aria-label="Previous branch"
+        disabled={index === 0}
+        onClick={() => onShow(-1)}
+      >
         ‹
       </button>
       <span className="siblings-position" aria-hidden="true">
         {index + 1}/{count}
       </span>
-      <button type="button" className="quiet" tabIndex={-1} aria-label="Next branch" disabled={index === count - 1} onClick={() => onShow(1)}>
+      <button
+        type="button"
+        className="quiet"
+        tabIndex={-1}
+        aria-label="Next branch"
+        disabled={index === count - 1}
+        onClick={() => onShow(1)}
+      >
         ›
       </button>
     </span>

@@ -40,7 +40,10 @@ export function ThreadList(props: ThreadListProps) {
     if (!deletion || threads?.some((thread) => thread.threadId === deletion.deletedId)) return;
     if (shownThreadId === undefined || shownThreadId === deletion.deletedId) return;
     setDeletion(undefined);
-    const next = deletion.nextId === undefined ? null : list.current?.querySelector<HTMLButtonElement>(`[data-thread-id="${CSS.escape(deletion.nextId)}"]`);
+    const next =
+      deletion.nextId === undefined
+        ? null
+        : list.current?.querySelector<HTMLButtonElement>(`[data-thread-id="${CSS.escape(deletion.nextId)}"]`);
     (next ?? newThread.current)?.focus();
   }, [threads, shownThreadId, deletion]);
   const deleteThread = (threadId: string) => {
@@ -60,18 +63,42 @@ export function ThreadList(props: ThreadListProps) {
       <button type="button" ref={newThread} className="primary new-thread" onClick={onNew}>
         + New thread
       </button>
-      <button type="button" className="quiet import-threads" aria-label="Import threads from a file" onClick={() => picker.current?.click()}>
+      <button
+        type="button"
+        className="quiet import-threads"
+        aria-label="Import threads from a file"
+        onClick={() => picker.current?.click()}
+      >
         Import…
       </button>
-      <input ref={picker} type="file" className="visually-hidden" accept=".json,application/json" tabIndex={-1} aria-label="File to import: a CPP JSON export or a ChatGPT conversations.json" onChange={picked} />
-      <input type="search" className="thread-search" aria-label="Search threads" placeholder="Search" value={query} onChange={(event) => onQueryChange(event.target.value)} />
+      <input
+        ref={picker}
+        type="file"
+        className="visually-hidden"
+        accept=".json,application/json"
+        tabIndex={-1}
+        aria-label="File to import: a CPP JSON export or a ChatGPT conversations.json"
+        onChange={picked}
+      />
+      <input
+        type="search"
+        className="thread-search"
+        aria-label="Search threads"
+        placeholder="Search"
+        value={query}
+        onChange={(event) => onQueryChange(event.target.value)}
+      />
       {query.trim() !== '' ? (
         <SearchHits hits={hits} terms={searchTerms(query)} onOpen={props.onOpenHit} />
       ) : threads === undefined ? (
         <p className="muted">Loading threads…</p>
       ) : (
         groupThreads(threads, now).map((group) => (
-          <section key={group.label} className="thread-group" aria-labelledby={`thread-group-${group.label.replace(/\W+/g, '-')}`}>
+          <section
+            key={group.label}
+            className="thread-group"
+            aria-labelledby={`thread-group-${group.label.replace(/\W+/g, '-')}`}
+          >
             <h2 id={`thread-group-${group.label.replace(/\W+/g, '-')}`} className="thread-group-label">
               {group.label}
             </h2>
@@ -87,7 +114,15 @@ export function ThreadList(props: ThreadListProps) {
   );
 }
 
-function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; terms: string[]; onOpen(hit: SearchHit): void }) {
+function SearchHits({
+  hits,
+  terms,
+  onOpen,
+}: {
+  hits: SearchHit[] | undefined;
+  terms: string[];
+  onOpen(hit: SearchHit): void;
+}) {
   if (hits === undefined) return <p className="muted">Searching…</p>;
   if (hits.length === 0) return <p className="muted">Nothing found.</p>;
   return (
@@ -98,7 +133,9 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
             <span className="thread-title">{hit.title || UNTITLED}</span>
             {hit.nodeId !== null && (
               <span className="thread-meta snippet">
-                {markTerms(hit.snippet, terms).map((piece, index) => (piece.marked ? <mark key={index}>{piece.text}</mark> : piece.text))}
+                {markTerms(hit.snippet, terms).map((piece, index) =>
+                  piece.marked ? <mark key={index}>{piece.text}</mark> : piece.text,
+                )}
               </span>
             )}
           </button>
@@ -108,7 +145,15 @@ function SearchHits({ hits, terms, onOpen }: { hits: SearchHit[] | undefined; te
   );
 }
 
-function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete, onExport }: ThreadListProps & { thread: ThreadSummary; now: number }) {
+function ThreadItem({
+  thread,
+  now,
+  activeThreadId,
+  onSelect,
+  onRename,
+  onDelete,
+  onExport,
+}: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
   const deletion = useConfirmation();
   const exporting = useConfirmation();
@@ -130,7 +175,14 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
     return (
       <li>
         <form className="thread rename" onSubmit={rename}>
-          <input name="title" aria-label="Thread title" defaultValue={thread.title} maxLength={200} autoFocus onKeyDown={(event) => event.key === 'Escape' && setRenaming(false)} />
+          <input
+            name="title"
+            aria-label="Thread title"
+            defaultValue={thread.title}
+            maxLength={200}
+            autoFocus
+            onKeyDown={(event) => event.key === 'Escape' && setRenaming(false)}
+          />
           <button type="submit" className="quiet">
             Save
           </button>
@@ -140,7 +192,13 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
   }
   return (
     <li>
-      <button type="button" className="thread" data-thread-id={thread.threadId} aria-current={active ? 'page' : undefined} onClick={() => onSelect(thread.threadId)}>
+      <button
+        type="button"
+        className="thread"
+        data-thread-id={thread.threadId}
+        aria-current={active ? 'page' : undefined}
+        onClick={() => onSelect(thread.threadId)}
+      >
         <span className="thread-title">{title}</span>
         <span className="visually-hidden">, </span>
         <span className="thread-meta">
@@ -163,10 +221,20 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
       )}
       {active && exporting.asking && (
         <InlineQuestion confirmation={exporting} className="thread-actions" label="Export thread as">
-          <button type="button" className="quiet" aria-label="Export as Markdown (.md)" onClick={() => exportAs('markdown')}>
+          <button
+            type="button"
+            className="quiet"
+            aria-label="Export as Markdown (.md)"
+            onClick={() => exportAs('markdown')}
+          >
             Markdown
           </button>
-          <button type="button" className="quiet" aria-label="Export as CPP JSON (.json)" onClick={() => exportAs('cpp-thread')}>
+          <button
+            type="button"
+            className="quiet"
+            aria-label="Export as CPP JSON (.json)"
+            onClick={() => exportAs('cpp-thread')}
+          >
             JSON
           </button>
           <button type="button" className="quiet" onClick={exporting.close}>
@@ -179,10 +247,22 @@ function ThreadItem({ thread, now, activeThreadId, onSelect, onRename, onDelete,
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>
-          <button type="button" ref={exporting.trigger} className="quiet" aria-label="Export thread" onClick={exporting.ask}>
+          <button
+            type="button"
+            ref={exporting.trigger}
+            className="quiet"
+            aria-label="Export thread"
+            onClick={exporting.ask}
+          >
             Export
           </button>
-          <button type="button" ref={deletion.trigger} className="quiet" aria-label="Delete thread" onClick={deletion.ask}>
+          <button
+            type="button"
+            ref={deletion.trigger}
+            className="quiet"
+            aria-label="Delete thread"
+            onClick={deletion.ask}
+          >
             Delete
           </button>
         </span>

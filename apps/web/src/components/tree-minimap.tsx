@@ -19,7 +19,10 @@ const ZOOMS = [0.5, 0.67, 0.8, 1, 1.25] as const;
 
 /** Words a pill has room for. */
 function firstWords(text: string): string {
-  const line = text.replace(/[#*_`>|[\]]/g, ' ').replace(/\s+/g, ' ').trim();
+  const line = text
+    .replace(/[#*_`>|[\]]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return line === '' ? '…' : line.length > 18 ? `${line.slice(0, 17)}…` : line;
 }
 
@@ -47,7 +50,8 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
   const drag = useRef<{ x: number; y: number; left: number; top: number; moved: boolean }>(undefined);
   // The tree is one tab stop (the node last focused, else the head); arrows walk it.
   const [focusedId, setFocusedId] = useState<string>();
-  const stopId = focusedId !== undefined && graph.nodes[focusedId] ? focusedId : (graph.activeHeadMessageId ?? graph.rootNodeId);
+  const stopId =
+    focusedId !== undefined && graph.nodes[focusedId] ? focusedId : (graph.activeHeadMessageId ?? graph.rootNodeId);
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     const id = (event.target as HTMLElement).dataset.nodeId;
@@ -62,7 +66,13 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
   // Drag to pan, as on a map; a drag that moved does not also click the node it started on.
   const onPointerDown = (event: PointerEvent<HTMLDivElement>) => {
     if (event.pointerType !== 'mouse' || !scroller.current) return;
-    drag.current = { x: event.clientX, y: event.clientY, left: scroller.current.scrollLeft, top: scroller.current.scrollTop, moved: false };
+    drag.current = {
+      x: event.clientX,
+      y: event.clientY,
+      left: scroller.current.scrollLeft,
+      top: scroller.current.scrollTop,
+      moved: false,
+    };
   };
   const onPointerMove = (event: PointerEvent<HTMLDivElement>) => {
     const start = drag.current;
@@ -84,23 +94,43 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
         <h2 className="panel-title">Tree</h2>
         {layout.nodes.length > 0 && (
           <span className="zoom" role="group" aria-label="Zoom">
-            <button type="button" className="quiet" aria-label="Zoom out" disabled={zoomIndex === 0} onClick={() => setZoomIndex(zoomIndex - 1)}>
+            <button
+              type="button"
+              className="quiet"
+              aria-label="Zoom out"
+              disabled={zoomIndex === 0}
+              onClick={() => setZoomIndex(zoomIndex - 1)}
+            >
               −
             </button>
             <span className="zoom-level" aria-live="polite">
               {Math.round(zoom * 100)}%
             </span>
-            <button type="button" className="quiet" aria-label="Zoom in" disabled={zoomIndex === ZOOMS.length - 1} onClick={() => setZoomIndex(zoomIndex + 1)}>
+            <button
+              type="button"
+              className="quiet"
+              aria-label="Zoom in"
+              disabled={zoomIndex === ZOOMS.length - 1}
+              onClick={() => setZoomIndex(zoomIndex + 1)}
+            >
               +
             </button>
           </span>
         )}
       </div>
-      <p className="minimap-help muted">Choose a message to show its branch: the chat goes on from that branch’s latest message.</p>
+      <p className="minimap-help muted">
+        Choose a message to show its branch: the chat goes on from that branch’s latest message.
+      </p>
       {layout.nodes.length === 0 ? (
         <p className="muted">The tree grows as you talk.</p>
       ) : (
-        <div ref={scroller} className="minimap-scroll" onPointerDown={onPointerDown} onPointerMove={onPointerMove} onClickCapture={onClickCapture}>
+        <div
+          ref={scroller}
+          className="minimap-scroll"
+          onPointerDown={onPointerDown}
+          onPointerMove={onPointerMove}
+          onClickCapture={onClickCapture}
+        >
           <div className="minimap-sizer" style={{ width: width * zoom, height: height * zoom }}>
             <div
               ref={canvas}
@@ -111,7 +141,12 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
             >
               <svg width={width} height={height} aria-hidden="true">
                 {layout.nodes.map((placed) => (
-                  <Edge key={placed.id} placed={placed} parent={placed.parentId === null ? undefined : positions.get(placed.parentId)} onBranch={branchIds.has(placed.id)} />
+                  <Edge
+                    key={placed.id}
+                    placed={placed}
+                    parent={placed.parentId === null ? undefined : positions.get(placed.parentId)}
+                    onBranch={branchIds.has(placed.id)}
+                  />
                 ))}
               </svg>
               {layout.nodes.map((placed) => {
@@ -147,7 +182,12 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
 }
 
 /** ↑ the parent, ↓ the child (the one on screen first), ←/→ the neighbouring sibling, Home the root, End the head. */
-function neighbour(graph: ThreadGraph, node: MessageNode, key: string, branchIds: ReadonlySet<string>): string | undefined {
+function neighbour(
+  graph: ThreadGraph,
+  node: MessageNode,
+  key: string,
+  branchIds: ReadonlySet<string>,
+): string | undefined {
   const siblings = node.parentId === null ? [node.id] : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]);
   const at = siblings.indexOf(node.id);
   switch (key) {
@@ -206,7 +246,12 @@ function TreeNode({ placed, node, isHead, onBranch, isFocusStop, onJump }: TreeN
     <button
       type="button"
       className={classes.join(' ')}
-      style={{ left: placed.column * CELL_WIDTH + (CELL_WIDTH - PILL_WIDTH) / 2, top: anchorPoints(placed).top, width: PILL_WIDTH, height: PILL_HEIGHT }}
+      style={{
+        left: placed.column * CELL_WIDTH + (CELL_WIDTH - PILL_WIDTH) / 2,
+        top: anchorPoints(placed).top,
+        width: PILL_WIDTH,
+        height: PILL_HEIGHT,
+      }}
       aria-label={label}
       aria-current={isHead ? 'true' : undefined}
       title={label}

@@ -33,7 +33,8 @@ const inlineMath: TokenizerAndRendererExtension = {
     const display = match[1] !== undefined;
     return { type: 'inlineMath', raw: match[0], text: (match[1] ?? match[2])!.trim(), display };
   },
-  renderer: (token) => `<span class="math math-${token.display ? 'display' : 'inline'}">${escapeHtml(String(token.text))}</span>`,
+  renderer: (token) =>
+    `<span class="math math-${token.display ? 'display' : 'inline'}">${escapeHtml(String(token.text))}</span>`,
 };
 
 /**
@@ -54,7 +55,23 @@ const markdown = new Marked({
  * browser would send it away just by showing the image. Task-list checkboxes are the one input kept, and only
  * disabled ones (as marked writes them).
  */
-const FORBID_TAGS = ['img', 'picture', 'video', 'audio', 'source', 'style', 'form', 'button', 'iframe', 'object', 'embed', 'svg', 'math', 'link', 'meta'];
+const FORBID_TAGS = [
+  'img',
+  'picture',
+  'video',
+  'audio',
+  'source',
+  'style',
+  'form',
+  'button',
+  'iframe',
+  'object',
+  'embed',
+  'svg',
+  'math',
+  'link',
+  'meta',
+];
 
 // Model output is untrusted: links open elsewhere and never keep a handle on this page; the only input left is a
 // task list's checkbox, which the person cannot tick (the model wrote it; ticking it would change nothing).

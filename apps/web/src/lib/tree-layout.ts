@@ -36,7 +36,8 @@ export function layoutTree(graph: ThreadGraph): TreeLayout {
     columns = Math.max(columns, column + 1);
     rows = Math.max(rows, pending.depth + 1);
     const [firstChildId, ...laterChildIds] = node.childrenIds;
-    for (const childId of laterChildIds.reverse()) stack.push({ id: childId, depth: pending.depth + 1, column: 'next free' });
+    for (const childId of laterChildIds.reverse())
+      stack.push({ id: childId, depth: pending.depth + 1, column: 'next free' });
     if (firstChildId !== undefined) stack.push({ id: firstChildId, depth: pending.depth + 1, column });
   }
   return { nodes, columns, rows };

@@ -61,7 +61,9 @@ export class ChatPage {
 
   /** The button of a message's toolbar (Copy, Edit, Regenerate, Continue, Anchor, Delete). */
   action(id: string, name: string): Locator {
-    return this.message(id).getByRole('toolbar', { name: 'Message actions' }).getByRole('button', { name, exact: true });
+    return this.message(id)
+      .getByRole('toolbar', { name: 'Message actions' })
+      .getByRole('button', { name, exact: true });
   }
 
   message(id: string): Locator {
@@ -98,7 +100,10 @@ export class ChatPage {
   }
 
   /** Waits until the last message of the branch is an answer in `status`, at least `minLength` long, not `otherThan`. */
-  async waitForAnswer(status: string, { minLength = 0, otherThan = '' }: { minLength?: number; otherThan?: string } = {}): Promise<ShownMessage> {
+  async waitForAnswer(
+    status: string,
+    { minLength = 0, otherThan = '' }: { minLength?: number; otherThan?: string } = {},
+  ): Promise<ShownMessage> {
     await this.page.waitForFunction(
       ([wanted, least, excluded]) => {
         const articles = document.querySelectorAll<HTMLElement>('[role="log"] article.message');

@@ -10,7 +10,10 @@ export class FrameRecorder {
   readonly sent: RecordedFrame[] = [];
   readonly received: RecordedFrame[] = [];
   readonly socketUrls: string[] = [];
-  private readonly waiting = new Set<{ matches: (frame: RecordedFrame) => boolean; resolve: (frame: RecordedFrame) => void }>();
+  private readonly waiting = new Set<{
+    matches: (frame: RecordedFrame) => boolean;
+    resolve: (frame: RecordedFrame) => void;
+  }>();
 
   constructor(page: Page) {
     page.on('websocket', (socket) => {

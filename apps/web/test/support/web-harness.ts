@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, MemoryStore, type CPPServer, type CPPServerOptions, type ModelProvider } from '@promethea/cpp-server';
+import {
+  DEFAULT_CHUNK_INTERVAL_MS,
+  DemoProvider,
+  MemoryStore,
+  type CPPServer,
+  type CPPServerOptions,
+  type ModelProvider,
+} from '@promethea/cpp-server';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { onTestFinished } from 'vitest';
 import { startServer } from '../../../../packages/server/test/support/start-server.js';
@@ -43,7 +50,8 @@ export class WebHarness {
   ) {}
 
   static async start(options: HarnessOptions = {}): Promise<WebHarness> {
-    if (!existsSync(`${STATIC_DIR}/index.html`)) throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
+    if (!existsSync(`${STATIC_DIR}/index.html`))
+      throw new Error(`no built UI in ${STATIC_DIR}: run \`npm run build\` first`);
     const store = new MemoryStore();
     const harness = new WebHarness(await sharedChromium(), options, store, await startWebServer(options, store, 0));
     onTestFinished(() => harness.close());
@@ -55,7 +63,10 @@ export class WebHarness {
   }
 
   /** A new browser profile (its own IndexedDB, so its own identity). */
-  async newContext(viewport = DESKTOP, options: Pick<BrowserContextOptions, 'colorScheme'> = {}): Promise<BrowserContext> {
+  async newContext(
+    viewport = DESKTOP,
+    options: Pick<BrowserContextOptions, 'colorScheme'> = {},
+  ): Promise<BrowserContext> {
     const context = await this.browser.newContext({ viewport, ...options });
     this.contexts.push(context);
     return context;
@@ -88,9 +99,20 @@ export class WebHarness {
 
 function startWebServer(options: HarnessOptions, store: MemoryStore, port: number): Promise<CPPServer> {
   // Slow: an answer long enough to pivot or stop mid-way. Otherwise the whole answer `npm start` shows, quickly.
-  const model = options.models ? {} : { model: options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 3000 } : { delayMs: 2 }) };
+  const model = options.models
+    ? {}
+    : { model: options.model ?? new DemoProvider(options.slow ? { delayMs: 40, words: 3000 } : { delayMs: 2 }) };
   // As `npm start` runs it: every connection proves its did:key, and chunks are paced.
-  return startServer({ port, ...model, models: options.models, store, staticDir: STATIC_DIR, auth: 'did-key', chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS, limits: options.limits });
+  return startServer({
+    port,
+    ...model,
+    models: options.models,
+    store,
+    staticDir: STATIC_DIR,
+    auth: 'did-key',
+    chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
+    limits: options.limits,
+  });
 }
 
 /** Saves what the page looks like now as test-output/web/<name>.png, for a person to look at. */

@@ -33,7 +33,11 @@ function Chat() {
     'ol',
     null,
     chat.messages.map((message) =>
-      createElement('li', { key: message.id, 'data-role': message.role }, message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('')),
+      createElement(
+        'li',
+        { key: message.id, 'data-role': message.role },
+        message.parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+      ),
     ),
   );
 }

@@ -74,7 +74,10 @@ export class ChatSession {
   }
 
   report(error: unknown): void {
-    const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? `${error.code}: ` : '';
+    const code =
+      typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+        ? `${error.code}: `
+        : '';
     this.output.error(`error: ${code}${error instanceof Error ? error.message : String(error)}`);
   }
 
@@ -124,7 +127,10 @@ export class ChatSession {
       case '/tree':
         return this.output.print(formatTree(this.currentGraph()));
       case '/anchor': {
-        const nodeId = resolveMessage(this.currentGraph(), required(argument, 'which message (its number in /tree, or the start of its id)'));
+        const nodeId = resolveMessage(
+          this.currentGraph(),
+          required(argument, 'which message (its number in /tree, or the start of its id)'),
+        );
         await this.client.anchor(nodeId);
         return this.output.print(`head is now ${nodeId}; the next message branches from it`);
       }
@@ -132,22 +138,37 @@ export class ChatSession {
         return this.client.stop();
       case '/regenerate': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
-        return this.answer((onStream) => this.client.regenerate({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }));
+        return this.answer((onStream) =>
+          this.client.regenerate({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }),
+        );
       }
       case '/continue': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
-        return this.answer((onStream) => this.client.continue({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }));
+        return this.answer((onStream) =>
+          this.client.continue({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }),
+        );
       }
       case '/edit': {
         const [reference = ''] = argument.split(/\s/, 1);
-        const nodeId = resolveMessage(this.currentGraph(), required(reference, 'which prompt (its number in /tree, or the start of its id), then its new text'));
-        const userPrompt = required(argument.slice(reference.length).trim(), `the new text of the prompt, after ${reference}`);
+        const nodeId = resolveMessage(
+          this.currentGraph(),
+          required(reference, 'which prompt (its number in /tree, or the start of its id), then its new text'),
+        );
+        const userPrompt = required(
+          argument.slice(reference.length).trim(),
+          `the new text of the prompt, after ${reference}`,
+        );
         return this.answer((onStream) => this.client.edit({ nodeId, userPrompt, onStream }));
       }
       case '/delete': {
-        const nodeId = resolveMessage(this.currentGraph(), required(argument, 'which message (its number in /tree, or the start of its id)'));
+        const nodeId = resolveMessage(
+          this.currentGraph(),
+          required(argument, 'which message (its number in /tree, or the start of its id)'),
+        );
         const graph = await this.client.deleteBranch(nodeId);
-        return this.output.print(`deleted ${nodeId} and what was under it; head is ${graph.activeHeadMessageId ?? '(none: the thread is empty)'}`);
+        return this.output.print(
+          `deleted ${nodeId} and what was under it; head is ${graph.activeHeadMessageId ?? '(none: the thread is empty)'}`,
+        );
       }
       case '/rename': {
         const title = required(argument, 'the title');
@@ -171,7 +192,8 @@ export class ChatSession {
         const threadId = resolveThread(await this.client.listThreads(), reference);
         if (threadId === undefined) throw new Error(`no thread id starts with ${reference}: /threads lists them`);
         await this.client.deleteThread(threadId);
-        const open = this.client.activeThreadId === undefined ? '; no thread is open: type to start a new one, or /open one' : '';
+        const open =
+          this.client.activeThreadId === undefined ? '; no thread is open: type to start a new one, or /open one' : '';
         return this.output.print(`deleted thread ${threadId}${open}`);
       }
       default:
@@ -193,14 +215,18 @@ export class ChatSession {
   private async export(file: string): Promise<void> {
     const format = file.endsWith('.md') ? 'markdown' : 'cpp-thread';
     await writeFile(file, await this.client.exportThread(format));
-    this.output.print(`wrote ${format === 'markdown' ? 'the branch as Markdown' : 'the thread as CPP JSON'} to ${file}`);
+    this.output.print(
+      `wrote ${format === 'markdown' ? 'the branch as Markdown' : 'the thread as CPP JSON'} to ${file}`,
+    );
   }
 
   private async import(file: string): Promise<void> {
     const { format, document } = readImportFile(await readFile(file, 'utf8'));
     const imported = await this.client.importThreads(format, document);
     const kind = format === 'chatgpt' ? 'ChatGPT conversations' : 'CPP JSON';
-    this.output.print(`imported ${imported.length} thread${imported.length === 1 ? '' : 's'} (${kind}); /open THREAD opens one`);
+    this.output.print(
+      `imported ${imported.length} thread${imported.length === 1 ? '' : 's'} (${kind}); /open THREAD opens one`,
+    );
     const ids = new Set(imported.map((thread) => thread.threadId));
     this.printThreads(await this.client.listThreads(), (thread) => ids.has(thread.threadId));
   }
@@ -217,7 +243,9 @@ export class ChatSession {
     const lines = threads.flatMap((thread, index) => {
       if (!shown(thread)) return [];
       const marker = thread.threadId === this.client.activeThreadId ? '*' : ' ';
-      return [`${String(index + 1).padStart(width)} ${marker} ${thread.threadId} ${JSON.stringify(thread.title)} (${thread.nodeCount} messages)`];
+      return [
+        `${String(index + 1).padStart(width)} ${marker} ${thread.threadId} ${JSON.stringify(thread.title)} (${thread.nodeCount} messages)`,
+      ];
     });
     this.output.print(lines.join('\n'));
   }

@@ -21,23 +21,40 @@ async function main(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { identity: { type: 'string' }, did: { type: 'string' }, thread: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      identity: { type: 'string' },
+      did: { type: 'string' },
+      thread: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const [endpoint] = positionals;
-  if (values.help || endpoint === undefined || positionals.length > 1 || (values.did !== undefined && values.identity !== undefined)) {
+  if (
+    values.help ||
+    endpoint === undefined ||
+    positionals.length > 1 ||
+    (values.did !== undefined && values.identity !== undefined)
+  ) {
     process.stderr.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
 
   const interactive = process.stdin.isTTY && process.stdout.isTTY;
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity, ...(interactive ? { output: process.stdout, terminal: true } : {}) });
+  const lines = createInterface({
+    input: process.stdin,
+    crlfDelay: Infinity,
+    ...(interactive ? { output: process.stdout, terminal: true } : {}),
+  });
   const screen = interactive ? new TerminalScreen(lines, process.stdout) : undefined;
   const output: ChatOutput = screen ?? new PlainOutput(process.stdout, process.stderr);
   // Before anything else hears the line: readline has moved below it, and the screen must know at once.
   if (screen) lines.on('line', () => screen.submitted());
 
   // A dropped connection ends the chat (and says so) rather than reconnecting behind the person's back.
-  const who = values.did === undefined ? { identity: await fileIdentity(values.identity ?? defaultIdentityFile()) } : { did: values.did };
+  const who =
+    values.did === undefined
+      ? { identity: await fileIdentity(values.identity ?? defaultIdentityFile()) }
+      : { did: values.did };
   const client = new CPPClient({ endpoint, reconnect: false, ...who });
   const session = new ChatSession(client, output);
   client.on('error', (error) => session.report(error));

@@ -42,7 +42,11 @@ export function treeOrder(graph: ThreadGraph): (Line & { node: MessageNode })[] 
 
 function childLines(node: MessageNode, indent: string): Line[] {
   if (node.childrenIds.length === 1) return [{ nodeId: node.childrenIds[0]!, indent, connector: '' }];
-  return node.childrenIds.map((nodeId, index) => ({ nodeId, indent, connector: index === node.childrenIds.length - 1 ? '└─ ' : '├─ ' }));
+  return node.childrenIds.map((nodeId, index) => ({
+    nodeId,
+    indent,
+    connector: index === node.childrenIds.length - 1 ? '└─ ' : '├─ ',
+  }));
 }
 
 function continuation(line: Line): string {

@@ -21,12 +21,15 @@ export function resolveThread(threads: ThreadSummary[], reference: string): stri
 function resolve(ids: string[], reference: string, kind: string, listing: string): string {
   if (/^\d+$/.test(reference)) {
     const id = ids[Number(reference) - 1];
-    if (id === undefined) throw new Error(`there is no ${kind} ${reference}: ${listing} numbers them 1 to ${ids.length}`);
+    if (id === undefined)
+      throw new Error(`there is no ${kind} ${reference}: ${listing} numbers them 1 to ${ids.length}`);
     return id;
   }
   if (ids.includes(reference)) return reference;
   const matches = ids.filter((id) => id.startsWith(reference));
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) throw new Error(`no ${kind} id starts with ${reference}: ${listing} lists them`);
-  throw new Error(`${matches.length} ${kind} ids start with ${reference} (${matches.slice(0, 3).join(', ')}${matches.length > 3 ? ', …' : ''}): type more of it, or its number in ${listing}`);
+  throw new Error(
+    `${matches.length} ${kind} ids start with ${reference} (${matches.slice(0, 3).join(', ')}${matches.length > 3 ? ', …' : ''}): type more of it, or its number in ${listing}`,
+  );
 }

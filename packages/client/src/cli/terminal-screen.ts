@@ -78,7 +78,11 @@ export class TerminalScreen implements ChatOutput {
       return;
     }
     // Rows filled to the width, as the terminal itself would break them: what is shown is exactly the text.
-    const rows = wrapAnsi(this.unfinished + added, this.terminal.columns, { hard: true, wordWrap: false, trim: false }).split('\n');
+    const rows = wrapAnsi(this.unfinished + added, this.terminal.columns, {
+      hard: true,
+      wordWrap: false,
+      trim: false,
+    }).split('\n');
     this.unfinished = rows.pop()!;
     // From the cursor, in the line being typed, up to the first row of what was drawn last; cleared from there.
     const { rows: drawnAbove } = this.input.getCursorPos();
@@ -103,5 +107,8 @@ export class TerminalScreen implements ChatOutput {
  * clear the screen or move the cursor. Control characters go, tabs become spaces; line breaks stay.
  */
 function inert(text: string): string {
-  return text.replace(/\t/g, '    ').replace(/\r\n?/g, '\n').replace(/[\p{Cc}\u2028\u2029]/gu, (character) => (character === '\n' ? character : ''));
+  return text
+    .replace(/\t/g, '    ')
+    .replace(/\r\n?/g, '\n')
+    .replace(/[\p{Cc}\u2028\u2029]/gu, (character) => (character === '\n' ? character : ''));
 }

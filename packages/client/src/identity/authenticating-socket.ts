@@ -1,4 +1,9 @@
-import { authStatementBytes, encodeBase64Url, encodeClientFrame, type AuthChallengeFrame } from '@promethea/cpp-protocol';
+import {
+  authStatementBytes,
+  encodeBase64Url,
+  encodeClientFrame,
+  type AuthChallengeFrame,
+} from '@promethea/cpp-protocol';
 import type { ClientPlatform } from '../client-platform.js';
 import type { WebSocketLike } from '../web-socket-like.js';
 import { WrappingSocket } from '../wrapping-socket.js';
@@ -65,7 +70,9 @@ export class AuthenticatingSocket extends WrappingSocket {
    * handshake may never finish; whatever the socket does afterwards is not passed on.
    */
   private giveUp(): void {
-    const reason = this.challenged ? 'the server did not accept the proof in time' : 'the server sent no identity challenge in time';
+    const reason = this.challenged
+      ? 'the server did not accept the proof in time'
+      : 'the server sent no identity challenge in time';
     this.gaveUp = true;
     this.socket.close(AUTHENTICATION_TIMEOUT, reason);
     this.emit('close', { code: AUTHENTICATION_TIMEOUT, reason });
@@ -79,7 +86,14 @@ export class AuthenticatingSocket extends WrappingSocket {
     let signature: Uint8Array;
     try {
       const { did } = this.signer;
-      signature = await this.signer.sign(authStatementBytes({ did, audience: challenge.audience, nonce: challenge.nonce, expiresAt: challenge.expiresAt }));
+      signature = await this.signer.sign(
+        authStatementBytes({
+          did,
+          audience: challenge.audience,
+          nonce: challenge.nonce,
+          expiresAt: challenge.expiresAt,
+        }),
+      );
     } catch {
       return this.socket.close(POLICY_VIOLATION, 'the challenge could not be signed');
     }
@@ -95,7 +109,9 @@ export class AuthenticatingSocket extends WrappingSocket {
 function namesEndpoint(audience: string, endpoint: URL): boolean {
   try {
     const named = new URL(audience);
-    return ['ws:', 'wss:'].includes(named.protocol) && named.host === endpoint.host && named.pathname === endpoint.pathname;
+    return (
+      ['ws:', 'wss:'].includes(named.protocol) && named.host === endpoint.host && named.pathname === endpoint.pathname
+    );
   } catch {
     return false;
   }

@@ -27,7 +27,10 @@ const LEGACY_KEY = 'cpp.identity';
  */
 export async function browserIdentity(options: BrowserIdentityOptions = {}): Promise<DidKeyIdentity> {
   const factory = options.indexedDB ?? globalThis.indexedDB;
-  if (!factory) throw new TypeError('this platform has no IndexedDB to keep an identity in: keep a DidKeyIdentity yourself (in Node, fileIdentity)');
+  if (!factory)
+    throw new TypeError(
+      'this platform has no IndexedDB to keep an identity in: keep a DidKeyIdentity yourself (in Node, fileIdentity)',
+    );
   const database = await request(factory.open(options.database ?? 'cpp'), (opening) => {
     opening.onupgradeneeded = () => opening.result.createObjectStore(STORE);
   });
@@ -56,7 +59,8 @@ function keepFirst(database: IDBDatabase, pair: Ed25519KeyPair): Promise<Ed25519
       else store.add(pair, RECORD);
     };
     transaction.oncomplete = () => resolve(kept);
-    transaction.onerror = transaction.onabort = () => reject(transaction.error ?? new Error('the identity could not be kept in IndexedDB'));
+    transaction.onerror = transaction.onabort = () =>
+      reject(transaction.error ?? new Error('the identity could not be kept in IndexedDB'));
   });
 }
 
@@ -82,7 +86,10 @@ function pageStorage(): Storage | undefined {
   }
 }
 
-function request<Result>(pending: IDBRequest<Result> | IDBOpenDBRequest, prepare?: (request: IDBOpenDBRequest) => void): Promise<Result> {
+function request<Result>(
+  pending: IDBRequest<Result> | IDBOpenDBRequest,
+  prepare?: (request: IDBOpenDBRequest) => void,
+): Promise<Result> {
   return new Promise((resolve, reject) => {
     prepare?.(pending as IDBOpenDBRequest);
     pending.onsuccess = () => resolve(pending.result as Result);

@@ -1,6 +1,13 @@
 import { decodeBase64Url, didKeyFromEd25519PublicKey, encodeBase64Url } from '@promethea/cpp-protocol';
 import type { DidSigner } from './did-signer.js';
-import { exportSeed, generateKeyPair, importSeed, sign, type Ed25519KeyPair, type Ed25519PrivateKey } from './ed25519-key.js';
+import {
+  exportSeed,
+  generateKeyPair,
+  importSeed,
+  sign,
+  type Ed25519KeyPair,
+  type Ed25519PrivateKey,
+} from './ed25519-key.js';
 
 /** An identity as it is kept: its DID and its private key (the 32-byte Ed25519 seed) as unpadded base64url. */
 export interface StoredIdentity {
@@ -62,7 +69,10 @@ export class DidKeyIdentity implements DidSigner {
 
   /** The identity as it is kept. It holds the private key: store it where only its owner can read it. */
   async toStored(): Promise<StoredIdentity> {
-    if (!this.extractable) throw new TypeError('this identity\'s private key is not extractable: make it with { extractable: true } to keep it yourself');
+    if (!this.extractable)
+      throw new TypeError(
+        "this identity's private key is not extractable: make it with { extractable: true } to keep it yourself",
+      );
     return { did: this.did, privateKey: encodeBase64Url(await exportSeed(this.privateKey)) };
   }
 }

@@ -14,7 +14,24 @@ export interface Ed25519KeyPair {
 
 const ED25519 = { name: 'Ed25519' };
 /** RFC 8410's PKCS #8 wrapping of a 32-byte seed: the one form in which WebCrypto imports an Ed25519 private key. */
-const PKCS8_SEED_PREFIX = Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20);
+const PKCS8_SEED_PREFIX = Uint8Array.of(
+  0x30,
+  0x2e,
+  0x02,
+  0x01,
+  0x00,
+  0x30,
+  0x05,
+  0x06,
+  0x03,
+  0x2b,
+  0x65,
+  0x70,
+  0x04,
+  0x22,
+  0x04,
+  0x20,
+);
 
 type Noble = typeof import('@noble/curves/ed25519.js');
 
@@ -39,7 +56,10 @@ export function importSeed(seed: Uint8Array, extractable: boolean): Promise<Ed25
       // WebCrypto derives the public key only into an exported JWK (its `x`), so the key is read once extractable.
       const readable = await subtle.importKey('pkcs8', pkcs8, ED25519, true, ['sign']);
       const publicKey = decodeBase64Url((await subtle.exportKey('jwk', readable)).x ?? '')!;
-      return { privateKey: extractable ? readable : await subtle.importKey('pkcs8', pkcs8, ED25519, false, ['sign']), publicKey };
+      return {
+        privateKey: extractable ? readable : await subtle.importKey('pkcs8', pkcs8, ED25519, false, ['sign']),
+        publicKey,
+      };
     },
     ({ ed25519 }) => seedPair(seed, ed25519),
   );
@@ -68,7 +88,10 @@ function loadNoble(): Promise<Noble> {
  * WebCrypto's Ed25519 where it is there; @noble/curves where the browser has no WebCrypto (a page served over plain
  * http from a host other than localhost) or no Ed25519 in it (NotSupportedError).
  */
-async function withFallback<Result>(webCrypto: (subtle: SubtleCrypto) => Promise<Result>, noble: (library: Noble) => Result): Promise<Result> {
+async function withFallback<Result>(
+  webCrypto: (subtle: SubtleCrypto) => Promise<Result>,
+  noble: (library: Noble) => Result,
+): Promise<Result> {
   const subtle = globalThis.crypto?.subtle as SubtleCrypto | undefined;
   if (subtle) {
     try {

@@ -22,7 +22,10 @@ export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
   // the others read it back.
   const written = `${path}.${randomUUID()}.tmp`;
   try {
-    await writeFile(written, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, { mode: OWNER_ONLY, flag: 'wx' });
+    await writeFile(written, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, {
+      mode: OWNER_ONLY,
+      flag: 'wx',
+    });
     // The mode given to writeFile is narrowed by the umask, never widened; chmod makes it exact.
     await chmod(written, OWNER_ONLY);
     await link(written, path);
@@ -38,7 +41,9 @@ export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
 async function readIdentity(path: string): Promise<DidKeyIdentity> {
   const { mode } = await stat(path);
   if (process.platform !== 'win32' && (mode & 0o077) !== 0) {
-    throw new Error(`${path} holds a private key and may be read by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`);
+    throw new Error(
+      `${path} holds a private key and may be read by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`,
+    );
   }
   return DidKeyIdentity.fromStored(JSON.parse(await readFile(path, 'utf8')) as StoredIdentity);
 }

@@ -23,7 +23,8 @@ export class PendingIdentitySocket extends WrappingSocket {
     });
     socket.then(
       (opened) => this.opened(opened),
-      (error: unknown) => this.fail(`the identity could not be loaded: ${error instanceof Error ? error.message : String(error)}`),
+      (error: unknown) =>
+        this.fail(`the identity could not be loaded: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
 

@@ -29,7 +29,11 @@ describe('cpp-chat against a scripted server', () => {
 
     chat.type('Rust instead.');
     const pivot = await server.frame('CPP_PIVOT_INIT');
-    expect(pivot.payload).toMatchObject({ interruptedNodeId: first, receivedContentLength: 16, userPrompt: 'Rust instead.' });
+    expect(pivot.payload).toMatchObject({
+      interruptedNodeId: first,
+      receivedContentLength: 16,
+      userPrompt: 'Rust instead.',
+    });
     await chat.stdout.until('[interrupted after 16 characters]');
     const second = server.streaming('thread_cli');
     server.chunk('thread_cli', second, 'Rust has ownership.');
@@ -88,11 +92,13 @@ describe('cpp-chat against a scripted server', () => {
     // The answer (empty) has ended on screen: the chat's mirror holds the question.
     await chat.stdout.until(/commands\n\n$/);
     // The question is message 1 of /tree, and the start of its id names it too.
-    chat.type('/anchor ' + server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId.slice(0, -3));
+    chat.type(`/anchor ${server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId.slice(0, -3)}`);
     await chat.stdout.until('head is now');
     chat.type('Second question');
     const second = await server.frame('CPP_PROMPT', 2);
-    expect(server.graph('thread_anchor').nodes[second.payload.newNodeId]?.parentId).toBe(server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId);
+    expect(server.graph('thread_anchor').nodes[second.payload.newNodeId]?.parentId).toBe(
+      server.framesOf('CPP_PROMPT')[0]!.payload.newNodeId,
+    );
   });
 
   it('prints its usage and fails without a URL', async () => {

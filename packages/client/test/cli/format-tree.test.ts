@@ -6,10 +6,32 @@ describe('formatTree', () => {
   it('numbers the messages, draws branches, keeps lone children in their column and marks the head', () => {
     const graph = emptyGraph('thread_tree');
     const createdAt = 1;
-    applyChange(graph, planPrompt(graph, { userNodeId: 'msg_u1', userPrompt: 'Explain\nSNNs', assistantNodeId: 'msg_a1', createdAt }));
+    applyChange(
+      graph,
+      planPrompt(graph, { userNodeId: 'msg_u1', userPrompt: 'Explain\nSNNs', assistantNodeId: 'msg_a1', createdAt }),
+    );
     graph.nodes.msg_a1!.content = 'Spiking neural networks are';
-    applyChange(graph, planPivotSplice(graph, { interruptedNodeId: 'msg_a1', cutContent: 'Spiking neural', userNodeId: 'msg_u2', userPrompt: 'Rust', assistantNodeId: 'msg_a2', createdAt }));
-    applyChange(graph, planPivotSplice(graph, { interruptedNodeId: 'msg_a1', userNodeId: 'msg_u3', userPrompt: 'Go', assistantNodeId: 'msg_a3', createdAt }));
+    applyChange(
+      graph,
+      planPivotSplice(graph, {
+        interruptedNodeId: 'msg_a1',
+        cutContent: 'Spiking neural',
+        userNodeId: 'msg_u2',
+        userPrompt: 'Rust',
+        assistantNodeId: 'msg_a2',
+        createdAt,
+      }),
+    );
+    applyChange(
+      graph,
+      planPivotSplice(graph, {
+        interruptedNodeId: 'msg_a1',
+        userNodeId: 'msg_u3',
+        userPrompt: 'Go',
+        assistantNodeId: 'msg_a3',
+        createdAt,
+      }),
+    );
 
     expect(formatTree(graph)).toBe(
       [
@@ -25,7 +47,10 @@ describe('formatTree', () => {
 
   it('shortens long text', () => {
     const graph = emptyGraph('thread_long');
-    applyChange(graph, planPrompt(graph, { userNodeId: 'msg_u', userPrompt: 'x'.repeat(100), assistantNodeId: 'msg_a', createdAt: 1 }));
+    applyChange(
+      graph,
+      planPrompt(graph, { userNodeId: 'msg_u', userPrompt: 'x'.repeat(100), assistantNodeId: 'msg_a', createdAt: 1 }),
+    );
     expect(formatTree(graph).split('\n')[0]).toBe(`1  msg_u user completed "${'x'.repeat(59)}…"`);
   });
 

@@ -61,9 +61,15 @@ describe('a client with an identity', () => {
   it('fails to connect, saying why, when its identity does not load or is not the DID it claims', async () => {
     const { server, proven } = await startProvingServer();
     const broken = connect(server.url, { identity: Promise.reject(new Error('IndexedDB is blocked')) });
-    await expect(broken.ready()).rejects.toMatchObject({ code: 1006, reason: 'the identity could not be loaded: IndexedDB is blocked' });
+    await expect(broken.ready()).rejects.toMatchObject({
+      code: 1006,
+      reason: 'the identity could not be loaded: IndexedDB is blocked',
+    });
     const claiming = connect(server.url, { identity: DidKeyIdentity.generate(), did: 'did:key:z6MkSomeoneElse' });
-    await expect(claiming.ready()).rejects.toMatchObject({ code: 1006, reason: expect.stringMatching(/^the identity could not be loaded: options.did .* is not the identity's DID/) });
+    await expect(claiming.ready()).rejects.toMatchObject({
+      code: 1006,
+      reason: expect.stringMatching(/^the identity could not be loaded: options.did .* is not the identity's DID/),
+    });
     expect(proven).toEqual([]);
   });
 
@@ -90,7 +96,10 @@ describe('a client with an identity', () => {
 
   it('is closed for good with 4401 when its proof is refused, and hears why', async () => {
     const { server } = await startProvingServer();
-    const impostor: DidSigner = { did: (await DidKeyIdentity.generate()).did, sign: async (message) => (await DidKeyIdentity.generate()).sign(message) };
+    const impostor: DidSigner = {
+      did: (await DidKeyIdentity.generate()).did,
+      sign: async (message) => (await DidKeyIdentity.generate()).sign(message),
+    };
     const client = connect(server.url, { identity: impostor, reconnect: true });
     const errors: string[] = [];
     client.on('error', (error) => errors.push(`${error.code}: ${error.message}`));
@@ -104,7 +113,10 @@ describe('a client with an identity', () => {
     const proxy = await TcpProxy.start(server.port);
     cleanups.push(() => proxy.close());
     const alice = await DidKeyIdentity.generate();
-    const client = connect(`ws://127.0.0.1:${proxy.port}`, { identity: alice, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const client = connect(`ws://127.0.0.1:${proxy.port}`, {
+      identity: alice,
+      reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    });
     await client.openThread();
     let cut = false;
     client.on('chunk', () => {
@@ -123,8 +135,10 @@ describe('a client without an identity', () => {
     await expect(connect(server.url).listThreads()).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
   });
 
-  it('may not claim a DID other than its identity\'s', async () => {
+  it("may not claim a DID other than its identity's", async () => {
     const identity = await DidKeyIdentity.generate();
-    expect(() => new CPPClient({ endpoint: 'ws://127.0.0.1:1', identity, did: 'did:key:z6MkSomeoneElse' })).toThrow(/not the identity's DID/);
+    expect(() => new CPPClient({ endpoint: 'ws://127.0.0.1:1', identity, did: 'did:key:z6MkSomeoneElse' })).toThrow(
+      /not the identity's DID/,
+    );
   });
 });

@@ -11,7 +11,9 @@ function verifiedByNode(did: string, message: Uint8Array, signature: Uint8Array)
 
 describe('DidKeyIdentity', () => {
   it('is the did:key of its private key, as the did:key specification computes it', async () => {
-    expect((await DidKeyIdentity.fromPrivateKey(new Uint8Array(32))).did).toBe('did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp');
+    expect((await DidKeyIdentity.fromPrivateKey(new Uint8Array(32))).did).toBe(
+      'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp',
+    );
   });
 
   it('generates a new key each time, and signs with it', async () => {
@@ -41,11 +43,16 @@ describe('DidKeyIdentity', () => {
 
   it('does not hand out a key that is not extractable (the default of generate)', async () => {
     await expect((await DidKeyIdentity.generate()).toStored()).rejects.toThrow(/not extractable/);
-    await expect((await DidKeyIdentity.fromPrivateKey(new Uint8Array(32), { extractable: false })).toStored()).rejects.toThrow(/not extractable/);
+    await expect(
+      (await DidKeyIdentity.fromPrivateKey(new Uint8Array(32), { extractable: false })).toStored(),
+    ).rejects.toThrow(/not extractable/);
   });
 
   it("refuses a kept identity whose key is not its DID's, and a key that is not 32 bytes", async () => {
-    const stored = { ...(await (await DidKeyIdentity.generate({ extractable: true })).toStored()), did: (await DidKeyIdentity.generate()).did };
+    const stored = {
+      ...(await (await DidKeyIdentity.generate({ extractable: true })).toStored()),
+      did: (await DidKeyIdentity.generate()).did,
+    };
     await expect(DidKeyIdentity.fromStored(stored)).rejects.toThrow(/not the key of/);
     await expect(DidKeyIdentity.fromPrivateKey(new Uint8Array(31))).rejects.toThrow(/32 bytes/);
     await expect(DidKeyIdentity.fromPrivateKey('not base64url!')).rejects.toThrow(/32 bytes/);

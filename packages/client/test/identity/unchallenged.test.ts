@@ -35,7 +35,12 @@ async function silentServer(onConnection: (peer: WebSocket, endpoint: string) =>
 }
 
 function connect(endpoint: string, reconnect = false): CPPClient {
-  const client = new CPPClient({ endpoint, identity: DidKeyIdentity.generate(), authTimeoutMs: AUTH_TIMEOUT_MS, reconnect });
+  const client = new CPPClient({
+    endpoint,
+    identity: DidKeyIdentity.generate(),
+    authTimeoutMs: AUTH_TIMEOUT_MS,
+    reconnect,
+  });
   cleanups.push(() => client.close());
   return client;
 }

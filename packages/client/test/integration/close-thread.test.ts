@@ -12,7 +12,8 @@ afterEach(async () => {
   await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
 });
 
-const threadOf = (frame: ServerFrame): string | undefined => ('threadId' in frame.payload ? frame.payload.threadId : undefined);
+const threadOf = (frame: ServerFrame): string | undefined =>
+  'threadId' in frame.payload ? frame.payload.threadId : undefined;
 
 describe('CPPClient.closeThread against the real CPPServer', () => {
   const real = useRealServer();
@@ -47,7 +48,8 @@ describe('CPPClient.closeThread against the real CPPServer', () => {
     const socket = recordingWebSocket();
     const client = real.connect(server, DID, { WebSocket: socket.WebSocket });
     const { threadId } = await client.openThread();
-    const syncs = () => socket.received.filter((frame) => frame.type === 'CPP_SYNC_GRAPH' && threadOf(frame) === threadId).length;
+    const syncs = () =>
+      socket.received.filter((frame) => frame.type === 'CPP_SYNC_GRAPH' && threadOf(frame) === threadId).length;
     const before = syncs();
 
     const sync = client.requestSync(threadId);
@@ -75,7 +77,10 @@ describe('CPPClient.closeThread against the real CPPServer', () => {
     const beforeCut = socket.received.length;
     expect(proxy.cutOne()).toBe(true);
     await statuses.reached('open', 2);
-    const synced = socket.received.slice(beforeCut).filter((frame) => frame.type === 'CPP_SYNC_GRAPH').map(threadOf);
+    const synced = socket.received
+      .slice(beforeCut)
+      .filter((frame) => frame.type === 'CPP_SYNC_GRAPH')
+      .map(threadOf);
     expect(synced).toEqual([kept.threadId]);
     expect(client.graph(closed.threadId)).toBeUndefined();
     await client.prompt({ userPrompt: 'Still here?', threadId: kept.threadId });

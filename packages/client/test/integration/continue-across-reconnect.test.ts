@@ -16,12 +16,18 @@ describe('CPPClient.continue across a reconnect, against the real CPPServer', ()
 
   it('settles with the answer that ended while the client was away, from the re-synced node, without sending it again', async () => {
     const store = new HeldStore();
-    const model = new ScriptedModel((callIndex) => ({ chunks: callIndex === 0 ? ['Half', ' unseen'] : [' and the rest'] }));
+    const model = new ScriptedModel((callIndex) => ({
+      chunks: callIndex === 0 ? ['Half', ' unseen'] : [' and the rest'],
+    }));
     const server: CPPServer = await startServer({ model, store });
     closing.push(server);
     const proxy = await TcpProxy.start(server.port);
     closing.push(proxy);
-    const client = new CPPClient({ endpoint: `ws://127.0.0.1:${proxy.port}`, did: DID, reconnect: { initialDelayMs: 5, maxDelayMs: 20 } });
+    const client = new CPPClient({
+      endpoint: `ws://127.0.0.1:${proxy.port}`,
+      did: DID,
+      reconnect: { initialDelayMs: 5, maxDelayMs: 20 },
+    });
     closing.push(client);
     const { threadId } = await client.openThread();
     const first = client.prompt({ userPrompt: 'Tell me' });
@@ -46,7 +52,11 @@ describe('CPPClient.continue across a reconnect, against the real CPPServer', ()
     await mirrorUntil(watcher, threadId, (graph) => graph.nodes[stopped.assistantNodeId]?.status === 'completed');
     proxy.targetPort = server.port;
 
-    expect(await continued).toMatchObject({ assistantNodeId: stopped.assistantNodeId, status: 'completed', content: 'Half and the rest' });
+    expect(await continued).toMatchObject({
+      assistantNodeId: stopped.assistantNodeId,
+      status: 'completed',
+      content: 'Half and the rest',
+    });
     expect(deltas.join('')).toBe(' and the rest');
     expect(model.calls).toHaveLength(2);
   });

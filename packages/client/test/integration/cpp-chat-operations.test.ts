@@ -13,7 +13,9 @@ import { ChatTerminal } from '../support/terminal.js';
 // cpp-chat's commands for the conversation operations (PROTOCOL.md §24, §25), typed on a terminal against a real
 // server; what they did is read back from the server by a client of the same DID.
 /** A ChatGPT data export's conversations.json of five conversations, with branches. */
-const CHATGPT_EXPORT = fileURLToPath(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url));
+const CHATGPT_EXPORT = fileURLToPath(
+  new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url),
+);
 
 describe('cpp-chat conversation commands', () => {
   let server: CPPServer;
@@ -83,7 +85,9 @@ describe('cpp-chat conversation commands', () => {
     expect(await command('/rename Nature notes', /^thread renamed/)).toBe('thread renamed "Nature notes"');
     expect((await observer.listThreads())[0]).toMatchObject({ threadId: 'thread_ops', title: 'Nature notes' });
 
-    expect(await command('/search rivers', /^1  thread_ops/)).toMatch(/^1  thread_ops "Nature notes", message msg_\S+: .*rivers/i);
+    expect(await command('/search rivers', /^1  thread_ops/)).toMatch(
+      /^1  thread_ops "Nature notes", message msg_\S+: .*rivers/i,
+    );
 
     const file = join(folder, 'thread.md');
     await command(`/export ${file}`, /^wrote the branch as Markdown/);
@@ -95,14 +99,20 @@ describe('cpp-chat conversation commands', () => {
     await command(`/export ${json}`, /^wrote the thread as CPP JSON/);
     expect(JSON.parse(await readFile(json, 'utf8'))).toMatchObject({ format: 'cpp-thread' });
 
-    expect(await command('/delete-thread thread_op', /^deleted thread/)).toBe('deleted thread thread_ops; no thread is open: type to start a new one, or /open one');
+    expect(await command('/delete-thread thread_op', /^deleted thread/)).toBe(
+      'deleted thread thread_ops; no thread is open: type to start a new one, or /open one',
+    );
     expect(await observer.listThreads()).toEqual([]);
 
     // /import tells the format from the content: the CPP JSON export comes back as a thread, listed as /threads does.
-    expect(await command(`/import ${json}`, /^imported \d+ thread /)).toBe('imported 1 thread (CPP JSON); /open THREAD opens one');
+    expect(await command(`/import ${json}`, /^imported \d+ thread /)).toBe(
+      'imported 1 thread (CPP JSON); /open THREAD opens one',
+    );
     await chat.until((rows) => rows.some((row) => /^1 {3}\S+ "Nature notes" \(4 messages\)$/.test(row)));
     expect(await observer.listThreads()).toMatchObject([{ title: 'Nature notes', nodeCount: 4 }]);
-    expect(await command(`/import ${CHATGPT_EXPORT}`, /^imported \d+ threads/)).toBe('imported 5 threads (ChatGPT conversations); /open THREAD opens one');
+    expect(await command(`/import ${CHATGPT_EXPORT}`, /^imported \d+ threads/)).toBe(
+      'imported 5 threads (ChatGPT conversations); /open THREAD opens one',
+    );
     await chat.until((rows) => rows.some((row) => /^2 {3}\S+ "Rivers of Europe" \(7 messages\)$/.test(row)));
     expect(await observer.listThreads()).toHaveLength(6);
 
@@ -111,8 +121,13 @@ describe('cpp-chat conversation commands', () => {
     await writeFile(broken, '{"format": "cpp-thread",');
     expect(await command(`/import ${broken}`, /^error: the file is not JSON/)).toMatch(/^error: the file is not JSON/);
     await writeFile(broken, '{"threads": []}');
-    expect(await command(`/import ${broken}`, /^error: the file is neither/)).toMatch(/^error: the file is neither a CPP thread export/);
-    await writeFile(broken, JSON.stringify([{ title: 'Half', mapping: { a: { id: 'a', message: null, parent: null, children: ['b'] } } }]));
+    expect(await command(`/import ${broken}`, /^error: the file is neither/)).toMatch(
+      /^error: the file is neither a CPP thread export/,
+    );
+    await writeFile(
+      broken,
+      JSON.stringify([{ title: 'Half', mapping: { a: { id: 'a', message: null, parent: null, children: ['b'] } } }]),
+    );
     expect(await command(`/import ${broken}`, /^error: [A-Z_]+: /)).toMatch(/^error: [A-Z_]+: /);
     expect(await observer.listThreads()).toHaveLength(6);
 
@@ -139,7 +154,10 @@ describe('cpp-chat /continue', () => {
   const answerOf = (graph: ThreadGraph) => Object.values(graph.nodes).find((node) => node.role === 'assistant');
 
   it('goes on with a stopped answer in the same message', async () => {
-    chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_continue'], { columns: 100, rows: 40 });
+    chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_continue'], {
+      columns: 100,
+      rows: 40,
+    });
     await chat.until((rows) => rows.at(-1) === '›');
     observer = new CPPClient({ endpoint: server.url, did: DID, reconnect: false });
     await observer.openThread('thread_continue');
@@ -148,10 +166,14 @@ describe('cpp-chat /continue', () => {
     await mirrorUntil(observer, 'thread_continue', (graph) => (answerOf(graph)?.content.length ?? 0) > 20);
     await chat.enter('/stop');
     await chat.until((rows) => rows.some((row) => /^\[interrupted after \d+ characters\]$/.test(row)));
-    const stopped = answerOf(await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'interrupted'))!;
+    const stopped = answerOf(
+      await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'interrupted'),
+    )!;
 
     await chat.enter('/continue');
-    const continued = answerOf(await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'completed'))!;
+    const continued = answerOf(
+      await mirrorUntil(observer, 'thread_continue', (graph) => answerOf(graph)?.status === 'completed'),
+    )!;
     expect(continued.id).toBe(stopped.id);
     expect(continued.content.startsWith(stopped.content)).toBe(true);
     expect(continued.content.length).toBeGreaterThan(stopped.content.length);

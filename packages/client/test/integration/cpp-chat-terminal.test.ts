@@ -42,7 +42,11 @@ describe('cpp-chat on a terminal', () => {
 
     await chat.enter('ead.');
     const pivot = await server.frame('CPP_PIVOT_INIT');
-    expect(pivot.payload).toMatchObject({ interruptedNodeId: first, receivedContentLength: 95, userPrompt: 'Rust instead.' });
+    expect(pivot.payload).toMatchObject({
+      interruptedNodeId: first,
+      receivedContentLength: 95,
+      userPrompt: 'Rust instead.',
+    });
     const second = server.streaming('thread_tty');
     server.chunk('thread_tty', second, 'Rust has ownership.');
     server.complete('thread_tty', second);

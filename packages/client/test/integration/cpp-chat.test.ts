@@ -37,7 +37,9 @@ describe('cpp-chat against the real CPPServer with the demo model', () => {
     const branchAnswer = answerTo(graph, 'Rust instead.');
     expect(firstAnswer.status).toBe('interrupted');
     expect(firstAnswer.content).toHaveLength(shown);
-    expect(chat.stdout.text.slice(answerStart)).toContain(`${firstAnswer.content}\n[interrupted after ${shown} characters]`);
+    expect(chat.stdout.text.slice(answerStart)).toContain(
+      `${firstAnswer.content}\n[interrupted after ${shown} characters]`,
+    );
     expect(tree).toContain(`${branchAnswer.id} assistant interrupted`);
     expect(tree).toMatch(new RegExp(`${branchAnswer.id} .*<- head`));
   });

@@ -32,7 +32,10 @@ describe('CPPClient: choosing a model', () => {
     const byDefault = await client.pivot({ userPrompt: 'Again' });
     expect(byDefault.content.split(' ')).toHaveLength(5);
     const graph = client.graph(chosen.threadId);
-    expect([graph?.nodes[chosen.assistantNodeId]?.model, graph?.nodes[byDefault.assistantNodeId]?.model]).toEqual(['long', 'short']);
+    expect([graph?.nodes[chosen.assistantNodeId]?.model, graph?.nodes[byDefault.assistantNodeId]?.model]).toEqual([
+      'long',
+      'short',
+    ]);
     const edited = await client.edit({ nodeId: byDefault.userNodeId, userPrompt: 'Again, at length', model: 'long' });
     expect(edited.content.split(' ')).toHaveLength(9);
     expect(client.graph(edited.threadId)?.nodes[edited.assistantNodeId]?.model).toBe('long');

@@ -10,7 +10,10 @@ describe('CPPClient against the real CPPServer with the demo model', () => {
     const server = await real.start(SHORT_ANSWERS);
     const client = real.connect(server);
     const deltas: string[] = [];
-    const result = await client.prompt({ userPrompt: 'Explain spiking neural networks.', onStream: (delta) => deltas.push(delta) });
+    const result = await client.prompt({
+      userPrompt: 'Explain spiking neural networks.',
+      onStream: (delta) => deltas.push(delta),
+    });
 
     expect(result.status).toBe('completed');
     expect(result.finishReason).toBe('stop');
@@ -28,7 +31,9 @@ describe('CPPClient against the real CPPServer with the demo model', () => {
     client.on('halted', (halted) => halts.push(halted));
     const { threadId } = await client.openThread();
     const first = client.prompt({ userPrompt: 'Explain Clojure.' });
-    await mirrorUntil(client, threadId, (mirror) => Object.values(mirror.nodes).some((node) => node.status === 'streaming' && node.content.length > 20));
+    await mirrorUntil(client, threadId, (mirror) =>
+      Object.values(mirror.nodes).some((node) => node.status === 'streaming' && node.content.length > 20),
+    );
 
     const branchText: string[] = [];
     const pivot = client.pivot({ userPrompt: 'Rust instead.', onStream: (delta) => branchText.push(delta) });
@@ -43,7 +48,11 @@ describe('CPPClient against the real CPPServer with the demo model', () => {
     const branch = await pivot;
     const mirror = client.graph(threadId)!;
     expect(mirror.nodes[interrupted.assistantNodeId]?.childrenIds).toEqual([branch.userNodeId]);
-    expect(mirror.nodes[branch.userNodeId]).toMatchObject({ role: 'user', content: 'Rust instead.', childrenIds: [branch.assistantNodeId] });
+    expect(mirror.nodes[branch.userNodeId]).toMatchObject({
+      role: 'user',
+      content: 'Rust instead.',
+      childrenIds: [branch.assistantNodeId],
+    });
     expect(mirror.activeHeadMessageId).toBe(branch.assistantNodeId);
     expect(mirror).toEqual(await real.connect(server).openThread(threadId));
   });

@@ -18,7 +18,12 @@ describe('CPPClient: reasoning and continue against the real CPPServer', () => {
     const reasoned: string[] = [];
     const answered: string[] = [];
 
-    const result = await client.prompt({ userPrompt: 'Why trees?', model: 'demo-reasoning', onReasoning: (delta) => reasoned.push(delta), onStream: (delta) => answered.push(delta) });
+    const result = await client.prompt({
+      userPrompt: 'Why trees?',
+      model: 'demo-reasoning',
+      onReasoning: (delta) => reasoned.push(delta),
+      onStream: (delta) => answered.push(delta),
+    });
 
     const node = client.graph()!.nodes[result.assistantNodeId]!;
     expect(result.reasoning).toMatch(/^The question is about "Why trees\?"\./);
@@ -26,7 +31,9 @@ describe('CPPClient: reasoning and continue against the real CPPServer', () => {
     expect(reasoned.join('')).toBe(result.reasoning);
     expect(answered.join('')).toBe(result.content);
     expect(result.content).not.toContain('The question is about');
-    expect((await client.listModels()).models.find((model) => model.id === 'demo-reasoning')).toMatchObject({ reasoning: true });
+    expect((await client.listModels()).models.find((model) => model.id === 'demo-reasoning')).toMatchObject({
+      reasoning: true,
+    });
   });
 
   it('pivots while the model reasons: the node keeps the reasoning the user had seen and no answer', async () => {
@@ -56,7 +63,10 @@ describe('CPPClient: reasoning and continue against the real CPPServer', () => {
     expect(stopped.status).toBe('interrupted');
     const deltas: string[] = [];
 
-    const continued = await client.continue({ expectedVersion: client.graph()!.version, onStream: (delta) => deltas.push(delta) });
+    const continued = await client.continue({
+      expectedVersion: client.graph()!.version,
+      onStream: (delta) => deltas.push(delta),
+    });
 
     expect(continued).toMatchObject({ assistantNodeId: stopped.assistantNodeId, status: 'completed' });
     expect(stopped.content + deltas.join('')).toBe(continued.content);

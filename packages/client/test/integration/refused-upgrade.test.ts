@@ -19,7 +19,8 @@ describe('a connection that fails to open, in Node', () => {
     expect(error).toBeInstanceOf(ConnectionClosedError);
     expect(error).toMatchObject({
       code: 1006,
-      reason: 'the server refused the WebSocket upgrade with HTTP 401 Unauthorized: this server proves identities, and did:key:z6MkpTHR8VNs... is not an Ed25519 did:key',
+      reason:
+        'the server refused the WebSocket upgrade with HTTP 401 Unauthorized: this server proves identities, and did:key:z6MkpTHR8VNs... is not an Ed25519 did:key',
     });
     expect((error as Error).message).toContain('is not an Ed25519 did:key');
     expect(client.status).toBe('closed');
@@ -32,10 +33,15 @@ describe('a connection that fails to open, in Node', () => {
       socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n\r\nno\x1b[2J\x07 entry${'!'.repeat(1 << 20)}`);
     });
     closers.push(() => new Promise((resolve) => refusing.close(() => resolve())));
-    const client = new CPPClient({ endpoint: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}`, did: 'did:key:z6MkAnyone' });
+    const client = new CPPClient({
+      endpoint: `ws://127.0.0.1:${(refusing.address() as AddressInfo).port}`,
+      did: 'did:key:z6MkAnyone',
+    });
 
     const error = (await client.ready().catch((caught: unknown) => caught)) as ConnectionClosedError;
-    expect(error.reason).toMatch(/^the server refused the WebSocket upgrade with HTTP 403 Forbidden: no \[2J entry!+…$/);
+    expect(error.reason).toMatch(
+      /^the server refused the WebSocket upgrade with HTTP 403 Forbidden: no \[2J entry!+…$/,
+    );
     expect(error.reason.length).toBeLessThan(1100);
   });
 

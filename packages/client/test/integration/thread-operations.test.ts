@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { ENDLESS_ANSWERS, SHORT_ANSWERS, useRealServer } from '../support/real-server.js';
 import { mirrorUntil } from '../support/session.js';
 
-const chatGptExport = (): unknown => JSON.parse(readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
+const chatGptExport = (): unknown =>
+  JSON.parse(
+    readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'),
+  );
 
 describe('CPPClient thread operations against the real CPPServer', () => {
   const real = useRealServer();
@@ -67,7 +70,11 @@ describe('CPPClient thread operations against the real CPPServer', () => {
     await bob.deleteThread(threadId);
     // Either the rename was applied before the delete, or it waits on a thread that no longer exists.
     const failure = await renamed;
-    if (failure !== undefined) expect(failure).toSatisfy((error) => error instanceof ThreadClosedError || (error instanceof CPPServerError && error.code === 'NOT_FOUND'));
+    if (failure !== undefined)
+      expect(failure).toSatisfy(
+        (error) =>
+          error instanceof ThreadClosedError || (error instanceof CPPServerError && error.code === 'NOT_FOUND'),
+      );
     expect(alice.graph(threadId)).toBeUndefined();
   });
 
@@ -79,21 +86,42 @@ describe('CPPClient thread operations against the real CPPServer', () => {
 
     const hits = await alice.searchThreads('danube');
     expect(hits.map((hit) => hit.nodeId)).toEqual([null, expect.any(String), answer.assistantNodeId]);
-    expect(hits[0]).toEqual({ threadId, title: 'Tell me about the Danube.', nodeId: null, snippet: 'Tell me about the Danube.' });
+    expect(hits[0]).toEqual({
+      threadId,
+      title: 'Tell me about the Danube.',
+      nodeId: null,
+      snippet: 'Tell me about the Danube.',
+    });
     expect(await alice.searchThreads('danube', { limit: 1 })).toHaveLength(1);
 
     const markdown = await alice.exportThread('markdown');
-    expect(markdown).toMatch(/^# Tell me about the Danube\.\n\n## User\n\nTell me about the Danube\.\n\n## Assistant\n\n/);
+    expect(markdown).toMatch(
+      /^# Tell me about the Danube\.\n\n## User\n\nTell me about the Danube\.\n\n## Assistant\n\n/,
+    );
     const json = JSON.parse(await alice.exportThread('cpp-thread', threadId));
     expect(ThreadExportSchema.parse(json).thread).toEqual({ ...json.thread, threadId });
 
     const [copy] = await alice.importThreads('cpp-thread', json);
     expect(copy).toMatchObject({ title: 'Tell me about the Danube.', nodeCount: 2, version: 1 });
     const reopened = await alice.openThread(copy!.threadId);
-    expect(Object.values(reopened.nodes).map((node) => node.content).sort()).toEqual(Object.values(json.thread.nodes as Record<string, { content: string }>).map((node) => node.content).sort());
+    expect(
+      Object.values(reopened.nodes)
+        .map((node) => node.content)
+        .sort(),
+    ).toEqual(
+      Object.values(json.thread.nodes as Record<string, { content: string }>)
+        .map((node) => node.content)
+        .sort(),
+    );
 
     const imported = await alice.importThreads('chatgpt', chatGptExport());
-    expect(imported.map((thread) => thread.title)).toEqual(['Rivers of Europe', 'Plotting with code', 'Edited first prompt', 'Edited first prompt (2)', '']);
+    expect(imported.map((thread) => thread.title)).toEqual([
+      'Rivers of Europe',
+      'Plotting with code',
+      'Edited first prompt',
+      'Edited first prompt (2)',
+      '',
+    ]);
     await expect(alice.importThreads('chatgpt', { not: 'an export' })).rejects.toMatchObject({ code: 'INVALID_FRAME' });
   });
 });

@@ -33,7 +33,9 @@ describe('regenerate, edit and deleteBranch against the real CPPServer', () => {
     const regenerated = await mirrorUntil(client, threadId, (graph) => graph.activeHeadMessageId !== streamingId);
     await client.stop();
     expect(await second).toMatchObject({ status: 'interrupted', assistantNodeId: regenerated.activeHeadMessageId });
-    expect(getNode(client.graph()!, streamingId)?.parentId).toBe(getNode(client.graph()!, (await second).assistantNodeId)?.parentId);
+    expect(getNode(client.graph()!, streamingId)?.parentId).toBe(
+      getNode(client.graph()!, (await second).assistantNodeId)?.parentId,
+    );
   });
 
   it('edits a prompt as a new prompt beside it, keeping the old branch; the first prompt cannot be edited in place', async () => {
@@ -47,7 +49,9 @@ describe('regenerate, edit and deleteBranch against the real CPPServer', () => {
     expect(graph.nodes[edited.userNodeId]).toMatchObject({ role: 'user', content: 'And its protocols?' });
     expect(graph.nodes[second.assistantNodeId]).toMatchObject({ status: 'completed' });
     expect(graph.activeHeadMessageId).toBe(edited.assistantNodeId);
-    await expect(client.edit({ nodeId: first.userNodeId, userPrompt: 'Explain Scheme.' })).rejects.toThrow(/first prompt/);
+    await expect(client.edit({ nodeId: first.userNodeId, userPrompt: 'Explain Scheme.' })).rejects.toThrow(
+      /first prompt/,
+    );
     await expect(client.edit({ nodeId: first.assistantNodeId, userPrompt: 'Words.' })).rejects.toThrow(/no user node/);
   });
 

@@ -32,9 +32,12 @@ interface Answer {
 }
 
 describe('clients whose connections are cut at random while streaming', () => {
-  it('each end with exactly the server\'s text for every node', { timeout: 180_000 }, async () => {
+  it("each end with exactly the server's text for every node", { timeout: 180_000 }, async () => {
     // Chunks paced as in production: a cut may come with any of them.
-    const server = await startServer({ model: new DemoProvider({ delayMs: 2, words: 80 }), chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS });
+    const server = await startServer({
+      model: new DemoProvider({ delayMs: 2, words: 80 }),
+      chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
+    });
     cleanups.push(() => server.close());
     const proxy = await TcpProxy.start(server.port);
     cleanups.push(() => proxy.close());
@@ -42,7 +45,10 @@ describe('clients whose connections are cut at random while streaming', () => {
     let chaos = true;
 
     const connect = () => {
-      const client = new CPPClient({ endpoint: `ws://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 5, maxDelayMs: 50 } });
+      const client = new CPPClient({
+        endpoint: `ws://127.0.0.1:${proxy.port}`,
+        reconnect: { initialDelayMs: 5, maxDelayMs: 50 },
+      });
       cleanups.push(() => client.close());
       client.on('error', (error) => figures.errors.push(error));
       client.on('status', (status) => status === 'reconnecting' && (figures.reconnects += 1));
@@ -97,14 +103,22 @@ async function play(actor: CPPClient, threadId: string): Promise<Answer[]> {
   const answers: Answer[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     const first = { delivered: '' };
-    const answer = actor.prompt({ threadId, userPrompt: `Round ${round}`, onStream: (delta) => (first.delivered += delta) });
+    const answer = actor.prompt({
+      threadId,
+      userPrompt: `Round ${round}`,
+      onStream: (delta) => (first.delivered += delta),
+    });
     if (Math.random() < 0.5) {
       answers.push({ result: await answer, delivered: first.delivered, pivoted: false });
       continue;
     }
     await streamedAtLeast(actor, threadId, 5 + Math.floor(Math.random() * 200), answer);
     const second = { delivered: '' };
-    const branch = actor.pivot({ threadId, userPrompt: `Pivot ${round}`, onStream: (delta) => (second.delivered += delta) });
+    const branch = actor.pivot({
+      threadId,
+      userPrompt: `Pivot ${round}`,
+      onStream: (delta) => (second.delivered += delta),
+    });
     answers.push({ result: await answer, delivered: first.delivered, pivoted: true });
     answers.push({ result: await branch, delivered: second.delivered, pivoted: false });
   }

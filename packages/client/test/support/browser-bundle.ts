@@ -18,7 +18,9 @@ async function bundle(): Promise<string> {
   const bundle = await rolldown({
     input: fileURLToPath(new URL('../../src/browser.ts', import.meta.url)),
     platform: 'browser',
-    resolve: { alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../../protocol/src/index.ts', import.meta.url)) } },
+    resolve: {
+      alias: { '@promethea/cpp-protocol': fileURLToPath(new URL('../../../protocol/src/index.ts', import.meta.url)) },
+    },
   });
   const { output } = await bundle.generate({ format: 'iife', name: 'CPP', inlineDynamicImports: true });
   await bundle.close();

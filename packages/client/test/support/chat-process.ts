@@ -39,7 +39,10 @@ export class ChatProcess {
   constructor(args: string[]) {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npx tsc -b)`);
     // Its identity file goes to a folder of the test run's, not to the user's ~/.config.
-    this.child = spawn(process.execPath, [CLI, ...args], { stdio: 'pipe', env: { ...process.env, XDG_CONFIG_HOME: CONFIG_HOME } });
+    this.child = spawn(process.execPath, [CLI, ...args], {
+      stdio: 'pipe',
+      env: { ...process.env, XDG_CONFIG_HOME: CONFIG_HOME },
+    });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => this.stdout.append(chunk));
     this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => this.stderr.append(chunk));
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));

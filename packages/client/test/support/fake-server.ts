@@ -118,7 +118,12 @@ export class FakeServer {
 
   complete(threadId: string, nodeId: string): void {
     const node = this.node(threadId, nodeId);
-    this.broadcast(threadId, 'CPP_STREAM_COMPLETED', { threadId, nodeId, finalContentLength: node.content.length, finishReason: 'stop' });
+    this.broadcast(threadId, 'CPP_STREAM_COMPLETED', {
+      threadId,
+      nodeId,
+      finalContentLength: node.content.length,
+      finishReason: 'stop',
+    });
     this.commit(planFinish(this.graph(threadId), { nodeId, status: 'completed', content: node.content }));
   }
 
@@ -156,7 +161,11 @@ export class FakeServer {
     const header = request.headers[CPP_DID_HEADER.toLowerCase()];
     const url = new URL(request.url ?? '/', 'ws://fake');
     const headerDid = typeof header === 'string' ? header : undefined;
-    this.handshakes.push({ did: headerDid ?? url.searchParams.get(CPP_DID_QUERY_PARAMETER) ?? undefined, didFromHeader: headerDid !== undefined, url: request.url ?? '' });
+    this.handshakes.push({
+      did: headerDid ?? url.searchParams.get(CPP_DID_QUERY_PARAMETER) ?? undefined,
+      didFromHeader: headerDid !== undefined,
+      url: request.url ?? '',
+    });
     this.peers.push(peer);
     peer.on('message', (data) => this.receive(peer, String(data)));
   }
@@ -172,7 +181,12 @@ export class FakeServer {
       (once ?? this.handlers.get(frame.type) ?? this.answer)(frame, peer);
     } catch (error) {
       if (!CPPError.isInstance(error)) throw error;
-      this.send(peer, 'CPP_ERROR', { code: error.code, message: error.message, refType: frame.type, ...(frame.id ? { refId: frame.id } : {}) });
+      this.send(peer, 'CPP_ERROR', {
+        code: error.code,
+        message: error.message,
+        refType: frame.type,
+        ...(frame.id ? { refId: frame.id } : {}),
+      });
     }
     for (const wake of this.frameWaiters.splice(0)) wake();
   }
@@ -209,22 +223,43 @@ export class FakeServer {
 
   private prompt(payload: Frame<'CPP_PROMPT'>['payload']): void {
     const graph = this.graph(payload.activeThreadId);
-    if (Object.values(graph.nodes).some((node) => node.status === 'streaming')) throw new CPPError(ErrorCode.THREAD_BUSY, 'busy');
+    if (Object.values(graph.nodes).some((node) => node.status === 'streaming'))
+      throw new CPPError(ErrorCode.THREAD_BUSY, 'busy');
     const { userPrompt, newNodeId: userNodeId, parentNodeId } = payload;
-    this.commit(planPrompt(graph, { userPrompt, userNodeId, assistantNodeId: newMessageId(), createdAt: Date.now(), ...(parentNodeId ? { parentNodeId } : {}) }));
+    this.commit(
+      planPrompt(graph, {
+        userPrompt,
+        userNodeId,
+        assistantNodeId: newMessageId(),
+        createdAt: Date.now(),
+        ...(parentNodeId ? { parentNodeId } : {}),
+      }),
+    );
   }
 
   private pivot(payload: Frame<'CPP_PIVOT_INIT'>['payload']): void {
     const { activeThreadId: threadId, interruptedNodeId, userPrompt, newBranchNodeId: userNodeId } = payload;
     const interrupted = this.node(threadId, interruptedNodeId);
-    const cutContent = interrupted.status === 'streaming' ? this.halt(threadId, interruptedNodeId, payload.receivedContentLength, 'pivot') : undefined;
-    const exchange = { interruptedNodeId, userPrompt, userNodeId, assistantNodeId: newMessageId(), createdAt: Date.now() };
-    this.commit(planPivotSplice(this.graph(threadId), cutContent === undefined ? exchange : { ...exchange, cutContent }));
+    const cutContent =
+      interrupted.status === 'streaming'
+        ? this.halt(threadId, interruptedNodeId, payload.receivedContentLength, 'pivot')
+        : undefined;
+    const exchange = {
+      interruptedNodeId,
+      userPrompt,
+      userNodeId,
+      assistantNodeId: newMessageId(),
+      createdAt: Date.now(),
+    };
+    this.commit(
+      planPivotSplice(this.graph(threadId), cutContent === undefined ? exchange : { ...exchange, cutContent }),
+    );
   }
 
   private stop(payload: Frame<'CPP_STREAM_STOP'>['payload']): void {
     const { activeThreadId: threadId, nodeId } = payload;
-    if (this.node(threadId, nodeId).status !== 'streaming') throw new CPPError(ErrorCode.NOT_STREAMING, 'not streaming');
+    if (this.node(threadId, nodeId).status !== 'streaming')
+      throw new CPPError(ErrorCode.NOT_STREAMING, 'not streaming');
     const content = this.halt(threadId, nodeId, payload.receivedContentLength, 'stop');
     this.commit(planFinish(this.graph(threadId), { nodeId, status: 'interrupted', content }));
   }
@@ -233,7 +268,13 @@ export class FakeServer {
   private halt(threadId: string, nodeId: string, received: number | undefined, reason: 'pivot' | 'stop'): string {
     const content = this.node(threadId, nodeId).content;
     const finalContentLength = Math.min(received ?? content.length, content.length);
-    this.broadcast(threadId, 'CPP_STREAM_HALTED', { interruptedNodeId: nodeId, finalContentLength, lastChunkReceived: '', threadId, reason });
+    this.broadcast(threadId, 'CPP_STREAM_HALTED', {
+      interruptedNodeId: nodeId,
+      finalContentLength,
+      lastChunkReceived: '',
+      threadId,
+      reason,
+    });
     return content.slice(0, finalContentLength);
   }
 

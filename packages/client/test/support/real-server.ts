@@ -1,5 +1,10 @@
 import { CPPClient, type CPPClientOptions } from '@promethea/cpp-client';
-import { DEFAULT_CHUNK_INTERVAL_MS, DemoProvider, type CPPServer, type DemoProviderOptions } from '@promethea/cpp-server';
+import {
+  DEFAULT_CHUNK_INTERVAL_MS,
+  DemoProvider,
+  type CPPServer,
+  type DemoProviderOptions,
+} from '@promethea/cpp-server';
 import { afterEach } from 'vitest';
 import { startServer } from '../../../server/test/support/start-server.js';
 import { DID } from './session.js';

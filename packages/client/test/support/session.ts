@@ -1,4 +1,10 @@
-import { CPPClient, type CPPClientOptions, type GenerationResult, type PromptOptions, type ThreadGraph } from '@promethea/cpp-client';
+import {
+  CPPClient,
+  type CPPClientOptions,
+  type GenerationResult,
+  type PromptOptions,
+  type ThreadGraph,
+} from '@promethea/cpp-client';
 import { afterEach, beforeEach } from 'vitest';
 import { FakeServer } from './fake-server.js';
 
@@ -48,7 +54,11 @@ export interface StartedPrompt {
 }
 
 /** Resolves with the client's mirror of the thread once `test` holds for it (checked now and after each change). */
-export function mirrorUntil(client: CPPClient, threadId: string, test: (graph: ThreadGraph) => boolean): Promise<ThreadGraph> {
+export function mirrorUntil(
+  client: CPPClient,
+  threadId: string,
+  test: (graph: ThreadGraph) => boolean,
+): Promise<ThreadGraph> {
   return new Promise((resolve) => {
     const check = () => {
       const graph = client.graph(threadId);

@@ -12,7 +12,8 @@ export function recordStatuses(client: CPPClient) {
     seen,
     /** Resolves once `status` has been reported `times` times in all. */
     async reached(status: ConnectionStatus, times = 1): Promise<void> {
-      while (seen.filter((candidate) => candidate === status).length < times) await new Promise<void>((resolve) => waiters.push(resolve));
+      while (seen.filter((candidate) => candidate === status).length < times)
+        await new Promise<void>((resolve) => waiters.push(resolve));
     },
   };
 }

@@ -17,7 +17,21 @@ export class ChatTerminal {
   static async start(args: string[], size = { columns: 60, rows: 20 }): Promise<ChatTerminal> {
     const terminal = new ChatTerminal();
     const command = `${[process.execPath, CLI, ...args].map(quoted).join(' ')}; echo "[exit $?]"`;
-    await terminal.tmux('new-session', '-d', '-s', terminal.name, '-x', String(size.columns), '-y', String(size.rows), '-e', `XDG_CONFIG_HOME=${CONFIG_HOME}`, '-e', 'NO_COLOR=1', command);
+    await terminal.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      terminal.name,
+      '-x',
+      String(size.columns),
+      '-y',
+      String(size.rows),
+      '-e',
+      `XDG_CONFIG_HOME=${CONFIG_HOME}`,
+      '-e',
+      'NO_COLOR=1',
+      command,
+    );
     // The screen stays readable after cpp-chat exits, for the test to see how it left.
     await terminal.tmux('set-option', '-t', terminal.name, 'remain-on-exit', 'on');
     return terminal;

@@ -5,7 +5,9 @@ import { MessageIdSchema } from '../node.js';
 import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
 import { AuthProofFrameSchema } from './auth-frames.js';
 
-export const ThreadIdSchema = z.string().regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
+export const ThreadIdSchema = z
+  .string()
+  .regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
 
 /**
  * A prompt must say something: at least one character that is not white space. U+0000 is refused because some

@@ -8,7 +8,11 @@ import { ServerFrameSchema, type ServerFrame, type ServerFrameType, type ServerP
 /** The one place where a client frame's text becomes a value: JSON, then the envelope, then the frame's schema. */
 export function decodeClientFrame(text: string): DecodeResult<ClientFrame> {
   if (nestsDeeperThan(text, MAX_FRAME_DEPTH)) {
-    return { ok: false, code: ErrorCode.BAD_FRAME, message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels` };
+    return {
+      ok: false,
+      code: ErrorCode.BAD_FRAME,
+      message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels`,
+    };
   }
   return decodeFrame(text, ClientFrameSchema, CLIENT_FRAME_TYPES);
 }
@@ -47,7 +51,11 @@ export function decodeServerFrame(text: string): DecodeResult<ServerFrame> {
   return decodeFrame(text, ServerFrameSchema, SERVER_FRAME_TYPES);
 }
 
-export function encodeServerFrame<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, timestamp = Date.now()): string {
+export function encodeServerFrame<Type extends ServerFrameType>(
+  type: Type,
+  payload: ServerPayload<Type>,
+  timestamp = Date.now(),
+): string {
   return JSON.stringify({ type, timestamp, payload });
 }
 
@@ -55,11 +63,21 @@ export function encodeClientFrame(frame: ClientFrame): string {
   return JSON.stringify(frame);
 }
 
-function decodeFrame<Frame>(text: string, schema: z.ZodType<Frame>, knownTypes: readonly string[]): DecodeResult<Frame> {
+function decodeFrame<Frame>(
+  text: string,
+  schema: z.ZodType<Frame>,
+  knownTypes: readonly string[],
+): DecodeResult<Frame> {
   const read = readEnvelope(text, knownTypes);
   if (!read.ok) return read;
   const parsed = schema.safeParse(read.frame);
-  if (!parsed.success) return { ok: false, code: ErrorCode.INVALID_FRAME, message: describeIssue(parsed.error), ...frameReferences(read.frame) };
+  if (!parsed.success)
+    return {
+      ok: false,
+      code: ErrorCode.INVALID_FRAME,
+      message: describeIssue(parsed.error),
+      ...frameReferences(read.frame),
+    };
   return { ok: true, frame: parsed.data };
 }
 

@@ -29,7 +29,12 @@ export function readEnvelope(text: string, knownTypes: readonly string[]): Decod
     return { ok: false, code: ErrorCode.INVALID_FRAME, message: 'type: expected a string', ...refs };
   }
   if (!knownTypes.includes(envelope.type)) {
-    return { ok: false, code: ErrorCode.UNKNOWN_TYPE, message: `unknown frame type ${JSON.stringify(envelope.type.slice(0, 64))}`, ...refs };
+    return {
+      ok: false,
+      code: ErrorCode.UNKNOWN_TYPE,
+      message: `unknown frame type ${JSON.stringify(envelope.type.slice(0, 64))}`,
+      ...refs,
+    };
   }
   return { ok: true, frame: envelope };
 }
@@ -52,7 +57,12 @@ export function decodeServerFrameEnvelope(text: string): DecodeResult<ServerFram
   const read = readEnvelope(text, SERVER_FRAME_TYPES);
   if (!read.ok) return read;
   const { timestamp, payload } = read.frame;
-  const field = typeof timestamp !== 'number' ? 'timestamp: expected a number' : typeof payload !== 'object' || payload === null || Array.isArray(payload) ? 'payload: expected an object' : undefined;
+  const field =
+    typeof timestamp !== 'number'
+      ? 'timestamp: expected a number'
+      : typeof payload !== 'object' || payload === null || Array.isArray(payload)
+        ? 'payload: expected an object'
+        : undefined;
   if (field) return { ok: false, code: ErrorCode.INVALID_FRAME, message: field, ...frameReferences(read.frame) };
   return { ok: true, frame: read.frame as ServerFrame };
 }

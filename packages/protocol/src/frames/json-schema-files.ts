@@ -14,7 +14,9 @@ export function jsonSchemaFiles(): Record<string, string> {
   for (const [side, schemas] of Object.entries({ client, server })) {
     for (const [type, schema] of Object.entries(schemas)) files[`${side}/${type}.json`] = schemaText(schema);
   }
-  files['export/cpp-thread.json'] = schemaText(z.toJSONSchema(ThreadExportSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema);
+  files['export/cpp-thread.json'] = schemaText(
+    z.toJSONSchema(ThreadExportSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchema,
+  );
   return files;
 }
 

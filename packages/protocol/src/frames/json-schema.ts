@@ -15,6 +15,9 @@ export function frameJsonSchemas(): { client: Record<string, JsonSchema>; server
 
 function mapSchemas(options: readonly z.ZodObject<{ type: z.ZodLiteral<string> }>[]): Record<string, JsonSchema> {
   return Object.fromEntries(
-    options.map((schema) => [schema.shape.type.value, z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema]),
+    options.map((schema) => [
+      schema.shape.type.value,
+      z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema,
+    ]),
   );
 }

@@ -68,7 +68,13 @@ export const GraphPatchFrameSchema = serverFrame(
  */
 export const StreamChunkFrameSchema = serverFrame(
   'CPP_STREAM_CHUNK',
-  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, offset: LengthSchema, delta: z.string().min(1), part: TextPartSchema.optional() }),
+  z.object({
+    threadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    offset: LengthSchema,
+    delta: z.string().min(1),
+    part: TextPartSchema.optional(),
+  }),
 );
 
 export const FinishReasonSchema = z.enum(['stop', 'length', 'content-filter', 'other']);
@@ -112,7 +118,10 @@ export const ModelInfoSchema = z.object({
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 
 /** The models this server offers, and the one a prompt without `model` gets. */
-export const ModelsFrameSchema = serverFrame('CPP_MODELS', z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string() }));
+export const ModelsFrameSchema = serverFrame(
+  'CPP_MODELS',
+  z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string() }),
+);
 
 export const ErrorCodeSchema = z.enum(ERROR_CODES as [string, ...string[]]);
 
@@ -143,10 +152,16 @@ export const SearchHitSchema = z.object({
 export type SearchHit = z.infer<typeof SearchHitSchema>;
 
 /** The matches of a CPP_THREAD_SEARCH, best first. */
-export const SearchResultsFrameSchema = serverFrame('CPP_SEARCH_RESULTS', z.object({ query: z.string(), hits: z.array(SearchHitSchema) }));
+export const SearchResultsFrameSchema = serverFrame(
+  'CPP_SEARCH_RESULTS',
+  z.object({ query: z.string(), hits: z.array(SearchHitSchema) }),
+);
 
 /** The threads a CPP_THREAD_IMPORT created, in the document's order. */
-export const ThreadsImportedFrameSchema = serverFrame('CPP_THREADS_IMPORTED', z.object({ threads: z.array(ThreadSummarySchema) }));
+export const ThreadsImportedFrameSchema = serverFrame(
+  'CPP_THREADS_IMPORTED',
+  z.object({ threads: z.array(ThreadSummarySchema) }),
+);
 
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,

@@ -19,6 +19,12 @@ export function authStatementBytes(statement: AuthStatement): Uint8Array {
   if (fields.some((field) => /[\r\n]/.test(field)) || !Number.isSafeInteger(statement.expiresAt)) {
     throw new RangeError('an authentication statement has single-line fields and an integer expiry');
   }
-  const lines = [STATEMENT_VERSION, `iss:${statement.did}`, `aud:${statement.audience}`, `nonce:${statement.nonce}`, `exp:${statement.expiresAt}`];
+  const lines = [
+    STATEMENT_VERSION,
+    `iss:${statement.did}`,
+    `aud:${statement.audience}`,
+    `nonce:${statement.nonce}`,
+    `exp:${statement.expiresAt}`,
+  ];
   return new TextEncoder().encode(lines.join('\n'));
 }

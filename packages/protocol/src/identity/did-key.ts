@@ -10,7 +10,8 @@ const ED25519_PUB_MULTICODEC = Uint8Array.of(0xed, 0x01);
 const ED25519_PUBLIC_KEY_BYTES = 32;
 
 export function didKeyFromEd25519PublicKey(publicKey: Uint8Array): string {
-  if (publicKey.length !== ED25519_PUBLIC_KEY_BYTES) throw new RangeError(`an Ed25519 public key is ${ED25519_PUBLIC_KEY_BYTES} bytes, not ${publicKey.length}`);
+  if (publicKey.length !== ED25519_PUBLIC_KEY_BYTES)
+    throw new RangeError(`an Ed25519 public key is ${ED25519_PUBLIC_KEY_BYTES} bytes, not ${publicKey.length}`);
   const bytes = new Uint8Array(ED25519_PUB_MULTICODEC.length + publicKey.length);
   bytes.set(ED25519_PUB_MULTICODEC);
   bytes.set(publicKey, ED25519_PUB_MULTICODEC.length);

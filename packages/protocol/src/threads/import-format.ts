@@ -14,5 +14,10 @@ export function recogniseImportFormat(document: unknown): ImportFormat | undefin
 }
 
 function isThreadExport(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && (value as { format?: unknown }).format === THREAD_EXPORT_FORMAT;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    (value as { format?: unknown }).format === THREAD_EXPORT_FORMAT
+  );
 }

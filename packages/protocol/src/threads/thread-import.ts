@@ -38,22 +38,39 @@ export function readImportDocument(format: ImportFormat, document: unknown, now:
 function storable(thread: ImportedThread): ImportedThread {
   const title = storableText(thread.title);
   const nodes: Record<string, MessageNode> = {};
-  for (const [id, node] of Object.entries(thread.graph.nodes)) nodes[id] = { ...node, content: storableText(node.content) };
-  return { ...thread, title: title.slice(0, safeCutLength(title, THREAD_TITLE_MAX_LENGTH)), graph: { ...thread.graph, nodes } };
+  for (const [id, node] of Object.entries(thread.graph.nodes))
+    nodes[id] = { ...node, content: storableText(node.content) };
+  return {
+    ...thread,
+    title: title.slice(0, safeCutLength(title, THREAD_TITLE_MAX_LENGTH)),
+    graph: { ...thread.graph, nodes },
+  };
 }
 
 // --- CPP JSON --------------------------------------------------------------------------------------------------
 
 /** One export, or a list of them. */
 function readThreadExports(document: unknown): ImportedThread[] {
-  const parsed = Array.isArray(document) ? z.array(ThreadExportSchema).safeParse(document) : ThreadExportSchema.safeParse(document);
+  const parsed = Array.isArray(document)
+    ? z.array(ThreadExportSchema).safeParse(document)
+    : ThreadExportSchema.safeParse(document);
   if (!parsed.success) throw new ImportDocumentError(`not a CPP thread export: ${describeIssue(parsed.error)}`);
   const exports = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
   return exports.map(({ thread, exportedAt }, index) => {
-    const graph: ThreadGraph = { threadId: thread.threadId, rootNodeId: thread.rootNodeId, activeHeadMessageId: thread.activeHeadMessageId, version: 0, nodes: thread.nodes };
+    const graph: ThreadGraph = {
+      threadId: thread.threadId,
+      rootNodeId: thread.rootNodeId,
+      activeHeadMessageId: thread.activeHeadMessageId,
+      version: 0,
+      nodes: thread.nodes,
+    };
     const violations = findInvariantViolations(graph);
-    if (violations.length > 0) throw new ImportDocumentError(`thread ${index + 1} (${thread.threadId}) is not a sound tree: ${violations[0]}`);
-    const createdAt = Object.values(thread.nodes).reduce((earliest, node) => Math.min(earliest, node.createdAt), exportedAt);
+    if (violations.length > 0)
+      throw new ImportDocumentError(`thread ${index + 1} (${thread.threadId}) is not a sound tree: ${violations[0]}`);
+    const createdAt = Object.values(thread.nodes).reduce(
+      (earliest, node) => Math.min(earliest, node.createdAt),
+      exportedAt,
+    );
     return { title: thread.title, createdAt, updatedAt: exportedAt, graph: withNewIds(graph) };
   });
 }
@@ -69,7 +86,13 @@ function withNewIds(graph: ThreadGraph): ThreadGraph {
   for (const node of Object.values(graph.nodes)) {
     const id = newId(node.id);
     const status = node.status === 'streaming' ? 'interrupted' : node.status;
-    nodes[id] = { ...node, id, parentId: node.parentId === null ? null : newId(node.parentId), childrenIds: node.childrenIds.map(newId), status };
+    nodes[id] = {
+      ...node,
+      id,
+      parentId: node.parentId === null ? null : newId(node.parentId),
+      childrenIds: node.childrenIds.map(newId),
+      status,
+    };
   }
   const rootNodeId = graph.rootNodeId === null ? null : newId(graph.rootNodeId);
   const activeHeadMessageId = graph.activeHeadMessageId === null ? null : newId(graph.activeHeadMessageId);
@@ -86,7 +109,9 @@ const ChatGptMessageSchema = z.object({
   author: z.object({ role: z.string() }),
   create_time: SecondsSchema,
   content: z.object({ content_type: z.string(), parts: z.array(z.unknown()).optional() }),
-  metadata: z.object({ model_slug: z.string().nullish(), is_visually_hidden_from_conversation: z.boolean().nullish() }).nullish(),
+  metadata: z
+    .object({ model_slug: z.string().nullish(), is_visually_hidden_from_conversation: z.boolean().nullish() })
+    .nullish(),
 });
 
 const ChatGptNodeSchema = z.object({
@@ -120,7 +145,8 @@ const TEXT_CONTENT_TYPES = new Set(['text', 'multimodal_text']);
  */
 function readChatGptExport(document: unknown, now: number): ImportedThread[] {
   const parsed = ChatGptExportSchema.safeParse(document);
-  if (!parsed.success) throw new ImportDocumentError(`not a ChatGPT conversations.json: ${describeIssue(parsed.error)}`);
+  if (!parsed.success)
+    throw new ImportDocumentError(`not a ChatGPT conversations.json: ${describeIssue(parsed.error)}`);
   return parsed.data.flatMap((conversation, index) => {
     const name = `conversation ${index + 1}${conversation.title ? ` (${conversation.title})` : ''}`;
     try {
@@ -143,7 +169,9 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
   const kept = new Map<string, MessageNode>();
   const roots: MessageNode[] = [];
   // Depth first and without recursion: a conversation may be deeper than the call stack.
-  const stack: Array<{ key: string; keptParent: MessageNode | undefined }> = tops.reverse().map((key) => ({ key, keptParent: undefined }));
+  const stack: Array<{ key: string; keptParent: MessageNode | undefined }> = tops
+    .reverse()
+    .map((key) => ({ key, keptParent: undefined }));
   while (stack.length > 0) {
     const { key, keptParent } = stack.pop()!;
     const node = mapping[key]!;
@@ -167,7 +195,15 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
     }
     for (const child of [...node.children].reverse()) stack.push({ key: child, keptParent: parent });
   }
-  if (roots.length === 0) return [{ title, createdAt, updatedAt, graph: { threadId: newThreadId(), rootNodeId: null, activeHeadMessageId: null, version: 0, nodes: {} } }];
+  if (roots.length === 0)
+    return [
+      {
+        title,
+        createdAt,
+        updatedAt,
+        graph: { threadId: newThreadId(), rootNodeId: null, activeHeadMessageId: null, version: 0, nodes: {} },
+      },
+    ];
 
   const byId = new Map([...kept.values()].map((node) => [node.id, node]));
   const head = keptAncestor(mapping, kept, conversation.current_node ?? undefined);
@@ -187,7 +223,13 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
       for (const childId of node.childrenIds) stack.push(byId.get(childId)!);
     }
     const headId = root === headRoot && head ? head.id : lastOfBranch(root, byId).id;
-    const graph: ThreadGraph = { threadId: newThreadId(), rootNodeId: root.id, activeHeadMessageId: headId, version: 0, nodes };
+    const graph: ThreadGraph = {
+      threadId: newThreadId(),
+      rootNodeId: root.id,
+      activeHeadMessageId: headId,
+      version: 0,
+      nodes,
+    };
     return { title: index === 0 ? title : `${title || 'Untitled'} (${index + 1})`, createdAt, updatedAt, graph };
   });
 }
@@ -202,12 +244,18 @@ function checkMapping(mapping: ChatGptConversation['mapping']): string[] {
   for (const key of keys) {
     const { parent, children } = mapping[key]!;
     if (parent) {
-      if (!Object.hasOwn(mapping, parent)) throw new ImportDocumentError(`node ${key} names parent ${parent}, which is not in the mapping`);
-      if (!mapping[parent]!.children.includes(key)) throw new ImportDocumentError(`node ${key} names parent ${parent}, which does not list it as a child`);
+      if (!Object.hasOwn(mapping, parent))
+        throw new ImportDocumentError(`node ${key} names parent ${parent}, which is not in the mapping`);
+      if (!mapping[parent]!.children.includes(key))
+        throw new ImportDocumentError(`node ${key} names parent ${parent}, which does not list it as a child`);
     }
     for (const child of children) {
-      if (!Object.hasOwn(mapping, child)) throw new ImportDocumentError(`node ${key} lists child ${child}, which is not in the mapping`);
-      if (mapping[child]!.parent !== key) throw new ImportDocumentError(`node ${key} lists child ${child}, whose parent is ${mapping[child]!.parent ?? 'none'}`);
+      if (!Object.hasOwn(mapping, child))
+        throw new ImportDocumentError(`node ${key} lists child ${child}, which is not in the mapping`);
+      if (mapping[child]!.parent !== key)
+        throw new ImportDocumentError(
+          `node ${key} lists child ${child}, whose parent is ${mapping[child]!.parent ?? 'none'}`,
+        );
     }
     if (new Set(children).size !== children.length) throw new ImportDocumentError(`node ${key} lists a child twice`);
   }
@@ -218,7 +266,8 @@ function checkMapping(mapping: ChatGptConversation['mapping']): string[] {
     reached += 1;
     stack.push(...mapping[stack.pop()!]!.children);
   }
-  if (reached !== keys.length) throw new ImportDocumentError(`${keys.length - reached} nodes of the mapping are on a cycle`);
+  if (reached !== keys.length)
+    throw new ImportDocumentError(`${keys.length - reached} nodes of the mapping are on a cycle`);
   return tops;
 }
 
@@ -233,7 +282,11 @@ function keptMessage(message: ChatGptMessage): { role: Role; text: string; model
 }
 
 /** The kept message at `key` or nearest above it. */
-function keptAncestor(mapping: ChatGptConversation['mapping'], kept: Map<string, MessageNode>, key: string | undefined): MessageNode | undefined {
+function keptAncestor(
+  mapping: ChatGptConversation['mapping'],
+  kept: Map<string, MessageNode>,
+  key: string | undefined,
+): MessageNode | undefined {
   let current = key !== undefined && Object.hasOwn(mapping, key) ? key : undefined;
   while (current !== undefined) {
     const found = kept.get(current);

@@ -11,10 +11,18 @@ import type { TreeChange } from './tree-change.js';
 export function planBranchDelete(graph: ThreadGraph, nodeId: string): TreeChange {
   const draft = new GraphDraft(graph);
   const node = draft.get(nodeId);
-  if (node.parentId === null) throw new CPPError(ErrorCode.INVALID_NODE, `node ${nodeId} is the root of thread ${graph.threadId}; delete the thread instead`);
+  if (node.parentId === null)
+    throw new CPPError(
+      ErrorCode.INVALID_NODE,
+      `node ${nodeId} is the root of thread ${graph.threadId}; delete the thread instead`,
+    );
   const removed = draft.removeSubtree(nodeId);
   const streaming = removed.find((id) => getNode(graph, id)?.status === 'streaming');
-  if (streaming !== undefined) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming} is streaming in the branch of ${nodeId}; stop it first`);
+  if (streaming !== undefined)
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${streaming} is streaming in the branch of ${nodeId}; stop it first`,
+    );
   if (draft.head !== null && removed.includes(draft.head)) draft.setHead(node.parentId);
   return draft.toChange();
 }

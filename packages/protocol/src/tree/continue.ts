@@ -18,7 +18,10 @@ export interface ContinueInput {
 export function planContinue(graph: ThreadGraph, input: ContinueInput): TreeChange {
   const draft = new GraphDraft(graph);
   continuedAnswer(graph, input.nodeId);
-  draft.update(input.nodeId, input.model === undefined ? { status: 'streaming' } : { status: 'streaming', model: input.model });
+  draft.update(
+    input.nodeId,
+    input.model === undefined ? { status: 'streaming' } : { status: 'streaming', model: input.model },
+  );
   draft.setHead(input.nodeId);
   return draft.toChange();
 }
@@ -33,10 +36,16 @@ export function continuedAnswer(graph: ThreadGraph, nodeId: string): MessageNode
   const node = getNode(graph, nodeId);
   if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${graph.threadId}`);
   if (node.role !== 'assistant' || (node.status !== 'interrupted' && node.status !== 'failed')) {
-    throw new CPPError(ErrorCode.INVALID_NODE, `node ${nodeId} is a ${node.status} ${node.role} node; only an interrupted or failed answer is continued`);
+    throw new CPPError(
+      ErrorCode.INVALID_NODE,
+      `node ${nodeId} is a ${node.status} ${node.role} node; only an interrupted or failed answer is continued`,
+    );
   }
   if (node.childrenIds.length > 0) {
-    throw new CPPError(ErrorCode.INVALID_NODE, `node ${nodeId} has a branch under it, which answered its text as it stopped; regenerate or pivot instead`);
+    throw new CPPError(
+      ErrorCode.INVALID_NODE,
+      `node ${nodeId} has a branch under it, which answered its text as it stopped; regenerate or pivot instead`,
+    );
   }
   return node;
 }

@@ -18,7 +18,8 @@ export interface ExchangeInput {
  * and moves the head to the assistant node. Shared by a plain prompt and by a pivot's branch.
  */
 export function addExchange(draft: GraphDraft, parentId: string | null, input: ExchangeInput): void {
-  if (input.userNodeId === input.assistantNodeId) throw new CPPError(ErrorCode.CONFLICT, 'user and assistant node ids must differ');
+  if (input.userNodeId === input.assistantNodeId)
+    throw new CPPError(ErrorCode.CONFLICT, 'user and assistant node ids must differ');
   draft.insert({
     id: input.userNodeId,
     parentId,

@@ -36,7 +36,8 @@ export class GraphDraft {
     if (this.find(node.id)) throw new CPPError(ErrorCode.CONFLICT, `node ${node.id} already exists`);
     if (node.childrenIds.length > 0) throw new Error(`inserted node ${node.id} must be a leaf`);
     if (node.parentId === null) {
-      if (this.rootNodeId !== null) throw new CPPError(ErrorCode.CONFLICT, `thread ${this.graph.threadId} already has a root`);
+      if (this.rootNodeId !== null)
+        throw new CPPError(ErrorCode.CONFLICT, `thread ${this.graph.threadId} already has a root`);
       this.rootNodeId = node.id;
     } else {
       const parent = this.get(node.parentId);
@@ -46,7 +47,10 @@ export class GraphDraft {
   }
 
   /** Empty or undefined `reasoning` leaves the node without reasoning, as a node that never reasoned has none. */
-  update(nodeId: string, fields: Partial<Pick<MessageNode, 'content' | 'reasoning' | 'status' | 'model' | 'usage'>>): void {
+  update(
+    nodeId: string,
+    fields: Partial<Pick<MessageNode, 'content' | 'reasoning' | 'status' | 'model' | 'usage'>>,
+  ): void {
     const node = { ...this.get(nodeId), ...fields };
     if (!node.reasoning) delete node.reasoning;
     this.changed.set(nodeId, node);

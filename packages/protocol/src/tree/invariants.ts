@@ -16,7 +16,8 @@ export function findInvariantViolations(graph: ThreadGraph): string[] {
     return violations;
   }
   if (roots.length !== 1) violations.push(`expected one root, found ${roots.length}`);
-  if (graph.rootNodeId === null || roots[0] !== graph.rootNodeId) violations.push(`rootNodeId ${graph.rootNodeId} is not the root`);
+  if (graph.rootNodeId === null || roots[0] !== graph.rootNodeId)
+    violations.push(`rootNodeId ${graph.rootNodeId} is not the root`);
   if (graph.activeHeadMessageId === null || !getNode(graph, graph.activeHeadMessageId)) {
     violations.push(`head ${graph.activeHeadMessageId} does not resolve`);
   }
@@ -40,7 +41,8 @@ export function findInvariantViolations(graph: ThreadGraph): string[] {
   }
 
   const reachable = countReachable(graph);
-  if (reachable !== ids.length) violations.push(`${ids.length - reachable} nodes are not reachable from the root (cycle or orphan)`);
+  if (reachable !== ids.length)
+    violations.push(`${ids.length - reachable} nodes are not reachable from the root (cycle or orphan)`);
   return violations;
 }
 

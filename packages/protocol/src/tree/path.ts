@@ -16,7 +16,11 @@ export function pathToRootAfter(graph: ThreadGraph, change: TreeChange, nodeId: 
   return walkToRoot(graph, nodeId, (id) => changed.get(id) ?? getNode(graph, id));
 }
 
-function walkToRoot(graph: ThreadGraph, nodeId: string, nodeOf: (id: string) => MessageNode | undefined): MessageNode[] {
+function walkToRoot(
+  graph: ThreadGraph,
+  nodeId: string,
+  nodeOf: (id: string) => MessageNode | undefined,
+): MessageNode[] {
   const path: MessageNode[] = [];
   const seen = new Set<string>();
   let current = nodeOf(nodeId);

@@ -21,7 +21,12 @@ export interface PivotSpliceInput extends ExchangeInput {
 export function planPivotSplice(graph: ThreadGraph, input: PivotSpliceInput): TreeChange {
   const draft = new GraphDraft(graph);
   draft.get(input.interruptedNodeId);
-  if (input.cutContent !== undefined) draft.update(input.interruptedNodeId, { status: 'interrupted', content: input.cutContent, reasoning: input.cutReasoning });
+  if (input.cutContent !== undefined)
+    draft.update(input.interruptedNodeId, {
+      status: 'interrupted',
+      content: input.cutContent,
+      reasoning: input.cutReasoning,
+    });
   addExchange(draft, input.interruptedNodeId, input);
   return draft.toChange();
 }

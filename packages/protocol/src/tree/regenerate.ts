@@ -19,7 +19,12 @@ export interface RegenerateInput extends AnswerInput {
 export function planRegenerate(graph: ThreadGraph, input: RegenerateInput): TreeChange {
   const draft = new GraphDraft(graph);
   const userNode = regeneratedPrompt(graph, input.userNodeId);
-  if (input.halted) draft.update(input.halted.nodeId, { status: 'interrupted', content: input.halted.content, reasoning: input.halted.reasoning });
+  if (input.halted)
+    draft.update(input.halted.nodeId, {
+      status: 'interrupted',
+      content: input.halted.content,
+      reasoning: input.halted.reasoning,
+    });
   addAnswer(draft, userNode.id, input);
   return draft.toChange();
 }
@@ -28,6 +33,10 @@ export function planRegenerate(graph: ThreadGraph, input: RegenerateInput): Tree
 export function regeneratedPrompt(graph: ThreadGraph, nodeId: string): MessageNode {
   const node = getNode(graph, nodeId);
   if (!node) throw new CPPError(ErrorCode.NOT_FOUND, `node ${nodeId} is not in thread ${graph.threadId}`);
-  if (node.role !== 'user') throw new CPPError(ErrorCode.INVALID_NODE, `node ${nodeId} is an answer; regenerate names the user node whose answer to write again`);
+  if (node.role !== 'user')
+    throw new CPPError(
+      ErrorCode.INVALID_NODE,
+      `node ${nodeId} is an answer; regenerate names the user node whose answer to write again`,
+    );
   return node;
 }

@@ -26,7 +26,10 @@ export function getNode(graph: ThreadGraph, nodeId: string): MessageNode | undef
  * thousands of nodes on every sync and operation took a fifth of a busy server's time. A change applied with
  * `applyChange` carries the scan to its version (`carryScan`), so that a pivot does not scan a long thread again.
  */
-const lastScan = new WeakMap<ThreadGraph, { nodes: ThreadGraph['nodes']; version: number; nodeId: string | undefined }>();
+const lastScan = new WeakMap<
+  ThreadGraph,
+  { nodes: ThreadGraph['nodes']; version: number; nodeId: string | undefined }
+>();
 
 /** The node a generation is writing, if any: a server runs at most one per thread. */
 export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
@@ -67,7 +70,12 @@ export function carryScan(
   if (!scan || scan.nodes !== graph.nodes || scan.version !== change.baseVersion) return;
   const streaming = change.nodes.filter((node) => node.status === 'streaming').map((node) => node.id);
   const { nodeId } = scan;
-  if (nodeId !== undefined && !change.nodes.some((node) => node.id === nodeId) && !change.removedNodeIds?.includes(nodeId)) streaming.push(nodeId);
+  if (
+    nodeId !== undefined &&
+    !change.nodes.some((node) => node.id === nodeId) &&
+    !change.removedNodeIds?.includes(nodeId)
+  )
+    streaming.push(nodeId);
   // Two streaming nodes: which one a scan finds first is the scan's to say.
   if (streaming.length > 1) lastScan.delete(graph);
   else lastScan.set(graph, { nodes: graph.nodes, version: change.version, nodeId: streaming[0] });

@@ -21,7 +21,9 @@ export interface TreeChange {
 /** Applies a planned change in place. The change must have been planned against this graph's current version. */
 export function applyChange(graph: ThreadGraph, change: TreeChange): void {
   if (graph.threadId !== change.threadId || graph.version !== change.baseVersion) {
-    throw new Error(`change for ${change.threadId}@${change.baseVersion} applied to ${graph.threadId}@${graph.version}`);
+    throw new Error(
+      `change for ${change.threadId}@${change.baseVersion} applied to ${graph.threadId}@${graph.version}`,
+    );
   }
   for (const node of change.nodes) graph.nodes[node.id] = node;
   for (const nodeId of change.removedNodeIds ?? []) delete graph.nodes[nodeId];

@@ -21,7 +21,7 @@ import {
 const document = readFileSync(new URL('../../../../docs/PROTOCOL.md', import.meta.url), 'utf8');
 
 function fencedBlocks(language: string): string[] {
-  return [...document.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+  return [...document.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 }
 
 const isClientType = (type: unknown) => (CLIENT_FRAME_TYPES as readonly unknown[]).includes(type);
@@ -41,7 +41,9 @@ describe('docs/PROTOCOL.md examples', () => {
         expect(schema.safeParse(example).success, JSON.stringify(example)).toBe(true);
         continue;
       }
-      const decoded = isClientType(example.type) ? decodeClientFrame(JSON.stringify(example)) : decodeServerFrame(JSON.stringify(example));
+      const decoded = isClientType(example.type)
+        ? decodeClientFrame(JSON.stringify(example))
+        : decodeServerFrame(JSON.stringify(example));
       expect(decoded, JSON.stringify(example)).toMatchObject({ ok: true });
     }
   });
@@ -84,7 +86,8 @@ function follow(mirror: ThreadGraph | undefined, frame: ServerFrame, chunkStarts
     case 'CPP_STREAM_HALTED': {
       const { interruptedNodeId, finalContentLength, lastChunkReceived } = frame.payload;
       const sent = mirror.nodes[interruptedNodeId]!.content;
-      const lastStart = (chunkStarts.get(interruptedNodeId) ?? []).filter((start) => start < finalContentLength).at(-1) ?? 0;
+      const lastStart =
+        (chunkStarts.get(interruptedNodeId) ?? []).filter((start) => start < finalContentLength).at(-1) ?? 0;
       expect(lastChunkReceived).toBe(finalContentLength === 0 ? '' : sent.slice(lastStart, finalContentLength));
       expect(applyHalted(mirror, frame.payload)).toBe('applied');
       break;

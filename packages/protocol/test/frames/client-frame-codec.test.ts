@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_FRAME_TYPES, MAX_FRAME_DEPTH, SERVER_FRAME_TYPES, decodeClientFrame, encodeClientFrame } from '@promethea/cpp-protocol';
+import {
+  CLIENT_FRAME_TYPES,
+  MAX_FRAME_DEPTH,
+  SERVER_FRAME_TYPES,
+  decodeClientFrame,
+  encodeClientFrame,
+} from '@promethea/cpp-protocol';
 import { clientSamples, seedClientFrames, variant } from '../support/sample-frames.js';
 
 const decodeValue = (value: unknown) => decodeClientFrame(JSON.stringify(value));
@@ -17,7 +23,11 @@ describe('decodeClientFrame: valid frames', () => {
   it('decodes every frame without its optional fields', () => {
     const minimal = [
       { type: 'CPP_THREAD_OPEN', timestamp: 0, payload: {} },
-      { type: 'CPP_PROMPT', timestamp: 1, payload: { activeThreadId: 'thread_a', userPrompt: 'x', newNodeId: 'msg_a' } },
+      {
+        type: 'CPP_PROMPT',
+        timestamp: 1,
+        payload: { activeThreadId: 'thread_a', userPrompt: 'x', newNodeId: 'msg_a' },
+      },
       { type: 'CPP_STREAM_STOP', timestamp: 1, payload: { activeThreadId: 'thread_a', nodeId: 'msg_a' } },
       { type: 'CPP_THREAD_LIST', timestamp: 1, payload: {} },
     ];
@@ -42,9 +52,12 @@ describe('decodeClientFrame: BAD_FRAME', () => {
     expect(decodeClientFrame(text)).toEqual({ ok: false, code: 'BAD_FRAME', message: 'frame is not valid JSON' });
   });
 
-  it.each(['[]', 'null', '42', '"CPP_THREAD_LIST"', 'true', '[{"type":"CPP_THREAD_LIST"}]'])('refuses JSON that is not an object: %s', (text) => {
-    expect(decodeClientFrame(text)).toEqual({ ok: false, code: 'BAD_FRAME', message: 'frame must be a JSON object' });
-  });
+  it.each(['[]', 'null', '42', '"CPP_THREAD_LIST"', 'true', '[{"type":"CPP_THREAD_LIST"}]'])(
+    'refuses JSON that is not an object: %s',
+    (text) => {
+      expect(decodeClientFrame(text)).toEqual({ ok: false, code: 'BAD_FRAME', message: 'frame must be a JSON object' });
+    },
+  );
 });
 
 describe('decodeClientFrame: UNKNOWN_TYPE', () => {
@@ -59,11 +72,19 @@ describe('decodeClientFrame: UNKNOWN_TYPE', () => {
   });
 
   it.each(SERVER_FRAME_TYPES)('refuses the server frame type %s from a client', (type) => {
-    expect(decodeValue({ type, timestamp: 1, payload: {} })).toMatchObject({ ok: false, code: 'UNKNOWN_TYPE', refType: type });
+    expect(decodeValue({ type, timestamp: 1, payload: {} })).toMatchObject({
+      ok: false,
+      code: 'UNKNOWN_TYPE',
+      refType: type,
+    });
   });
 
   it('is decided before the rest of the frame is looked at', () => {
-    expect(decodeValue({ type: 'cpp_prompt' })).toMatchObject({ ok: false, code: 'UNKNOWN_TYPE', refType: 'cpp_prompt' });
+    expect(decodeValue({ type: 'cpp_prompt' })).toMatchObject({
+      ok: false,
+      code: 'UNKNOWN_TYPE',
+      refType: 'cpp_prompt',
+    });
   });
 
   it('does not echo an overlong type or id, and shortens the type in the message', () => {
@@ -86,21 +107,65 @@ describe('decodeClientFrame: INVALID_FRAME', () => {
     ['missing timestamp', variant(clientSamples.CPP_THREAD_LIST, (copy) => delete copy.timestamp), 'timestamp'],
     ['fractional timestamp', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.timestamp = 1.5)), 'timestamp'],
     ['negative timestamp', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.timestamp = -1)), 'timestamp'],
-    ['timestamp as a string', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.timestamp = '1781100000000')), 'timestamp'],
+    [
+      'timestamp as a string',
+      variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.timestamp = '1781100000000')),
+      'timestamp',
+    ],
     ['missing payload', variant(clientSamples.CPP_THREAD_LIST, (copy) => delete copy.payload), 'payload'],
     ['payload that is an array', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload = [])), 'payload'],
     ['empty id', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.id = '')), 'id'],
-    ['missing newNodeId', variant(clientSamples.CPP_PROMPT, (copy) => delete copy.payload.newNodeId), 'payload.newNodeId'],
-    ['missing userPrompt', variant(clientSamples.CPP_PIVOT_INIT, (copy) => delete copy.payload.userPrompt), 'payload.userPrompt'],
-    ['missing targetNodeId', variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => delete copy.payload.targetNodeId), 'payload.targetNodeId'],
+    [
+      'missing newNodeId',
+      variant(clientSamples.CPP_PROMPT, (copy) => delete copy.payload.newNodeId),
+      'payload.newNodeId',
+    ],
+    [
+      'missing userPrompt',
+      variant(clientSamples.CPP_PIVOT_INIT, (copy) => delete copy.payload.userPrompt),
+      'payload.userPrompt',
+    ],
+    [
+      'missing targetNodeId',
+      variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => delete copy.payload.targetNodeId),
+      'payload.targetNodeId',
+    ],
     ['missing nodeId', variant(clientSamples.CPP_STREAM_STOP, (copy) => delete copy.payload.nodeId), 'payload.nodeId'],
-    ['missing threadId', variant(clientSamples.CPP_SYNC_REQUEST, (copy) => delete copy.payload.threadId), 'payload.threadId'],
-    ['expectedVersion as a string', variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.expectedVersion = '2')), 'payload.expectedVersion'],
-    ['negative expectedVersion', variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.expectedVersion = -1)), 'payload.expectedVersion'],
-    ['fractional receivedContentLength', variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.receivedContentLength = 2.5)), 'payload.receivedContentLength'],
-    ['negative receivedContentLength', variant(clientSamples.CPP_STREAM_STOP, (copy) => (copy.payload.receivedContentLength = -3)), 'payload.receivedContentLength'],
-    ['patches that is not a boolean', variant(clientSamples.CPP_THREAD_OPEN, (copy) => (copy.payload.patches = 'yes')), 'payload.patches'],
-    ['userPrompt that is not a string', variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.userPrompt = ['hi'])), 'payload.userPrompt'],
+    [
+      'missing threadId',
+      variant(clientSamples.CPP_SYNC_REQUEST, (copy) => delete copy.payload.threadId),
+      'payload.threadId',
+    ],
+    [
+      'expectedVersion as a string',
+      variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.expectedVersion = '2')),
+      'payload.expectedVersion',
+    ],
+    [
+      'negative expectedVersion',
+      variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.expectedVersion = -1)),
+      'payload.expectedVersion',
+    ],
+    [
+      'fractional receivedContentLength',
+      variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.receivedContentLength = 2.5)),
+      'payload.receivedContentLength',
+    ],
+    [
+      'negative receivedContentLength',
+      variant(clientSamples.CPP_STREAM_STOP, (copy) => (copy.payload.receivedContentLength = -3)),
+      'payload.receivedContentLength',
+    ],
+    [
+      'patches that is not a boolean',
+      variant(clientSamples.CPP_THREAD_OPEN, (copy) => (copy.payload.patches = 'yes')),
+      'payload.patches',
+    ],
+    [
+      'userPrompt that is not a string',
+      variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.userPrompt = ['hi'])),
+      'payload.userPrompt',
+    ],
   ];
 
   it.each(brokenFields)('refuses a frame with %s, naming %s and echoing the id', (_, frame, path) => {
@@ -144,7 +209,18 @@ describe('decodeClientFrame: ids', () => {
     ['CPP_STREAM_STOP', 'activeThreadId'],
     ['CPP_SYNC_REQUEST', 'threadId'],
   ];
-  const badMessageIds = ['msg_', 'msg_a b', 'msg_a.b', 'msg_é', `msg_${'a'.repeat(101)}`, 'MSG_a', 'thread_a', 'msg_a\n', 'a', 7];
+  const badMessageIds = [
+    'msg_',
+    'msg_a b',
+    'msg_a.b',
+    'msg_é',
+    `msg_${'a'.repeat(101)}`,
+    'MSG_a',
+    'thread_a',
+    'msg_a\n',
+    'a',
+    7,
+  ];
   const badThreadIds = ['thread_', 'thread_a/b', `thread_${'a'.repeat(101)}`, 'msg_a', 'thread_a\n', null];
 
   for (const [type, field] of messageIdFields) {
@@ -174,38 +250,55 @@ describe('decodeClientFrame: ids', () => {
 });
 
 describe('decodeClientFrame: prompts', () => {
-  it.each(['', ' ', '\n\t  ', '\u00a0', '\u2003\r\n'])('refuses the white-space-only prompt %j in CPP_PROMPT and CPP_PIVOT_INIT', (prompt) => {
-    for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
-      const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
-      expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id, refType: sample.type });
-      expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: /);
-    }
-  });
+  it.each(['', ' ', '\n\t  ', '\u00a0', '\u2003\r\n'])(
+    'refuses the white-space-only prompt %j in CPP_PROMPT and CPP_PIVOT_INIT',
+    (prompt) => {
+      for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
+        const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
+        expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id, refType: sample.type });
+        expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: /);
+      }
+    },
+  );
 });
 
 describe('decodeClientFrame: surrogates in prompts', () => {
-  it.each(['\ud83d', 'a\ude80b', '\ude80\ud83d'])('refuses the lone surrogate of %j with INVALID_FRAME, and takes a pair', (prompt) => {
-    for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
-      const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
-      expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id });
-      expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: .*lone surrogate/);
-      expect(decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = 'to the 🚀')))).toMatchObject({ ok: true });
-    }
-  });
+  it.each(['\ud83d', 'a\ude80b', '\ude80\ud83d'])(
+    'refuses the lone surrogate of %j with INVALID_FRAME, and takes a pair',
+    (prompt) => {
+      for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
+        const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
+        expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id });
+        expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: .*lone surrogate/);
+        expect(decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = 'to the 🚀')))).toMatchObject({
+          ok: true,
+        });
+      }
+    },
+  );
 });
 
 describe('decodeClientFrame: nesting', () => {
   it(`refuses with BAD_FRAME, before parsing it, a frame nesting deeper than ${MAX_FRAME_DEPTH} levels`, () => {
-    const deep = (depth: number) => `{"type":"CPP_THREAD_LIST","timestamp":1,"payload":{},"extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    const deep = (depth: number) =>
+      `{"type":"CPP_THREAD_LIST","timestamp":1,"payload":{},"extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
     expect(decodeClientFrame(deep(MAX_FRAME_DEPTH))).toMatchObject({ ok: true });
-    expect(decodeClientFrame(deep(MAX_FRAME_DEPTH + 1))).toEqual({ ok: false, code: 'BAD_FRAME', message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels` });
+    expect(decodeClientFrame(deep(MAX_FRAME_DEPTH + 1))).toEqual({
+      ok: false,
+      code: 'BAD_FRAME',
+      message: `frame nests arrays and objects deeper than ${MAX_FRAME_DEPTH} levels`,
+    });
     // A megabyte of it, which JSON.parse would have turned into half a million arrays.
     expect(decodeClientFrame(deep(512 * 1024))).toMatchObject({ ok: false, code: 'BAD_FRAME' });
   });
 
   it('counts no bracket inside a string, escaped quotes included', () => {
     const userPrompt = `[[[{{{ \\" ]]] " ${'['.repeat(100)}`;
-    const frame = { type: 'CPP_PROMPT', timestamp: 1, payload: { activeThreadId: 'thread_a', userPrompt, newNodeId: 'msg_a' } };
+    const frame = {
+      type: 'CPP_PROMPT',
+      timestamp: 1,
+      payload: { activeThreadId: 'thread_a', userPrompt, newNodeId: 'msg_a' },
+    };
     expect(decodeValue(frame)).toEqual({ ok: true, frame });
   });
 });

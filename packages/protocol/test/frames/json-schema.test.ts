@@ -1,6 +1,12 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { CLIENT_FRAME_TYPES, SERVER_FRAME_TYPES, decodeClientFrame, decodeServerFrame, frameJsonSchemas } from '@promethea/cpp-protocol';
+import {
+  CLIENT_FRAME_TYPES,
+  SERVER_FRAME_TYPES,
+  decodeClientFrame,
+  decodeServerFrame,
+  frameJsonSchemas,
+} from '@promethea/cpp-protocol';
 import { clientSamples, emptySyncSample, seedClientFrames, serverSamples, variant } from '../support/sample-frames.js';
 
 const schemas = frameJsonSchemas();
@@ -61,12 +67,30 @@ describe('frameJsonSchemas', () => {
     ['an id of 129 characters', variant(clientSamples.CPP_SYNC_REQUEST, (copy) => (copy.id = 'i'.repeat(129)))],
     ['a white-space-only prompt', variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.userPrompt = ' \n\t'))],
     ['an empty prompt', variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.userPrompt = ''))],
-    ['a message id without its prefix', variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.newNodeId = '01h8v0'))],
-    ['a message id of 101 characters', variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.newBranchNodeId = `msg_${'a'.repeat(101)}`))],
-    ['a message id with a space', variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.targetNodeId = 'msg_a b'))],
-    ['a thread id with a trailing newline', variant(clientSamples.CPP_THREAD_OPEN, (copy) => (copy.payload.threadId = 'thread_a\n'))],
-    ['a negative expectedVersion', variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.expectedVersion = -1))],
-    ['a fractional receivedContentLength', variant(clientSamples.CPP_STREAM_STOP, (copy) => (copy.payload.receivedContentLength = 1.5))],
+    [
+      'a message id without its prefix',
+      variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.newNodeId = '01h8v0')),
+    ],
+    [
+      'a message id of 101 characters',
+      variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.newBranchNodeId = `msg_${'a'.repeat(101)}`)),
+    ],
+    [
+      'a message id with a space',
+      variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.targetNodeId = 'msg_a b')),
+    ],
+    [
+      'a thread id with a trailing newline',
+      variant(clientSamples.CPP_THREAD_OPEN, (copy) => (copy.payload.threadId = 'thread_a\n')),
+    ],
+    [
+      'a negative expectedVersion',
+      variant(clientSamples.CPP_ANCHOR_HEAD, (copy) => (copy.payload.expectedVersion = -1)),
+    ],
+    [
+      'a fractional receivedContentLength',
+      variant(clientSamples.CPP_STREAM_STOP, (copy) => (copy.payload.receivedContentLength = 1.5)),
+    ],
     ['patches as a string', variant(clientSamples.CPP_THREAD_OPEN, (copy) => (copy.payload.patches = 'true'))],
     ['no interruptedNodeId', variant(clientSamples.CPP_PIVOT_INIT, (copy) => delete copy.payload.interruptedNodeId)],
   ];
@@ -77,14 +101,32 @@ describe('frameJsonSchemas', () => {
   });
 
   const invalidServerFrames: Array<[string, Record<string, unknown>]> = [
-    ['a halt with an unknown reason', variant(serverSamples.CPP_STREAM_HALTED, (copy) => (copy.payload.reason = 'timeout'))],
+    [
+      'a halt with an unknown reason',
+      variant(serverSamples.CPP_STREAM_HALTED, (copy) => (copy.payload.reason = 'timeout')),
+    ],
     ['a sync without title', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.title)],
-    ['a node with an unknown status', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v1.status = 'done'))],
-    ['a node without createdAt', variant(serverSamples.CPP_GRAPH_PATCH, (copy) => delete copy.payload.nodes.msg_01h8v1.createdAt)],
-    ['a root id that is not a message id', variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.rootNodeId = 'root'))],
+    [
+      'a node with an unknown status',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v1.status = 'done')),
+    ],
+    [
+      'a node without createdAt',
+      variant(serverSamples.CPP_GRAPH_PATCH, (copy) => delete copy.payload.nodes.msg_01h8v1.createdAt),
+    ],
+    [
+      'a root id that is not a message id',
+      variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.rootNodeId = 'root')),
+    ],
     ['a chunk with a negative offset', variant(serverSamples.CPP_STREAM_CHUNK, (copy) => (copy.payload.offset = -1))],
-    ['an unknown finish reason', variant(serverSamples.CPP_STREAM_COMPLETED, (copy) => (copy.payload.finishReason = 'eos'))],
-    ['a thread summary with a fractional version', variant(serverSamples.CPP_THREADS, (copy) => (copy.payload.threads[0].version = 1.5))],
+    [
+      'an unknown finish reason',
+      variant(serverSamples.CPP_STREAM_COMPLETED, (copy) => (copy.payload.finishReason = 'eos')),
+    ],
+    [
+      'a thread summary with a fractional version',
+      variant(serverSamples.CPP_THREADS, (copy) => (copy.payload.threads[0].version = 1.5)),
+    ],
     ['an unknown error code', variant(serverSamples.CPP_ERROR, (copy) => (copy.payload.code = 'TEAPOT'))],
   ];
 

@@ -41,29 +41,109 @@ describe('decodeServerFrame', () => {
   });
 
   it.each(CLIENT_FRAME_TYPES)('refuses the client frame type %s with UNKNOWN_TYPE', (type) => {
-    expect(decodeValue({ type, timestamp: 1, payload: {} })).toMatchObject({ ok: false, code: 'UNKNOWN_TYPE', refType: type });
+    expect(decodeValue({ type, timestamp: 1, payload: {} })).toMatchObject({
+      ok: false,
+      code: 'UNKNOWN_TYPE',
+      refType: type,
+    });
   });
 
   const brokenFrames: Array<[string, Record<string, unknown>, string]> = [
-    ['a halt without its reason', variant(serverSamples.CPP_STREAM_HALTED, (copy) => delete copy.payload.reason), 'payload.reason'],
-    ['a halt with an unknown reason', variant(serverSamples.CPP_STREAM_HALTED, (copy) => (copy.payload.reason = 'timeout')), 'payload.reason'],
-    ['a halt without lastChunkReceived', variant(serverSamples.CPP_STREAM_HALTED, (copy) => delete copy.payload.lastChunkReceived), 'payload.lastChunkReceived'],
-    ['a sync without version', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.version), 'payload.version'],
-    ['a sync without title', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.title), 'payload.title'],
-    ['a node without createdAt', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.nodes.msg_01h8v0.createdAt), 'payload.nodes.msg_01h8v0.createdAt'],
-    ['a node without status', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.nodes.msg_01h8v0.status), 'payload.nodes.msg_01h8v0.status'],
-    ['a node with an unknown status', variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.nodes.msg_01h8v1.status = 'paused')), 'payload.nodes.msg_01h8v1.status'],
-    ['a node with an unknown role', variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.nodes.msg_01h8v1.role = 'system')), 'payload.nodes.msg_01h8v1.role'],
-    ['a node with a bad child id', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v0.childrenIds = ['x'])), 'payload.nodes.msg_01h8v0.childrenIds.0'],
-    ['negative usage', variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v1.usage.outputTokens = -1)), 'payload.nodes.msg_01h8v1.usage.outputTokens'],
-    ['a patch without version', variant(serverSamples.CPP_GRAPH_PATCH, (copy) => delete copy.payload.version), 'payload.version'],
-    ['a chunk with a negative offset', variant(serverSamples.CPP_STREAM_CHUNK, (copy) => (copy.payload.offset = -1)), 'payload.offset'],
-    ['a chunk without delta', variant(serverSamples.CPP_STREAM_CHUNK, (copy) => delete copy.payload.delta), 'payload.delta'],
-    ['a completion with an unknown finish reason', variant(serverSamples.CPP_STREAM_COMPLETED, (copy) => (copy.payload.finishReason = 'done')), 'payload.finishReason'],
-    ['a thread summary without nodeCount', variant(serverSamples.CPP_THREADS, (copy) => delete copy.payload.threads[0].nodeCount), 'payload.threads.0.nodeCount'],
-    ['an error with an unknown code', variant(serverSamples.CPP_ERROR, (copy) => (copy.payload.code = 'OOPS')), 'payload.code'],
-    ['an error without message', variant(serverSamples.CPP_ERROR, (copy) => delete copy.payload.message), 'payload.message'],
-    ['an error naming a bad thread id', variant(serverSamples.CPP_ERROR, (copy) => (copy.payload.threadId = 'abc')), 'payload.threadId'],
+    [
+      'a halt without its reason',
+      variant(serverSamples.CPP_STREAM_HALTED, (copy) => delete copy.payload.reason),
+      'payload.reason',
+    ],
+    [
+      'a halt with an unknown reason',
+      variant(serverSamples.CPP_STREAM_HALTED, (copy) => (copy.payload.reason = 'timeout')),
+      'payload.reason',
+    ],
+    [
+      'a halt without lastChunkReceived',
+      variant(serverSamples.CPP_STREAM_HALTED, (copy) => delete copy.payload.lastChunkReceived),
+      'payload.lastChunkReceived',
+    ],
+    [
+      'a sync without version',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.version),
+      'payload.version',
+    ],
+    [
+      'a sync without title',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.title),
+      'payload.title',
+    ],
+    [
+      'a node without createdAt',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.nodes.msg_01h8v0.createdAt),
+      'payload.nodes.msg_01h8v0.createdAt',
+    ],
+    [
+      'a node without status',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => delete copy.payload.nodes.msg_01h8v0.status),
+      'payload.nodes.msg_01h8v0.status',
+    ],
+    [
+      'a node with an unknown status',
+      variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.nodes.msg_01h8v1.status = 'paused')),
+      'payload.nodes.msg_01h8v1.status',
+    ],
+    [
+      'a node with an unknown role',
+      variant(serverSamples.CPP_GRAPH_PATCH, (copy) => (copy.payload.nodes.msg_01h8v1.role = 'system')),
+      'payload.nodes.msg_01h8v1.role',
+    ],
+    [
+      'a node with a bad child id',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v0.childrenIds = ['x'])),
+      'payload.nodes.msg_01h8v0.childrenIds.0',
+    ],
+    [
+      'negative usage',
+      variant(serverSamples.CPP_SYNC_GRAPH, (copy) => (copy.payload.nodes.msg_01h8v1.usage.outputTokens = -1)),
+      'payload.nodes.msg_01h8v1.usage.outputTokens',
+    ],
+    [
+      'a patch without version',
+      variant(serverSamples.CPP_GRAPH_PATCH, (copy) => delete copy.payload.version),
+      'payload.version',
+    ],
+    [
+      'a chunk with a negative offset',
+      variant(serverSamples.CPP_STREAM_CHUNK, (copy) => (copy.payload.offset = -1)),
+      'payload.offset',
+    ],
+    [
+      'a chunk without delta',
+      variant(serverSamples.CPP_STREAM_CHUNK, (copy) => delete copy.payload.delta),
+      'payload.delta',
+    ],
+    [
+      'a completion with an unknown finish reason',
+      variant(serverSamples.CPP_STREAM_COMPLETED, (copy) => (copy.payload.finishReason = 'done')),
+      'payload.finishReason',
+    ],
+    [
+      'a thread summary without nodeCount',
+      variant(serverSamples.CPP_THREADS, (copy) => delete copy.payload.threads[0].nodeCount),
+      'payload.threads.0.nodeCount',
+    ],
+    [
+      'an error with an unknown code',
+      variant(serverSamples.CPP_ERROR, (copy) => (copy.payload.code = 'OOPS')),
+      'payload.code',
+    ],
+    [
+      'an error without message',
+      variant(serverSamples.CPP_ERROR, (copy) => delete copy.payload.message),
+      'payload.message',
+    ],
+    [
+      'an error naming a bad thread id',
+      variant(serverSamples.CPP_ERROR, (copy) => (copy.payload.threadId = 'abc')),
+      'payload.threadId',
+    ],
   ];
 
   it.each(brokenFrames)('refuses %s with INVALID_FRAME naming %s', (_, frame, path) => {

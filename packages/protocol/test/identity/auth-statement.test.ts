@@ -2,12 +2,19 @@ import { authStatementBytes, decodeBase64Url, encodeBase64Url } from '@promethea
 import { describe, expect, it } from 'vitest';
 import { DID_KEY, NONCE } from '../support/sample-frames.js';
 
-const statement = { did: DID_KEY, audience: 'wss://chat.example/v1/cpp/session', nonce: NONCE, expiresAt: 1781100030000 };
+const statement = {
+  did: DID_KEY,
+  audience: 'wss://chat.example/v1/cpp/session',
+  nonce: NONCE,
+  expiresAt: 1781100030000,
+};
 
 describe('the authentication statement', () => {
   it('is the documented lines, in UTF-8', () => {
     const text = new TextDecoder().decode(authStatementBytes(statement));
-    expect(text).toBe(`CPP-AUTH-v1\niss:${DID_KEY}\naud:wss://chat.example/v1/cpp/session\nnonce:${NONCE}\nexp:1781100030000`);
+    expect(text).toBe(
+      `CPP-AUTH-v1\niss:${DID_KEY}\naud:wss://chat.example/v1/cpp/session\nnonce:${NONCE}\nexp:1781100030000`,
+    );
   });
 
   it.each([

@@ -1,9 +1,16 @@
-import { didKeyFromEd25519PublicKey, ed25519PublicKeyFromDidKey, isDid, isEd25519DidKey } from '@promethea/cpp-protocol';
+import {
+  didKeyFromEd25519PublicKey,
+  ed25519PublicKeyFromDidKey,
+  isDid,
+  isEd25519DidKey,
+} from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { DID_KEY } from '../support/sample-frames.js';
 
 // The did:key specification's test vector: the Ed25519 key of the all-zero seed.
-const ZERO_SEED_PUBLIC_KEY = Uint8Array.from(Buffer.from('3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29', 'hex'));
+const ZERO_SEED_PUBLIC_KEY = Uint8Array.from(
+  Buffer.from('3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29', 'hex'),
+);
 
 describe('did:key for Ed25519', () => {
   it('encodes a public key as the did:key specification does', () => {

@@ -14,7 +14,10 @@ describe('base58btc', () => {
     ['626262', 'a3gV'],
     ['636363', 'aPEr'],
     [Buffer.from('Hello World!').toString('hex'), '2NEpo7TZRRrLZSi2U'],
-    [Buffer.from('The quick brown fox jumps over the lazy dog.').toString('hex'), 'USm3fpXnKG5EUBx2ndxBDMPVciP5hGey2Jh4NDv6gmeo1LkMeiKrLJUUBk6Z'],
+    [
+      Buffer.from('The quick brown fox jumps over the lazy dog.').toString('hex'),
+      'USm3fpXnKG5EUBx2ndxBDMPVciP5hGey2Jh4NDv6gmeo1LkMeiKrLJUUBk6Z',
+    ],
     ['0000287fb4cd', '11233QC4'],
   ])('writes %s as %j and reads it back', (hex, text) => {
     expect(encodeBase58(bytes(hex))).toBe(text);

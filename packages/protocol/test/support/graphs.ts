@@ -1,8 +1,20 @@
-import { applyChange, emptyGraph, planFinish, planPrompt, type ExchangeInput, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  emptyGraph,
+  planFinish,
+  planPrompt,
+  type ExchangeInput,
+  type MessageNode,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 
 export const THREAD = 'thread_test';
 
-export function exchange(userNodeId: string, assistantNodeId: string, userPrompt = `prompt of ${userNodeId}`): ExchangeInput {
+export function exchange(
+  userNodeId: string,
+  assistantNodeId: string,
+  userPrompt = `prompt of ${userNodeId}`,
+): ExchangeInput {
   return { userNodeId, assistantNodeId, userPrompt, createdAt: 1000 };
 }
 

@@ -50,8 +50,18 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-2',
     payload: { activeThreadId: THREAD_ID, targetNodeId: 'msg_01h8v0', expectedVersion: 0 },
   },
-  CPP_THREAD_OPEN: { type: 'CPP_THREAD_OPEN', timestamp: TIMESTAMP, id: 'request-3', payload: { threadId: THREAD_ID, patches: true } },
-  CPP_THREAD_CLOSE: { type: 'CPP_THREAD_CLOSE', timestamp: TIMESTAMP, id: 'request-4', payload: { threadId: THREAD_ID } },
+  CPP_THREAD_OPEN: {
+    type: 'CPP_THREAD_OPEN',
+    timestamp: TIMESTAMP,
+    id: 'request-3',
+    payload: { threadId: THREAD_ID, patches: true },
+  },
+  CPP_THREAD_CLOSE: {
+    type: 'CPP_THREAD_CLOSE',
+    timestamp: TIMESTAMP,
+    id: 'request-4',
+    payload: { threadId: THREAD_ID },
+  },
   CPP_PROMPT: {
     type: 'CPP_PROMPT',
     timestamp: TIMESTAMP,
@@ -73,12 +83,23 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
   },
   CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
   CPP_MODEL_LIST: { type: 'CPP_MODEL_LIST', timestamp: TIMESTAMP, id: 'request-10', payload: {} },
-  CPP_SYNC_REQUEST: { type: 'CPP_SYNC_REQUEST', timestamp: TIMESTAMP, id: 'request-8', payload: { threadId: THREAD_ID } },
+  CPP_SYNC_REQUEST: {
+    type: 'CPP_SYNC_REQUEST',
+    timestamp: TIMESTAMP,
+    id: 'request-8',
+    payload: { threadId: THREAD_ID },
+  },
   CPP_REGENERATE: {
     type: 'CPP_REGENERATE',
     timestamp: TIMESTAMP,
     id: 'request-10',
-    payload: { activeThreadId: THREAD_ID, userNodeId: 'msg_01h8v0', newNodeId: 'msg_01h8v2', receivedContentLength: 12, expectedVersion: 1 },
+    payload: {
+      activeThreadId: THREAD_ID,
+      userNodeId: 'msg_01h8v0',
+      newNodeId: 'msg_01h8v2',
+      receivedContentLength: 12,
+      expectedVersion: 1,
+    },
   },
   CPP_CONTINUE: {
     type: 'CPP_CONTINUE',
@@ -98,8 +119,18 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-12',
     payload: { threadId: THREAD_ID, title: 'Spiking networks', expectedVersion: 3 },
   },
-  CPP_THREAD_DELETE: { type: 'CPP_THREAD_DELETE', timestamp: TIMESTAMP, id: 'request-13', payload: { threadId: THREAD_ID, expectedVersion: 3 } },
-  CPP_THREAD_SEARCH: { type: 'CPP_THREAD_SEARCH', timestamp: TIMESTAMP, id: 'request-14', payload: { query: 'spiking neur', limit: 10 } },
+  CPP_THREAD_DELETE: {
+    type: 'CPP_THREAD_DELETE',
+    timestamp: TIMESTAMP,
+    id: 'request-13',
+    payload: { threadId: THREAD_ID, expectedVersion: 3 },
+  },
+  CPP_THREAD_SEARCH: {
+    type: 'CPP_THREAD_SEARCH',
+    timestamp: TIMESTAMP,
+    id: 'request-14',
+    payload: { query: 'spiking neur', limit: 10 },
+  },
   CPP_THREAD_IMPORT: {
     type: 'CPP_THREAD_IMPORT',
     timestamp: TIMESTAMP,
@@ -138,7 +169,13 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
   CPP_STREAM_HALTED: {
     type: 'CPP_STREAM_HALTED',
     timestamp: TIMESTAMP,
-    payload: { interruptedNodeId: 'msg_01h8v1', finalContentLength: 324, lastChunkReceived: 'We can see that the SNN LIF...', threadId: THREAD_ID, reason: 'pivot' },
+    payload: {
+      interruptedNodeId: 'msg_01h8v1',
+      finalContentLength: 324,
+      lastChunkReceived: 'We can see that the SNN LIF...',
+      threadId: THREAD_ID,
+      reason: 'pivot',
+    },
   },
   CPP_SYNC_GRAPH: {
     type: 'CPP_SYNC_GRAPH',
@@ -164,7 +201,11 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
       title: 'Explain spiking neural networks.',
     },
   },
-  CPP_STREAM_CHUNK: { type: 'CPP_STREAM_CHUNK', timestamp: TIMESTAMP, payload: { threadId: THREAD_ID, nodeId: answerNode.id, offset: 0, delta: 'Spiking' } },
+  CPP_STREAM_CHUNK: {
+    type: 'CPP_STREAM_CHUNK',
+    timestamp: TIMESTAMP,
+    payload: { threadId: THREAD_ID, nodeId: answerNode.id, offset: 0, delta: 'Spiking' },
+  },
   CPP_STREAM_COMPLETED: {
     type: 'CPP_STREAM_COMPLETED',
     timestamp: TIMESTAMP,
@@ -173,7 +214,18 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
   CPP_THREADS: {
     type: 'CPP_THREADS',
     timestamp: TIMESTAMP,
-    payload: { threads: [{ threadId: THREAD_ID, title: 'Explain spiking neural networks.', createdAt: TIMESTAMP, updatedAt: TIMESTAMP + 5, version: 1, nodeCount: 2 }] },
+    payload: {
+      threads: [
+        {
+          threadId: THREAD_ID,
+          title: 'Explain spiking neural networks.',
+          createdAt: TIMESTAMP,
+          updatedAt: TIMESTAMP + 5,
+          version: 1,
+          nodeCount: 2,
+        },
+      ],
+    },
   },
   CPP_MODELS: {
     type: 'CPP_MODELS',
@@ -189,12 +241,24 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
   CPP_ERROR: {
     type: 'CPP_ERROR',
     timestamp: TIMESTAMP,
-    payload: { code: 'PROVIDER_ERROR', message: 'the model provider failed', refId: 'request-5', refType: 'CPP_PROMPT', threadId: THREAD_ID, nodeId: answerNode.id },
+    payload: {
+      code: 'PROVIDER_ERROR',
+      message: 'the model provider failed',
+      refId: 'request-5',
+      refType: 'CPP_PROMPT',
+      threadId: THREAD_ID,
+      nodeId: answerNode.id,
+    },
   },
   CPP_AUTH_CHALLENGE: {
     type: 'CPP_AUTH_CHALLENGE',
     timestamp: TIMESTAMP,
-    payload: { nonce: NONCE, audience: 'wss://chat.example/v1/cpp/session', issuedAt: TIMESTAMP, expiresAt: TIMESTAMP + 30_000 },
+    payload: {
+      nonce: NONCE,
+      audience: 'wss://chat.example/v1/cpp/session',
+      issuedAt: TIMESTAMP,
+      expiresAt: TIMESTAMP + 30_000,
+    },
   },
   CPP_AUTH_ACCEPTED: { type: 'CPP_AUTH_ACCEPTED', timestamp: TIMESTAMP, payload: { did: DID_KEY } },
   CPP_THREAD_DELETED: { type: 'CPP_THREAD_DELETED', timestamp: TIMESTAMP, payload: { threadId: THREAD_ID } },
@@ -204,15 +268,36 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
     payload: {
       query: 'spiking',
       hits: [
-        { threadId: THREAD_ID, title: 'Explain spiking neural networks.', nodeId: null, snippet: 'Explain spiking neural networks.' },
-        { threadId: THREAD_ID, title: 'Explain spiking neural networks.', nodeId: answerNode.id, snippet: 'Spiking neural networks are…' },
+        {
+          threadId: THREAD_ID,
+          title: 'Explain spiking neural networks.',
+          nodeId: null,
+          snippet: 'Explain spiking neural networks.',
+        },
+        {
+          threadId: THREAD_ID,
+          title: 'Explain spiking neural networks.',
+          nodeId: answerNode.id,
+          snippet: 'Spiking neural networks are…',
+        },
       ],
     },
   },
   CPP_THREADS_IMPORTED: {
     type: 'CPP_THREADS_IMPORTED',
     timestamp: TIMESTAMP,
-    payload: { threads: [{ threadId: THREAD_ID, title: 'Rivers', createdAt: TIMESTAMP, updatedAt: TIMESTAMP + 5, version: 1, nodeCount: 4 }] },
+    payload: {
+      threads: [
+        {
+          threadId: THREAD_ID,
+          title: 'Rivers',
+          createdAt: TIMESTAMP,
+          updatedAt: TIMESTAMP + 5,
+          version: 1,
+          nodeCount: 4,
+        },
+      ],
+    },
   },
 };
 

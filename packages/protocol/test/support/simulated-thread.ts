@@ -81,7 +81,12 @@ export class SimulatedThread {
   stream(delta: string): void {
     const node = this.streamingNode();
     if (!node) throw new Error('nothing streams');
-    const chunk = this.send('CPP_STREAM_CHUNK', { threadId: THREAD, nodeId: node.id, offset: node.content.length, delta });
+    const chunk = this.send('CPP_STREAM_CHUNK', {
+      threadId: THREAD,
+      nodeId: node.id,
+      offset: node.content.length,
+      delta,
+    });
     this.graph.nodes[node.id] = { ...node, content: node.content + delta };
     this.chunkStarts.push(chunk.offset);
     this.lastChunk = chunk;
@@ -117,7 +122,12 @@ export class SimulatedThread {
   completed(): void {
     const node = this.streamingNode();
     if (!node) throw new Error('nothing streams');
-    this.send('CPP_STREAM_COMPLETED', { threadId: THREAD, nodeId: node.id, finalContentLength: node.content.length, finishReason: 'stop' });
+    this.send('CPP_STREAM_COMPLETED', {
+      threadId: THREAD,
+      nodeId: node.id,
+      finalContentLength: node.content.length,
+      finishReason: 'stop',
+    });
     this.endStream();
   }
 

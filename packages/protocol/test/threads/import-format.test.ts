@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { exportThread, recogniseImportFormat } from '../../src/index.js';
 import { conversation } from '../support/graphs.js';
 
-const CHATGPT: unknown = JSON.parse(readFileSync(new URL('../fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
+const CHATGPT: unknown = JSON.parse(
+  readFileSync(new URL('../fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'),
+);
 
 describe('recogniseImportFormat', () => {
   const exported = exportThread(conversation(), 'Trees', 10);
@@ -18,6 +20,7 @@ describe('recogniseImportFormat', () => {
   });
 
   it('recognises nothing in a document of neither kind', () => {
-    for (const document of [null, 3, 'cpp-thread', { format: 'other' }, { thread: exported.thread }]) expect(recogniseImportFormat(document)).toBeUndefined();
+    for (const document of [null, 3, 'cpp-thread', { format: 'other' }, { thread: exported.thread }])
+      expect(recogniseImportFormat(document)).toBeUndefined();
   });
 });

@@ -10,7 +10,14 @@ describe('exportThread', () => {
       format: 'cpp-thread',
       formatVersion: 1,
       exportedAt: 42,
-      thread: { threadId: graph.threadId, rootNodeId: 'msg_u1', activeHeadMessageId: 'msg_a2', nodes: graph.nodes, version: 3, title: 'Greetings' },
+      thread: {
+        threadId: graph.threadId,
+        rootNodeId: 'msg_u1',
+        activeHeadMessageId: 'msg_a2',
+        nodes: graph.nodes,
+        version: 3,
+        title: 'Greetings',
+      },
     });
     expect(ThreadExportSchema.parse(JSON.parse(JSON.stringify(exported)))).toEqual(exported);
     exported.thread.nodes.msg_a1!.content = 'changed';
@@ -21,11 +28,19 @@ describe('exportThread', () => {
 describe('threadToMarkdown', () => {
   it('writes the active branch under the title, each message under its role, an unfinished answer marked', () => {
     expect(threadToMarkdown(conversation(), 'Greetings')).toBe(
-      ['# Greetings', '## User\n\nprompt of msg_u1', '## Assistant\n\nHello!', '## User\n\nprompt of msg_u2', '## Assistant (streaming)\n\nPartial'].join('\n\n') + '\n',
+      `${[
+        '# Greetings',
+        '## User\n\nprompt of msg_u1',
+        '## Assistant\n\nHello!',
+        '## User\n\nprompt of msg_u2',
+        '## Assistant (streaming)\n\nPartial',
+      ].join('\n\n')}\n`,
     );
   });
 
   it('leaves other branches out, and names an untitled conversation', () => {
-    expect(threadToMarkdown(handBuiltGraph(), '  ')).toBe(['# Untitled conversation', '## User\n\nmsg_r', '## Assistant\n\nmsg_a', '## User\n\nmsg_c'].join('\n\n') + '\n');
+    expect(threadToMarkdown(handBuiltGraph(), '  ')).toBe(
+      `${['# Untitled conversation', '## User\n\nmsg_r', '## Assistant\n\nmsg_a', '## User\n\nmsg_c'].join('\n\n')}\n`,
+    );
   });
 });

@@ -14,17 +14,24 @@ import { describe, expect, it } from 'vitest';
 import { conversation, handBuiltGraph } from '../support/graphs.js';
 
 const NOW = 1_800_000_000_000;
-const chatGptExport = (): unknown[] => JSON.parse(readFileSync(new URL('../fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
+const chatGptExport = (): unknown[] =>
+  JSON.parse(readFileSync(new URL('../fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
 
 /** A graph as its shape: each node's role, text and status, children in order; ids left out. */
 function shape(graph: ThreadGraph, nodeId = graph.rootNodeId): unknown {
   if (nodeId === null) return null;
   const node = graph.nodes[nodeId]!;
-  return { role: node.role, content: node.content, status: node.status, children: node.childrenIds.map((id) => shape(graph, id)) };
+  return {
+    role: node.role,
+    content: node.content,
+    status: node.status,
+    children: node.childrenIds.map((id) => shape(graph, id)),
+  };
 }
 
 /** The texts from the root to the head. */
-const activeBranch = (graph: ThreadGraph) => (graph.activeHeadMessageId === null ? [] : pathToRoot(graph, graph.activeHeadMessageId).map((node) => node.content));
+const activeBranch = (graph: ThreadGraph) =>
+  graph.activeHeadMessageId === null ? [] : pathToRoot(graph, graph.activeHeadMessageId).map((node) => node.content);
 
 function expectSound(threads: ImportedThread[]): void {
   for (const { graph } of threads) {
@@ -37,7 +44,13 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
   it('keeps every conversation as a thread with the same tree, roles, text, order, head, dates and models', () => {
     const threads = readImportDocument('chatgpt', chatGptExport(), NOW);
     expectSound(threads);
-    expect(threads.map((thread) => thread.title)).toEqual(['Rivers of Europe', 'Plotting with code', 'Edited first prompt', 'Edited first prompt (2)', '']);
+    expect(threads.map((thread) => thread.title)).toEqual([
+      'Rivers of Europe',
+      'Plotting with code',
+      'Edited first prompt',
+      'Edited first prompt (2)',
+      '',
+    ]);
 
     const [rivers] = threads;
     expect(shape(rivers!.graph)).toEqual({
@@ -56,10 +69,20 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
               status: 'completed',
               children: [
                 { role: 'assistant', content: 'The Danube.', status: 'completed', children: [] },
-                { role: 'assistant', content: 'Within the EU it is the Danube, about 2,850 km.', status: 'completed', children: [] },
+                {
+                  role: 'assistant',
+                  content: 'Within the EU it is the Danube, about 2,850 km.',
+                  status: 'completed',
+                  children: [],
+                },
               ],
             },
-            { role: 'user', content: 'Which countries does it cross?', status: 'completed', children: [{ role: 'assistant', content: 'Only Russia.', status: 'completed', children: [] }] },
+            {
+              role: 'user',
+              content: 'Which countries does it cross?',
+              status: 'completed',
+              children: [{ role: 'assistant', content: 'Only Russia.', status: 'completed', children: [] }],
+            },
           ],
         },
       ],
@@ -70,11 +93,16 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
       'And in the EU?',
       'Within the EU it is the Danube, about 2,850 km.',
     ]);
-    expect({ createdAt: rivers!.createdAt, updatedAt: rivers!.updatedAt }).toEqual({ createdAt: 1717000000500, updatedAt: 1717000300250 });
+    expect({ createdAt: rivers!.createdAt, updatedAt: rivers!.updatedAt }).toEqual({
+      createdAt: 1717000000500,
+      updatedAt: 1717000300250,
+    });
     const root = rivers!.graph.nodes[rivers!.graph.rootNodeId!]!;
     expect(root.createdAt).toBe(1717000001000);
     expect(root.model).toBeUndefined();
-    const models = Object.values(rivers!.graph.nodes).flatMap((node) => (node.role === 'assistant' ? [node.model] : []));
+    const models = Object.values(rivers!.graph.nodes).flatMap((node) =>
+      node.role === 'assistant' ? [node.model] : [],
+    );
     expect(models.sort()).toEqual(['gpt-4o', 'gpt-4o', 'gpt-4o', 'gpt-4o-mini']);
   });
 
@@ -91,16 +119,23 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
 
   it('makes a thread of each tree when the first prompt was edited, the head first; an empty conversation is an empty thread', () => {
     const [, , withHead, other, empty] = readImportDocument('chatgpt', chatGptExport(), NOW);
-    expect(activeBranch(withHead!.graph)).toEqual(['Tell me a pun', "I'm reading a book on anti-gravity. It's impossible to put down."]);
+    expect(activeBranch(withHead!.graph)).toEqual([
+      'Tell me a pun',
+      "I'm reading a book on anti-gravity. It's impossible to put down.",
+    ]);
     expect(activeBranch(other!.graph)).toEqual(['Tell me a joke', 'Why did the chicken cross the road?']);
     expect(empty!.graph).toMatchObject({ rootNodeId: null, activeHeadMessageId: null, nodes: {} });
-    expect({ createdAt: empty!.createdAt, updatedAt: empty!.updatedAt }).toEqual({ createdAt: 1714000000000, updatedAt: 1714000000000 });
+    expect({ createdAt: empty!.createdAt, updatedAt: empty!.updatedAt }).toEqual({
+      createdAt: 1714000000000,
+      updatedAt: 1714000000000,
+    });
   });
 
   it('gives every thread and node a new id each time', () => {
     const first = readImportDocument('chatgpt', chatGptExport(), NOW);
     const second = readImportDocument('chatgpt', chatGptExport(), NOW);
-    const ids = (threads: ImportedThread[]) => threads.flatMap(({ graph }) => [graph.threadId, ...Object.keys(graph.nodes)]);
+    const ids = (threads: ImportedThread[]) =>
+      threads.flatMap(({ graph }) => [graph.threadId, ...Object.keys(graph.nodes)]);
     expect(new Set([...ids(first), ...ids(second)]).size).toBe(ids(first).length * 2);
   });
 
@@ -108,8 +143,16 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
     const depth = 15_000;
     const mapping: Record<string, unknown> = {};
     for (let index = 0; index < depth; index += 1) {
-      const message = { author: { role: index % 2 === 0 ? 'user' : 'assistant' }, create_time: null, content: { content_type: 'text', parts: [`m${index}`] } };
-      mapping[`n${index}`] = { message, parent: index === 0 ? null : `n${index - 1}`, children: index === depth - 1 ? [] : [`n${index + 1}`] };
+      const message = {
+        author: { role: index % 2 === 0 ? 'user' : 'assistant' },
+        create_time: null,
+        content: { content_type: 'text', parts: [`m${index}`] },
+      };
+      mapping[`n${index}`] = {
+        message,
+        parent: index === 0 ? null : `n${index - 1}`,
+        children: index === depth - 1 ? [] : [`n${index + 1}`],
+      };
     }
     const [deep] = readImportDocument('chatgpt', [{ title: 'Deep', mapping, current_node: `n${depth - 1}` }], NOW);
     expect(Object.keys(deep!.graph.nodes)).toHaveLength(depth);
@@ -119,10 +162,23 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
   const malformed: Array<[string, (document: any[]) => unknown, RegExp]> = [
     ['not an array', () => ({ conversations: [] }), /not a ChatGPT conversations\.json/],
     ['a mapping that is missing', (document) => [{ ...document[0], mapping: undefined }], /0\.mapping/],
-    ['a parent that is not in the mapping', (document) => withNode(document, 'u2', (node) => ({ ...node, parent: 'nowhere' })), /conversation 1 \(Rivers of Europe\): node .*nowhere/],
-    ['a child that does not name its parent back', (document) => withNode(document, 'a3', (node) => ({ ...node, parent: 'u2' })), /conversation 1 \(Rivers of Europe\): node (a3|u2|u3)/],
+    [
+      'a parent that is not in the mapping',
+      (document) => withNode(document, 'u2', (node) => ({ ...node, parent: 'nowhere' })),
+      /conversation 1 \(Rivers of Europe\): node .*nowhere/,
+    ],
+    [
+      'a child that does not name its parent back',
+      (document) => withNode(document, 'a3', (node) => ({ ...node, parent: 'u2' })),
+      /conversation 1 \(Rivers of Europe\): node (a3|u2|u3)/,
+    ],
     ['a cycle', (document) => cycle(document), /on a cycle/],
-    ['a part of the wrong type', (document) => withNode(document, 'u1', (node) => ({ ...node, message: { ...node.message, author: { role: 7 } } })), /author\.role/],
+    [
+      'a part of the wrong type',
+      (document) =>
+        withNode(document, 'u1', (node) => ({ ...node, message: { ...node.message, author: { role: 7 } } })),
+      /author\.role/,
+    ],
   ];
   it.each(malformed)('refuses %s, naming what is wrong, and reads nothing', (_name, corrupt, message) => {
     expect(() => readImportDocument('chatgpt', corrupt(chatGptExport()), NOW)).toThrow(ImportDocumentError);
@@ -152,24 +208,36 @@ describe('readImportDocument for CPP JSON', () => {
 
     expectSound([imported!]);
     expect(imported!.title).toBe('A title');
-    expect({ createdAt: imported!.createdAt, updatedAt: imported!.updatedAt }).toEqual({ createdAt: 1000, updatedAt: NOW });
+    expect({ createdAt: imported!.createdAt, updatedAt: imported!.updatedAt }).toEqual({
+      createdAt: 1000,
+      updatedAt: NOW,
+    });
     expect(imported!.graph.threadId).not.toBe(graph.threadId);
     expect(Object.keys(imported!.graph.nodes).some((id) => id in graph.nodes)).toBe(false);
-    const withoutIds = (nodes: MessageNode[]) => nodes.map(({ role, content, status, createdAt }) => ({ role, content, status, createdAt }));
-    const expected = withoutIds(nodesInTreeOrder(graph)).map((node) => (node.status === 'streaming' ? { ...node, status: 'interrupted' } : node));
+    const withoutIds = (nodes: MessageNode[]) =>
+      nodes.map(({ role, content, status, createdAt }) => ({ role, content, status, createdAt }));
+    const expected = withoutIds(nodesInTreeOrder(graph)).map((node) =>
+      node.status === 'streaming' ? { ...node, status: 'interrupted' } : node,
+    );
     expect(withoutIds(nodesInTreeOrder(imported!.graph))).toEqual(expected);
     expect(activeBranch(imported!.graph)).toEqual(activeBranch(graph));
   });
 
   it('takes a list of exports', () => {
-    const threads = readImportDocument('cpp-thread', [exportThread(handBuiltGraph(), 'One', NOW), exportThread(conversation(), 'Two', NOW)], NOW);
+    const threads = readImportDocument(
+      'cpp-thread',
+      [exportThread(handBuiltGraph(), 'One', NOW), exportThread(conversation(), 'Two', NOW)],
+      NOW,
+    );
     expect(threads.map((thread) => thread.title)).toEqual(['One', 'Two']);
     expect(shape(threads[0]!.graph)).toEqual(shape(handBuiltGraph()));
   });
 
   it('refuses another format, a wrong version and an unsound tree', () => {
     const exported = exportThread(handBuiltGraph(), 'One', NOW);
-    expect(() => readImportDocument('cpp-thread', { ...exported, formatVersion: 2 }, NOW)).toThrow(/not a CPP thread export: formatVersion/);
+    expect(() => readImportDocument('cpp-thread', { ...exported, formatVersion: 2 }, NOW)).toThrow(
+      /not a CPP thread export: formatVersion/,
+    );
     expect(() => readImportDocument('cpp-thread', chatGptExport(), NOW)).toThrow(ImportDocumentError);
     const orphan = structuredClone(exported);
     orphan.thread.nodes.msg_c!.parentId = 'msg_b';

@@ -7,7 +7,14 @@ describe('planAnchor', () => {
   it('moves only the head, as a new version', () => {
     const graph = conversation();
     const change = planAnchor(graph, 'msg_u1');
-    expect(change).toEqual({ threadId: THREAD, baseVersion: 3, version: 4, rootNodeId: 'msg_u1', activeHeadMessageId: 'msg_u1', nodes: [] });
+    expect(change).toEqual({
+      threadId: THREAD,
+      baseVersion: 3,
+      version: 4,
+      rootNodeId: 'msg_u1',
+      activeHeadMessageId: 'msg_u1',
+      nodes: [],
+    });
     expect(graph.activeHeadMessageId).toBe('msg_a2');
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyChange, findInvariantViolations, planAnchor, planBranchDelete, planFinish } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  findInvariantViolations,
+  planAnchor,
+  planBranchDelete,
+  planFinish,
+} from '@promethea/cpp-protocol';
 import { expectCPPError } from '../support/expect-cpp-error.js';
 import { conversation, handBuiltGraph } from '../support/graphs.js';
 

@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { applyChange, findInvariantViolations, planContinue, planFinish, planPivotSplice } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  findInvariantViolations,
+  planContinue,
+  planFinish,
+  planPivotSplice,
+} from '@promethea/cpp-protocol';
 import { expectCPPError } from '../support/expect-cpp-error.js';
 import { conversation, exchange } from '../support/graphs.js';
 
 /** The conversation with msg_a2 interrupted at "Partial" and the head moved back to msg_a1. */
 function interrupted() {
   const graph = conversation();
-  applyChange(graph, planFinish(graph, { nodeId: 'msg_a2', status: 'interrupted', content: 'Partial', reasoning: 'Think' }));
+  applyChange(
+    graph,
+    planFinish(graph, { nodeId: 'msg_a2', status: 'interrupted', content: 'Partial', reasoning: 'Think' }),
+  );
   graph.activeHeadMessageId = 'msg_a1';
   return graph;
 }
@@ -37,7 +46,10 @@ describe('planContinue', () => {
     expectCPPError(() => planContinue(conversation(), { nodeId: 'msg_a2' }), 'INVALID_NODE');
     expectCPPError(() => planContinue(interrupted(), { nodeId: 'msg_elsewhere' }), 'NOT_FOUND');
     const pivoted = conversation();
-    applyChange(pivoted, planPivotSplice(pivoted, { ...exchange('msg_u3', 'msg_a3'), interruptedNodeId: 'msg_a2', cutContent: 'Part' }));
+    applyChange(
+      pivoted,
+      planPivotSplice(pivoted, { ...exchange('msg_u3', 'msg_a3'), interruptedNodeId: 'msg_a2', cutContent: 'Part' }),
+    );
     expectCPPError(() => planContinue(pivoted, { nodeId: 'msg_a2' }), 'INVALID_NODE');
   });
 });
@@ -47,7 +59,12 @@ describe('reasoning through the tree operations', () => {
     const graph = conversation();
     const finished = planFinish(graph, { nodeId: 'msg_a2', status: 'interrupted', content: '', reasoning: 'Let me' });
     expect(finished.nodes[0]).toMatchObject({ content: '', reasoning: 'Let me' });
-    const spliced = planPivotSplice(graph, { ...exchange('msg_u3', 'msg_a3'), interruptedNodeId: 'msg_a2', cutContent: 'Pa', cutReasoning: '' });
+    const spliced = planPivotSplice(graph, {
+      ...exchange('msg_u3', 'msg_a3'),
+      interruptedNodeId: 'msg_a2',
+      cutContent: 'Pa',
+      cutReasoning: '',
+    });
     expect(spliced.nodes.find((node) => node.id === 'msg_a2')).not.toHaveProperty('reasoning');
   });
 });

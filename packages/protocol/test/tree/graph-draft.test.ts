@@ -29,7 +29,12 @@ describe('GraphDraft', () => {
     const draft = new GraphDraft(emptyGraph(THREAD));
     draft.insert(node('msg_r', null));
     draft.setHead('msg_r');
-    expect(draft.toChange()).toMatchObject({ rootNodeId: 'msg_r', activeHeadMessageId: 'msg_r', baseVersion: 0, version: 1 });
+    expect(draft.toChange()).toMatchObject({
+      rootNodeId: 'msg_r',
+      activeHeadMessageId: 'msg_r',
+      baseVersion: 0,
+      version: 1,
+    });
   });
 
   it('refuses a second root with CONFLICT', () => {
@@ -50,6 +55,8 @@ describe('GraphDraft', () => {
   });
 
   it('refuses to insert a node that already has children', () => {
-    expect(() => new GraphDraft(handBuiltGraph()).insert(node('msg_d', 'msg_b', { childrenIds: ['msg_e'] }))).toThrow(/leaf/);
+    expect(() => new GraphDraft(handBuiltGraph()).insert(node('msg_d', 'msg_b', { childrenIds: ['msg_e'] }))).toThrow(
+      /leaf/,
+    );
   });
 });

@@ -17,8 +17,12 @@ describe('findInvariantViolations', () => {
   });
 
   it('detects a root id or head in an empty thread', () => {
-    expect(findInvariantViolations({ ...emptyGraph(THREAD), rootNodeId: 'msg_r' })).toEqual(['empty thread has a root id']);
-    expect(findInvariantViolations({ ...emptyGraph(THREAD), activeHeadMessageId: 'msg_r' })).toEqual(['empty thread has a head']);
+    expect(findInvariantViolations({ ...emptyGraph(THREAD), rootNodeId: 'msg_r' })).toEqual([
+      'empty thread has a root id',
+    ]);
+    expect(findInvariantViolations({ ...emptyGraph(THREAD), activeHeadMessageId: 'msg_r' })).toEqual([
+      'empty thread has a head',
+    ]);
   });
 
   const cases: Array<[string, (graph: ThreadGraph) => void, string | RegExp]> = [
@@ -39,10 +43,22 @@ describe('findInvariantViolations', () => {
     ],
     ['a root id naming another node', (graph) => (graph.rootNodeId = 'msg_a'), 'rootNodeId msg_a is not the root'],
     ['a null root id', (graph) => (graph.rootNodeId = null), 'rootNodeId null is not the root'],
-    ['a head that does not resolve', (graph) => (graph.activeHeadMessageId = 'msg_gone'), 'head msg_gone does not resolve'],
+    [
+      'a head that does not resolve',
+      (graph) => (graph.activeHeadMessageId = 'msg_gone'),
+      'head msg_gone does not resolve',
+    ],
     ['a null head', (graph) => (graph.activeHeadMessageId = null), 'head null does not resolve'],
-    ['a node stored under another id', (graph) => (graph.nodes.msg_b = { ...graph.nodes.msg_b!, id: 'msg_z' }), 'node stored under msg_b has id msg_z'],
-    ['a streaming user node', (graph) => (graph.nodes.msg_c = { ...graph.nodes.msg_c!, status: 'streaming' }), 'user node msg_c is streaming'],
+    [
+      'a node stored under another id',
+      (graph) => (graph.nodes.msg_b = { ...graph.nodes.msg_b!, id: 'msg_z' }),
+      'node stored under msg_b has id msg_z',
+    ],
+    [
+      'a streaming user node',
+      (graph) => (graph.nodes.msg_c = { ...graph.nodes.msg_c!, status: 'streaming' }),
+      'user node msg_c is streaming',
+    ],
     [
       'a parent that does not resolve',
       (graph) => {
@@ -50,13 +66,21 @@ describe('findInvariantViolations', () => {
       },
       'parent msg_gone of msg_x does not resolve',
     ],
-    ['a parent that does not list its child', (graph) => (graph.nodes.msg_r = { ...graph.nodes.msg_r!, childrenIds: ['msg_a'] }), 'parent msg_r does not list msg_b exactly once'],
+    [
+      'a parent that does not list its child',
+      (graph) => (graph.nodes.msg_r = { ...graph.nodes.msg_r!, childrenIds: ['msg_a'] }),
+      'parent msg_r does not list msg_b exactly once',
+    ],
     [
       'a parent that lists its child twice',
       (graph) => (graph.nodes.msg_a = { ...graph.nodes.msg_a!, childrenIds: ['msg_c', 'msg_c'] }),
       'parent msg_a does not list msg_c exactly once',
     ],
-    ['a child that does not resolve', (graph) => (graph.nodes.msg_b = { ...graph.nodes.msg_b!, childrenIds: ['msg_gone'] }), 'child msg_gone of msg_b does not resolve'],
+    [
+      'a child that does not resolve',
+      (graph) => (graph.nodes.msg_b = { ...graph.nodes.msg_b!, childrenIds: ['msg_gone'] }),
+      'child msg_gone of msg_b does not resolve',
+    ],
     [
       'a child naming another parent',
       (graph) => (graph.nodes.msg_b = { ...graph.nodes.msg_b!, childrenIds: ['msg_c'] }),

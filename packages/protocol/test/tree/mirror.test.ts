@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { applyChunk, applyHalted, applyPatch, findInvariantViolations, graphFromSync, type SyncGraphFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  applyChunk,
+  applyHalted,
+  applyPatch,
+  findInvariantViolations,
+  graphFromSync,
+  type SyncGraphFrame,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import { serverSamples } from '../support/sample-frames.js';
 
 const syncPayload: SyncGraphFrame['payload'] = serverSamples.CPP_SYNC_GRAPH.payload;
@@ -21,7 +29,13 @@ function expectUnchanged(graph: ThreadGraph, action: (graph: ThreadGraph) => str
 describe('graphFromSync', () => {
   it('copies the sync into a graph the caller may edit', () => {
     const graph = graphFromSync(syncPayload);
-    expect(graph).toEqual({ threadId: syncPayload.threadId, rootNodeId: syncPayload.rootNodeId, activeHeadMessageId: syncPayload.activeHeadMessageId, version: 1, nodes: syncPayload.nodes });
+    expect(graph).toEqual({
+      threadId: syncPayload.threadId,
+      rootNodeId: syncPayload.rootNodeId,
+      activeHeadMessageId: syncPayload.activeHeadMessageId,
+      version: 1,
+      nodes: syncPayload.nodes,
+    });
     graph.nodes[STREAMING]!.content += ' more';
     expect(syncPayload.nodes[STREAMING]?.content).toBe('Spiking Neural Networks are…');
   });
@@ -72,7 +86,12 @@ describe('applyPatch', () => {
 });
 
 describe('applyChunk', () => {
-  const chunk = (offset: number, delta: string) => ({ threadId: syncPayload.threadId, nodeId: STREAMING, offset, delta });
+  const chunk = (offset: number, delta: string) => ({
+    threadId: syncPayload.threadId,
+    nodeId: STREAMING,
+    offset,
+    delta,
+  });
 
   it('appends a chunk at the end of the text', () => {
     const graph = mirrorWith('Hello');
@@ -93,7 +112,11 @@ describe('applyChunk', () => {
 
   it('reports a gap for a chunk past the end of the text or of an unknown node', () => {
     expectUnchanged(mirrorWith('Hello'), (graph) => applyChunk(graph, chunk(6, 'world')), 'gap');
-    expectUnchanged(mirrorWith('Hello'), (graph) => applyChunk(graph, { ...chunk(0, 'x'), nodeId: 'msg_unknown' }), 'gap');
+    expectUnchanged(
+      mirrorWith('Hello'),
+      (graph) => applyChunk(graph, { ...chunk(0, 'x'), nodeId: 'msg_unknown' }),
+      'gap',
+    );
   });
 });
 
@@ -125,7 +148,13 @@ describe('applyHalted', () => {
 });
 
 describe('reasoning, a part of its own', () => {
-  const reasoningChunk = (offset: number, delta: string) => ({ threadId: syncPayload.threadId, nodeId: STREAMING, offset, delta, part: 'reasoning' as const });
+  const reasoningChunk = (offset: number, delta: string) => ({
+    threadId: syncPayload.threadId,
+    nodeId: STREAMING,
+    offset,
+    delta,
+    part: 'reasoning' as const,
+  });
 
   it('appends reasoning chunks at their offset in the reasoning, apart from the content', () => {
     const graph = mirrorWith('');
@@ -145,7 +174,15 @@ describe('reasoning, a part of its own', () => {
   it('trims the reasoning to its final length and keeps the empty answer; a node without reasoning has none', () => {
     const graph = mirrorWith('');
     applyChunk(graph, reasoningChunk(0, 'Let me think'));
-    const halted = { interruptedNodeId: STREAMING, finalContentLength: 0, finalReasoningLength: 6, part: 'reasoning' as const, lastChunkReceived: 'Let me', threadId: syncPayload.threadId, reason: 'pivot' as const };
+    const halted = {
+      interruptedNodeId: STREAMING,
+      finalContentLength: 0,
+      finalReasoningLength: 6,
+      part: 'reasoning' as const,
+      lastChunkReceived: 'Let me',
+      threadId: syncPayload.threadId,
+      reason: 'pivot' as const,
+    };
     expect(applyHalted(graph, halted)).toBe('applied');
     expect(graph.nodes[STREAMING]).toMatchObject({ reasoning: 'Let me', content: '' });
     expect(applyHalted(graph, { ...halted, finalReasoningLength: 0 })).toBe('applied');

@@ -7,19 +7,45 @@ describe('planPivotSplice', () => {
   it('interrupts the streaming node at the cut, branches the prompt under it and streams the answer from the head', () => {
     const graph = conversation();
     const before = structuredClone(graph);
-    const change = planPivotSplice(graph, { ...exchange('msg_p', 'msg_pa', 'Rust instead'), interruptedNodeId: 'msg_a2', cutContent: 'Part', model: 'demo' });
+    const change = planPivotSplice(graph, {
+      ...exchange('msg_p', 'msg_pa', 'Rust instead'),
+      interruptedNodeId: 'msg_a2',
+      cutContent: 'Part',
+      model: 'demo',
+    });
 
     expect(graph).toEqual(before);
     expect(change).toMatchObject({ baseVersion: 3, version: 4, rootNodeId: 'msg_u1', activeHeadMessageId: 'msg_pa' });
     expect(change.nodes).toEqual([
       { ...before.nodes.msg_a2, status: 'interrupted', content: 'Part', childrenIds: ['msg_p'] },
-      { id: 'msg_p', parentId: 'msg_a2', childrenIds: ['msg_pa'], role: 'user', content: 'Rust instead', status: 'completed', createdAt: 1000 },
-      { id: 'msg_pa', parentId: 'msg_p', childrenIds: [], role: 'assistant', content: '', status: 'streaming', createdAt: 1000, model: 'demo' },
+      {
+        id: 'msg_p',
+        parentId: 'msg_a2',
+        childrenIds: ['msg_pa'],
+        role: 'user',
+        content: 'Rust instead',
+        status: 'completed',
+        createdAt: 1000,
+      },
+      {
+        id: 'msg_pa',
+        parentId: 'msg_p',
+        childrenIds: [],
+        role: 'assistant',
+        content: '',
+        status: 'streaming',
+        createdAt: 1000,
+        model: 'demo',
+      },
     ]);
   });
 
   it('keeps an empty cut', () => {
-    const change = planPivotSplice(conversation(), { ...exchange('msg_p', 'msg_pa'), interruptedNodeId: 'msg_a2', cutContent: '' });
+    const change = planPivotSplice(conversation(), {
+      ...exchange('msg_p', 'msg_pa'),
+      interruptedNodeId: 'msg_a2',
+      cutContent: '',
+    });
     expect(change.nodes[0]).toMatchObject({ id: 'msg_a2', status: 'interrupted', content: '' });
   });
 
@@ -36,10 +62,26 @@ describe('planPivotSplice', () => {
   });
 
   it('refuses an interrupted node that is not in the thread with NOT_FOUND', () => {
-    expectCPPError(() => planPivotSplice(conversation(), { ...exchange('msg_p', 'msg_pa'), interruptedNodeId: 'msg_elsewhere', cutContent: '' }), 'NOT_FOUND');
+    expectCPPError(
+      () =>
+        planPivotSplice(conversation(), {
+          ...exchange('msg_p', 'msg_pa'),
+          interruptedNodeId: 'msg_elsewhere',
+          cutContent: '',
+        }),
+      'NOT_FOUND',
+    );
   });
 
   it('refuses a branch id already in the thread with CONFLICT', () => {
-    expectCPPError(() => planPivotSplice(conversation(), { ...exchange('msg_u1', 'msg_pa'), interruptedNodeId: 'msg_a2', cutContent: '' }), 'CONFLICT');
+    expectCPPError(
+      () =>
+        planPivotSplice(conversation(), {
+          ...exchange('msg_u1', 'msg_pa'),
+          interruptedNodeId: 'msg_a2',
+          cutContent: '',
+        }),
+      'CONFLICT',
+    );
   });
 });

@@ -17,8 +17,25 @@ describe('planPrompt', () => {
       rootNodeId: 'msg_u',
       activeHeadMessageId: 'msg_a',
       nodes: [
-        { id: 'msg_u', parentId: null, childrenIds: ['msg_a'], role: 'user', content: 'Hi', status: 'completed', createdAt: 1000 },
-        { id: 'msg_a', parentId: 'msg_u', childrenIds: [], role: 'assistant', content: '', status: 'streaming', createdAt: 1000, model: 'demo' },
+        {
+          id: 'msg_u',
+          parentId: null,
+          childrenIds: ['msg_a'],
+          role: 'user',
+          content: 'Hi',
+          status: 'completed',
+          createdAt: 1000,
+        },
+        {
+          id: 'msg_a',
+          parentId: 'msg_u',
+          childrenIds: [],
+          role: 'assistant',
+          content: '',
+          status: 'streaming',
+          createdAt: 1000,
+          model: 'demo',
+        },
       ],
     });
   });
@@ -47,8 +64,14 @@ describe('planPrompt', () => {
   });
 
   it('refuses an unknown parent with NOT_FOUND, also in an empty thread', () => {
-    expectCPPError(() => planPrompt(conversation(), { ...exchange('msg_u3', 'msg_a3'), parentNodeId: 'msg_nope' }), 'NOT_FOUND');
-    expectCPPError(() => planPrompt(emptyGraph(THREAD), { ...exchange('msg_u', 'msg_a'), parentNodeId: 'msg_nope' }), 'NOT_FOUND');
+    expectCPPError(
+      () => planPrompt(conversation(), { ...exchange('msg_u3', 'msg_a3'), parentNodeId: 'msg_nope' }),
+      'NOT_FOUND',
+    );
+    expectCPPError(
+      () => planPrompt(emptyGraph(THREAD), { ...exchange('msg_u', 'msg_a'), parentNodeId: 'msg_nope' }),
+      'NOT_FOUND',
+    );
   });
 
   it('refuses a node id already in the thread with CONFLICT', () => {

@@ -16,7 +16,16 @@ describe('planRegenerate', () => {
     expect(change).toMatchObject({ baseVersion: 4, version: 5, activeHeadMessageId: 'msg_r' });
     expect(change.nodes).toEqual([
       { ...before.nodes.msg_u2, childrenIds: ['msg_a2', 'msg_r'] },
-      { id: 'msg_r', parentId: 'msg_u2', childrenIds: [], role: 'assistant', content: '', status: 'streaming', createdAt: 2000, model: 'demo' },
+      {
+        id: 'msg_r',
+        parentId: 'msg_u2',
+        childrenIds: [],
+        role: 'assistant',
+        content: '',
+        status: 'streaming',
+        createdAt: 2000,
+        model: 'demo',
+      },
     ]);
     applyChange(graph, change);
     expect(findInvariantViolations(graph)).toEqual([]);
@@ -25,7 +34,11 @@ describe('planRegenerate', () => {
 
   it('interrupts the halted answer at its cut in the same change', () => {
     const graph = conversation();
-    const change = planRegenerate(graph, { ...answer, userNodeId: 'msg_u2', halted: { nodeId: 'msg_a2', content: 'Part' } });
+    const change = planRegenerate(graph, {
+      ...answer,
+      userNodeId: 'msg_u2',
+      halted: { nodeId: 'msg_a2', content: 'Part' },
+    });
     applyChange(graph, change);
     expect(graph.nodes.msg_a2).toMatchObject({ status: 'interrupted', content: 'Part' });
     expect(graph.nodes.msg_u2?.childrenIds).toEqual(['msg_a2', 'msg_r']);
@@ -40,6 +53,9 @@ describe('planRegenerate', () => {
   it('refuses an assistant node with INVALID_NODE, an unknown node with NOT_FOUND, a used id with CONFLICT', () => {
     expectCPPError(() => planRegenerate(conversation(), { ...answer, userNodeId: 'msg_a1' }), 'INVALID_NODE');
     expectCPPError(() => planRegenerate(conversation(), { ...answer, userNodeId: 'msg_elsewhere' }), 'NOT_FOUND');
-    expectCPPError(() => planRegenerate(conversation(), { ...answer, assistantNodeId: 'msg_a1', userNodeId: 'msg_u2' }), 'CONFLICT');
+    expectCPPError(
+      () => planRegenerate(conversation(), { ...answer, assistantNodeId: 'msg_a1', userNodeId: 'msg_u2' }),
+      'CONFLICT',
+    );
   });
 });

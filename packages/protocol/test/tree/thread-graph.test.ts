@@ -6,7 +6,14 @@ import { conversation, exchange } from '../support/graphs.js';
 function streamAgain(graph: ThreadGraph, nodeId: string): void {
   const node = graph.nodes[nodeId]!;
   const { threadId, version, rootNodeId, activeHeadMessageId } = graph;
-  applyChange(graph, { threadId, baseVersion: version, version: version + 1, rootNodeId, activeHeadMessageId, nodes: [{ ...node, status: 'streaming' }] });
+  applyChange(graph, {
+    threadId,
+    baseVersion: version,
+    version: version + 1,
+    rootNodeId,
+    activeHeadMessageId,
+    nodes: [{ ...node, status: 'streaming' }],
+  });
 }
 
 describe('streamingNode', () => {
@@ -67,7 +74,15 @@ describe('streamingNode', () => {
       // A change that removes the node while it streams (planBranchDelete would refuse to).
       const { threadId, version, rootNodeId } = graph;
       const msg_a2 = { ...graph.nodes.msg_a2!, childrenIds: [] };
-      applyChange(graph, { threadId, baseVersion: version, version: version + 1, rootNodeId, activeHeadMessageId: 'msg_a2', nodes: [msg_a2], removedNodeIds: ['msg_u3', 'msg_a3'] });
+      applyChange(graph, {
+        threadId,
+        baseVersion: version,
+        version: version + 1,
+        rootNodeId,
+        activeHeadMessageId: 'msg_a2',
+        nodes: [msg_a2],
+        removedNodeIds: ['msg_u3', 'msg_a3'],
+      });
       expect(streamingNode(graph)).toBeUndefined();
       expect(nodes.walks()).toBe(1);
     });

@@ -19,26 +19,59 @@ const prompt = fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 10 }
 // Full Unicode code points, so that chunks and cuts meet surrogate pairs.
 const delta = fc.string({ unit: 'binary', minLength: 1, maxLength: 6 });
 const received = fc.option(fc.nat({ max: 40 }), { nil: undefined });
-const invalidKinds = ['prompt-unknown-parent', 'prompt-reused-id', 'pivot-unknown-node', 'pivot-reused-id', 'anchor-unknown', 'finish-not-streaming', 'stale-change'] as const;
+const invalidKinds = [
+  'prompt-unknown-parent',
+  'prompt-reused-id',
+  'pivot-unknown-node',
+  'pivot-reused-id',
+  'anchor-unknown',
+  'finish-not-streaming',
+  'stale-change',
+] as const;
 
 // Weighted so that streams grow over several chunks before they are pivoted, stopped or finished.
 const step = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('prompt' as const), parent: fc.option(fc.nat(), { nil: undefined }), text: prompt }) },
   {
     weight: 3,
-    arbitrary: fc.record({ kind: fc.constant('pivot' as const), target: fc.oneof(fc.constant('streaming' as const), fc.nat()), text: prompt, received }),
+    arbitrary: fc.record({
+      kind: fc.constant('prompt' as const),
+      parent: fc.option(fc.nat(), { nil: undefined }),
+      text: prompt,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('pivot' as const),
+      target: fc.oneof(fc.constant('streaming' as const), fc.nat()),
+      text: prompt,
+      received,
+    }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('anchor' as const), target: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('stop' as const), received }) },
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('chunk' as const), delta, resend: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('complete' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('invalid' as const), which: fc.constantFrom(...invalidKinds), target: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('invalid' as const),
+      which: fc.constantFrom(...invalidKinds),
+      target: fc.nat(),
+    }),
+  },
 );
 type Step = typeof step extends fc.Arbitrary<infer Value> ? Value : never;
 
 function exchangeFor(thread: SimulatedThread, text: string): ExchangeInput {
-  return { userNodeId: thread.freshId(), assistantNodeId: thread.freshId(), userPrompt: text, createdAt: 1, model: 'simulated' };
+  return {
+    userNodeId: thread.freshId(),
+    assistantNodeId: thread.freshId(),
+    userPrompt: text,
+    createdAt: 1,
+    model: 'simulated',
+  };
 }
 
 /** Applies one step as the server would; steps the server refuses (THREAD_BUSY, NOT_STREAMING) do nothing. */
@@ -101,7 +134,14 @@ function run(thread: SimulatedThread, action: Step): void {
     case 'complete':
       if (!streaming) return;
       thread.completed();
-      thread.commit(planFinish(thread.graph, { nodeId: streaming.id, status: 'completed', content: streaming.content, usage: { outputTokens: streaming.content.length } }));
+      thread.commit(
+        planFinish(thread.graph, {
+          nodeId: streaming.id,
+          status: 'completed',
+          content: streaming.content,
+          usage: { outputTokens: streaming.content.length },
+        }),
+      );
       return;
     case 'fail':
       if (!streaming) return;
@@ -127,7 +167,10 @@ function runInvalid(thread: SimulatedThread, which: (typeof invalidKinds)[number
     case 'prompt-unknown-parent':
       return refuse(() => planPrompt(thread.graph, { ...input, parentNodeId: 'msg_unknown' }), 'NOT_FOUND');
     case 'pivot-unknown-node':
-      return refuse(() => planPivotSplice(thread.graph, { ...input, interruptedNodeId: 'msg_unknown', cutContent: '' }), 'NOT_FOUND');
+      return refuse(
+        () => planPivotSplice(thread.graph, { ...input, interruptedNodeId: 'msg_unknown', cutContent: '' }),
+        'NOT_FOUND',
+      );
     case 'anchor-unknown':
       return refuse(() => planAnchor(thread.graph, 'msg_unknown'), 'NOT_FOUND');
   }
@@ -136,12 +179,17 @@ function runInvalid(thread: SimulatedThread, which: (typeof invalidKinds)[number
     case 'prompt-reused-id':
       return refuse(() => planPrompt(thread.graph, { ...input, userNodeId: existing }), 'CONFLICT');
     case 'pivot-reused-id':
-      return refuse(() => planPivotSplice(thread.graph, { ...input, interruptedNodeId: existing, assistantNodeId: existing }), 'CONFLICT');
+      return refuse(
+        () => planPivotSplice(thread.graph, { ...input, interruptedNodeId: existing, assistantNodeId: existing }),
+        'CONFLICT',
+      );
     case 'finish-not-streaming':
       if (thread.node(existing).status === 'streaming') return;
       return refuse(() => planFinish(thread.graph, { nodeId: existing, status: 'completed', content: '' }));
     case 'stale-change':
-      return refuse(() => applyChange(thread.graph, { ...planAnchor(thread.graph, existing), baseVersion: thread.graph.version - 1 }));
+      return refuse(() =>
+        applyChange(thread.graph, { ...planAnchor(thread.graph, existing), baseVersion: thread.graph.version - 1 }),
+      );
   }
 }
 

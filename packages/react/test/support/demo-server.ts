@@ -15,10 +15,16 @@ export interface DemoServerOptions {
 
 /** A real CPP server on 127.0.0.1 with the demo model (short, quick answers unless slow), closed after each test. */
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<CPPServer> {
-  const demoModel = () => new DemoProvider({ ...(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }), reasoningWords: options.reasoningWords ?? 0 });
+  const demoModel = () =>
+    new DemoProvider({
+      ...(options.slow ? { delayMs: 50, words: 400 } : { delayMs: 2, words: 12 }),
+      reasoningWords: options.reasoningWords ?? 0,
+    });
   const server = await startServer({
     port: options.port ?? 0,
-    ...(options.models ? { models: options.models.map((id) => ({ id, label: id, provider: demoModel() })) } : { model: demoModel() }),
+    ...(options.models
+      ? { models: options.models.map((id) => ({ id, label: id, provider: demoModel() })) }
+      : { model: demoModel() }),
     ...(options.store && { store: options.store }),
   });
   onTestFinished(() => server.close());

@@ -7,7 +7,10 @@ export class TestGraph {
   /** A prompt `msg_u<n>` and its streaming answer `msg_a<n>`, under `parentId` or the head. */
   prompt(n: number, parentId?: string): this {
     const input = { userNodeId: `msg_u${n}`, userPrompt: `prompt ${n}`, assistantNodeId: `msg_a${n}`, createdAt: n };
-    applyChange(this.graph, planPrompt(this.graph, parentId === undefined ? input : { ...input, parentNodeId: parentId }));
+    applyChange(
+      this.graph,
+      planPrompt(this.graph, parentId === undefined ? input : { ...input, parentNodeId: parentId }),
+    );
     return this;
   }
 

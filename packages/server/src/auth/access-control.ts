@@ -46,7 +46,10 @@ export class AccessControl {
     this.admission = {
       auth,
       allowedOrigins: options.allowedOrigins ?? ['*'],
-      allowedHosts: [...(options.allowedHosts ?? [ANY_HOST]), ...(options.publicUrl === undefined ? [] : [new URL(options.publicUrl).hostname])],
+      allowedHosts: [
+        ...(options.allowedHosts ?? [ANY_HOST]),
+        ...(options.publicUrl === undefined ? [] : [new URL(options.publicUrl).hostname]),
+      ],
       trustProxy: options.trustProxy ?? false,
       publicUrl: options.publicUrl === undefined ? undefined : publicSessionUrl(options.publicUrl),
       secure: options.tls !== undefined,

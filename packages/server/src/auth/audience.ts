@@ -10,7 +10,10 @@ export const HOST_PATTERN = /^[A-Za-z0-9.:[\]-]{1,255}$/;
  * `X-Forwarded-Proto`), which a relaying server can forge: production servers set their public URL. `undefined`
  * when the Host header cannot be part of a URL.
  */
-export function audienceOf(request: IncomingMessage, options: { publicUrl: string | undefined; secure: boolean; trustProxy: boolean }): string | undefined {
+export function audienceOf(
+  request: IncomingMessage,
+  options: { publicUrl: string | undefined; secure: boolean; trustProxy: boolean },
+): string | undefined {
   if (options.publicUrl !== undefined) return options.publicUrl;
   const host = request.headers.host;
   if (host === undefined || !HOST_PATTERN.test(host)) return undefined;
@@ -24,7 +27,8 @@ export function publicSessionUrl(publicUrl: string): string {
   const url = new URL(publicUrl);
   if (url.protocol === 'http:') url.protocol = 'ws:';
   if (url.protocol === 'https:') url.protocol = 'wss:';
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new TypeError(`a public URL is ws(s) or http(s), not ${url.protocol}`);
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
+    throw new TypeError(`a public URL is ws(s) or http(s), not ${url.protocol}`);
   if (url.pathname === '/' || url.pathname === '') url.pathname = CPP_SESSION_PATH;
   return url.href;
 }

@@ -6,7 +6,9 @@ import type { UpgradeRefusal } from '../transport/ws-transport.js';
  * Decides who connects from the upgrade request alone (a session cookie, a bearer token, a client certificate),
  * or refuses it. The identities it returns own threads as proven ones do.
  */
-export type IdentityVerifier = (request: IncomingMessage) => Identity | UpgradeRefusal | Promise<Identity | UpgradeRefusal>;
+export type IdentityVerifier = (
+  request: IncomingMessage,
+) => Identity | UpgradeRefusal | Promise<Identity | UpgradeRefusal>;
 
 /**
  * How a server knows who is connecting (docs/PROTOCOL.md §2.5): `did-key` asks every connection to prove its

@@ -1,4 +1,11 @@
-import { CPPError, CloseCode, ErrorCode, encodeServerFrame, type AuthProofFrame, type ErrorCode as ErrorCodeType } from '@promethea/cpp-protocol';
+import {
+  CPPError,
+  CloseCode,
+  ErrorCode,
+  encodeServerFrame,
+  type AuthProofFrame,
+  type ErrorCode as ErrorCodeType,
+} from '@promethea/cpp-protocol';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { Challenge } from './challenge.js';
 import type { ConnectionCounter } from './limits/connection-counter.js';
@@ -95,7 +102,11 @@ export class ConnectionGuard {
 
   /** Before any frame other than a proof: refused while a required proof is missing. */
   requireIdentity(): void {
-    if (this.awaitingProof) throw new CPPError(ErrorCode.UNAUTHORIZED, 'authenticate first: answer the CPP_AUTH_CHALLENGE with a CPP_AUTH_PROOF');
+    if (this.awaitingProof)
+      throw new CPPError(
+        ErrorCode.UNAUTHORIZED,
+        'authenticate first: answer the CPP_AUTH_CHALLENGE with a CPP_AUTH_PROOF',
+      );
   }
 
   /** CPP_AUTH_PROOF: accepted (CPP_AUTH_ACCEPTED), or refused with UNAUTHORIZED and the connection closed with 4401. */
@@ -108,7 +119,10 @@ export class ConnectionGuard {
       clockSkewMs: this.settings.clockSkewMs,
     });
     if (!outcome.ok) {
-      this.connection?.sendError(ErrorCode.UNAUTHORIZED, outcome.reason, { refType: frame.type, ...(frame.id === undefined ? {} : { refId: frame.id }) });
+      this.connection?.sendError(ErrorCode.UNAUTHORIZED, outcome.reason, {
+        refType: frame.type,
+        ...(frame.id === undefined ? {} : { refId: frame.id }),
+      });
       this.close(CloseCode.UNAUTHORIZED, 'authentication failed');
       return;
     }

@@ -26,14 +26,24 @@ export type ProofOutcome = { ok: true; did: string } | { ok: false; reason: stri
 export function checkProof(proof: Proof, context: ProofContext): ProofOutcome {
   const { challenge } = context;
   if (!challenge) return refuse('no authentication challenge is pending on this connection');
-  if (proof.nonce !== challenge.nonce) return refuse("the proof answers another connection's challenge, not this one's");
-  if (context.now > challenge.expiresAt + context.clockSkewMs) return refuse('the challenge expired; connect again for a new one');
+  if (proof.nonce !== challenge.nonce)
+    return refuse("the proof answers another connection's challenge, not this one's");
+  if (context.now > challenge.expiresAt + context.clockSkewMs)
+    return refuse('the challenge expired; connect again for a new one');
   if (!isEd25519DidKey(proof.did)) return refuse('only Ed25519 did:key identities (did:key:z6Mk…) can be proven');
-  if (context.claimedDid !== undefined && context.claimedDid !== proof.did) return refuse('the proof is for another DID than the one this connection claimed');
+  if (context.claimedDid !== undefined && context.claimedDid !== proof.did)
+    return refuse('the proof is for another DID than the one this connection claimed');
   const signature = decodeBase64Url(proof.signature);
-  const statement = authStatementBytes({ did: proof.did, audience: challenge.audience, nonce: challenge.nonce, expiresAt: challenge.expiresAt });
-  if (!signature || !verifyDidKeySignature(proof.did, statement, signature)) return refuse(`the signature is not ${proof.did}'s signature of this challenge`);
-  if (!context.replayCache.use(challenge.nonce, challenge.expiresAt + context.clockSkewMs)) return refuse('the nonce was already used');
+  const statement = authStatementBytes({
+    did: proof.did,
+    audience: challenge.audience,
+    nonce: challenge.nonce,
+    expiresAt: challenge.expiresAt,
+  });
+  if (!signature || !verifyDidKeySignature(proof.did, statement, signature))
+    return refuse(`the signature is not ${proof.did}'s signature of this challenge`);
+  if (!context.replayCache.use(challenge.nonce, challenge.expiresAt + context.clockSkewMs))
+    return refuse('the nonce was already used');
   return { ok: true, did: proof.did };
 }
 

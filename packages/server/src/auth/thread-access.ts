@@ -1,4 +1,11 @@
-import { CPPError, ErrorCode, getNode, type ImportFormat, type ThreadGraph, type ThreadSummary } from '@promethea/cpp-protocol';
+import {
+  CPPError,
+  ErrorCode,
+  getNode,
+  type ImportFormat,
+  type ThreadGraph,
+  type ThreadSummary,
+} from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadLimits } from '../engine/thread-context.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
@@ -15,7 +22,15 @@ export interface ThreadAccessSettings {
    * capability to its thread (docs/PROTOCOL.md §2.3), since anyone may claim the owner's DID anyway.
    */
   ownerOnly: boolean;
-  limits: Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength' | 'syncsPerMinute' | 'searchesPerMinute'>;
+  limits: Pick<
+    ServerLimits,
+    | 'maxThreadsPerDid'
+    | 'maxNodesPerThread'
+    | 'maxThreadBytes'
+    | 'maxPromptLength'
+    | 'syncsPerMinute'
+    | 'searchesPerMinute'
+  >;
 }
 
 /**
@@ -70,7 +85,8 @@ export class ThreadAccess implements ThreadLimits {
   async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
     if (this.settings.limits.maxThreadsPerDid > 0 && !(await this.exists(threadId))) await this.checkQuota(identity);
     const engine = await this.registry.open(threadId, identity);
-    if (!this.owns(engine, identity)) throw new CPPError(ErrorCode.FORBIDDEN, `thread ${engine.threadId} belongs to another identity`);
+    if (!this.owns(engine, identity))
+      throw new CPPError(ErrorCode.FORBIDDEN, `thread ${engine.threadId} belongs to another identity`);
     return engine;
   }
 
@@ -78,7 +94,10 @@ export class ThreadAccess implements ThreadLimits {
   checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string): void {
     const { maxPromptLength } = this.settings.limits;
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`,
+      );
     }
     this.checkRoom(graph, newNodeId, 2, userPrompt);
   }
@@ -111,10 +130,16 @@ export class ThreadAccess implements ThreadLimits {
   checkSize(threadId: string, size: ThreadSize): void {
     const { maxNodesPerThread, maxThreadBytes } = this.settings.limits;
     if (maxNodesPerThread > 0 && size.nodes > maxNodesPerThread) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${threadId} is full: the limit is ${maxNodesPerThread} messages`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${threadId} is full: the limit is ${maxNodesPerThread} messages`,
+      );
     }
     if (maxThreadBytes > 0 && size.bytes > maxThreadBytes) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${threadId} is full: the limit is ${maxThreadBytes} bytes of text`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${threadId} is full: the limit is ${maxThreadBytes} bytes of text`,
+      );
     }
   }
 
@@ -146,7 +171,8 @@ export class ThreadAccess implements ThreadLimits {
   private async checkQuota(identity: Identity): Promise<void> {
     const max = this.settings.limits.maxThreadsPerDid;
     const owned = (await this.store.listThreads(identity.did)).length;
-    if (owned >= max) throw new CPPError(ErrorCode.RATE_LIMITED, `${identity.did} owns ${owned} threads; the limit is ${max}`);
+    if (owned >= max)
+      throw new CPPError(ErrorCode.RATE_LIMITED, `${identity.did} owns ${owned} threads; the limit is ${max}`);
   }
 }
 

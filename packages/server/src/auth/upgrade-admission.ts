@@ -39,18 +39,30 @@ export interface Admission {
 }
 
 /** Decides at the upgrade, before a WebSocket exists, whether a request may connect, and as whom. */
-export async function admit(request: IncomingMessage, settings: AdmissionSettings): Promise<Admission | UpgradeRefusal> {
+export async function admit(
+  request: IncomingMessage,
+  settings: AdmissionSettings,
+): Promise<Admission | UpgradeRefusal> {
   if (!hostAllowed(request.headers.host, settings.allowedHosts)) {
-    return new UpgradeRefusal(403, `this server does not answer to the Host ${JSON.stringify(request.headers.host?.slice(0, 255) ?? '')}; allow it with --allowed-hosts`);
+    return new UpgradeRefusal(
+      403,
+      `this server does not answer to the Host ${JSON.stringify(request.headers.host?.slice(0, 255) ?? '')}; allow it with --allowed-hosts`,
+    );
   }
-  if (!originAllowed(request, settings.allowedOrigins)) return new UpgradeRefusal(403, `pages of ${request.headers.origin} may not open CPP sessions here`);
+  if (!originAllowed(request, settings.allowedOrigins))
+    return new UpgradeRefusal(403, `pages of ${request.headers.origin} may not open CPP sessions here`);
   const address = clientAddress(request, settings.trustProxy);
   if (settings.maxConnectionsPerIp > 0 && settings.addresses.count(address) >= settings.maxConnectionsPerIp) {
-    return new UpgradeRefusal(429, `too many connections from ${address}; the limit is ${settings.maxConnectionsPerIp}`);
+    return new UpgradeRefusal(
+      429,
+      `too many connections from ${address}; the limit is ${settings.maxConnectionsPerIp}`,
+    );
   }
   if (typeof settings.auth === 'function') {
     const verified = await settings.auth(request);
-    return verified instanceof UpgradeRefusal ? verified : { identity: verified, proofRequired: false, challenge: undefined, address };
+    return verified instanceof UpgradeRefusal
+      ? verified
+      : { identity: verified, proofRequired: false, challenge: undefined, address };
   }
   const claim = claimedIdentity(request);
   if (claim instanceof UpgradeRefusal) return claim;
@@ -62,5 +74,10 @@ export async function admit(request: IncomingMessage, settings: AdmissionSetting
   if (!proofRequired && !provable) return { identity: claim, proofRequired, challenge: undefined, address };
   const audience = audienceOf(request, settings);
   if (audience === undefined) return new UpgradeRefusal(400, 'the Host header is missing or malformed');
-  return { identity: claim, proofRequired, challenge: issueChallenge(audience, settings.challengeTtlMs, Date.now()), address };
+  return {
+    identity: claim,
+    proofRequired,
+    challenge: issueChallenge(audience, settings.challengeTtlMs, Date.now()),
+    address,
+  };
 }

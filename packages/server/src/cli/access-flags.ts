@@ -18,24 +18,114 @@ interface LimitFlag {
  * attribute is not always the key (`--max-frames-per-second` sets `framesPerSecond`).
  */
 const LIMIT_FLAGS = {
-  maxPromptLength: { flag: '--max-prompt-length <chars>', attribute: 'maxPromptLength', env: 'CPP_MAX_PROMPT_LENGTH', description: 'longest prompt, in UTF-16 code units' },
-  framesPerSecond: { flag: '--max-frames-per-second <count>', attribute: 'maxFramesPerSecond', env: 'CPP_MAX_FRAMES_PER_SECOND', description: 'frames a connection may send per second' },
-  frameBurst: { flag: '--frame-burst <count>', attribute: 'frameBurst', env: 'CPP_FRAME_BURST', description: 'frames a connection may send at once' },
-  maxConnectionsPerIp: { flag: '--max-connections-per-ip <count>', attribute: 'maxConnectionsPerIp', env: 'CPP_MAX_CONNECTIONS_PER_IP', description: 'open connections from one address' },
-  maxSocketsPerIp: { flag: '--max-sockets-per-ip <count>', attribute: 'maxSocketsPerIp', env: 'CPP_MAX_SOCKETS_PER_IP', description: 'TCP connections from one address, before or after the upgrade (above --max-connections-per-ip)' },
-  maxConnectionsPerDid: { flag: '--max-connections-per-did <count>', attribute: 'maxConnectionsPerDid', env: 'CPP_MAX_CONNECTIONS_PER_DID', description: 'open connections of one DID' },
-  maxThreadsPerDid: { flag: '--max-threads-per-did <count>', attribute: 'maxThreadsPerDid', env: 'CPP_MAX_THREADS_PER_DID', description: 'threads one DID may own' },
-  maxNodesPerThread: { flag: '--max-nodes-per-thread <count>', attribute: 'maxNodesPerThread', env: 'CPP_MAX_NODES_PER_THREAD', description: 'messages one thread may hold' },
-  maxThreadBytes: { flag: '--max-thread-bytes <bytes>', attribute: 'maxThreadBytes', env: 'CPP_MAX_THREAD_BYTES', description: 'bytes of text (UTF-8) one thread may hold' },
-  syncsPerMinute: { flag: '--max-syncs-per-minute <count>', attribute: 'maxSyncsPerMinute', env: 'CPP_MAX_SYNCS_PER_MINUTE', description: 'full syncs one identity may ask for per minute' },
-  searchesPerMinute: { flag: '--max-searches-per-minute <count>', attribute: 'maxSearchesPerMinute', env: 'CPP_MAX_SEARCHES_PER_MINUTE', description: 'thread searches one identity may make per minute' },
-  maxGenerationsPerConnection: { flag: '--max-generations-per-connection <count>', attribute: 'maxGenerationsPerConnection', env: 'CPP_MAX_GENERATIONS_PER_CONNECTION', description: 'answers one connection may have being written at once' },
-  maxGenerationsPerIdentity: { flag: '--max-generations-per-identity <count>', attribute: 'maxGenerationsPerIdentity', env: 'CPP_MAX_GENERATIONS_PER_IDENTITY', description: 'answers one identity may have being written at once' },
-  maxGenerations: { flag: '--max-generations <count>', attribute: 'maxGenerations', env: 'CPP_MAX_GENERATIONS', description: 'answers the server may be writing at once' },
-  handshakeTimeoutMs: { flag: '--handshake-timeout-ms <ms>', attribute: 'handshakeTimeoutMs', env: 'CPP_HANDSHAKE_TIMEOUT_MS', description: 'time for the upgrade request to arrive' },
-  authTimeoutMs: { flag: '--auth-timeout-ms <ms>', attribute: 'authTimeoutMs', env: 'CPP_AUTH_TIMEOUT_MS', description: 'time from the upgrade to an accepted proof' },
-  messageTimeoutMs: { flag: '--message-timeout-ms <ms>', attribute: 'messageTimeoutMs', env: 'CPP_MESSAGE_TIMEOUT_MS', description: 'time one message may take to arrive whole' },
-  idleTimeoutMs: { flag: '--idle-timeout-ms <ms>', attribute: 'idleTimeoutMs', env: 'CPP_IDLE_TIMEOUT_MS', description: 'time a connection may send nothing' },
+  maxPromptLength: {
+    flag: '--max-prompt-length <chars>',
+    attribute: 'maxPromptLength',
+    env: 'CPP_MAX_PROMPT_LENGTH',
+    description: 'longest prompt, in UTF-16 code units',
+  },
+  framesPerSecond: {
+    flag: '--max-frames-per-second <count>',
+    attribute: 'maxFramesPerSecond',
+    env: 'CPP_MAX_FRAMES_PER_SECOND',
+    description: 'frames a connection may send per second',
+  },
+  frameBurst: {
+    flag: '--frame-burst <count>',
+    attribute: 'frameBurst',
+    env: 'CPP_FRAME_BURST',
+    description: 'frames a connection may send at once',
+  },
+  maxConnectionsPerIp: {
+    flag: '--max-connections-per-ip <count>',
+    attribute: 'maxConnectionsPerIp',
+    env: 'CPP_MAX_CONNECTIONS_PER_IP',
+    description: 'open connections from one address',
+  },
+  maxSocketsPerIp: {
+    flag: '--max-sockets-per-ip <count>',
+    attribute: 'maxSocketsPerIp',
+    env: 'CPP_MAX_SOCKETS_PER_IP',
+    description: 'TCP connections from one address, before or after the upgrade (above --max-connections-per-ip)',
+  },
+  maxConnectionsPerDid: {
+    flag: '--max-connections-per-did <count>',
+    attribute: 'maxConnectionsPerDid',
+    env: 'CPP_MAX_CONNECTIONS_PER_DID',
+    description: 'open connections of one DID',
+  },
+  maxThreadsPerDid: {
+    flag: '--max-threads-per-did <count>',
+    attribute: 'maxThreadsPerDid',
+    env: 'CPP_MAX_THREADS_PER_DID',
+    description: 'threads one DID may own',
+  },
+  maxNodesPerThread: {
+    flag: '--max-nodes-per-thread <count>',
+    attribute: 'maxNodesPerThread',
+    env: 'CPP_MAX_NODES_PER_THREAD',
+    description: 'messages one thread may hold',
+  },
+  maxThreadBytes: {
+    flag: '--max-thread-bytes <bytes>',
+    attribute: 'maxThreadBytes',
+    env: 'CPP_MAX_THREAD_BYTES',
+    description: 'bytes of text (UTF-8) one thread may hold',
+  },
+  syncsPerMinute: {
+    flag: '--max-syncs-per-minute <count>',
+    attribute: 'maxSyncsPerMinute',
+    env: 'CPP_MAX_SYNCS_PER_MINUTE',
+    description: 'full syncs one identity may ask for per minute',
+  },
+  searchesPerMinute: {
+    flag: '--max-searches-per-minute <count>',
+    attribute: 'maxSearchesPerMinute',
+    env: 'CPP_MAX_SEARCHES_PER_MINUTE',
+    description: 'thread searches one identity may make per minute',
+  },
+  maxGenerationsPerConnection: {
+    flag: '--max-generations-per-connection <count>',
+    attribute: 'maxGenerationsPerConnection',
+    env: 'CPP_MAX_GENERATIONS_PER_CONNECTION',
+    description: 'answers one connection may have being written at once',
+  },
+  maxGenerationsPerIdentity: {
+    flag: '--max-generations-per-identity <count>',
+    attribute: 'maxGenerationsPerIdentity',
+    env: 'CPP_MAX_GENERATIONS_PER_IDENTITY',
+    description: 'answers one identity may have being written at once',
+  },
+  maxGenerations: {
+    flag: '--max-generations <count>',
+    attribute: 'maxGenerations',
+    env: 'CPP_MAX_GENERATIONS',
+    description: 'answers the server may be writing at once',
+  },
+  handshakeTimeoutMs: {
+    flag: '--handshake-timeout-ms <ms>',
+    attribute: 'handshakeTimeoutMs',
+    env: 'CPP_HANDSHAKE_TIMEOUT_MS',
+    description: 'time for the upgrade request to arrive',
+  },
+  authTimeoutMs: {
+    flag: '--auth-timeout-ms <ms>',
+    attribute: 'authTimeoutMs',
+    env: 'CPP_AUTH_TIMEOUT_MS',
+    description: 'time from the upgrade to an accepted proof',
+  },
+  messageTimeoutMs: {
+    flag: '--message-timeout-ms <ms>',
+    attribute: 'messageTimeoutMs',
+    env: 'CPP_MESSAGE_TIMEOUT_MS',
+    description: 'time one message may take to arrive whole',
+  },
+  idleTimeoutMs: {
+    flag: '--idle-timeout-ms <ms>',
+    attribute: 'idleTimeoutMs',
+    env: 'CPP_IDLE_TIMEOUT_MS',
+    description: 'time a connection may send nothing',
+  },
 } as const satisfies Record<keyof ServerLimits, LimitFlag>;
 
 /** In the table's order, which is the help's. */
@@ -71,24 +161,69 @@ const CLI_LIMITS: ServerLimits = {
 
 export function addAccessFlags(program: Command): Command {
   program
-    .addOption(new Option('--auth <mode>', 'did-key: every connection proves its did:key; claimed: trust the DID header (development only)').env('CPP_AUTH').default('did-key').choices(['did-key', 'claimed']))
-    .addOption(new Option('--public-url <url>', 'public URL of this server, named in every authentication challenge').env('CPP_PUBLIC_URL'))
-    .addOption(new Option('--allowed-origins <origins>', 'comma-separated origins whose pages may connect; "self" is this server, "*" any').env('CPP_ALLOWED_ORIGINS').default(['self'], 'self').argParser(list))
-    .addOption(new Option('--allowed-hosts <hosts>', 'comma-separated host names the Host header may carry, besides IP addresses, localhost, --host and --public-url\'s host; "*" any').env('CPP_ALLOWED_HOSTS').default([], 'none').argParser(list))
-    .addOption(new Option('--trust-proxy [enabled]', 'behind a reverse proxy: client address from X-Forwarded-For, scheme from X-Forwarded-Proto').env('CPP_TRUST_PROXY').preset('true').default(false).argParser(onOff))
-    .addOption(new Option('--tls-cert <file>', 'PEM certificate: serve wss:// directly (with --tls-key)').env('CPP_TLS_CERT'))
+    .addOption(
+      new Option(
+        '--auth <mode>',
+        'did-key: every connection proves its did:key; claimed: trust the DID header (development only)',
+      )
+        .env('CPP_AUTH')
+        .default('did-key')
+        .choices(['did-key', 'claimed']),
+    )
+    .addOption(
+      new Option('--public-url <url>', 'public URL of this server, named in every authentication challenge').env(
+        'CPP_PUBLIC_URL',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allowed-origins <origins>',
+        'comma-separated origins whose pages may connect; "self" is this server, "*" any',
+      )
+        .env('CPP_ALLOWED_ORIGINS')
+        .default(['self'], 'self')
+        .argParser(list),
+    )
+    .addOption(
+      new Option(
+        '--allowed-hosts <hosts>',
+        'comma-separated host names the Host header may carry, besides IP addresses, localhost, --host and --public-url\'s host; "*" any',
+      )
+        .env('CPP_ALLOWED_HOSTS')
+        .default([], 'none')
+        .argParser(list),
+    )
+    .addOption(
+      new Option(
+        '--trust-proxy [enabled]',
+        'behind a reverse proxy: client address from X-Forwarded-For, scheme from X-Forwarded-Proto',
+      )
+        .env('CPP_TRUST_PROXY')
+        .preset('true')
+        .default(false)
+        .argParser(onOff),
+    )
+    .addOption(
+      new Option('--tls-cert <file>', 'PEM certificate: serve wss:// directly (with --tls-key)').env('CPP_TLS_CERT'),
+    )
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('CPP_TLS_KEY'));
   for (const key of LIMIT_KEYS) {
     const { flag, env, description } = LIMIT_FLAGS[key];
-    program.addOption(new Option(flag, `${description}; 0: no limit`).env(env).default(CLI_LIMITS[key]).argParser(integer));
+    program.addOption(
+      new Option(flag, `${description}; 0: no limit`).env(env).default(CLI_LIMITS[key]).argParser(integer),
+    );
   }
   return program;
 }
 
 /** The CPPServer options the flags ask for; reads the TLS files. */
 export async function accessOptionsOf(flags: AccessFlags): Promise<AccessOptions> {
-  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) throw new Error('--tls-cert and --tls-key go together');
-  const tls = flags.tlsCert && flags.tlsKey ? { cert: await readFile(flags.tlsCert), key: await readFile(flags.tlsKey) } : undefined;
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined))
+    throw new Error('--tls-cert and --tls-key go together');
+  const tls =
+    flags.tlsCert && flags.tlsKey
+      ? { cert: await readFile(flags.tlsCert), key: await readFile(flags.tlsKey) }
+      : undefined;
   return {
     auth: flags.auth,
     allowedOrigins: flags.allowedOrigins,
@@ -111,5 +246,5 @@ function limitsOf(flags: LimitFlagValues): ServerLimits {
 export const CLAIMED_AUTH_WARNING = [
   '  WARNING: --auth claimed. Identities are NOT proven: any client may claim any DID, and any client that',
   '  knows a thread id may read and write that thread. Use it for local development only; the default,',
-  '  --auth did-key, makes every connection prove its did:key and keeps each thread its owner\'s.',
+  "  --auth did-key, makes every connection prove its did:key and keeps each thread its owner's.",
 ].join('\n');

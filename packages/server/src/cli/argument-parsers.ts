@@ -23,5 +23,8 @@ export function decimal(value: string): number {
 
 /** A comma-separated list, its items trimmed, empty items dropped. */
 export function list(value: string): string[] {
-  return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }

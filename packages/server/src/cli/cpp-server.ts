@@ -6,7 +6,13 @@ import { Command, Option } from 'commander';
 import { CPPServer } from '../cpp-server.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../observability/logger.js';
 import { startTracing } from '../observability/tracing-sdk.js';
-import { addDeploymentFlags, openCluster, openStore, withoutPassword, type DeploymentFlags } from './deployment-flags.js';
+import {
+  addDeploymentFlags,
+  openCluster,
+  openStore,
+  withoutPassword,
+  type DeploymentFlags,
+} from './deployment-flags.js';
 import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
@@ -38,19 +44,50 @@ const program = new Command('cpp-server')
   .addOption(new Option('-p, --port <port>', 'port to listen on').env('PORT').default(8080).argParser(integer))
   .addOption(new Option('--host <host>', 'interface to listen on (default: all)').env('HOST'))
   .addOption(new Option('--db <path>', 'SQLite database file').env('CPP_DB').default('./data/cpp.sqlite'))
-  .addOption(new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer))
-  .addOption(new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)').env('CPP_PERSIST_INTERVAL_MS').argParser(integer))
-  .addOption(new Option('--chunk-interval-ms <ms>', 'shortest time between two chunks of one answer; sooner text is merged (default 30; 0: every delta)').env('CPP_CHUNK_INTERVAL_MS').argParser(integer))
-  .addOption(new Option('--heartbeat-interval-ms <ms>', 'how often connections are pinged (default 30000; 0: never)').env('CPP_HEARTBEAT_INTERVAL_MS').argParser(integer))
   .addOption(
-    new Option('--compression-threshold-bytes <bytes>', 'frames of at least this size go compressed to clients that offer permessage-deflate (default 65536; 0: never)')
+    new Option('--max-frame-bytes <bytes>', 'largest accepted frame').env('CPP_MAX_FRAME_BYTES').argParser(integer),
+  )
+  .addOption(
+    new Option('--persist-interval-ms <ms>', 'how often streamed text is saved while it streams (default 200)')
+      .env('CPP_PERSIST_INTERVAL_MS')
+      .argParser(integer),
+  )
+  .addOption(
+    new Option(
+      '--chunk-interval-ms <ms>',
+      'shortest time between two chunks of one answer; sooner text is merged (default 30; 0: every delta)',
+    )
+      .env('CPP_CHUNK_INTERVAL_MS')
+      .argParser(integer),
+  )
+  .addOption(
+    new Option('--heartbeat-interval-ms <ms>', 'how often connections are pinged (default 30000; 0: never)')
+      .env('CPP_HEARTBEAT_INTERVAL_MS')
+      .argParser(integer),
+  )
+  .addOption(
+    new Option(
+      '--compression-threshold-bytes <bytes>',
+      'frames of at least this size go compressed to clients that offer permessage-deflate (default 65536; 0: never)',
+    )
       .env('CPP_COMPRESSION_THRESHOLD_BYTES')
       .argParser(integer),
   )
-  .addOption(new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'))
-  .addOption(new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)').env('LOG_LEVEL').default('info').choices(LOG_LEVELS))
   .addOption(
-    new Option('--log-prompts [enabled]', 'also log prompt and answer text: user data, for debugging only').env('CPP_LOG_PROMPTS').preset('true').default(false).argParser(onOff),
+    new Option('--static-dir <dir>', 'serve this directory at / instead of the bundled web UI').env('CPP_STATIC_DIR'),
+  )
+  .addOption(
+    new Option('--log-level <level>', 'least severe level logged (JSON lines on stdout)')
+      .env('LOG_LEVEL')
+      .default('info')
+      .choices(LOG_LEVELS),
+  )
+  .addOption(
+    new Option('--log-prompts [enabled]', 'also log prompt and answer text: user data, for debugging only')
+      .env('CPP_LOG_PROMPTS')
+      .preset('true')
+      .default(false)
+      .argParser(onOff),
   )
   .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
@@ -71,7 +108,9 @@ async function main(options: CliOptions): Promise<void> {
   const tracing = await startTracing();
   const { store, description: storeDescription } = await openStore(options, (message) => logger.info(message));
   const cluster = await openCluster(options);
-  const clusterDescription = cluster ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, node ${cluster.instanceId}` : 'none (this server runs alone)';
+  const clusterDescription = cluster
+    ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, node ${cluster.instanceId}`
+    : 'none (this server runs alone)';
   const server = new CPPServer({
     port: options.port,
     host: options.host,
@@ -96,12 +135,29 @@ async function main(options: CliOptions): Promise<void> {
   console.log(`cpp-server listening on ${server.url}`);
   console.log(`  web UI:  ${staticDir ? httpUrl : 'not served (build apps/web or pass --static-dir)'}`);
   console.log(`  model:   ${descriptions.join('\n           ')}`);
-  console.log(`  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`);
+  console.log(
+    `  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`,
+  );
   console.log(`  store:   ${storeDescription}`);
   console.log(`  cluster: ${clusterDescription}`);
-  console.log(`  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`);
-  if (!options.modelsFile && options.model === 'demo') console.log('  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.');
-  logger.info({ url: server.url, model: descriptions.join('; '), store: storeDescription, cluster: clusterDescription, metrics: options.metrics, tracing: tracing?.exporters ?? [] }, 'cpp-server listening');
+  console.log(
+    `  ops:     ${httpUrl}healthz, ${httpUrl}readyz${options.metrics ? `, ${httpUrl}metrics` : ''}${tracing ? `; traces to ${tracing.exporters.join(', ')}` : ''}`,
+  );
+  if (!options.modelsFile && options.model === 'demo')
+    console.log(
+      '  note:    this is the demo model, a stand-in that streams placeholder text; see "Use your model" in the README.',
+    );
+  logger.info(
+    {
+      url: server.url,
+      model: descriptions.join('; '),
+      store: storeDescription,
+      cluster: clusterDescription,
+      metrics: options.metrics,
+      tracing: tracing?.exporters ?? [],
+    },
+    'cpp-server listening',
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -113,10 +169,13 @@ async function main(options: CliOptions): Promise<void> {
       .then(() => cluster?.close())
       .then(() => store.close())
       .then(() => tracing?.shutdown())
-      .then(() => process.exit(0), (error: unknown) => {
-        logger.fatal({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.fatal({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

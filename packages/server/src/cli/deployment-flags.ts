@@ -17,11 +17,33 @@ export interface DeploymentFlags {
 
 export function addDeploymentFlags(program: Command): void {
   program
-    .addOption(new Option('--store <kind>', 'where conversations live').env('CPP_STORE').default('sqlite').choices(['sqlite', 'postgres']))
-    .addOption(new Option('--database-url <url>', 'PostgreSQL URL, for --store postgres (prefer the environment variable: flags show in ps)').env('DATABASE_URL'))
-    .addOption(new Option('--database-schema <name>', 'PostgreSQL schema of the tables').env('CPP_DATABASE_SCHEMA').default(DEFAULT_SCHEMA))
-    .addOption(new Option('--redis-url <url>', 'Redis URL: run as one node of a cluster sharing the PostgreSQL store').env('REDIS_URL'))
-    .addOption(new Option('--redis-prefix <prefix>', 'put before every Redis key of the cluster').env('CPP_REDIS_PREFIX').default(DEFAULT_REDIS_PREFIX));
+    .addOption(
+      new Option('--store <kind>', 'where conversations live')
+        .env('CPP_STORE')
+        .default('sqlite')
+        .choices(['sqlite', 'postgres']),
+    )
+    .addOption(
+      new Option(
+        '--database-url <url>',
+        'PostgreSQL URL, for --store postgres (prefer the environment variable: flags show in ps)',
+      ).env('DATABASE_URL'),
+    )
+    .addOption(
+      new Option('--database-schema <name>', 'PostgreSQL schema of the tables')
+        .env('CPP_DATABASE_SCHEMA')
+        .default(DEFAULT_SCHEMA),
+    )
+    .addOption(
+      new Option('--redis-url <url>', 'Redis URL: run as one node of a cluster sharing the PostgreSQL store').env(
+        'REDIS_URL',
+      ),
+    )
+    .addOption(
+      new Option('--redis-prefix <prefix>', 'put before every Redis key of the cluster')
+        .env('CPP_REDIS_PREFIX')
+        .default(DEFAULT_REDIS_PREFIX),
+    );
 }
 
 export interface OpenedStore {

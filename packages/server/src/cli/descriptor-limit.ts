@@ -18,7 +18,8 @@ export function openFilesLimit(limits: string | undefined = readProcLimits()): n
  * limit itself: the service manager or the shell that starts it must (docs/security.md).
  */
 export function descriptorWarning(openFiles: number | undefined, maxSocketsPerIp: number): string | undefined {
-  if (openFiles === undefined || maxSocketsPerIp <= 0 || openFiles >= ADDRESSES_TO_HOLD * maxSocketsPerIp) return undefined;
+  if (openFiles === undefined || maxSocketsPerIp <= 0 || openFiles >= ADDRESSES_TO_HOLD * maxSocketsPerIp)
+    return undefined;
   const addresses = Math.max(1, Math.floor(openFiles / maxSocketsPerIp));
   return [
     `  WARNING: this process may open ${openFiles} files (ulimit -n), and ${addresses} addresses at --max-sockets-per-ip ${maxSocketsPerIp}`,

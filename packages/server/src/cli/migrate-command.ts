@@ -13,10 +13,16 @@ export function migrateCommand(): Command {
       const connectionString = requireDatabaseUrl(flags);
       console.log(`migrating PostgreSQL at ${withoutPassword(connectionString)}, schema ${flags.databaseSchema}`);
       // pg is loaded by the one command that needs it, not by every start of the CLI.
-      const [{ createPool }, { migrate }] = await Promise.all([import('../store/postgres-connection.js'), import('../store/postgres-migrations.js')]);
+      const [{ createPool }, { migrate }] = await Promise.all([
+        import('../store/postgres-connection.js'),
+        import('../store/postgres-migrations.js'),
+      ]);
       const pool = createPool({ connectionString, schema: flags.databaseSchema });
       try {
-        const { version, applied } = await migrate(pool, { schema: flags.databaseSchema, onProgress: (message) => console.log(message) });
+        const { version, applied } = await migrate(pool, {
+          schema: flags.databaseSchema,
+          onProgress: (message) => console.log(message),
+        });
         console.log(`done: ${applied} migration${applied === 1 ? '' : 's'} applied, schema at version ${version}`);
       } finally {
         await pool.end();

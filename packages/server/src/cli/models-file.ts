@@ -51,12 +51,18 @@ export interface ConfiguredModels {
  * The models a models file lists (docs/providers.md, "Several models"), each built as `createModelProvider` builds
  * one; `policy` (the flags' timeouts and retries) applies to entries that do not set their own.
  */
-export async function readModelsFile(path: string, policy: Partial<ProviderConfig>, env: NodeJS.ProcessEnv = process.env): Promise<ConfiguredModels> {
+export async function readModelsFile(
+  path: string,
+  policy: Partial<ProviderConfig>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ConfiguredModels> {
   let json: unknown;
   try {
     json = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new Error(`The models file ${path} could not be read as JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `The models file ${path} could not be read as JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const parsed = ModelsFileSchema.safeParse(json);
   if (!parsed.success) throw new Error(`The models file ${path} is not valid: ${z.prettifyError(parsed.error)}`);
@@ -68,12 +74,20 @@ export async function readModelsFile(path: string, policy: Partial<ProviderConfi
       provider: createModelProvider(configs[index]!),
     })),
     ...(parsed.data.default === undefined ? {} : { defaultModel: parsed.data.default }),
-    descriptions: configs.map((config, index) => `${parsed.data.models[index]!.id ?? config.model ?? config.provider}: ${describeProvider(config)}`),
+    descriptions: configs.map(
+      (config, index) =>
+        `${parsed.data.models[index]!.id ?? config.model ?? config.provider}: ${describeProvider(config)}`,
+    ),
   };
 }
 
-function configOf({ id: _id, label: _label, apiKeyEnv, ...entry }: ModelsFileEntry, policy: Partial<ProviderConfig>, env: NodeJS.ProcessEnv): ProviderConfig {
+function configOf(
+  { id: _id, label: _label, apiKeyEnv, ...entry }: ModelsFileEntry,
+  policy: Partial<ProviderConfig>,
+  env: NodeJS.ProcessEnv,
+): ProviderConfig {
   const apiKey = apiKeyEnv === undefined ? undefined : env[apiKeyEnv];
-  if (apiKeyEnv !== undefined && !apiKey) throw new Error(`The models file names the key variable ${apiKeyEnv}, which is not set`);
+  if (apiKeyEnv !== undefined && !apiKey)
+    throw new Error(`The models file names the key variable ${apiKeyEnv}, which is not set`);
   return { ...policy, ...entry, ...(apiKey ? { apiKey } : {}) };
 }

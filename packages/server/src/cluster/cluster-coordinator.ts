@@ -46,7 +46,14 @@ export class ClusterCoordinator implements ThreadLinks {
     const { transport, store, onError } = this;
     const { lockTtlMs, replyTimeoutMs } = this.timings;
     const onClose = (replica: ThreadReplica) => this.replicas.delete(replica);
-    const { replica, stored } = await ThreadReplica.open(threadId, { transport, store, lockTtlMs, replyTimeoutMs, onError, onClose });
+    const { replica, stored } = await ThreadReplica.open(threadId, {
+      transport,
+      store,
+      lockTtlMs,
+      replyTimeoutMs,
+      onError,
+      onClose,
+    });
     if (stored) this.replicas.add(replica);
     return { link: replica, stored };
   }
@@ -57,7 +64,11 @@ export class ClusterCoordinator implements ThreadLinks {
    */
   async start(registry: ThreadRegistry): Promise<void> {
     this.registry = registry;
-    await this.transport.start({ command: (command) => this.run(command), error: this.onError, reconnected: () => this.reloadAll() });
+    await this.transport.start({
+      command: (command) => this.run(command),
+      error: this.onError,
+      reconnected: () => this.reloadAll(),
+    });
     this.sweeper = setInterval(() => void this.sweep(), this.timings.sweepIntervalMs);
     this.sweeper.unref();
     await this.sweep();
@@ -78,7 +89,8 @@ export class ClusterCoordinator implements ThreadLinks {
     const decoded = decodeClientFrame(command.frame);
     if (!decoded.ok) return { ok: false, code: decoded.code, message: decoded.message };
     const frame = decoded.frame;
-    if (!isThreadFrame(frame)) return { ok: false, code: ErrorCode.BAD_FRAME, message: `${frame.type} is not forwarded between nodes` };
+    if (!isThreadFrame(frame))
+      return { ok: false, code: ErrorCode.BAD_FRAME, message: `${frame.type} is not forwarded between nodes` };
     const requester = new ForwardedRequester();
     // Held like a session holds the threads it acts on: the engine is not unloaded under the command.
     const holder: Subscriber = { send: () => {} };

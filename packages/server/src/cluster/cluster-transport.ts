@@ -106,7 +106,11 @@ export interface ClusterTransport {
    * reply: `undefined` when it did not answer within `timeoutMs`, or at once when `signal` aborts (the sender stops
    * waiting: a reply that comes later is dropped).
    */
-  sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined>;
+  sendToLockHolder(
+    command: ForwardedCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<SentCommand | undefined>;
 
   /** Rejects when the cluster cannot be reached (readiness). */
   check(): Promise<void>;

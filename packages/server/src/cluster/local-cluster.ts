@@ -80,7 +80,8 @@ export class LocalClusterTransport implements ClusterTransport {
     return {
       unsubscribe: async () => {
         listeners.delete(listener);
-        if (listeners.size === 0 && this.cluster.listeners.get(threadId) === listeners) this.cluster.listeners.delete(threadId);
+        if (listeners.size === 0 && this.cluster.listeners.get(threadId) === listeners)
+          this.cluster.listeners.delete(threadId);
       },
     };
   }
@@ -109,7 +110,9 @@ export class LocalClusterTransport implements ClusterTransport {
 
   async renewLock(threadId: string, token: number, ttlMs: number): Promise<boolean> {
     const lock = this.cluster.liveLock(threadId);
-    const ours = lock ? lock.holder === this.instanceId && lock.token === token : this.cluster.fences.get(threadId) === token;
+    const ours = lock
+      ? lock.holder === this.instanceId && lock.token === token
+      : this.cluster.fences.get(threadId) === token;
     if (ours) this.cluster.locks.set(threadId, { holder: this.instanceId, token, expiresAt: Date.now() + ttlMs });
     return ours;
   }
@@ -136,13 +139,22 @@ export class LocalClusterTransport implements ClusterTransport {
     return [...this.cluster.generations.keys()].filter((threadId) => !this.cluster.liveLock(threadId));
   }
 
-  async sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
+  async sendToLockHolder(
+    command: ForwardedCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<SentCommand | undefined> {
     const holder = this.cluster.liveLock(command.threadId)?.holder;
     if (holder === undefined || holder === this.instanceId || signal?.aborted) return undefined;
     return { holder, reply: this.send(holder, command, timeoutMs, signal) };
   }
 
-  private async send(instanceId: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<CommandReply | undefined> {
+  private async send(
+    instanceId: string,
+    command: ForwardedCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<CommandReply | undefined> {
     const handlers = this.cluster.members.get(instanceId)?.handlers;
     if (!handlers || signal?.aborted) return undefined;
     const waiting = new AbortController();

@@ -54,17 +54,24 @@ export class RedisClusterTransport implements ClusterTransport {
     prefix: string,
   ) {
     this.keys = new RedisKeys(prefix);
-    this.subscriptions = new RedisSubscriptions(subscriber, this.instanceId, (error) => this.reportError(error), () => this.handlers?.reconnected());
+    this.subscriptions = new RedisSubscriptions(
+      subscriber,
+      this.instanceId,
+      (error) => this.reportError(error),
+      () => this.handlers?.reconnected(),
+    );
     this.inbox = new RedisInbox(redis, reader, this.keys, this.instanceId);
     // Reconnections are ioredis' business; without listeners its 'error' events would crash the process.
-    for (const connection of [redis, subscriber, reader]) connection.on('error', (error: unknown) => this.reportError(error));
+    for (const connection of [redis, subscriber, reader])
+      connection.on('error', (error: unknown) => this.reportError(error));
   }
 
   /** Connects, failing when Redis cannot be reached. */
   static async connect({ url, prefix = DEFAULT_REDIS_PREFIX }: RedisClusterOptions): Promise<RedisClusterTransport> {
     const instanceId = `node_${randomUUID()}`;
     // Named, so that CLIENT LIST shows whose each connection is.
-    const open = (role: string) => new Redis(url, { ...CONNECTION_OPTIONS, connectionName: `cpp-${role}-${instanceId}` });
+    const open = (role: string) =>
+      new Redis(url, { ...CONNECTION_OPTIONS, connectionName: `cpp-${role}-${instanceId}` });
     const connections = [open('commands'), open('subscriber'), open('inbox')] as const;
     // The first failure says why (ECONNREFUSED, NOAUTH, …); connect() itself only says the connection closed.
     let cause: unknown;
@@ -74,7 +81,9 @@ export class RedisClusterTransport implements ClusterTransport {
     } catch (error) {
       for (const connection of connections) connection.disconnect();
       cause ??= error;
-      throw new Error(`Redis is not reachable at ${url}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new Error(`Redis is not reachable at ${url}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        cause,
+      });
     }
     for (const connection of connections) connection.removeAllListeners('error');
     const [commands, subscriber, reader] = connections;
@@ -87,7 +96,9 @@ export class RedisClusterTransport implements ClusterTransport {
   }
 
   publish(threadId: string, message: ThreadMessage): void {
-    this.redis.publish(this.keys.thread(threadId), encodePublished(this.instanceId, message)).catch((error: unknown) => this.reportError(error));
+    this.redis
+      .publish(this.keys.thread(threadId), encodePublished(this.instanceId, message))
+      .catch((error: unknown) => this.reportError(error));
   }
 
   subscribe(threadId: string, listener: (message: ThreadMessage) => void): Promise<Subscription> {
@@ -96,7 +107,12 @@ export class RedisClusterTransport implements ClusterTransport {
 
   appendText(nodeId: string, part: TextPart, delta: string): void {
     const key = this.keys.text(nodeId, part);
-    this.redis.multi().append(key, delta).pexpire(key, TEXT_TTL_MS).exec().catch((error: unknown) => this.reportError(error));
+    this.redis
+      .multi()
+      .append(key, delta)
+      .pexpire(key, TEXT_TTL_MS)
+      .exec()
+      .catch((error: unknown) => this.reportError(error));
   }
 
   async readText(nodeId: string, part: TextPart): Promise<string> {
@@ -111,18 +127,40 @@ export class RedisClusterTransport implements ClusterTransport {
 
   async acquireLock(threadId: string, ttlMs: number): Promise<number | undefined> {
     const { keys } = this;
-    const token = await this.redis.cppAcquireLock(keys.lock(threadId), keys.fence(threadId), keys.generations(), this.instanceId, ttlMs, threadId);
+    const token = await this.redis.cppAcquireLock(
+      keys.lock(threadId),
+      keys.fence(threadId),
+      keys.generations(),
+      this.instanceId,
+      ttlMs,
+      threadId,
+    );
     return token ?? undefined;
   }
 
   async renewLock(threadId: string, token: number, ttlMs: number): Promise<boolean> {
     const { keys } = this;
-    return (await this.redis.cppRenewLock(keys.lock(threadId), keys.fence(threadId), this.lockValue(token), token, ttlMs)) === 1;
+    return (
+      (await this.redis.cppRenewLock(
+        keys.lock(threadId),
+        keys.fence(threadId),
+        this.lockValue(token),
+        token,
+        ttlMs,
+      )) === 1
+    );
   }
 
   async releaseLock(threadId: string, token: number): Promise<void> {
     const { keys } = this;
-    await this.redis.cppReleaseLock(keys.lock(threadId), keys.fence(threadId), keys.generations(), this.lockValue(token), token, threadId);
+    await this.redis.cppReleaseLock(
+      keys.lock(threadId),
+      keys.fence(threadId),
+      keys.generations(),
+      this.lockValue(token),
+      token,
+      threadId,
+    );
   }
 
   async lockHolder(threadId: string): Promise<string | undefined> {
@@ -132,7 +170,12 @@ export class RedisClusterTransport implements ClusterTransport {
 
   async lockLease(threadId: string): Promise<LockLease | undefined> {
     // One transaction: the three reads see the same moment, so an expiry between them cannot be misread.
-    const results = await this.redis.multi().get(this.keys.lock(threadId)).pttl(this.keys.lock(threadId)).hget(this.keys.generations(), threadId).exec();
+    const results = await this.redis
+      .multi()
+      .get(this.keys.lock(threadId))
+      .pttl(this.keys.lock(threadId))
+      .hget(this.keys.generations(), threadId)
+      .exec();
     const [value, expiresInMs, generation] = (results ?? []).map(([error, result]) => {
       if (error) throw error;
       return result;
@@ -145,7 +188,11 @@ export class RedisClusterTransport implements ClusterTransport {
     return this.redis.cppOrphanedGenerations(this.keys.generations(), this.keys.lock(''));
   }
 
-  sendToLockHolder(command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
+  sendToLockHolder(
+    command: ForwardedCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<SentCommand | undefined> {
     return this.inbox.sendToLockHolder(this.keys.lock(command.threadId), command, timeoutMs, signal);
   }
 

@@ -35,7 +35,12 @@ export class RedisInbox {
   }
 
   /** See `ClusterTransport.sendToLockHolder`; `lock` is the key of the command's thread's lock. */
-  async sendToLockHolder(lock: string, command: ForwardedCommand, timeoutMs: number, signal?: AbortSignal): Promise<SentCommand | undefined> {
+  async sendToLockHolder(
+    lock: string,
+    command: ForwardedCommand,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<SentCommand | undefined> {
     if (signal?.aborted) return undefined;
     const id = randomUUID();
     // Waited for before the command is queued: its reply may be read before the script's answer.
@@ -52,10 +57,12 @@ export class RedisInbox {
       this.pending.set(id, settle);
     });
     const fields = ['kind', 'command', 'id', id, 'from', this.instanceId, 'body', JSON.stringify(command)];
-    const holder = await this.commands.cppSendToLockHolder(lock, this.instanceId, this.keys.inbox(''), INBOX_LENGTH, INBOX_TTL_MS, ...fields).catch((error: unknown) => {
-      this.pending.get(id)?.(undefined);
-      throw error;
-    });
+    const holder = await this.commands
+      .cppSendToLockHolder(lock, this.instanceId, this.keys.inbox(''), INBOX_LENGTH, INBOX_TTL_MS, ...fields)
+      .catch((error: unknown) => {
+        this.pending.get(id)?.(undefined);
+        throw error;
+      });
     if (holder === null || holder === this.instanceId) {
       this.pending.get(id)?.(undefined);
       return undefined;
@@ -72,7 +79,11 @@ export class RedisInbox {
 
   private async append(instanceId: string, fields: string[]): Promise<void> {
     const inbox = this.keys.inbox(instanceId);
-    await this.commands.multi().xadd(inbox, 'MAXLEN', '~', INBOX_LENGTH, '*', ...fields).pexpire(inbox, INBOX_TTL_MS).exec();
+    await this.commands
+      .multi()
+      .xadd(inbox, 'MAXLEN', '~', INBOX_LENGTH, '*', ...fields)
+      .pexpire(inbox, INBOX_TTL_MS)
+      .exec();
   }
 
   private async read(handlers: ClusterHandlers): Promise<void> {

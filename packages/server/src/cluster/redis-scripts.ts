@@ -80,11 +80,32 @@ const SCRIPTS = {
 
 /** A connection that knows the lock scripts (sent once, then run by their SHA). */
 export interface LockScripts {
-  cppAcquireLock(lock: string, fence: string, generations: string, instance: string, ttlMs: number, threadId: string): Promise<number | null>;
+  cppAcquireLock(
+    lock: string,
+    fence: string,
+    generations: string,
+    instance: string,
+    ttlMs: number,
+    threadId: string,
+  ): Promise<number | null>;
   cppRenewLock(lock: string, fence: string, value: string, token: number, ttlMs: number): Promise<number>;
-  cppReleaseLock(lock: string, fence: string, generations: string, value: string, token: number, threadId: string): Promise<number>;
+  cppReleaseLock(
+    lock: string,
+    fence: string,
+    generations: string,
+    value: string,
+    token: number,
+    threadId: string,
+  ): Promise<number>;
   cppOrphanedGenerations(generations: string, lockPrefix: string): Promise<string[]>;
-  cppSendToLockHolder(lock: string, sender: string, inboxPrefix: string, inboxLength: number, inboxTtlMs: number, ...fields: string[]): Promise<string | null>;
+  cppSendToLockHolder(
+    lock: string,
+    sender: string,
+    inboxPrefix: string,
+    inboxLength: number,
+    inboxTtlMs: number,
+    ...fields: string[]
+  ): Promise<string | null>;
 }
 
 export function defineLockScripts(redis: Redis): Redis & LockScripts {

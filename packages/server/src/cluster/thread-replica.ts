@@ -1,5 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEXT_PARTS, decodeServerFrame, encodeClientFrame, partText, setPartText, type StreamChunkFrame, type TreeChange } from '@promethea/cpp-protocol';
+import {
+  TEXT_PARTS,
+  decodeServerFrame,
+  encodeClientFrame,
+  partText,
+  setPartText,
+  type StreamChunkFrame,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadFrame } from '../engine/thread-frame.js';
 import type { CommandReply, LinkedEngine, ThreadLink } from '../engine/thread-link.js';
@@ -42,7 +50,10 @@ export class ThreadReplica implements ThreadLink {
   ) {}
 
   /** Subscribes, then loads the thread; `stored` is undefined when it does not exist (then the replica is closed). */
-  static async open(threadId: string, context: ReplicaContext): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
+  static async open(
+    threadId: string,
+    context: ReplicaContext,
+  ): Promise<{ replica: ThreadReplica; stored: StoredThread | undefined }> {
     const replica = new ThreadReplica(threadId, context);
     replica.subscription = await context.transport.subscribe(threadId, (message) => replica.receive(message));
     try {
@@ -82,7 +93,8 @@ export class ThreadReplica implements ThreadLink {
 
   change(change: TreeChange, text: string, title: string | undefined): void {
     this.context.transport.publish(this.threadId, title === undefined ? { frame: text } : { frame: text, title });
-    for (const node of change.nodes) if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
+    for (const node of change.nodes)
+      if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
   }
 
   async claimGeneration(): Promise<boolean> {
@@ -105,14 +117,19 @@ export class ThreadReplica implements ThreadLink {
     const lock = this.lock;
     if (!lock) return;
     this.stopRenewal();
-    this.context.transport.releaseLock(this.threadId, lock.token).catch((error: unknown) => this.context.onError(error));
+    this.context.transport
+      .releaseLock(this.threadId, lock.token)
+      .catch((error: unknown) => this.context.onError(error));
   }
 
   async forward(frame: ThreadFrame, identity: Identity): Promise<CommandReply | undefined> {
     const { transport, replyTimeoutMs } = this.context;
     // The identity goes with a pivot: the owner's 'pivot' listeners are told who asked.
     const encoded = encodeClientFrame(frame);
-    const forwarded = frame.type === 'CPP_PIVOT_INIT' ? { threadId: this.threadId, frame: encoded, identity } : { threadId: this.threadId, frame: encoded };
+    const forwarded =
+      frame.type === 'CPP_PIVOT_INIT'
+        ? { threadId: this.threadId, frame: encoded, identity }
+        : { threadId: this.threadId, frame: encoded };
     const settled = new AbortController();
     let owner: string;
     try {
@@ -120,13 +137,18 @@ export class ThreadReplica implements ThreadLink {
       if (!sent) return undefined;
       owner = sent.holder;
       // A dead owner never answers: waiting for its lock to expire tells sooner than the reply timeout.
-      const reply = await Promise.race([sent.reply, this.lockExpired(owner, settled.signal).then((expired) => (expired ? undefined : sent.reply))]);
+      const reply = await Promise.race([
+        sent.reply,
+        this.lockExpired(owner, settled.signal).then((expired) => (expired ? undefined : sent.reply)),
+      ]);
       if (reply) return reply;
     } finally {
       settled.abort();
     }
     if ((await transport.lockHolder(this.threadId)) === owner) {
-      throw new Error(`node ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`);
+      throw new Error(
+        `node ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`,
+      );
     }
     return undefined;
   }
@@ -187,7 +209,10 @@ export class ThreadReplica implements ThreadLink {
       return;
     }
     const decoded = decodeServerFrame(message.frame);
-    if (!decoded.ok) return this.context.onError(new Error(`a message of thread ${this.threadId} is not a server frame: ${decoded.message}`));
+    if (!decoded.ok)
+      return this.context.onError(
+        new Error(`a message of thread ${this.threadId} is not a server frame: ${decoded.message}`),
+      );
     if (!this.engine.applyRemote(decoded.frame, message.frame, message.title)) {
       this.reload().catch((error: unknown) => this.context.onError(error));
     }

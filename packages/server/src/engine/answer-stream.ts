@@ -67,7 +67,10 @@ export class AnswerStream {
     /** The last message is the node's own partial answer, which the model goes on with. */
     continues = false,
   ) {
-    this.parts = { content: { text: initial.content, chunkStarts: [] }, reasoning: { text: initial.reasoning, chunkStarts: [] } };
+    this.parts = {
+      content: { text: initial.content, chunkStarts: [] },
+      reasoning: { text: initial.reasoning, chunkStarts: [] },
+    };
     this.pacer = new ChunkPacer(chunkIntervalMs, (delta) => this.send(delta));
     this.finished = this.run(provider, messages, continues);
   }
@@ -174,6 +177,10 @@ export class AnswerStream {
   }
 
   private result(outcome: GenerationResult['outcome']): GenerationResult {
-    return { outcome, text: this.text, chunkCount: this.parts.content.chunkStarts.length + this.parts.reasoning.chunkStarts.length };
+    return {
+      outcome,
+      text: this.text,
+      chunkCount: this.parts.content.chunkStarts.length + this.parts.reasoning.chunkStarts.length,
+    };
   }
 }

@@ -29,7 +29,13 @@ export function cutAt(halt: HaltPoint, received: ReceivedLengths): Cut {
   const reasoning = cutPart(halt.reasoning, received.reasoning);
   const part = content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
   const kept = part === 'content' ? content : reasoning;
-  return { content, reasoning, finalContentLength: content.length, part, lastChunkReceived: lastChunkBefore(halt[part], kept.length) };
+  return {
+    content,
+    reasoning,
+    finalContentLength: content.length,
+    part,
+    lastChunkReceived: lastChunkBefore(halt[part], kept.length),
+  };
 }
 
 function cutPart(stream: PartStream, received: number | undefined): string {

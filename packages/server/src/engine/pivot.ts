@@ -1,4 +1,11 @@
-import { CPPError, ErrorCode, newMessageId, planPivotSplice, type ClientFrame, type TreeChange } from '@promethea/cpp-protocol';
+import {
+  CPPError,
+  ErrorCode,
+  newMessageId,
+  planPivotSplice,
+  type ClientFrame,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 import type { AnswerStream } from './answer-stream.js';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
@@ -40,13 +47,17 @@ export async function pivot(
 
   // Checks, in §11.1's order: nothing is halted, called or committed before all of them pass.
   thread.limits.checkPrompt(thread.graph, userPrompt, newBranchNodeId);
-  if (await isRetry(thread.graph, thread.store, newBranchNodeId, userPrompt, interruptedNodeId)) return thread.sendSync(requester);
+  if (await isRetry(thread.graph, thread.store, newBranchNodeId, userPrompt, interruptedNodeId))
+    return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   requireNode(thread.graph, interruptedNodeId);
   await thread.commitEnded();
   const streaming = thread.generation.stream;
   if (streaming && streaming.nodeId !== interruptedNodeId) {
-    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot that node`);
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot that node`,
+    );
   }
   const model = thread.models.resolve(request.model);
   const assistantNodeId = newMessageId();
@@ -56,7 +67,15 @@ export async function pivot(
   const plan = () => {
     checkNothingStreams(thread.graph, cut ? interruptedNodeId : undefined);
     const cutContent = cut ? { cutContent: cut.content, cutReasoning: cut.reasoning } : {};
-    return planPivotSplice(thread.graph, { interruptedNodeId, userNodeId: newBranchNodeId, userPrompt, assistantNodeId, model, createdAt: Date.now(), ...cutContent });
+    return planPivotSplice(thread.graph, {
+      interruptedNodeId,
+      userNodeId: newBranchNodeId,
+      userPrompt,
+      assistantNodeId,
+      model,
+      createdAt: Date.now(),
+      ...cutContent,
+    });
   };
   const steps = observed(
     {

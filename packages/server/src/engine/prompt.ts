@@ -28,7 +28,11 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
   checkVersion(thread.graph, expectedVersion);
   await thread.commitEnded();
   const streaming = thread.generation.stream;
-  if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
+  if (streaming)
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
+    );
   const model = thread.models.resolve(frame.payload.model);
   const assistantNodeId = newMessageId();
   await thread.generation.claim();
@@ -36,7 +40,14 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
     checkVersion(thread.graph, expectedVersion);
     checkNothingStreams(thread.graph, undefined);
     const parent = parentNodeId === undefined ? {} : { parentNodeId };
-    return planPrompt(thread.graph, { userNodeId: newNodeId, userPrompt, assistantNodeId, model, createdAt: Date.now(), ...parent });
+    return planPrompt(thread.graph, {
+      userNodeId: newNodeId,
+      userPrompt,
+      assistantNodeId,
+      model,
+      createdAt: Date.now(),
+      ...parent,
+    });
   };
   await answer(thread, plan, assistantNodeId, requester, { prompt: userPrompt });
 }
@@ -45,8 +56,19 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
  * CPP_REGENERATE (PROTOCOL.md §24.1), in the thread's turn: checks → halt the user node's streaming answer, if any →
  * commit (the cut and the new answer beside it) → publish → spawn.
  */
-export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENERATE'>, requester: Subscriber): Promise<void> {
-  const { activeThreadId: _threadId, userNodeId, newNodeId, receivedContentLength, receivedReasoningLength, expectedVersion } = frame.payload;
+export async function regenerate(
+  thread: ThreadContext,
+  frame: Frame<'CPP_REGENERATE'>,
+  requester: Subscriber,
+): Promise<void> {
+  const {
+    activeThreadId: _threadId,
+    userNodeId,
+    newNodeId,
+    receivedContentLength,
+    receivedReasoningLength,
+    expectedVersion,
+  } = frame.payload;
   thread.limits.checkRoom(thread.graph, newNodeId, 1);
   if (await isAnswerRetry(thread.graph, thread.store, newNodeId, userNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
@@ -55,15 +77,27 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
   await thread.commitEnded();
   const halting = thread.generation.stream;
   if (halting && getNode(thread.graph, halting.nodeId)?.parentId !== userNode.id) {
-    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`);
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`,
+    );
   }
-  const cut: Cut | undefined = halting && (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
+  const cut: Cut | undefined =
+    halting &&
+    (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
   await keepingTheCut(thread, async () => {
     await thread.generation.claim();
     const plan = () => {
       checkNothingStreams(thread.graph, cut ? halting?.nodeId : undefined);
-      const halted = halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {};
-      return planRegenerate(thread.graph, { userNodeId: userNode.id, assistantNodeId: newNodeId, model, createdAt: Date.now(), ...halted });
+      const halted =
+        halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {};
+      return planRegenerate(thread.graph, {
+        userNodeId: userNode.id,
+        assistantNodeId: newNodeId,
+        model,
+        createdAt: Date.now(),
+        ...halted,
+      });
     };
     await answer(thread, plan, newNodeId, requester, { prompt: userNode.content });
   });
@@ -73,7 +107,11 @@ export async function regenerate(thread: ThreadContext, frame: Frame<'CPP_REGENE
  * CPP_CONTINUE (PROTOCOL.md §24.4), in the thread's turn: checks → commit (the same node streaming again) → publish →
  * spawn, its text going on from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
  */
-export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CONTINUE'>, requester: Subscriber): Promise<void> {
+export async function continueAnswer(
+  thread: ThreadContext,
+  frame: Frame<'CPP_CONTINUE'>,
+  requester: Subscriber,
+): Promise<void> {
   const { nodeId, expectedVersion } = frame.payload;
   thread.limits.checkContinue(thread.graph, nodeId);
   const node = requireNode(thread.graph, nodeId);
@@ -81,10 +119,16 @@ export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CO
   checkVersion(thread.graph, expectedVersion);
   continuedAnswer(thread.graph, node.id);
   const { models } = thread;
-  const model = models.resolve(frame.payload.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined));
+  const model = models.resolve(
+    frame.payload.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined),
+  );
   await thread.commitEnded();
   const streaming = thread.generation.stream;
-  if (streaming) throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`);
+  if (streaming)
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
+    );
   await thread.generation.claim();
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);
@@ -95,8 +139,20 @@ export async function continueAnswer(thread: ThreadContext, frame: Frame<'CPP_CO
 }
 
 /** Commits the change that starts the answer `assistantNodeId`, its model call already on its way, then lets it stream. */
-async function answer(thread: ThreadContext, plan: () => TreeChange, assistantNodeId: string, requester: Subscriber, titling: Titling): Promise<void> {
+async function answer(
+  thread: ThreadContext,
+  plan: () => TreeChange,
+  assistantNodeId: string,
+  requester: Subscriber,
+  titling: Titling,
+): Promise<void> {
   const planned = await thread.plan(plan);
-  const { change, stream } = await thread.commitAnswer(plan, planned, thread.spawn(planned, assistantNodeId, requester), requester, titling);
+  const { change, stream } = await thread.commitAnswer(
+    plan,
+    planned,
+    thread.spawn(planned, assistantNodeId, requester),
+    requester,
+    titling,
+  );
   thread.insert(change, stream);
 }

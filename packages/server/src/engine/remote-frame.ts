@@ -59,7 +59,11 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
     case 'CPP_STREAM_COMPLETED':
       return endedHere(graph, frame.payload.nodeId) ? { kind: 'known' } : { kind: 'frame', text };
     case 'CPP_ERROR':
-      return frame.payload.code === ErrorCode.PROVIDER_ERROR && frame.payload.nodeId !== undefined && endedHere(graph, frame.payload.nodeId) ? { kind: 'known' } : { kind: 'frame', text };
+      return frame.payload.code === ErrorCode.PROVIDER_ERROR &&
+        frame.payload.nodeId !== undefined &&
+        endedHere(graph, frame.payload.nodeId)
+        ? { kind: 'known' }
+        : { kind: 'frame', text };
     default:
       return { kind: 'frame', text };
   }

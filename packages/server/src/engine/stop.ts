@@ -3,10 +3,20 @@ import type { ThreadContext } from './thread-context.js';
 import { requireNode } from './thread-guards.js';
 
 /** CPP_STREAM_STOP, in the thread's turn: checks → halt and cut (CPP_STREAM_HALTED at once) → commit the cut → publish. */
-export async function stop(thread: ThreadContext, frame: Extract<ClientFrame, { type: 'CPP_STREAM_STOP' }>): Promise<void> {
+export async function stop(
+  thread: ThreadContext,
+  frame: Extract<ClientFrame, { type: 'CPP_STREAM_STOP' }>,
+): Promise<void> {
   const { nodeId, receivedContentLength, receivedReasoningLength } = frame.payload;
   requireNode(thread.graph, nodeId);
-  const cut = thread.generation.stream?.nodeId === nodeId ? await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop') : undefined;
-  if (!cut) throw new CPPError(ErrorCode.NOT_STREAMING, `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`);
+  const cut =
+    thread.generation.stream?.nodeId === nodeId
+      ? await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop')
+      : undefined;
+  if (!cut)
+    throw new CPPError(
+      ErrorCode.NOT_STREAMING,
+      `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`,
+    );
   await thread.commitHalt(nodeId, cut);
 }

@@ -96,13 +96,15 @@ export class StreamPersister {
         if (this.stopped) return;
       }
       const slice = written.slice(start, start + SAVE_SLICE).filter((tracked) => this.isCurrent(tracked));
-      const batch = slice.map(({ threadId, nodeId, part, saved, unsaved }): StreamedText => ({
-        threadId,
-        nodeId,
-        offset: saved,
-        text: unsaved,
-        ...(part === 'reasoning' ? { part } : {}),
-      }));
+      const batch = slice.map(
+        ({ threadId, nodeId, part, saved, unsaved }): StreamedText => ({
+          threadId,
+          nodeId,
+          offset: saved,
+          text: unsaved,
+          ...(part === 'reasoning' ? { part } : {}),
+        }),
+      );
       if (batch.length === 0) continue;
       try {
         await this.store.saveStreamedText(batch);

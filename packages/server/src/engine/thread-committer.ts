@@ -1,4 +1,11 @@
-import { CPPError, ErrorCode, getNode, safeCutLength, type ThreadGraph, type TreeChange } from '@promethea/cpp-protocol';
+import {
+  CPPError,
+  ErrorCode,
+  getNode,
+  safeCutLength,
+  type ThreadGraph,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
 import { StoreConflictError } from '../store/store-conflict-error.js';
 import type { ThreadGeneration } from './thread-generation.js';
@@ -46,7 +53,11 @@ export class ThreadCommitter {
   }
 
   /** The store's part of `commit`: planned again on the reloaded thread when another node committed first. */
-  private async commitPlanned(plan: () => TreeChange, titling: Titling | undefined, planned: TreeChange | undefined): Promise<TreeChange> {
+  private async commitPlanned(
+    plan: () => TreeChange,
+    titling: Titling | undefined,
+    planned: TreeChange | undefined,
+  ): Promise<TreeChange> {
     for (let attempt = 1; ; attempt += 1) {
       const change = attempt === 1 && planned ? planned : plan();
       const title = titleAfter(titling, this.record.title);

@@ -55,7 +55,13 @@ export interface ThreadContext {
    * Commits a planned answer (planned again when another server committed first); the stream is made again when
    * the new plan moved the answer's context. A refused commit halts the stream.
    */
-  commitAnswer(plan: () => TreeChange, planned: TreeChange, stream: AnswerStream, requester: Subscriber, titling: Titling): Promise<{ change: TreeChange; stream: AnswerStream }>;
+  commitAnswer(
+    plan: () => TreeChange,
+    planned: TreeChange,
+    stream: AnswerStream,
+    requester: Subscriber,
+    titling: Titling,
+  ): Promise<{ change: TreeChange; stream: AnswerStream }>;
   /** Plans and commits a change that starts no answer. */
   commit(plan: () => TreeChange, titling?: Titling): Promise<TreeChange>;
   /** Sends the committed change to the other servers and the subscribers. */

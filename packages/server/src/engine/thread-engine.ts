@@ -186,9 +186,19 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       case 'CPP_PIVOT_INIT': {
         // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
         const { activeThreadId, receivedContentLength, ...fields } = frame.payload;
-        const observation = this.observer.pivotStarted({ ...fields, threadId: activeThreadId, receivedContentLength, connectionId: requester.connectionId });
-        const pivoted = this.runWhereItStreams(frame, identity, requester, () => pivot(this, frame, identity, requester, observation));
-        pivoted.then(() => observation.end(), (error: unknown) => observation.end(error));
+        const observation = this.observer.pivotStarted({
+          ...fields,
+          threadId: activeThreadId,
+          receivedContentLength,
+          connectionId: requester.connectionId,
+        });
+        const pivoted = this.runWhereItStreams(frame, identity, requester, () =>
+          pivot(this, frame, identity, requester, observation),
+        );
+        pivoted.then(
+          () => observation.end(),
+          (error: unknown) => observation.end(error),
+        );
         return pivoted;
       }
       case 'CPP_STREAM_STOP':
@@ -252,7 +262,9 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.commit(() => planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }));
+    const change = await this.commit(() =>
+      planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }),
+    );
     if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
     this.fanout.publishChange(change);
   }
@@ -326,7 +338,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
    * here, or on the server writing the answer, which makes every check of the frame itself (against the same store).
    * Checking here as well before forwarding cost a cross-node pivot a store round trip before it even left.
    */
-  private runWhereItStreams(frame: ThreadFrame, identity: Identity, requester: Subscriber, operation: () => Promise<void>): Promise<void> {
+  private runWhereItStreams(
+    frame: ThreadFrame,
+    identity: Identity,
+    requester: Subscriber,
+    operation: () => Promise<void>,
+  ): Promise<void> {
     return this.queue.run(async () => {
       if (!(await this.ranElsewhere(frame, identity, requester))) await operation();
     });
@@ -342,7 +359,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (!reply) {
       // No live server holds it: its server died, or ended the answer and this copy has not heard yet.
       await this.recoverIfStillStreaming();
-      if (this.streamsElsewhere()) throw new CPPError(ErrorCode.THREAD_BUSY, `the generation of thread ${this.threadId} is being recovered; try again`);
+      if (this.streamsElsewhere())
+        throw new CPPError(
+          ErrorCode.THREAD_BUSY,
+          `the generation of thread ${this.threadId} is being recovered; try again`,
+        );
       return false;
     }
     if (!reply.ok) throw new CPPError(reply.code, reply.message);
@@ -392,7 +413,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   resynchronise(stored: StoredThread): void {
     const before = streamState(this.graph);
     const { graph } = stored;
-    Object.assign(this.graph, { rootNodeId: graph.rootNodeId, activeHeadMessageId: graph.activeHeadMessageId, version: graph.version, nodes: graph.nodes });
+    Object.assign(this.graph, {
+      rootNodeId: graph.rootNodeId,
+      activeHeadMessageId: graph.activeHeadMessageId,
+      version: graph.version,
+      nodes: graph.nodes,
+    });
     this.record.title = stored.title;
     const stream = this.generation.stream;
     const own = stream && getNode(this.graph, stream.nodeId);
@@ -474,7 +500,9 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         },
         onEnd: () => {
           this.generation.end(stream);
-          this.queue.run(() => this.finish(stream)).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
+          this.queue
+            .run(() => this.finish(stream))
+            .catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
         onStopped: admitted,
       },
@@ -496,10 +524,20 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
     const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
-      const finished = { threadId: this.threadId, nodeId, finalContentLength: stream.text.length, finishReason: outcome.finishReason };
+      const finished = {
+        threadId: this.threadId,
+        nodeId,
+        finalContentLength: stream.text.length,
+        finishReason: outcome.finishReason,
+      };
       this.fanout.publish('CPP_STREAM_COMPLETED', finished);
     } else {
-      this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message: providerMessage(outcome), threadId: this.threadId, nodeId });
+      this.fanout.publish('CPP_ERROR', {
+        code: ErrorCode.PROVIDER_ERROR,
+        message: providerMessage(outcome),
+        threadId: this.threadId,
+        nodeId,
+      });
     }
     this.fanout.publishChange(change);
   }

@@ -82,11 +82,16 @@ export class ThreadFanout {
   /** Each subscriber gets the change as it asked: the patch of the changed nodes, or the whole graph. */
   sendChange(patch: string): void {
     let sync: string | undefined;
-    for (const [subscriber, { patches }] of this.subscribers) subscriber.send(patches ? patch : (sync ??= this.syncFrame()));
+    for (const [subscriber, { patches }] of this.subscribers)
+      subscriber.send(patches ? patch : (sync ??= this.syncFrame()));
   }
 
   /** `chunk` goes beside the text of a CPP_STREAM_CHUNK: a subscriber whose socket is behind merges chunks. */
-  publish<Type extends ServerFrameType>(type: Type, payload: ServerPayload<Type>, chunk?: ServerPayload<'CPP_STREAM_CHUNK'>): void {
+  publish<Type extends ServerFrameType>(
+    type: Type,
+    payload: ServerPayload<Type>,
+    chunk?: ServerPayload<'CPP_STREAM_CHUNK'>,
+  ): void {
     const text = encodeServerFrame(type, payload);
     if (chunk) this.link.chunk(chunk, text);
     else this.link.frame(text);

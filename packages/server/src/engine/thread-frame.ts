@@ -4,7 +4,15 @@ import type { ClientFrame } from '@promethea/cpp-protocol';
 export type ThreadFrame = Extract<
   ClientFrame,
   {
-    type: 'CPP_PROMPT' | 'CPP_PIVOT_INIT' | 'CPP_STREAM_STOP' | 'CPP_REGENERATE' | 'CPP_CONTINUE' | 'CPP_ANCHOR_HEAD' | 'CPP_BRANCH_DELETE' | 'CPP_THREAD_RENAME';
+    type:
+      | 'CPP_PROMPT'
+      | 'CPP_PIVOT_INIT'
+      | 'CPP_STREAM_STOP'
+      | 'CPP_REGENERATE'
+      | 'CPP_CONTINUE'
+      | 'CPP_ANCHOR_HEAD'
+      | 'CPP_BRANCH_DELETE'
+      | 'CPP_THREAD_RENAME';
   }
 >;
 

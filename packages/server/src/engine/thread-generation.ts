@@ -50,7 +50,10 @@ export class ThreadGeneration {
   /** idle → held. Held already (a halted stream's thread, about to start the next answer): nothing to take. */
   async claim(): Promise<void> {
     if (!(await this.tryClaim())) {
-      throw new CPPError(ErrorCode.THREAD_BUSY, `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`);
+      throw new CPPError(
+        ErrorCode.THREAD_BUSY,
+        `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`,
+      );
     }
   }
 

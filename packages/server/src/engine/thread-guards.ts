@@ -1,4 +1,11 @@
-import { CPPError, ErrorCode, getNode, streamingNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  CPPError,
+  ErrorCode,
+  getNode,
+  streamingNode,
+  type MessageNode,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import type { ConversationStore } from '../store/conversation-store.js';
 
 /**
@@ -17,7 +24,10 @@ export async function isRetry(
     await refuseIdOfAnotherThread(store, nodeId);
     return false;
   }
-  const same = existing.role === 'user' && existing.content === prompt && (parentId === undefined || existing.parentId === parentId);
+  const same =
+    existing.role === 'user' &&
+    existing.content === prompt &&
+    (parentId === undefined || existing.parentId === parentId);
   if (!same) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
   return true;
 }
@@ -26,25 +36,35 @@ export async function isRetry(
  * `isRetry` for a frame whose new node is an answer the client named (CPP_REGENERATE): an exact retry when the
  * node is an assistant node of `parentId`.
  */
-export async function isAnswerRetry(graph: ThreadGraph, store: ConversationStore, nodeId: string, parentId: string): Promise<boolean> {
+export async function isAnswerRetry(
+  graph: ThreadGraph,
+  store: ConversationStore,
+  nodeId: string,
+  parentId: string,
+): Promise<boolean> {
   const existing = getNode(graph, nodeId);
   if (!existing) {
     await refuseIdOfAnotherThread(store, nodeId);
     return false;
   }
-  if (existing.role !== 'assistant' || existing.parentId !== parentId) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
+  if (existing.role !== 'assistant' || existing.parentId !== parentId)
+    throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
   return true;
 }
 
 async function refuseIdOfAnotherThread(store: ConversationStore, nodeId: string): Promise<void> {
   const owner = await store.findNodeThread(nodeId);
   // Worded as for a reuse in this thread: the answer must not tell that the id is a node of another (someone's) thread.
-  if (owner !== undefined) throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
+  if (owner !== undefined)
+    throw new CPPError(ErrorCode.CONFLICT, `node id ${nodeId} is already used by a different message`);
 }
 
 export function checkVersion(graph: ThreadGraph, expectedVersion: number | undefined): void {
   if (expectedVersion !== undefined && expectedVersion !== graph.version) {
-    throw new CPPError(ErrorCode.CONFLICT, `thread ${graph.threadId} is at version ${graph.version}, not ${expectedVersion}`);
+    throw new CPPError(
+      ErrorCode.CONFLICT,
+      `thread ${graph.threadId} is at version ${graph.version}, not ${expectedVersion}`,
+    );
   }
 }
 
@@ -55,7 +75,10 @@ export function checkVersion(graph: ThreadGraph, expectedVersion: number | undef
 export function checkNothingStreams(graph: ThreadGraph, halted: string | undefined): void {
   const streaming = streamingNode(graph);
   if (streaming && streaming.id !== halted) {
-    throw new CPPError(ErrorCode.THREAD_BUSY, `node ${streaming.id} is streaming in thread ${graph.threadId}; pivot it or stop it first`);
+    throw new CPPError(
+      ErrorCode.THREAD_BUSY,
+      `node ${streaming.id} is streaming in thread ${graph.threadId}; pivot it or stop it first`,
+    );
   }
 }
 

@@ -52,7 +52,9 @@ export interface LinkedEngine {
  * How the node that ran a forwarded frame answers: done, with the thread's version after it (an exact retry changes
  * nothing), or the CPP_ERROR to send.
  */
-export type CommandReply = { ok: true; retried: boolean; version: number } | { ok: false; code: ErrorCode; message: string };
+export type CommandReply =
+  | { ok: true; retried: boolean; version: number }
+  | { ok: false; code: ErrorCode; message: string };
 
 /** Opens each thread with its link: the cluster's replicas, or solitary links. */
 export interface ThreadLinks {

@@ -52,7 +52,10 @@ export class ThreadRegistry {
     const id = threadId ?? newThreadId();
     // The pending look-up of the thread until it exists, so that a frame right behind this one finds it created.
     const existing = threadId === undefined ? Promise.resolve(undefined) : this.find(id);
-    const engine = await this.track(id, existing.then((found) => found ?? this.create(id, identity)));
+    const engine = await this.track(
+      id,
+      existing.then((found) => found ?? this.create(id, identity)),
+    );
     if (!engine) throw new CPPError(ErrorCode.NOT_FOUND, `thread ${id} does not exist`);
     return engine;
   }

@@ -31,13 +31,20 @@ export async function deleteBranch(thread: ThreadContext, frame: Frame<'CPP_BRAN
 }
 
 /** CPP_THREAD_RENAME: the user's own title; the title the thread already has is a retry, answered with a sync. */
-export async function rename(thread: ThreadContext, frame: Frame<'CPP_THREAD_RENAME'>, requester: Subscriber): Promise<void> {
+export async function rename(
+  thread: ThreadContext,
+  frame: Frame<'CPP_THREAD_RENAME'>,
+  requester: Subscriber,
+): Promise<void> {
   const { title, expectedVersion } = frame.payload;
   if (thread.record.title === title) return thread.sendSync(requester);
-  const change = await thread.commit(() => {
-    checkVersion(thread.graph, expectedVersion);
-    return planRename(thread.graph);
-  }, { rename: title });
+  const change = await thread.commit(
+    () => {
+      checkVersion(thread.graph, expectedVersion);
+      return planRename(thread.graph);
+    },
+    { rename: title },
+  );
   thread.publishChange(change);
 }
 

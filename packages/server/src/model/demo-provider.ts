@@ -117,7 +117,11 @@ export class DemoProvider implements ModelProvider {
       await this.pace(request.signal);
       yield { type: 'text-delta', text: delta };
     }
-    yield { type: 'finish', finishReason: 'stop', usage: { inputTokens: countWords(request.messages.map((m) => m.content).join(' ')), outputTokens: words.length } };
+    yield {
+      type: 'finish',
+      finishReason: 'stop',
+      usage: { inputTokens: countWords(request.messages.map((m) => m.content).join(' ')), outputTokens: words.length },
+    };
   }
 
   private async pace(signal: AbortSignal): Promise<void> {
@@ -171,7 +175,8 @@ function composeReasoning(prompt: string, length: number): string[] {
   if (length === 0) return [];
   const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
   const words: string[] = [];
-  for (let sentence = 0; words.length < length; sentence += 1) words.push(...REASONING[sentence % REASONING.length]!.replace('{prompt}', quoted).split(' '));
+  for (let sentence = 0; words.length < length; sentence += 1)
+    words.push(...REASONING[sentence % REASONING.length]!.replace('{prompt}', quoted).split(' '));
   return words.slice(0, length);
 }
 
@@ -192,7 +197,8 @@ function composeAnswer(prompt: string, turn: number, length: number | undefined)
 
 function hash(text: string): number {
   let value = 2166136261;
-  for (let index = 0; index < text.length; index += 1) value = Math.imul(value ^ text.charCodeAt(index), 16777619) >>> 0;
+  for (let index = 0; index < text.length; index += 1)
+    value = Math.imul(value ^ text.charCodeAt(index), 16777619) >>> 0;
   return value;
 }
 

@@ -14,7 +14,12 @@ export interface GenerationPolicy {
 }
 
 /** For a hosted API: a minute to start answering, a minute of silence mid-answer, two retries after 0.5 s and 1 s. */
-export const DEFAULT_GENERATION_POLICY: GenerationPolicy = { firstTokenTimeoutMs: 60_000, stallTimeoutMs: 60_000, maxRetries: 2, retryBaseDelayMs: 500 };
+export const DEFAULT_GENERATION_POLICY: GenerationPolicy = {
+  firstTokenTimeoutMs: 60_000,
+  stallTimeoutMs: 60_000,
+  maxRetries: 2,
+  retryBaseDelayMs: 500,
+};
 
 /**
  * The longest wait before a retry. A `Retry-After` asking for more gives up at once: a person is waiting for the
@@ -42,7 +47,10 @@ type AttemptOutcome = { kind: 'done' } | { kind: 'failed'; failure: ProviderErro
  * and retries for retryable failures before anything was streamed, after the upstream's `Retry-After` or else an
  * exponential backoff. A cancelled generation ends quietly, without yielding more.
  */
-export async function* runGeneration(callerSignal: AbortSignal, options: GenerationOptions): AsyncGenerator<ModelStreamPart> {
+export async function* runGeneration(
+  callerSignal: AbortSignal,
+  options: GenerationOptions,
+): AsyncGenerator<ModelStreamPart> {
   if (callerSignal.aborted) return;
   const controller = new AbortController();
   const abort = (): void => controller.abort(callerSignal.reason);
@@ -70,14 +78,20 @@ export async function* runGeneration(callerSignal: AbortSignal, options: Generat
   }
 }
 
-async function* runAttempt(controller: AbortController, options: GenerationOptions): AsyncGenerator<ModelStreamPart, AttemptOutcome> {
+async function* runAttempt(
+  controller: AbortController,
+  options: GenerationOptions,
+): AsyncGenerator<ModelStreamPart, AttemptOutcome> {
   const { vendor, policy } = options;
   let timedOut: (() => ProviderError) | undefined;
   const expire = (failure: () => ProviderError) => (): void => {
     timedOut = failure;
     controller.abort();
   };
-  let timer = setTimeout(expire(() => firstTokenTimeout(vendor, policy.firstTokenTimeoutMs)), policy.firstTokenTimeoutMs);
+  let timer = setTimeout(
+    expire(() => firstTokenTimeout(vendor, policy.firstTokenTimeoutMs)),
+    policy.firstTokenTimeoutMs,
+  );
   let delivered = false;
   try {
     for await (const part of options.open(controller.signal)) {
@@ -85,7 +99,10 @@ async function* runAttempt(controller: AbortController, options: GenerationOptio
       if (controller.signal.aborted) break;
       if (!delivered) {
         clearTimeout(timer);
-        timer = setTimeout(expire(() => streamStalled(vendor, policy.stallTimeoutMs)), policy.stallTimeoutMs);
+        timer = setTimeout(
+          expire(() => streamStalled(vendor, policy.stallTimeoutMs)),
+          policy.stallTimeoutMs,
+        );
         delivered = true;
       }
       yield part;

@@ -24,19 +24,29 @@ export class ModelCatalog {
     for (const entry of entries) {
       const id = entry.id ?? entry.provider.model;
       if (this.entries.has(id)) throw new Error(`Two models have the id "${id}"; give each its own id`);
-      const info: ModelInfo = { id, label: entry.label ?? id, provider: entry.provider.provider, reasoning: entry.reasoning ?? entry.provider.reasoning ?? false };
+      const info: ModelInfo = {
+        id,
+        label: entry.label ?? id,
+        provider: entry.provider.provider,
+        reasoning: entry.reasoning ?? entry.provider.reasoning ?? false,
+      };
       this.entries.set(id, { info, provider: entry.provider });
     }
     const first = this.entries.keys().next();
     if (first.done) throw new Error('A server needs at least one model');
     this.defaultId = defaultId ?? first.value;
-    if (!this.entries.has(this.defaultId)) throw new Error(`The default model "${this.defaultId}" is not one of the models`);
+    if (!this.entries.has(this.defaultId))
+      throw new Error(`The default model "${this.defaultId}" is not one of the models`);
   }
 
   /** The id of the model a prompt or pivot named, or the default's; a name the server does not offer is UNKNOWN_MODEL. */
   resolve(id: string | undefined): string {
     if (id === undefined) return this.defaultId;
-    if (!this.entries.has(id)) throw new CPPError(ErrorCode.UNKNOWN_MODEL, `this server offers no model "${id}"; CPP_MODEL_LIST lists those it does`);
+    if (!this.entries.has(id))
+      throw new CPPError(
+        ErrorCode.UNKNOWN_MODEL,
+        `this server offers no model "${id}"; CPP_MODEL_LIST lists those it does`,
+      );
     return id;
   }
 

@@ -48,10 +48,23 @@ export interface ProviderDefaults {
 
 /** Documented in docs/providers.md; keep the two in step. */
 export const PROVIDER_DEFAULTS: Record<Exclude<ProviderKind, 'demo'>, ProviderDefaults> = {
-  'openai-compatible': { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4o-mini', policy: DEFAULT_GENERATION_POLICY },
-  anthropic: { baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-6', maxTokens: 4096, policy: DEFAULT_GENERATION_POLICY },
+  'openai-compatible': {
+    baseUrl: 'https://api.openai.com/v1',
+    model: 'gpt-4o-mini',
+    policy: DEFAULT_GENERATION_POLICY,
+  },
+  anthropic: {
+    baseUrl: 'https://api.anthropic.com',
+    model: 'claude-sonnet-4-6',
+    maxTokens: 4096,
+    policy: DEFAULT_GENERATION_POLICY,
+  },
   // A local model may first have to be loaded from disk, which can take minutes for a large one.
-  ollama: { baseUrl: 'http://127.0.0.1:11434', model: 'llama3.2', policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 } },
+  ollama: {
+    baseUrl: 'http://127.0.0.1:11434',
+    model: 'llama3.2',
+    policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 },
+  },
 };
 
 /** What every HTTP model provider is built from; `createModelProvider` fills in the defaults. */

@@ -13,7 +13,10 @@ export class ProviderError extends Error {
   /** How long the upstream asked to wait before a retry (its `Retry-After`), when it said. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, options: { status?: number; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { status?: number; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.status = options.status;
     this.retryable = options.retryable ?? false;
@@ -67,7 +70,9 @@ function keyForms(apiKey: string): RegExp {
 function percentEncodable(apiKey: string): string {
   return [...apiKey]
     .map((character) => {
-      const escaped = [...Buffer.from(character, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+      const escaped = [...Buffer.from(character, 'utf8')]
+        .map((byte) => `%${byte.toString(16).padStart(2, '0')}`)
+        .join('');
       return `(?:${escapeRegExp(character)}|${escaped})`;
     })
     .join('');
@@ -96,7 +101,10 @@ function escapeRegExp(text: string): string {
  */
 const DECIMAL = /^\d+(\.\d+)?$/;
 
-export function retryAfterMs(header: (name: string) => string | null | undefined, now = Date.now()): number | undefined {
+export function retryAfterMs(
+  header: (name: string) => string | null | undefined,
+  now = Date.now(),
+): number | undefined {
   const milliseconds = header('retry-after-ms')?.trim();
   if (milliseconds && DECIMAL.test(milliseconds)) return Number(milliseconds);
   const value = header('retry-after')?.trim();
@@ -119,7 +127,10 @@ export interface StatusFailure {
 }
 
 /** The upstream answered with an error status. */
-export function statusFailure(vendor: string, { status, vendorMessage, apiKey, retryAfterMs }: StatusFailure): ProviderError {
+export function statusFailure(
+  vendor: string,
+  { status, vendorMessage, apiKey, retryAfterMs }: StatusFailure,
+): ProviderError {
   const detail = redactSecrets(vendorMessage, apiKey);
   return new ProviderError(`${vendor} answered HTTP ${status}${detail ? `: ${detail}` : ''}`, {
     status,
@@ -129,7 +140,12 @@ export function statusFailure(vendor: string, { status, vendorMessage, apiKey, r
 }
 
 /** The vendor reported an error inside an otherwise successful stream. */
-export function streamedFailure(vendor: string, vendorMessage: string, apiKey?: string, status?: number): ProviderError {
+export function streamedFailure(
+  vendor: string,
+  vendorMessage: string,
+  apiKey?: string,
+  status?: number,
+): ProviderError {
   return new ProviderError(`${vendor} reported an error: ${redactSecrets(vendorMessage, apiKey)}`, {
     status,
     retryable: status !== undefined && isRetryableStatus(status),

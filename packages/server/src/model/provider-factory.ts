@@ -1,7 +1,14 @@
 import { DemoProvider } from './demo-provider.js';
 import { LazyProvider } from './lazy-provider.js';
 import type { ModelProvider } from './model-provider.js';
-import { isReasoningModelName, PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind, type ProviderSettings } from './provider-config.js';
+import {
+  isReasoningModelName,
+  PROVIDER_DEFAULTS,
+  PROVIDER_KINDS,
+  type ProviderConfig,
+  type ProviderKind,
+  type ProviderSettings,
+} from './provider-config.js';
 import { OllamaProvider } from './providers/ollama-provider.js';
 import { OpenAICompatibleProvider } from './providers/openai-compatible-provider.js';
 
@@ -24,7 +31,9 @@ export function createModelProvider(config: ProviderConfig): ModelProvider {
       });
     }
     default:
-      throw new Error(`Unknown model provider "${String(config.provider)}"; expected one of ${PROVIDER_KINDS.join(', ')}`);
+      throw new Error(
+        `Unknown model provider "${String(config.provider)}"; expected one of ${PROVIDER_KINDS.join(', ')}`,
+      );
   }
 }
 
@@ -41,10 +50,12 @@ export function describeProvider(config: ProviderConfig): string {
 function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'demo'>): ProviderSettings {
   checkNumbers(config);
   const defaults = PROVIDER_DEFAULTS[kind];
-  if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl)) throw new Error('The model base URL must be an http:// or https:// URL');
+  if (config.baseUrl !== undefined && !isHttpUrl(config.baseUrl))
+    throw new Error('The model base URL must be an http:// or https:// URL');
   const model = config.model ?? defaults.model;
   const { thinkingBudgetTokens } = config;
-  if (thinkingBudgetTokens !== undefined && kind !== 'anthropic') throw new Error('Only the anthropic provider takes a thinking budget');
+  if (thinkingBudgetTokens !== undefined && kind !== 'anthropic')
+    throw new Error('Only the anthropic provider takes a thinking budget');
   return {
     baseUrl: config.baseUrl ?? defaults.baseUrl,
     model,
@@ -74,7 +85,8 @@ function checkNumbers(config: ProviderConfig): void {
     ['retryBaseDelayMs', config.retryBaseDelayMs, (value) => value >= 0, 'a number of at least 0'],
   ];
   for (const [name, value, isValid, expected] of rules) {
-    if (value !== undefined && !(Number.isFinite(value) && isValid(value))) throw new Error(`Model option ${name} must be ${expected}`);
+    if (value !== undefined && !(Number.isFinite(value) && isValid(value)))
+      throw new Error(`Model option ${name} must be ${expected}`);
   }
 }
 

@@ -43,14 +43,22 @@ export class LogObserver implements ServerObserver {
       ...(threadId === undefined ? {} : { threadId }),
       ...(frame.id === undefined ? {} : { frameId: frame.id }),
     };
-    if (frame.type === 'CPP_PROMPT') this.logger.info({ ...fields, ...this.prompt(frame.payload.userPrompt) }, 'prompt received');
-    else if (frame.type === 'CPP_PIVOT_INIT') this.logger.info({ ...fields, ...this.prompt(frame.payload.userPrompt) }, 'pivot received');
+    if (frame.type === 'CPP_PROMPT')
+      this.logger.info({ ...fields, ...this.prompt(frame.payload.userPrompt) }, 'prompt received');
+    else if (frame.type === 'CPP_PIVOT_INIT')
+      this.logger.info({ ...fields, ...this.prompt(frame.payload.userPrompt) }, 'pivot received');
     else this.logger.debug(fields, 'frame received');
   }
 
   /** A refused frame is the client's business (info); INTERNAL is the server's (error, logged with its cause). */
   errorSent(connection: ObservedConnection, { code, message, refType, refId }: SentError): void {
-    const fields = { connectionId: connection.id, code, error: message, ...(refType ? { refType } : {}), ...(refId ? { refId } : {}) };
+    const fields = {
+      connectionId: connection.id,
+      code,
+      error: message,
+      ...(refType ? { refType } : {}),
+      ...(refId ? { refId } : {}),
+    };
     if (code === ErrorCode.INTERNAL) this.logger.error(fields, 'error sent');
     else this.logger.info(fields, 'error sent');
   }
@@ -76,7 +84,11 @@ export class LogObserver implements ServerObserver {
         const timings = { durationMs: millisecondsSince(start), ...(haltMs === undefined ? {} : { haltMs }), stepsMs };
         // A refusal has its own "error sent" line, a failure its "server error" line.
         if (error === undefined) this.logger.info({ ...fields, ...timings }, 'pivot');
-        else this.logger.debug({ ...fields, ...timings, ...(CPPError.isInstance(error) ? { code: error.code } : {}) }, 'pivot not carried out');
+        else
+          this.logger.debug(
+            { ...fields, ...timings, ...(CPPError.isInstance(error) ? { code: error.code } : {}) },
+            'pivot not carried out',
+          );
       },
     };
   }
@@ -84,11 +96,21 @@ export class LogObserver implements ServerObserver {
   generationStarted(generation: GenerationStart): GenerationObservation {
     const start = performance.now();
     let firstChunkMs: number | undefined;
-    const fields = { connectionId: generation.connectionId, threadId: generation.threadId, nodeId: generation.nodeId, provider: generation.provider, model: generation.model };
+    const fields = {
+      connectionId: generation.connectionId,
+      threadId: generation.threadId,
+      nodeId: generation.nodeId,
+      provider: generation.provider,
+      model: generation.model,
+    };
     this.logger.debug({ ...fields, contextMessages: generation.contextMessages }, 'generation started');
     return {
       firstChunk: () => (firstChunkMs = millisecondsSince(start)),
-      ended: (result) => this.generationEnded({ ...fields, durationMs: millisecondsSince(start), ...(firstChunkMs === undefined ? {} : { firstChunkMs }) }, result),
+      ended: (result) =>
+        this.generationEnded(
+          { ...fields, durationMs: millisecondsSince(start), ...(firstChunkMs === undefined ? {} : { firstChunkMs }) },
+          result,
+        ),
     };
   }
 
@@ -104,13 +126,24 @@ export class LogObserver implements ServerObserver {
     const answer = { chars: text.length, chunks: chunkCount, ...(this.logPrompts ? { answer: text } : {}) };
     switch (outcome.kind) {
       case 'completed':
-        return this.logger.info({ ...fields, ...answer, finishReason: outcome.finishReason, ...(outcome.usage ? { usage: outcome.usage } : {}) }, 'generation completed');
+        return this.logger.info(
+          {
+            ...fields,
+            ...answer,
+            finishReason: outcome.finishReason,
+            ...(outcome.usage ? { usage: outcome.usage } : {}),
+          },
+          'generation completed',
+        );
       case 'halted':
         return this.logger.info({ ...fields, ...answer }, 'generation halted');
       case 'failed':
         // A ProviderError's message is written to be shown (no keys, no headers); anything else is a bug to see whole.
         if (ProviderError.isInstance(outcome.error)) {
-          return this.logger.warn({ ...fields, ...answer, error: outcome.error.message, status: outcome.error.status }, 'generation failed');
+          return this.logger.warn(
+            { ...fields, ...answer, error: outcome.error.message, status: outcome.error.status },
+            'generation failed',
+          );
         }
         return this.logger.error({ ...fields, ...answer, err: outcome.error }, 'generation failed');
     }

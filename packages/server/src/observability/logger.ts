@@ -1,6 +1,9 @@
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly (Level | 'silent')[];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const satisfies readonly (
+  | Level
+  | 'silent'
+)[];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**

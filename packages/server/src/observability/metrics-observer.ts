@@ -82,7 +82,11 @@ export class MetricsObserver implements ServerObserver {
   }
 
   /** Tokens per second after the first one, for answers that completed: halted ones end at an arbitrary point. */
-  private observeSpeed(labels: { provider: string; model: string }, { outcome, chunkCount }: GenerationResult, firstChunkAt: number): void {
+  private observeSpeed(
+    labels: { provider: string; model: string },
+    { outcome, chunkCount }: GenerationResult,
+    firstChunkAt: number,
+  ): void {
     if (outcome.kind !== 'completed') return;
     const tokens = outcome.usage?.outputTokens ?? chunkCount;
     const seconds = secondsSince(firstChunkAt);

@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from '../store/conversation-store.js';
+import type {
+  CommitMeta,
+  ConversationStore,
+  StoredThread,
+  StreamedText,
+  ThreadRecord,
+} from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
 import type { StoreOperation } from './server-observer.js';
@@ -59,6 +65,12 @@ export class ObservedStore implements ConversationStore {
 
   private timed<Result>(operation: StoreOperation, work: () => Promise<Result>): Promise<Result> {
     const start = performance.now();
-    return runObserved(work, (failure) => this.observers.storeOperation({ operation, durationMs: performance.now() - start, failed: failure !== undefined }));
+    return runObserved(work, (failure) =>
+      this.observers.storeOperation({
+        operation,
+        durationMs: performance.now() - start,
+        failed: failure !== undefined,
+      }),
+    );
   }
 }

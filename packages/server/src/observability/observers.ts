@@ -12,7 +12,15 @@ import type {
   StoreOperationTiming,
 } from './server-observer.js';
 
-type Notification = 'connectionOpened' | 'connectionClosed' | 'frameReceived' | 'frameSent' | 'errorSent' | 'storeOperation' | 'readinessFailed' | 'serverError';
+type Notification =
+  | 'connectionOpened'
+  | 'connectionClosed'
+  | 'frameReceived'
+  | 'frameSent'
+  | 'errorSent'
+  | 'storeOperation'
+  | 'readinessFailed'
+  | 'serverError';
 type Arguments<Method extends Notification> = Parameters<NonNullable<ServerObserver[Method]>>;
 
 /**
@@ -59,17 +67,22 @@ export class Observers implements EngineObserver {
   }
 
   pivotStarted(pivot: ObservedPivot): PivotObservation {
-    const observations = this.observers.flatMap((observer) => (observer.pivotStarted ? [observer.pivotStarted(pivot)] : []));
+    const observations = this.observers.flatMap((observer) =>
+      observer.pivotStarted ? [observer.pivotStarted(pivot)] : [],
+    );
     return {
       // Each observer's step wraps the next one's, so that every observer sees the step's whole duration.
-      step: (name, work) => observations.reduceRight((inner, observation) => () => observation.step(name, inner), work)(),
+      step: (name, work) =>
+        observations.reduceRight((inner, observation) => () => observation.step(name, inner), work)(),
       halted: () => observations.forEach((observation) => observation.halted()),
       end: (error) => observations.forEach((observation) => observation.end(error)),
     };
   }
 
   generationStarted(generation: GenerationStart): GenerationObservation {
-    const observations = this.observers.flatMap((observer) => (observer.generationStarted ? [observer.generationStarted(generation)] : []));
+    const observations = this.observers.flatMap((observer) =>
+      observer.generationStarted ? [observer.generationStarted(generation)] : [],
+    );
     return {
       firstChunk: () => observations.forEach((observation) => observation.firstChunk()),
       ended: (result) => observations.forEach((observation) => observation.ended(result)),

@@ -20,15 +20,24 @@ export async function checkReadiness(
   failed: (name: string, error: unknown) => void,
 ): Promise<ReadinessReport> {
   const entries = await Promise.all(
-    Object.entries(checks).map(async ([name, check]): Promise<[string, CheckStatus]> => [name, await runCheck(name, check, failed)]),
+    Object.entries(checks).map(
+      async ([name, check]): Promise<[string, CheckStatus]> => [name, await runCheck(name, check, failed)],
+    ),
   );
   return { ready: entries.every(([, status]) => status === 'ok'), checks: Object.fromEntries(entries) };
 }
 
-async function runCheck(name: string, check: ReadinessCheck, failed: (name: string, error: unknown) => void): Promise<CheckStatus> {
+async function runCheck(
+  name: string,
+  check: ReadinessCheck,
+  failed: (name: string, error: unknown) => void,
+): Promise<CheckStatus> {
   const timeout = new AbortController();
   try {
-    const finished = await Promise.race([check().then(() => true), sleep(CHECK_TIMEOUT_MS, false, { signal: timeout.signal })]);
+    const finished = await Promise.race([
+      check().then(() => true),
+      sleep(CHECK_TIMEOUT_MS, false, { signal: timeout.signal }),
+    ]);
     if (finished) return 'ok';
     failed(name, new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`));
     return 'timeout';

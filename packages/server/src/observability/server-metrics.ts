@@ -33,25 +33,57 @@ export class ServerMetrics {
     const { Counter, Gauge, Histogram } = promClient();
     const registers = [registry];
     scrapedGauge(registers, 'cpp_connections_open', 'Open WebSocket connections.', () => gauges.connections());
-    scrapedGauge(registers, 'cpp_threads_open', 'Threads held in memory (subscribed or answering).', () => gauges.threads());
-    scrapedGauge(registers, 'cpp_websocket_buffered_bytes', 'Bytes waiting to be written to slow clients, summed over connections.', () => gauges.bufferedBytes());
-    this.activeGenerations = new Gauge({ name: 'cpp_generations_active', help: 'Model calls writing an answer now.', registers });
+    scrapedGauge(registers, 'cpp_threads_open', 'Threads held in memory (subscribed or answering).', () =>
+      gauges.threads(),
+    );
+    scrapedGauge(
+      registers,
+      'cpp_websocket_buffered_bytes',
+      'Bytes waiting to be written to slow clients, summed over connections.',
+      () => gauges.bufferedBytes(),
+    );
+    this.activeGenerations = new Gauge({
+      name: 'cpp_generations_active',
+      help: 'Model calls writing an answer now.',
+      registers,
+    });
     this.generations = new Counter({
       name: 'cpp_generations_total',
       help: 'Model calls ended, by how they ended: completed, failed, or halted (pivot, stop, shutdown).',
       labelNames: ['provider', 'model', 'outcome'],
       registers,
     });
-    this.framesReceived = new Counter({ name: 'cpp_frames_received_total', help: 'Client frames decoded, by type.', labelNames: ['type'], registers });
-    this.framesSent = new Counter({ name: 'cpp_frames_sent_total', help: 'Server frames sent, by type (one per connection it goes to).', labelNames: ['type'], registers });
-    this.errors = new Counter({ name: 'cpp_errors_total', help: 'CPP errors, by code: CPP_ERROR frames answering a frame, and provider failures.', labelNames: ['code'], registers });
+    this.framesReceived = new Counter({
+      name: 'cpp_frames_received_total',
+      help: 'Client frames decoded, by type.',
+      labelNames: ['type'],
+      registers,
+    });
+    this.framesSent = new Counter({
+      name: 'cpp_frames_sent_total',
+      help: 'Server frames sent, by type (one per connection it goes to).',
+      labelNames: ['type'],
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'cpp_errors_total',
+      help: 'CPP errors, by code: CPP_ERROR frames answering a frame, and provider failures.',
+      labelNames: ['code'],
+      registers,
+    });
     this.pivotHalt = new Histogram({
       name: 'cpp_pivot_halt_seconds',
       help: 'From CPP_PIVOT_INIT to CPP_STREAM_HALTED sent, for pivots that halted a stream.',
       buckets: PIVOT_SECONDS,
       registers,
     });
-    this.pivotSteps = new Histogram({ name: 'cpp_pivot_step_seconds', help: 'Duration of each step of a pivot.', labelNames: ['step'], buckets: PIVOT_SECONDS, registers });
+    this.pivotSteps = new Histogram({
+      name: 'cpp_pivot_step_seconds',
+      help: 'Duration of each step of a pivot.',
+      labelNames: ['step'],
+      buckets: PIVOT_SECONDS,
+      registers,
+    });
     this.firstToken = new Histogram({
       name: 'cpp_provider_first_token_seconds',
       help: 'From the start of a model call to its first text.',

@@ -1,10 +1,22 @@
 import type { ClientFrame, ErrorCode } from '@promethea/cpp-protocol';
-import type { GenerationObservation, GenerationStart, ObservedPivot, PivotObservation } from '../engine/engine-observer.js';
+import type {
+  GenerationObservation,
+  GenerationStart,
+  ObservedPivot,
+  PivotObservation,
+} from '../engine/engine-observer.js';
 import type { Identity } from '../engine/identity.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 
 // The engine owns the observation types it calls; they are part of the server's observer API too.
-export type { GenerationObservation, GenerationResult, GenerationStart, ObservedPivot, PivotObservation, PivotStep } from '../engine/engine-observer.js';
+export type {
+  GenerationObservation,
+  GenerationResult,
+  GenerationStart,
+  ObservedPivot,
+  PivotObservation,
+  PivotStep,
+} from '../engine/engine-observer.js';
 
 /** A connection, as observers see it. */
 export interface ObservedConnection {

@@ -3,7 +3,13 @@ import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import { CPPError } from '@promethea/cpp-protocol';
 import type { PivotRequest } from '../engine/pivot-context.js';
 import { runObserved, type Failure } from './run-observed.js';
-import type { GenerationObservation, GenerationResult, GenerationStart, PivotObservation, ServerObserver } from './server-observer.js';
+import type {
+  GenerationObservation,
+  GenerationResult,
+  GenerationStart,
+  PivotObservation,
+  ServerObserver,
+} from './server-observer.js';
 
 type OpenTelemetryApi = typeof import('@opentelemetry/api');
 
@@ -19,7 +25,10 @@ function openTelemetry(): OpenTelemetryApi {
  * what was registered in this global; reading it spares a server nobody traces from loading the API.
  */
 function tracerProviderRegistered(): boolean {
-  return (globalThis as { [key: symbol]: { trace?: unknown } | undefined })[Symbol.for('opentelemetry.js.api.1')]?.trace !== undefined;
+  return (
+    (globalThis as { [key: symbol]: { trace?: unknown } | undefined })[Symbol.for('opentelemetry.js.api.1')]?.trace !==
+    undefined
+  );
 }
 
 const UNTRACED_PIVOT: PivotObservation = { step: (_name, work) => work(), halted: () => {}, end: () => {} };
@@ -97,12 +106,18 @@ function pivotAttributes(pivot: PivotRequest): Attributes {
     'cpp.thread_id': pivot.threadId,
     'cpp.interrupted_node_id': pivot.interruptedNodeId,
     'cpp.new_branch_node_id': pivot.newBranchNodeId,
-    ...(pivot.receivedContentLength === undefined ? {} : { 'cpp.received_content_length': pivot.receivedContentLength }),
+    ...(pivot.receivedContentLength === undefined
+      ? {}
+      : { 'cpp.received_content_length': pivot.receivedContentLength }),
   };
 }
 
 function resultAttributes({ outcome, text, chunkCount }: GenerationResult): Attributes {
-  const attributes: Attributes = { 'cpp.generation.outcome': outcome.kind, 'cpp.generation.chars': text.length, 'cpp.generation.chunks': chunkCount };
+  const attributes: Attributes = {
+    'cpp.generation.outcome': outcome.kind,
+    'cpp.generation.chars': text.length,
+    'cpp.generation.chunks': chunkCount,
+  };
   if (outcome.kind !== 'completed') return attributes;
   attributes['gen_ai.response.finish_reasons'] = [outcome.finishReason];
   if (outcome.usage?.inputTokens !== undefined) attributes['gen_ai.usage.input_tokens'] = outcome.usage.inputTokens;
@@ -117,7 +132,10 @@ function endSpan(span: Span, failure: Failure): void {
     if (CPPError.isInstance(error)) span.setAttribute('cpp.error_code', error.code);
     else {
       if (error instanceof Error) span.recordException(error);
-      span.setStatus({ code: openTelemetry().SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({
+        code: openTelemetry().SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
     }
   }
   span.end();

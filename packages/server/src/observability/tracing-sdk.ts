@@ -37,7 +37,9 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': 'cpp-server' }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const spanProcessors = await Promise.all(exporters.map(async (name) => new BatchSpanProcessor(await createExporter(name, env))));
+  const spanProcessors = await Promise.all(
+    exporters.map(async (name) => new BatchSpanProcessor(await createExporter(name, env))),
+  );
   const provider = new NodeTracerProvider({ resource, spanProcessors });
   provider.register();
   return { exporters, shutdown: () => provider.shutdown() };
@@ -54,7 +56,8 @@ async function createExporter(name: string, env: NodeJS.ProcessEnv): Promise<Spa
   switch (name) {
     case 'otlp': {
       const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-      if (protocol !== 'http/protobuf') throw new Error(`cpp-server exports OTLP over http/protobuf only, not ${protocol}`);
+      if (protocol !== 'http/protobuf')
+        throw new Error(`cpp-server exports OTLP over http/protobuf only, not ${protocol}`);
       const { OTLPTraceExporter } = await loadOptional(() => import('@opentelemetry/exporter-trace-otlp-proto'));
       return new OTLPTraceExporter();
     }
@@ -73,6 +76,9 @@ async function loadOptional<Module>(load: () => Promise<Module>): Promise<Module
   } catch (error) {
     const missing = (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
     if (!missing) throw error;
-    throw new Error(`tracing is asked for by OTEL_* variables, but the OpenTelemetry SDK is not installed: npm install ${SDK_PACKAGES}`, { cause: error });
+    throw new Error(
+      `tracing is asked for by OTEL_* variables, but the OpenTelemetry SDK is not installed: npm install ${SDK_PACKAGES}`,
+      { cause: error },
+    );
   }
 }

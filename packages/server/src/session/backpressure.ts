@@ -62,7 +62,8 @@ export class BackpressureQueue {
   /** `chunk` is given when `text` is a CPP_STREAM_CHUNK. */
   send(text: string, chunk?: ChunkPayload): void {
     if (this.overflowed) return;
-    if (this.waiting.length === 0 && this.socket.bufferedAmount < this.limits.softLimitBytes) this.socket.send(text, this.written);
+    if (this.waiting.length === 0 && this.socket.bufferedAmount < this.limits.softLimitBytes)
+      this.socket.send(text, this.written);
     else this.enqueue(text, chunk);
     this.checkBudget();
   }
@@ -94,7 +95,10 @@ export class BackpressureQueue {
       const entry = this.waiting.shift()!;
       this.waitingBytes -= entry.bytes;
       if (entry.chunk && this.open?.get(entry.chunk.nodeId) === entry) this.open.delete(entry.chunk.nodeId);
-      this.socket.send(entry.merged && entry.chunk ? encodeServerFrame('CPP_STREAM_CHUNK', entry.chunk) : entry.text, this.written);
+      this.socket.send(
+        entry.merged && entry.chunk ? encodeServerFrame('CPP_STREAM_CHUNK', entry.chunk) : entry.text,
+        this.written,
+      );
       this.checkBudget();
     }
   }

@@ -41,7 +41,6 @@ export interface SessionDependencies {
 
 type ErrorReference = { refId?: string; refType?: string };
 
-
 let sessionCount = 0;
 
 /**
@@ -77,7 +76,9 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     /** Shared by every session of the server. */
     private readonly dependencies: SessionDependencies,
   ) {
-    this.outbound = new BackpressureQueue(socket, dependencies.backpressure, () => this.close(CloseCode.TOO_MANY_REQUESTS, 'the client reads too slowly'));
+    this.outbound = new BackpressureQueue(socket, dependencies.backpressure, () =>
+      this.close(CloseCode.TOO_MANY_REQUESTS, 'the client reads too slowly'),
+    );
     guard.attach(this);
   }
 
@@ -111,14 +112,22 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
 
   onMessage(data: string | Uint8Array, byteLength: number): void {
     if (!this.guard.admitMessage()) return;
-    if (typeof data !== 'string') return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
+    if (typeof data !== 'string')
+      return this.sendError(ErrorCode.BAD_FRAME, 'binary frames are not part of CPP; send JSON text frames', {});
     if (byteLength > this.dependencies.maxFrameBytes) {
-      return this.sendError(ErrorCode.FRAME_TOO_LARGE, `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`, {});
+      return this.sendError(
+        ErrorCode.FRAME_TOO_LARGE,
+        `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`,
+        {},
+      );
     }
     const decoded = decodeClientFrame(data);
     if (!decoded.ok) {
       const { code, message, refId, refType } = decoded;
-      return this.sendError(code, message, { ...(refId === undefined ? {} : { refId }), ...(refType === undefined ? {} : { refType }) });
+      return this.sendError(code, message, {
+        ...(refId === undefined ? {} : { refId }),
+        ...(refType === undefined ? {} : { refType }),
+      });
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);
@@ -142,11 +151,15 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       return this.answered(frame, Promise.resolve());
     }
     guard.requireIdentity();
-    if (isThreadFrame(frame)) return this.answered(frame, (await this.thread(threadOf(frame))).apply(frame, this.identity, this));
+    if (isThreadFrame(frame))
+      return this.answered(frame, (await this.thread(threadOf(frame))).apply(frame, this.identity, this));
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
         access.checkSync(this.identity, this.id);
-        const engine = await this.subscribe(() => access.open(frame.payload.threadId, this.identity), frame.payload.patches);
+        const engine = await this.subscribe(
+          () => access.open(frame.payload.threadId, this.identity),
+          frame.payload.patches,
+        );
         return this.answered(frame, engine.sync(this));
       }
       case 'CPP_THREAD_CLOSE': {
@@ -223,7 +236,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    * A subscriber hears of the deletion from the thread; this connection is told here when it was not subscribed, or
    * when the thread is already gone (a retry).
    */
-  private async deleteThread(threadId: string, engine: ThreadEngine | undefined, expectedVersion: number | undefined): Promise<void> {
+  private async deleteThread(
+    threadId: string,
+    engine: ThreadEngine | undefined,
+    expectedVersion: number | undefined,
+  ): Promise<void> {
     const told = engine !== undefined && this.threads?.has(engine) === true;
     if (engine) {
       await engine.delete(expectedVersion);

@@ -34,5 +34,12 @@ export function assembleGraph(header: GraphHeader, nodes: readonly MessageNode[]
 /** An imported thread's graph as the change that writes it into its new, empty thread: version 0 to 1. */
 export function importChange(thread: StoredThread): TreeChange {
   const { rootNodeId, activeHeadMessageId } = thread.graph;
-  return { threadId: thread.threadId, baseVersion: 0, version: 1, rootNodeId, activeHeadMessageId, nodes: nodesInTreeOrder(thread.graph) };
+  return {
+    threadId: thread.threadId,
+    baseVersion: 0,
+    version: 1,
+    rootNodeId,
+    activeHeadMessageId,
+    nodes: nodesInTreeOrder(thread.graph),
+  };
 }

@@ -37,7 +37,9 @@ function firstWordStart(lower: string, term: string): number {
 /** Title hits first, then message hits by score, each most recently updated thread first on a tie. */
 export function rankHits(hits: Array<SearchHit & { score: number; updatedAt: number }>, limit: number): SearchHit[] {
   return hits
-    .sort((a, b) => Number(a.nodeId !== null) - Number(b.nodeId !== null) || b.score - a.score || b.updatedAt - a.updatedAt)
+    .sort(
+      (a, b) => Number(a.nodeId !== null) - Number(b.nodeId !== null) || b.score - a.score || b.updatedAt - a.updatedAt,
+    )
     .slice(0, limit)
     .map(({ threadId, title, nodeId, snippet }) => ({ threadId, title, nodeId, snippet }));
 }

@@ -32,7 +32,13 @@ export class MemoryStore implements ConversationStore {
   async createThread(record: ThreadRecord): Promise<void> {
     this.ensureOpen();
     if (this.threads.has(record.threadId)) throw StoreConflictError.threadExists(record.threadId);
-    this.threads.set(record.threadId, { record: { ...record }, version: 0, rootNodeId: null, activeHeadMessageId: null, nodes: new Map() });
+    this.threads.set(record.threadId, {
+      record: { ...record },
+      version: 0,
+      rootNodeId: null,
+      activeHeadMessageId: null,
+      nodes: new Map(),
+    });
   }
 
   async loadThread(threadId: string): Promise<StoredThread | undefined> {
@@ -43,7 +49,10 @@ export class MemoryStore implements ConversationStore {
     const nodes = [...thread.nodes.values()];
     const pieces = nodes.filter((node) => node.status === 'streaming').flatMap((node) => this.piecesOf(node.id));
     const copies = structuredClone(nodes).map((record) => ({ ...record, childrenIds: [] }));
-    const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId }, withStreamedText(copies, pieces));
+    const graph = assembleGraph(
+      { threadId, version, rootNodeId, activeHeadMessageId },
+      withStreamedText(copies, pieces),
+    );
     return { ...thread.record, graph };
   }
 
@@ -72,7 +81,8 @@ export class MemoryStore implements ConversationStore {
       if (titleMatch) hits.push({ threadId, title, nodeId: null, snippet: title, score: titleMatch.score, updatedAt });
       for (const node of nodes.values()) {
         const match = matchText(node.content, terms);
-        if (match) hits.push({ threadId, title, nodeId: node.id, snippet: match.snippet, score: match.score, updatedAt });
+        if (match)
+          hits.push({ threadId, title, nodeId: node.id, snippet: match.snippet, score: match.score, updatedAt });
       }
     }
     return rankHits(hits, limit);
@@ -118,7 +128,8 @@ export class MemoryStore implements ConversationStore {
   async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
     this.ensureOpen();
     const thread = this.threads.get(change.threadId);
-    if (thread?.version !== change.baseVersion) throw StoreConflictError.staleVersion(change.threadId, thread?.version, change.baseVersion);
+    if (thread?.version !== change.baseVersion)
+      throw StoreConflictError.staleVersion(change.threadId, thread?.version, change.baseVersion);
     for (const node of change.nodes) {
       const owner = this.nodeThreads.get(node.id);
       if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id);

@@ -15,7 +15,11 @@ export { checkSchemaName, DEFAULT_SCHEMA };
  * defaults), so that other users of `pg` in the same process see no difference.
  */
 export function createPool({ connectionString, schema = DEFAULT_SCHEMA }: PostgresConnectionOptions): Pool {
-  const pool = new Pool({ connectionString, options: `-c search_path=${checkSchemaName(schema)}`, types: columnTypes() });
+  const pool = new Pool({
+    connectionString,
+    options: `-c search_path=${checkSchemaName(schema)}`,
+    types: columnTypes(),
+  });
   // An idle connection that dies (a server restart, a network cut) is dropped by the pool and replaced on the next
   // query; without a listener the pool's 'error' event would crash the process.
   pool.on('error', () => {});

@@ -120,11 +120,17 @@ export async function migrate(pool: Pool, options: MigrateOptions = {}): Promise
 }
 
 /** Applies the migration that follows the version reached, unless another server just did. */
-async function applyNext(client: PoolClient, schema: string, report: (message: string) => void): Promise<{ version: number; applied: boolean }> {
+async function applyNext(
+  client: PoolClient,
+  schema: string,
+  report: (message: string) => void,
+): Promise<{ version: number; applied: boolean }> {
   const version = await lockSchema(client, schema);
   const next = POSTGRES_MIGRATIONS[version];
   if (!next) return { version, applied: false };
-  report(`PostgreSQL schema ${schema}: applying migration ${version + 1} of ${POSTGRES_MIGRATIONS.length} (${next.name})`);
+  report(
+    `PostgreSQL schema ${schema}: applying migration ${version + 1} of ${POSTGRES_MIGRATIONS.length} (${next.name})`,
+  );
   await client.query(next.sql);
   await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [version + 1, next.name]);
   return { version: version + 1, applied: true };
@@ -153,10 +159,14 @@ async function lockSchema(client: PoolClient, schema: string): Promise<number> {
         applied_at timestamptz NOT NULL DEFAULT now()
       )`);
   }
-  const current = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations');
+  const current = await client.query<{ version: number }>(
+    'SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations',
+  );
   const version = current.rows[0]!.version;
   if (version > POSTGRES_MIGRATIONS.length) {
-    throw new Error(`PostgreSQL schema ${schema} is at version ${version}, newer than this server supports (${POSTGRES_MIGRATIONS.length})`);
+    throw new Error(
+      `PostgreSQL schema ${schema} is at version ${version}, newer than this server supports (${POSTGRES_MIGRATIONS.length})`,
+    );
   }
   return version;
 }

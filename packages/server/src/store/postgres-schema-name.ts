@@ -9,7 +9,9 @@ const PLAIN_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function checkSchemaName(schema: string): string {
   if (!PLAIN_IDENTIFIER.test(schema)) {
-    throw new Error(`PostgreSQL schema "${schema}" must be a lowercase identifier of at most 63 characters (a-z, 0-9, _)`);
+    throw new Error(
+      `PostgreSQL schema "${schema}" must be a lowercase identifier of at most 63 characters (a-z, 0-9, _)`,
+    );
   }
   return schema;
 }

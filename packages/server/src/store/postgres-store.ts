@@ -110,7 +110,10 @@ export class PostgresStore implements ConversationStore {
     try {
       await inTransaction(this.pool, (client) => commitInTransaction(client, change, meta), BEGIN_READ_COMMITTED);
     } catch (error) {
-      if (isLostRace(error)) throw new StoreConflictError(`commit to thread ${change.threadId} lost a race: ${error.message}`, { cause: error });
+      if (isLostRace(error))
+        throw new StoreConflictError(`commit to thread ${change.threadId} lost a race: ${error.message}`, {
+          cause: error,
+        });
       throw error;
     }
   }
@@ -146,9 +149,14 @@ async function loadInTransaction(client: PoolClient, threadId: string): Promise<
   const [row] = (await client.query<ThreadRow>(SQL.selectThread, [threadId])).rows;
   if (!row) return undefined;
   const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-  const nodes = (await client.query<NodeColumns>({ text: SQL.selectNodes, values: [threadId], rowMode: 'array' })).rows.map(fromNodeColumns);
+  const nodes = (
+    await client.query<NodeColumns>({ text: SQL.selectNodes, values: [threadId], rowMode: 'array' })
+  ).rows.map(fromNodeColumns);
   const pieces = (await client.query<TextPieceRow>(SQL.selectStreamedText, [threadId])).rows;
-  const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, withStreamedText(nodes, pieces));
+  const graph = assembleGraph(
+    { threadId, version, rootNodeId, activeHeadMessageId: headNodeId },
+    withStreamedText(nodes, pieces),
+  );
   return { threadId, ownerDid, title, createdAt, updatedAt, graph };
 }
 
@@ -156,17 +164,36 @@ async function loadInTransaction(client: PoolClient, threadId: string): Promise<
 async function commitInTransaction(client: PoolClient, change: TreeChange, meta: CommitMeta): Promise<void> {
   const { threadId } = change;
   const [locked] = (await client.query<{ version: number }>(SQL.lockThreadVersion, [threadId])).rows;
-  if (locked?.version !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, locked?.version, change.baseVersion);
+  if (locked?.version !== change.baseVersion)
+    throw StoreConflictError.staleVersion(threadId, locked?.version, change.baseVersion);
   if (change.removedNodeIds?.length) await client.query(SQL.deleteNodes, [threadId, change.removedNodeIds]);
   for (const node of change.nodes) {
     const row = toNodeRow(threadId, node);
-    const values = [row.nodeId, row.threadId, row.parentId, row.role, row.content, row.status, row.createdAt, row.model, row.usage, row.reasoning];
+    const values = [
+      row.nodeId,
+      row.threadId,
+      row.parentId,
+      row.role,
+      row.content,
+      row.status,
+      row.createdAt,
+      row.model,
+      row.usage,
+      row.reasoning,
+    ];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);
   }
   const ended = endedAnswerIds(change.nodes);
   if (ended.length > 0) await client.query(SQL.deleteStreamedText, [ended]);
-  const header = [threadId, change.rootNodeId, change.activeHeadMessageId, change.version, meta.updatedAt, meta.title ?? null];
+  const header = [
+    threadId,
+    change.rootNodeId,
+    change.activeHeadMessageId,
+    change.version,
+    meta.updatedAt,
+    meta.title ?? null,
+  ];
   await client.query(SQL.updateThreadHeader, header);
 }
 
@@ -175,8 +202,14 @@ async function interruptInTransaction(client: PoolClient, now: number): Promise<
   const streaming = (await client.query<StreamingNodeRow>(SQL.selectStreamingNodes, [locked])).rows;
   const nodeIds = streaming.map((node) => node.nodeId);
   const pieces = piecesByNode((await client.query<TextPieceRow>(SQL.selectStreamedTextOf, [nodeIds])).rows);
-  const texts = streaming.map((node) => spellParts({ content: node.content, reasoning: node.reasoning ?? '' }, pieces.get(node.nodeId) ?? []));
-  await client.query(SQL.interruptNodes, [nodeIds, texts.map((text) => text.content), texts.map((text) => text.reasoning || null)]);
+  const texts = streaming.map((node) =>
+    spellParts({ content: node.content, reasoning: node.reasoning ?? '' }, pieces.get(node.nodeId) ?? []),
+  );
+  await client.query(SQL.interruptNodes, [
+    nodeIds,
+    texts.map((text) => text.content),
+    texts.map((text) => text.reasoning || null),
+  ]);
   await client.query(SQL.deleteStreamedText, [nodeIds]);
   const threadIds = [...new Set(streaming.map((node) => node.threadId))].sort();
   await client.query(SQL.bumpThreadVersions, [threadIds, now]);

@@ -4,7 +4,11 @@ import type { Pool, PoolClient } from 'pg';
  * Runs `work` on one connection inside one transaction: committed when it resolves, rolled back when anything
  * (the work or the COMMIT) throws. `begin` may name an isolation level.
  */
-export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+export async function inTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query(begin);

@@ -73,7 +73,15 @@ export type NodeColumns = [
  * fields stay absent rather than `undefined`, so a loaded node equals the one that was committed.
  */
 export function fromNodeColumns(columns: NodeColumns): MessageNode {
-  const node: MessageNode = { id: columns[0], parentId: columns[1], role: columns[2], content: columns[3], status: columns[5], createdAt: columns[6], childrenIds: [] };
+  const node: MessageNode = {
+    id: columns[0],
+    parentId: columns[1],
+    role: columns[2],
+    content: columns[3],
+    status: columns[5],
+    createdAt: columns[6],
+    childrenIds: [],
+  };
   if (columns[4] !== null) node.reasoning = columns[4];
   if (columns[7] !== null) node.model = columns[7];
   if (columns[8] !== null) node.usage = TokenUsageSchema.parse(JSON.parse(columns[8]));

@@ -50,7 +50,11 @@ export class SqliteCheckpointer {
    */
   wrote(): void {
     if (this.running || this.closed) return;
-    const workerData: CheckpointerData = { driver: createRequire(import.meta.url).resolve('better-sqlite3'), filename: this.filename, intervalMs: this.intervalMs };
+    const workerData: CheckpointerData = {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      filename: this.filename,
+      intervalMs: this.intervalMs,
+    };
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
     // It must not keep a process alive that is done with its store without closing it.
     worker.unref();

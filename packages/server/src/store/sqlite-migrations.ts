@@ -108,7 +108,9 @@ export function migrate(db: Database): void {
   db.transaction(() => {
     const current = Number(db.pragma('user_version', { simple: true }));
     if (current > SQLITE_MIGRATIONS.length) {
-      throw new Error(`database schema version ${current} is newer than this server supports (${SQLITE_MIGRATIONS.length})`);
+      throw new Error(
+        `database schema version ${current} is newer than this server supports (${SQLITE_MIGRATIONS.length})`,
+      );
     }
     SQLITE_MIGRATIONS.slice(current).forEach((sql, index) => {
       db.exec(sql);

@@ -86,7 +86,9 @@ export function prepareStatements(db: Database): SqliteStatements {
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
     // Its streamed pieces go with it (ON DELETE CASCADE).
-    deleteNode: db.prepare<{ nodeId: string; threadId: string }>('DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId'),
+    deleteNode: db.prepare<{ nodeId: string; threadId: string }>(
+      'DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId',
+    ),
     // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
     selectStreamedText: db.prepare<[string], TextPieceRow>(`
       SELECT streamed_text.node_id AS nodeId, part, text_offset AS offset, text

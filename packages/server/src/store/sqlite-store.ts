@@ -48,7 +48,10 @@ export class SqliteStore implements ConversationStore {
       db.pragma('foreign_keys = ON');
       db.pragma(`wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
       migrate(db);
-      return new SqliteStore(db, new SqliteCheckpointer(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS));
+      return new SqliteStore(
+        db,
+        new SqliteCheckpointer(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS),
+      );
     } catch (error) {
       db.close();
       throw error;
@@ -73,7 +76,10 @@ export class SqliteStore implements ConversationStore {
       const row = this.statements.selectThread.get(threadId);
       if (!row) return undefined;
       const { ownerDid, title, createdAt, updatedAt, version, rootNodeId, headNodeId } = row;
-      const nodes = withStreamedText(this.statements.selectNodes.all(threadId).map(fromNodeColumns), this.statements.selectStreamedText.all(threadId));
+      const nodes = withStreamedText(
+        this.statements.selectNodes.all(threadId).map(fromNodeColumns),
+        this.statements.selectStreamedText.all(threadId),
+      );
       const graph = assembleGraph({ threadId, version, rootNodeId, activeHeadMessageId: headNodeId }, nodes);
       return { threadId, ownerDid, title, createdAt, updatedAt, graph };
     })();
@@ -141,7 +147,11 @@ export class SqliteStore implements ConversationStore {
         const threadIds = new Set<string>();
         for (const { nodeId, threadId, content, reasoning } of this.statements.selectStreamingNodes.all()) {
           const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
-          this.statements.interruptStreamingNode.run({ nodeId, content: text.content, reasoning: text.reasoning || null });
+          this.statements.interruptStreamingNode.run({
+            nodeId,
+            content: text.content,
+            reasoning: text.reasoning || null,
+          });
           this.statements.deleteStreamedText.run(nodeId);
           threadIds.add(threadId);
         }
@@ -171,7 +181,8 @@ export class SqliteStore implements ConversationStore {
   private commitInTransaction(change: TreeChange, meta: CommitMeta): void {
     const { threadId } = change;
     const storedVersion = this.statements.selectThreadVersion.get(threadId);
-    if (storedVersion !== change.baseVersion) throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
+    if (storedVersion !== change.baseVersion)
+      throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
     for (const nodeId of change.removedNodeIds ?? []) this.statements.deleteNode.run({ nodeId, threadId });
     for (const node of change.nodes) {
       const owner = this.statements.selectNodeThread.get(node.id);

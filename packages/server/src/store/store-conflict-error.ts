@@ -16,7 +16,9 @@ export class StoreConflictError extends Error {
   /** `storedVersion` is undefined when the thread does not exist (any more). */
   static staleVersion(threadId: string, storedVersion: number | undefined, baseVersion: number): StoreConflictError {
     const stored = storedVersion === undefined ? 'does not exist' : `is at version ${storedVersion}`;
-    return new StoreConflictError(`thread ${threadId} ${stored}; the change was planned against version ${baseVersion}`);
+    return new StoreConflictError(
+      `thread ${threadId} ${stored}; the change was planned against version ${baseVersion}`,
+    );
   }
 
   /** Worded without the thread that has the node: the message reaches the client, to whom that thread may be another's. */

@@ -39,7 +39,10 @@ export function piecesByNode(pieces: readonly TextPieceRow[]): Map<string, TextP
 }
 
 /** A node's content and reasoning, each spelled from its row's text and the node's pieces of that part. */
-export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning'>>(text: Text, pieces: readonly TextPieceRow[]): Text {
+export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning'>>(
+  text: Text,
+  pieces: readonly TextPieceRow[],
+): Text {
   const spelled = { ...text };
   for (const part of TEXT_PARTS) {
     const own = pieces.filter((piece) => piece.part === part);
@@ -49,7 +52,10 @@ export function spellParts<Text extends Pick<MessageNode, 'content' | 'reasoning
 }
 
 /** `records` with the text of each streaming node spelled from its pieces. */
-export function withStreamedText<Stored extends NodeRecord>(records: Stored[], pieces: readonly TextPieceRow[]): Stored[] {
+export function withStreamedText<Stored extends NodeRecord>(
+  records: Stored[],
+  pieces: readonly TextPieceRow[],
+): Stored[] {
   if (pieces.length === 0) return records;
   const byNode = piecesByNode(pieces);
   return records.map((record) => {

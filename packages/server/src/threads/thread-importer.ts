@@ -12,7 +12,10 @@ import { threadSize } from '../engine/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
 
 /** The limits an import respects, as a prompt does; 0 turns one off. */
-export type ImportLimits = Pick<ServerLimits, 'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength'>;
+export type ImportLimits = Pick<
+  ServerLimits,
+  'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength'
+>;
 
 /**
  * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them, in one transaction, or none.
@@ -27,39 +30,74 @@ export async function importThreads(
 ): Promise<ThreadSummary[]> {
   const threads = readDocument(format, document);
   await checkLimits(store, ownerDid, threads, limits);
-  const stored: StoredThread[] = threads.map(({ title, createdAt, updatedAt, graph }) => ({ threadId: graph.threadId, ownerDid, title, createdAt, updatedAt, graph }));
+  const stored: StoredThread[] = threads.map(({ title, createdAt, updatedAt, graph }) => ({
+    threadId: graph.threadId,
+    ownerDid,
+    title,
+    createdAt,
+    updatedAt,
+    graph,
+  }));
   await store.importThreads(stored);
-  return stored.map(({ threadId, title, createdAt, updatedAt, graph }) => ({ threadId, title, createdAt, updatedAt, version: 1, nodeCount: Object.keys(graph.nodes).length }));
+  return stored.map(({ threadId, title, createdAt, updatedAt, graph }) => ({
+    threadId,
+    title,
+    createdAt,
+    updatedAt,
+    version: 1,
+    nodeCount: Object.keys(graph.nodes).length,
+  }));
 }
 
 function readDocument(format: ImportFormat, document: unknown): ImportedThread[] {
   try {
     return readImportDocument(format, document, Date.now());
   } catch (error) {
-    if (error instanceof ImportDocumentError) throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: ${error.message}`);
+    if (error instanceof ImportDocumentError)
+      throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: ${error.message}`);
     throw error;
   }
 }
 
-async function checkLimits(store: ConversationStore, ownerDid: string, threads: readonly ImportedThread[], limits: ImportLimits): Promise<void> {
+async function checkLimits(
+  store: ConversationStore,
+  ownerDid: string,
+  threads: readonly ImportedThread[],
+  limits: ImportLimits,
+): Promise<void> {
   const { maxThreadsPerDid, maxNodesPerThread, maxThreadBytes, maxPromptLength } = limits;
   for (const [index, { graph }] of threads.entries()) {
     const nodes = Object.values(graph.nodes);
     if (maxNodesPerThread > 0 && nodes.length > maxNodesPerThread) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${index + 1} of the document holds ${nodes.length} messages; the limit is ${maxNodesPerThread}`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${index + 1} of the document holds ${nodes.length} messages; the limit is ${maxNodesPerThread}`,
+      );
     }
     const { bytes } = threadSize(graph);
     if (maxThreadBytes > 0 && bytes > maxThreadBytes) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${index + 1} of the document holds ${bytes} bytes of text; the limit is ${maxThreadBytes}`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${index + 1} of the document holds ${bytes} bytes of text; the limit is ${maxThreadBytes}`,
+      );
     }
-    const longPrompt = maxPromptLength > 0 ? nodes.find((node) => node.role === 'user' && node.content.length > maxPromptLength) : undefined;
+    const longPrompt =
+      maxPromptLength > 0
+        ? nodes.find((node) => node.role === 'user' && node.content.length > maxPromptLength)
+        : undefined;
     if (longPrompt) {
-      throw new CPPError(ErrorCode.RATE_LIMITED, `thread ${index + 1} of the document has a prompt of ${longPrompt.content.length} characters; the limit is ${maxPromptLength}`);
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${index + 1} of the document has a prompt of ${longPrompt.content.length} characters; the limit is ${maxPromptLength}`,
+      );
     }
   }
   if (maxThreadsPerDid <= 0) return;
   const owned = (await store.listThreads(ownerDid)).length;
   if (owned + threads.length > maxThreadsPerDid) {
-    throw new CPPError(ErrorCode.RATE_LIMITED, `${ownerDid} owns ${owned} threads and the document holds ${threads.length}; the limit is ${maxThreadsPerDid}`);
+    throw new CPPError(
+      ErrorCode.RATE_LIMITED,
+      `${ownerDid} owns ${owned} threads and the document holds ${threads.length}; the limit is ${maxThreadsPerDid}`,
+    );
   }
 }

@@ -23,5 +23,7 @@ export function createHttpServer(options: HttpServerOptions, handler: RequestLis
         }
       : {};
   // An https.Server is an http.Server over TLS: the same requests, upgrades and close methods.
-  return options.tls ? (createTlsServer({ ...options.tls, ...timeouts }, handler) as unknown as HttpServer) : createServer(timeouts, handler);
+  return options.tls
+    ? (createTlsServer({ ...options.tls, ...timeouts }, handler) as unknown as HttpServer)
+    : createServer(timeouts, handler);
 }

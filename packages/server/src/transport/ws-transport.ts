@@ -67,7 +67,10 @@ type UpgradeListener = (request: IncomingMessage, stream: Duplex, head: Buffer) 
 const closedTransports = new WeakMap<HttpServer, UpgradeListener>();
 
 /** The only module that knows `ws`: it turns upgrades on the CPP path into sessions over `CPPSocket`. */
-export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsTransportOptions<Identity>): { close(): void } {
+export function attachWsTransport<Identity>(
+  httpServer: HttpServer,
+  options: WsTransportOptions<Identity>,
+): { close(): void } {
   // `closeTimeout` is an option of ws, not yet of @types/ws.
   const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
@@ -77,7 +80,10 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     perMessageDeflate: perMessageDeflate(options.compressionThresholdBytes),
   };
   const sockets = new WebSocketServer(serverOptions);
-  const socketSettings: WsSocketSettings = { maxPayload: options.maxPayload, compressionThresholdBytes: options.compressionThresholdBytes };
+  const socketSettings: WsSocketSettings = {
+    maxPayload: options.maxPayload,
+    compressionThresholdBytes: options.compressionThresholdBytes,
+  };
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
   const closedOne = closedTransports.get(httpServer);
   if (closedOne) httpServer.off('upgrade', closedOne);
@@ -98,7 +104,9 @@ export function attachWsTransport<Identity>(httpServer: HttpServer, options: WsT
     };
     const decided = options.identify(request);
     if (!(decided instanceof Promise)) return upgrade(decided);
-    decided.then(upgrade, () => refuse(stream, new UpgradeRefusal(500, 'the server could not decide who is connecting')));
+    decided.then(upgrade, () =>
+      refuse(stream, new UpgradeRefusal(500, 'the server could not decide who is connecting')),
+    );
   };
   httpServer.on('upgrade', onUpgrade);
 
@@ -141,7 +149,8 @@ function isSessionUpgrade(request: IncomingMessage, stream: Duplex, refuseOtherP
  */
 function refuseAfterClose(refuseOtherPaths: boolean): UpgradeListener {
   return (request, stream) => {
-    if (isSessionUpgrade(request, stream, refuseOtherPaths)) refuse(stream, new UpgradeRefusal(503, 'this CPP server has shut down'));
+    if (isSessionUpgrade(request, stream, refuseOtherPaths))
+      refuse(stream, new UpgradeRefusal(503, 'this CPP server has shut down'));
   };
 }
 
@@ -201,7 +210,8 @@ class WsCppSocket implements CPPSocket {
   send(text: string, written?: () => void): void {
     if (this.webSocket.readyState !== this.webSocket.OPEN) return;
     const { compressionThresholdBytes } = this.settings;
-    if (compressionThresholdBytes <= 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes) return this.webSocket.send(text, written);
+    if (compressionThresholdBytes <= 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes)
+      return this.webSocket.send(text, written);
     this.webSocket.send(text, () => {
       this.releaseCompressor();
       written?.();

@@ -1,6 +1,13 @@
 import { newMessageId } from '@promethea/cpp-protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chunksReceived, expectError, listThreads, openThread, prompt, type Exchange } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  expectError,
+  listThreads,
+  openThread,
+  prompt,
+  type Exchange,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
 import { connectAs } from './support/authenticate.js';
@@ -28,11 +35,30 @@ describe("another DID's thread", () => {
   const frames: [type: string, payload: () => Record<string, unknown>][] = [
     ['CPP_THREAD_CLOSE', () => ({ threadId })],
     ['CPP_SYNC_REQUEST', () => ({ threadId })],
-    ['CPP_PROMPT', () => ({ activeThreadId: threadId, userPrompt: 'Mine now.', newNodeId: newMessageId(), parentNodeId: exchange.userNodeId })],
-    ['CPP_PIVOT_INIT', () => ({ activeThreadId: threadId, interruptedNodeId: exchange.assistantNodeId, userPrompt: 'Stop that.', newBranchNodeId: newMessageId() })],
+    [
+      'CPP_PROMPT',
+      () => ({
+        activeThreadId: threadId,
+        userPrompt: 'Mine now.',
+        newNodeId: newMessageId(),
+        parentNodeId: exchange.userNodeId,
+      }),
+    ],
+    [
+      'CPP_PIVOT_INIT',
+      () => ({
+        activeThreadId: threadId,
+        interruptedNodeId: exchange.assistantNodeId,
+        userPrompt: 'Stop that.',
+        newBranchNodeId: newMessageId(),
+      }),
+    ],
     ['CPP_STREAM_STOP', () => ({ activeThreadId: threadId, nodeId: exchange.assistantNodeId })],
     ['CPP_ANCHOR_HEAD', () => ({ activeThreadId: threadId, targetNodeId: exchange.userNodeId })],
-    ['CPP_REGENERATE', () => ({ activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: newMessageId() })],
+    [
+      'CPP_REGENERATE',
+      () => ({ activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: newMessageId() }),
+    ],
     ['CPP_CONTINUE', () => ({ activeThreadId: threadId, nodeId: exchange.assistantNodeId })],
     ['CPP_BRANCH_DELETE', () => ({ activeThreadId: threadId, nodeId: exchange.userNodeId })],
     ['CPP_THREAD_RENAME', () => ({ threadId, title: 'Mine now' })],
@@ -46,21 +72,26 @@ describe("another DID's thread", () => {
   async function untouched(): Promise<void> {
     await owner.next('CPP_STREAM_COMPLETED', (frame) => frame.payload.nodeId === exchange.assistantNodeId);
     await listThreads(other);
-    expect(other.frames.filter((frame) => 'threadId' in frame.payload || 'interruptedNodeId' in frame.payload)).toEqual([]);
+    expect(other.frames.filter((frame) => 'threadId' in frame.payload || 'interruptedNodeId' in frame.payload)).toEqual(
+      [],
+    );
     expect(owner.all('CPP_STREAM_HALTED')).toEqual([]);
   }
 
-  it.each(frames)('is, to %s, a thread that does not exist: the same NOT_FOUND word for word, and nothing changed or subscribed', async (type, payload) => {
-    other.send(type, payload(), { id: 'intrusion' });
-    const refused = await expectError(other, 'NOT_FOUND', { refId: 'intrusion', refType: type });
-    const missing = `thread_${threadId.slice('thread_'.length).split('').reverse().join('')}`;
-    other.send(type, unknownThread(payload(), missing), { id: 'intrusion' });
-    const unknown = await expectError(other, 'NOT_FOUND', { refId: 'intrusion', refType: type });
-    expect(refused.message).toBe(unknown.message.replace(missing, threadId));
-    await untouched();
-  });
+  it.each(frames)(
+    'is, to %s, a thread that does not exist: the same NOT_FOUND word for word, and nothing changed or subscribed',
+    async (type, payload) => {
+      other.send(type, payload(), { id: 'intrusion' });
+      const refused = await expectError(other, 'NOT_FOUND', { refId: 'intrusion', refType: type });
+      const missing = `thread_${threadId.slice('thread_'.length).split('').reverse().join('')}`;
+      other.send(type, unknownThread(payload(), missing), { id: 'intrusion' });
+      const unknown = await expectError(other, 'NOT_FOUND', { refId: 'intrusion', refType: type });
+      expect(refused.message).toBe(unknown.message.replace(missing, threadId));
+      await untouched();
+    },
+  );
 
-  it('is, to CPP_THREAD_DELETE, deleted as a thread that does not exist is, and stays its owner\'s', async () => {
+  it("is, to CPP_THREAD_DELETE, deleted as a thread that does not exist is, and stays its owner's", async () => {
     other.send('CPP_THREAD_DELETE', { threadId }, { id: 'intrusion' });
     expect((await other.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
     await owner.next('CPP_STREAM_COMPLETED', (frame) => frame.payload.nodeId === exchange.assistantNodeId);
@@ -77,15 +108,25 @@ describe("another DID's thread", () => {
   it('gives its node ids away nowhere: a new node id of its, reused, is the CONFLICT of any reused id', async () => {
     const own = (await openThread(other)).threadId;
     const mine = await prompt(other, own, 'mine');
-    other.send('CPP_PROMPT', { activeThreadId: own, userPrompt: 'again', newNodeId: mine.userNodeId, parentNodeId: mine.assistantNodeId }, { id: 'reused-here' });
+    other.send(
+      'CPP_PROMPT',
+      { activeThreadId: own, userPrompt: 'again', newNodeId: mine.userNodeId, parentNodeId: mine.assistantNodeId },
+      { id: 'reused-here' },
+    );
     const here = await expectError(other, 'CONFLICT', { refId: 'reused-here' });
-    other.send('CPP_PROMPT', { activeThreadId: own, userPrompt: 'again', newNodeId: exchange.userNodeId, parentNodeId: mine.assistantNodeId }, { id: 'reused-there' });
+    other.send(
+      'CPP_PROMPT',
+      { activeThreadId: own, userPrompt: 'again', newNodeId: exchange.userNodeId, parentNodeId: mine.assistantNodeId },
+      { id: 'reused-there' },
+    );
     const there = await expectError(other, 'CONFLICT', { refId: 'reused-there' });
     expect(there.message).toBe(here.message.replace(mine.userNodeId, exchange.userNodeId));
     other.send('CPP_ANCHOR_HEAD', { activeThreadId: own, targetNodeId: exchange.userNodeId }, { id: 'their-node' });
     const theirs = await expectError(other, 'NOT_FOUND', { refId: 'their-node' });
     other.send('CPP_ANCHOR_HEAD', { activeThreadId: own, targetNodeId: 'msg_nobody' }, { id: 'no-node' });
-    expect(theirs.message).toBe((await expectError(other, 'NOT_FOUND', { refId: 'no-node' })).message.replace('msg_nobody', exchange.userNodeId));
+    expect(theirs.message).toBe(
+      (await expectError(other, 'NOT_FOUND', { refId: 'no-node' })).message.replace('msg_nobody', exchange.userNodeId),
+    );
   });
 
   it('is never found by its search', async () => {

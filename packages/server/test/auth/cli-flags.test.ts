@@ -50,21 +50,90 @@ describe('the access flags', () => {
   it('default to did-key, pages of the server itself, and limits for a public server', async () => {
     const options = await accessOptionsOf(parse([]));
     expect(options).toMatchObject({ auth: 'did-key', allowedOrigins: ['self'], trustProxy: false });
-    expect(options.limits).toMatchObject({ maxConnectionsPerIp: 256, maxSocketsPerIp: 512, maxConnectionsPerDid: 32, maxThreadsPerDid: 10_000, maxPromptLength: 100_000 });
-    expect(options.limits).toMatchObject({ maxGenerationsPerConnection: 8, maxGenerationsPerIdentity: 16, maxGenerations: 256 });
+    expect(options.limits).toMatchObject({
+      maxConnectionsPerIp: 256,
+      maxSocketsPerIp: 512,
+      maxConnectionsPerDid: 32,
+      maxThreadsPerDid: 10_000,
+      maxPromptLength: 100_000,
+    });
+    expect(options.limits).toMatchObject({
+      maxGenerationsPerConnection: 8,
+      maxGenerationsPerIdentity: 16,
+      maxGenerations: 256,
+    });
   });
 
   it('set every limit, from flags or from the environment', async () => {
     const flags = parse(
-      ['--max-prompt-length', '5', '--max-frames-per-second', '6', '--frame-burst', '7', '--max-connections-per-ip', '8', '--max-sockets-per-ip', '20', '--max-connections-per-did', '9', '--max-threads-per-did', '10', '--max-nodes-per-thread', '11', '--max-thread-bytes', '15', '--max-syncs-per-minute', '16', '--max-searches-per-minute', '22', '--max-generations-per-connection', '17', '--max-generations-per-identity', '18', '--max-generations', '19', '--handshake-timeout-ms', '12', '--auth-timeout-ms', '13', '--message-timeout-ms', '21'],
-      { CPP_IDLE_TIMEOUT_MS: '14', CPP_AUTH: 'claimed', CPP_ALLOWED_ORIGINS: 'https://a.example, self', CPP_ALLOWED_HOSTS: 'chat.example,cpp.internal' },
+      [
+        '--max-prompt-length',
+        '5',
+        '--max-frames-per-second',
+        '6',
+        '--frame-burst',
+        '7',
+        '--max-connections-per-ip',
+        '8',
+        '--max-sockets-per-ip',
+        '20',
+        '--max-connections-per-did',
+        '9',
+        '--max-threads-per-did',
+        '10',
+        '--max-nodes-per-thread',
+        '11',
+        '--max-thread-bytes',
+        '15',
+        '--max-syncs-per-minute',
+        '16',
+        '--max-searches-per-minute',
+        '22',
+        '--max-generations-per-connection',
+        '17',
+        '--max-generations-per-identity',
+        '18',
+        '--max-generations',
+        '19',
+        '--handshake-timeout-ms',
+        '12',
+        '--auth-timeout-ms',
+        '13',
+        '--message-timeout-ms',
+        '21',
+      ],
+      {
+        CPP_IDLE_TIMEOUT_MS: '14',
+        CPP_AUTH: 'claimed',
+        CPP_ALLOWED_ORIGINS: 'https://a.example, self',
+        CPP_ALLOWED_HOSTS: 'chat.example,cpp.internal',
+      },
     );
     expect(await accessOptionsOf(flags)).toEqual({
       auth: 'claimed',
       allowedOrigins: ['https://a.example', 'self'],
       allowedHosts: ['chat.example', 'cpp.internal'],
       trustProxy: false,
-      limits: { maxPromptLength: 5, framesPerSecond: 6, frameBurst: 7, maxConnectionsPerIp: 8, maxSocketsPerIp: 20, maxConnectionsPerDid: 9, maxThreadsPerDid: 10, maxNodesPerThread: 11, maxThreadBytes: 15, syncsPerMinute: 16, searchesPerMinute: 22, maxGenerationsPerConnection: 17, maxGenerationsPerIdentity: 18, maxGenerations: 19, handshakeTimeoutMs: 12, authTimeoutMs: 13, messageTimeoutMs: 21, idleTimeoutMs: 14 },
+      limits: {
+        maxPromptLength: 5,
+        framesPerSecond: 6,
+        frameBurst: 7,
+        maxConnectionsPerIp: 8,
+        maxSocketsPerIp: 20,
+        maxConnectionsPerDid: 9,
+        maxThreadsPerDid: 10,
+        maxNodesPerThread: 11,
+        maxThreadBytes: 15,
+        syncsPerMinute: 16,
+        searchesPerMinute: 22,
+        maxGenerationsPerConnection: 17,
+        maxGenerationsPerIdentity: 18,
+        maxGenerations: 19,
+        handshakeTimeoutMs: 12,
+        authTimeoutMs: 13,
+        messageTimeoutMs: 21,
+        idleTimeoutMs: 14,
+      },
     });
   });
 
@@ -78,7 +147,10 @@ describe('the access flags', () => {
     const [cert, key] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
     writeFileSync(cert, 'CERT');
     writeFileSync(key, 'KEY');
-    expect((await accessOptionsOf(parse(['--tls-cert', cert, '--tls-key', key]))).tls).toEqual({ cert: Buffer.from('CERT'), key: Buffer.from('KEY') });
+    expect((await accessOptionsOf(parse(['--tls-cert', cert, '--tls-key', key]))).tls).toEqual({
+      cert: Buffer.from('CERT'),
+      key: Buffer.from('KEY'),
+    });
     await expect(accessOptionsOf(parse(['--tls-cert', cert]))).rejects.toThrow(/go together/);
   });
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { audienceOf, publicSessionUrl } from '../../src/auth/audience.js';
 import { clientAddress } from '../../src/auth/client-address.js';
 
-const request = (headers: Record<string, string>, remoteAddress = '10.0.0.1') => ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage;
+const request = (headers: Record<string, string>, remoteAddress = '10.0.0.1') =>
+  ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage;
 
 describe('clientAddress', () => {
   it('is the peer address unless the server trusts a proxy', () => {
@@ -19,13 +20,21 @@ describe('the audience', () => {
 
   it('is the session URL at the request Host, wss when the server or a trusted proxy terminates TLS', () => {
     expect(audienceOf(request({ host: 'Chat.Example:8080' }), options)).toBe('ws://chat.example:8080/v1/cpp/session');
-    expect(audienceOf(request({ host: 'chat.example' }), { ...options, secure: true })).toBe('wss://chat.example/v1/cpp/session');
-    expect(audienceOf(request({ host: 'chat.example', 'x-forwarded-proto': 'https' }), { ...options, trustProxy: true })).toBe('wss://chat.example/v1/cpp/session');
-    expect(audienceOf(request({ host: 'chat.example', 'x-forwarded-proto': 'https' }), options)).toBe('ws://chat.example/v1/cpp/session');
+    expect(audienceOf(request({ host: 'chat.example' }), { ...options, secure: true })).toBe(
+      'wss://chat.example/v1/cpp/session',
+    );
+    expect(
+      audienceOf(request({ host: 'chat.example', 'x-forwarded-proto': 'https' }), { ...options, trustProxy: true }),
+    ).toBe('wss://chat.example/v1/cpp/session');
+    expect(audienceOf(request({ host: 'chat.example', 'x-forwarded-proto': 'https' }), options)).toBe(
+      'ws://chat.example/v1/cpp/session',
+    );
   });
 
   it('is the public URL when one is set, whatever the Host', () => {
-    expect(audienceOf(request({ host: 'evil.example' }), { ...options, publicUrl: 'wss://chat.example/v1/cpp/session' })).toBe('wss://chat.example/v1/cpp/session');
+    expect(
+      audienceOf(request({ host: 'evil.example' }), { ...options, publicUrl: 'wss://chat.example/v1/cpp/session' }),
+    ).toBe('wss://chat.example/v1/cpp/session');
     expect(publicSessionUrl('https://chat.example')).toBe('wss://chat.example/v1/cpp/session');
   });
 

@@ -22,7 +22,9 @@ describe('a custom verifier', () => {
     const alice = await fixture.connect({ query: 'token=token-alice' });
     const { threadId } = await openThread(alice);
     expect(alice.frames[0]?.type).not.toBe('CPP_AUTH_CHALLENGE');
-    expect((await listThreads(await fixture.connect({ query: 'token=token-alice' }))).map((thread) => thread.threadId)).toEqual([threadId]);
+    expect(
+      (await listThreads(await fixture.connect({ query: 'token=token-alice' }))).map((thread) => thread.threadId),
+    ).toEqual([threadId]);
   });
 
   it("keeps each thread its owner's", async () => {

@@ -24,10 +24,11 @@ function isPoint(key: Uint8Array): boolean {
   }
 }
 
-const withSign = (key: Uint8Array, sign: 0 | 1) => Uint8Array.from(key, (byte, index) => (index === 31 ? (byte & 0x7f) | (sign << 7) : byte));
+const withSign = (key: Uint8Array, sign: 0 | 1) =>
+  Uint8Array.from(key, (byte, index) => (index === 31 ? (byte & 0x7f) | (sign << 7) : byte));
 /** y + k·(2^255 − 19) written in 255 bits: for y < 19, the second, non-canonical encoding of the same y. */
 const plusFieldPrime = (key: Uint8Array) => {
-  const y = BigInt('0x' + Buffer.from(withSign(key, 0)).reverse().toString('hex')) + (2n ** 255n - 19n);
+  const y = BigInt(`0x${Buffer.from(withSign(key, 0)).reverse().toString('hex')}`) + (2n ** 255n - 19n);
   return Uint8Array.from(Buffer.from(y.toString(16).padStart(64, '0'), 'hex').reverse());
 };
 /** The forged signature R = identity, S = 0, which OpenSSL accepts from the identity point for every message. */
@@ -51,7 +52,13 @@ describe('the strict Ed25519 key check', () => {
         expect(nobleAccepts(key)).toBe(false);
       }
     }
-    expect(verifyDidKeySignature(didKeyFromEd25519PublicKey(plusFieldPrime(smallOrder[0]!)), Buffer.from('any message'), forged)).toBe(false);
+    expect(
+      verifyDidKeySignature(
+        didKeyFromEd25519PublicKey(plusFieldPrime(smallOrder[0]!)),
+        Buffer.from('any message'),
+        forged,
+      ),
+    ).toBe(false);
   });
 
   it('agrees with @noble/curves on every point: real keys, and keys with a small-order part added, are accepted', () => {
@@ -59,14 +66,18 @@ describe('the strict Ed25519 key check', () => {
     const torsion = ed25519.Point.fromBytes(smallOrder[1]!, false);
     const mixed = keys.slice(0, 50).map((key) => ed25519.Point.fromBytes(key, false).add(torsion).toBytes());
     const random = Array.from({ length: 1000 }, () => Uint8Array.from(randomBytes(32))).filter(isPoint);
-    for (const key of [...keys, ...mixed, ...random]) expect(isStrictEd25519PublicKey(key), Buffer.from(key).toString('hex')).toBe(nobleAccepts(key));
+    for (const key of [...keys, ...mixed, ...random])
+      expect(isStrictEd25519PublicKey(key), Buffer.from(key).toString('hex')).toBe(nobleAccepts(key));
     expect(keys.every(isStrictEd25519PublicKey) && mixed.every(isStrictEd25519PublicKey)).toBe(true);
   });
 
   it('leaves a y on no point of the curve to OpenSSL, which refuses it', () => {
-    const offCurve = Array.from({ length: 200 }, () => Uint8Array.from(randomBytes(32))).filter((key) => !isPoint(key) && isStrictEd25519PublicKey(key));
+    const offCurve = Array.from({ length: 200 }, () => Uint8Array.from(randomBytes(32))).filter(
+      (key) => !isPoint(key) && isStrictEd25519PublicKey(key),
+    );
     expect(offCurve.length).toBeGreaterThan(0);
-    for (const key of offCurve) expect(verifyDidKeySignature(didKeyFromEd25519PublicKey(key), Buffer.from('any message'), forged)).toBe(false);
+    for (const key of offCurve)
+      expect(verifyDidKeySignature(didKeyFromEd25519PublicKey(key), Buffer.from('any message'), forged)).toBe(false);
   });
 
   it('refuses a key of another length', () => {

@@ -49,7 +49,8 @@ describe('the server under random and mutated frames', () => {
     const pools: IdPools = { threadIds: [], nodeIds: [], threadOfNode: new Map() };
     const renderer = new FrameRenderer(pools, MAX_FRAME_BYTES);
     const lanes: Lane[] = [];
-    for (const identity of [...identities, identities[0], undefined]) lanes.push({ identity, connection: await FuzzConnection.open(server.url, pools, identity) });
+    for (const identity of [...identities, identities[0], undefined])
+      lanes.push({ identity, connection: await FuzzConnection.open(server.url, pools, identity) });
     const retired: FuzzConnection[] = [];
     const closes: number[] = [];
 
@@ -59,9 +60,16 @@ describe('the server under random and mutated frames', () => {
         const expected: EdgeError[] = [];
         let closing: number | undefined;
         for (const recipe of batch) {
-          const { frame, expected: expectation } = renderer.render(recipe, lane.identity ? undefined : UNPROVEN_MAX_MESSAGE_BYTES);
+          const { frame, expected: expectation } = renderer.render(
+            recipe,
+            lane.identity ? undefined : UNPROVEN_MAX_MESSAGE_BYTES,
+          );
           lane.connection.send(frame);
-          if (expectation.kind === 'edge-error') expected.push({ code: expectation.code, ...(expectation.refId === undefined ? {} : { refId: expectation.refId }) });
+          if (expectation.kind === 'edge-error')
+            expected.push({
+              code: expectation.code,
+              ...(expectation.refId === undefined ? {} : { refId: expectation.refId }),
+            });
           if (expectation.kind === 'close') {
             closing = expectation.code;
             break;
@@ -104,7 +112,17 @@ describe('the server under random and mutated frames', () => {
     expect(threads).toBeGreaterThan(1);
     // A long run reaches every answer a decodable frame can get here, or the fuzzer has lost its aim.
     if (FRAMES >= 50_000) {
-      expect([...otherCodes]).toEqual(expect.arrayContaining(['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'NOT_STREAMING', 'RATE_LIMITED', 'THREAD_BUSY', 'UNAUTHORIZED']));
+      expect([...otherCodes]).toEqual(
+        expect.arrayContaining([
+          'CONFLICT',
+          'FORBIDDEN',
+          'NOT_FOUND',
+          'NOT_STREAMING',
+          'RATE_LIMITED',
+          'THREAD_BUSY',
+          'UNAUTHORIZED',
+        ]),
+      );
     }
   }, 600_000);
 });

@@ -61,18 +61,38 @@ describe('the generation limits', () => {
       await openThread(bob, { threadId });
       const newNodeId = newMessageId();
       if (type === 'CPP_PIVOT_INIT') {
-        bob.send(type, { activeThreadId: threadId, interruptedNodeId: running.assistantNodeId, userPrompt: 'instead', newBranchNodeId: newNodeId, receivedContentLength: 0 }, { id: 'replace' });
-      } else bob.send(type, { activeThreadId: threadId, userNodeId: running.userNodeId, newNodeId, receivedContentLength: 0 }, { id: 'replace' });
-      expect((await expectError(bob, 'RATE_LIMITED', { refId: 'replace' })).message).toMatch(/this connection has 1 answers/);
+        bob.send(
+          type,
+          {
+            activeThreadId: threadId,
+            interruptedNodeId: running.assistantNodeId,
+            userPrompt: 'instead',
+            newBranchNodeId: newNodeId,
+            receivedContentLength: 0,
+          },
+          { id: 'replace' },
+        );
+      } else
+        bob.send(
+          type,
+          { activeThreadId: threadId, userNodeId: running.userNodeId, newNodeId, receivedContentLength: 0 },
+          { id: 'replace' },
+        );
+      expect((await expectError(bob, 'RATE_LIMITED', { refId: 'replace' })).message).toMatch(
+        /this connection has 1 answers/,
+      );
       const { nodes } = await requestSync(bob, threadId);
       expect(Object.keys(nodes)).toEqual([running.userNodeId, running.assistantNodeId]);
       expect(nodes[running.assistantNodeId]).toMatchObject({ status: 'interrupted', content: '' });
     },
   );
 
-  it('counts one identity\'s answers over all its connections against maxGenerationsPerIdentity, and not another\'s', async () => {
+  it("counts one identity's answers over all its connections against maxGenerationsPerIdentity, and not another's", async () => {
     await fixture.start({ model: endless(), limits: { maxGenerationsPerIdentity: 2 } });
-    const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];
+    const [first, second] = [
+      await fixture.connect({ did: 'did:key:zAlice' }),
+      await fixture.connect({ did: 'did:key:zAlice' }),
+    ];
     await prompt(first, (await openThread(first)).threadId, 'one');
     const running = await openThread(second);
     const answer = await prompt(second, running.threadId, 'two');
@@ -101,7 +121,11 @@ describe('the generation limits', () => {
     await stop(client, busy.threadId, running.assistantNodeId);
     const other = await openThread(client);
     await prompt(client, other.threadId, 'two');
-    client.send('CPP_REGENERATE', { activeThreadId: busy.threadId, userNodeId: running.userNodeId, newNodeId: newMessageId() }, { id: 'again' });
+    client.send(
+      'CPP_REGENERATE',
+      { activeThreadId: busy.threadId, userNodeId: running.userNodeId, newNodeId: newMessageId() },
+      { id: 'again' },
+    );
     await expectError(client, 'RATE_LIMITED', { refId: 'again' });
   });
 });

@@ -16,10 +16,23 @@ describe('the prompt length limit', () => {
     await fixture.start({ limits: { maxPromptLength: 10 } });
     const client = await fixture.connect();
     const { threadId } = await openThread(client);
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'x'.repeat(11), newNodeId: newMessageId() }, { id: 'long' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'x'.repeat(11), newNodeId: newMessageId() },
+      { id: 'long' },
+    );
     expect((await expectError(client, 'RATE_LIMITED', { refId: 'long' })).message).toMatch(/limit is 10/);
     const exchange = await prompt(client, threadId, '🚀'.repeat(5));
-    client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: exchange.assistantNodeId, userPrompt: 'y'.repeat(11), newBranchNodeId: newMessageId() }, { id: 'long-pivot' });
+    client.send(
+      'CPP_PIVOT_INIT',
+      {
+        activeThreadId: threadId,
+        interruptedNodeId: exchange.assistantNodeId,
+        userPrompt: 'y'.repeat(11),
+        newBranchNodeId: newMessageId(),
+      },
+      { id: 'long-pivot' },
+    );
     await expectError(client, 'RATE_LIMITED', { refId: 'long-pivot' });
   });
 });
@@ -97,7 +110,11 @@ describe('the connection limit per DID, with proven identities', () => {
     await connectAs(fixture, alice);
     const second = await fixture.connect();
     const challenge = await challengeOf(second);
-    second.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
+    second.send('CPP_AUTH_PROOF', {
+      did: alice.did,
+      nonce: challenge.nonce,
+      signature: alice.signChallenge(challenge),
+    });
     await expectError(second, 'RATE_LIMITED');
     expect(await second.closed).toBe(CloseCode.TOO_MANY_REQUESTS);
     expect(second.all('CPP_AUTH_ACCEPTED')).toEqual([]);
@@ -105,7 +122,7 @@ describe('the connection limit per DID, with proven identities', () => {
 });
 
 describe('the thread and node limits', () => {
-  it('refuses with RATE_LIMITED a thread past maxThreadsPerDid, and still opens the DID\'s own', async () => {
+  it("refuses with RATE_LIMITED a thread past maxThreadsPerDid, and still opens the DID's own", async () => {
     await fixture.start({ limits: { maxThreadsPerDid: 2 } });
     const client = await fixture.connect({ did: 'did:key:zAlice' });
     const { threadId } = await openThread(client);
@@ -125,31 +142,58 @@ describe('the thread and node limits', () => {
     await completion(client, threadId, (await prompt(client, threadId, 'one')).assistantNodeId);
     const second = await prompt(client, threadId, 'two');
     await completion(client, threadId, second.assistantNodeId);
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'three', newNodeId: newMessageId() }, { id: 'full' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'three', newNodeId: newMessageId() },
+      { id: 'full' },
+    );
     expect((await expectError(client, 'RATE_LIMITED', { refId: 'full' })).message).toMatch(/full/);
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'two', newNodeId: second.userNodeId }, { id: 'retry' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'two', newNodeId: second.userNodeId },
+      { id: 'retry' },
+    );
     expect(Object.keys((await client.next('CPP_SYNC_GRAPH')).payload.nodes)).toHaveLength(4);
     expect(Object.keys((await requestSync(client, threadId)).nodes)).toHaveLength(4);
   });
 });
 
 describe('the thread byte limit', () => {
-  it('refuses with RATE_LIMITED a prompt or pivot that would take the thread\'s text past maxThreadBytes, counted in UTF-8', async () => {
-    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), limits: { maxThreadBytes: 40 } });
+  it("refuses with RATE_LIMITED a prompt or pivot that would take the thread's text past maxThreadBytes, counted in UTF-8", async () => {
+    await fixture.start({
+      model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }),
+      limits: { maxThreadBytes: 40 },
+    });
     const client = await fixture.connect();
     const { threadId } = await openThread(client);
     // 32 bytes in 8 code units, and the answer's 2.
     const first = await prompt(client, threadId, '🚀'.repeat(8));
     await completion(client, threadId, first.assistantNodeId);
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'seven b', newNodeId: newMessageId() }, { id: 'over' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'seven b', newNodeId: newMessageId() },
+      { id: 'over' },
+    );
     expect((await expectError(client, 'RATE_LIMITED', { refId: 'over' })).message).toMatch(/40 bytes/);
-    client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: first.assistantNodeId, userPrompt: 'seven b', newBranchNodeId: newMessageId() }, { id: 'over-pivot' });
+    client.send(
+      'CPP_PIVOT_INIT',
+      {
+        activeThreadId: threadId,
+        interruptedNodeId: first.assistantNodeId,
+        userPrompt: 'seven b',
+        newBranchNodeId: newMessageId(),
+      },
+      { id: 'over-pivot' },
+    );
     await expectError(client, 'RATE_LIMITED', { refId: 'over-pivot' });
     await completion(client, threadId, (await prompt(client, threadId, 'six b!')).assistantNodeId);
   });
 
   it('refuses with RATE_LIMITED a CPP_CONTINUE of a thread whose text is at maxThreadBytes', async () => {
-    const model = new ScriptedModel({ chunks: ['0123456789'], ending: new Error('the provider broke off') }, { gated: false });
+    const model = new ScriptedModel(
+      { chunks: ['0123456789'], ending: new Error('the provider broke off') },
+      { gated: false },
+    );
     await fixture.start({ model, limits: { maxThreadBytes: 20 } });
     const client = await fixture.connect();
     const { threadId } = await openThread(client);
@@ -169,14 +213,25 @@ describe('the thread byte limit', () => {
     let refused = false;
     for (let count = 0; count < 12 && !refused; count += 1) {
       const id = `fill-${count}`;
-      client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: '\u0001'.repeat(500), newNodeId: newMessageId() }, { id });
-      const answer = await client.nextMatching((frame): frame is ErrorFrame | StreamCompletedFrame => (frame.type === 'CPP_ERROR' && frame.payload.refId === id) || frame.type === 'CPP_STREAM_COMPLETED', `answer to ${id}`);
+      client.send(
+        'CPP_PROMPT',
+        { activeThreadId: threadId, userPrompt: '\u0001'.repeat(500), newNodeId: newMessageId() },
+        { id },
+      );
+      const answer = await client.nextMatching(
+        (frame): frame is ErrorFrame | StreamCompletedFrame =>
+          (frame.type === 'CPP_ERROR' && frame.payload.refId === id) || frame.type === 'CPP_STREAM_COMPLETED',
+        `answer to ${id}`,
+      );
       refused = answer.type === 'CPP_ERROR';
       if (answer.type === 'CPP_ERROR') expect(answer.payload.code).toBe('RATE_LIMITED');
     }
     expect(refused).toBe(true);
     client.send('CPP_SYNC_REQUEST', { threadId });
-    const sync = await client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.threadId === threadId && Object.keys(frame.payload.nodes).length > 0);
+    const sync = await client.next(
+      'CPP_SYNC_GRAPH',
+      (frame) => frame.payload.threadId === threadId && Object.keys(frame.payload.nodes).length > 0,
+    );
     const nodes = Object.keys(sync.payload.nodes).length;
     // What a sync weighs beyond its text: about 250 bytes of ids, status and times per node.
     expect(Buffer.byteLength(JSON.stringify(sync))).toBeLessThan(maxThreadBytes + 400 * nodes + 400);
@@ -184,9 +239,12 @@ describe('the thread byte limit', () => {
 });
 
 describe('the sync allowance', () => {
-  it('refuses with RATE_LIMITED the syncs of one DID past syncsPerMinute, over all its connections, and not another DID\'s', async () => {
+  it("refuses with RATE_LIMITED the syncs of one DID past syncsPerMinute, over all its connections, and not another DID's", async () => {
     await fixture.start({ limits: { syncsPerMinute: 3 } });
-    const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];
+    const [first, second] = [
+      await fixture.connect({ did: 'did:key:zAlice' }),
+      await fixture.connect({ did: 'did:key:zAlice' }),
+    ];
     const { threadId } = await openThread(first);
     await requestSync(first, threadId);
     await openThread(second, { threadId });
@@ -199,16 +257,21 @@ describe('the sync allowance', () => {
 });
 
 describe('the search allowance', () => {
-  it('refuses with RATE_LIMITED the searches of one DID past searchesPerMinute, over all its connections, and not another DID\'s', async () => {
+  it("refuses with RATE_LIMITED the searches of one DID past searchesPerMinute, over all its connections, and not another DID's", async () => {
     await fixture.start({ limits: { searchesPerMinute: 2 } });
-    const [first, second] = [await fixture.connect({ did: 'did:key:zAlice' }), await fixture.connect({ did: 'did:key:zAlice' })];
+    const [first, second] = [
+      await fixture.connect({ did: 'did:key:zAlice' }),
+      await fixture.connect({ did: 'did:key:zAlice' }),
+    ];
     const search = (client: RawClient, id: string) => client.send('CPP_THREAD_SEARCH', { query: 'pivot' }, { id });
     search(first, 'first');
     await first.next('CPP_SEARCH_RESULTS');
     search(second, 'second');
     await second.next('CPP_SEARCH_RESULTS');
     search(second, 'third');
-    expect((await expectError(second, 'RATE_LIMITED', { refId: 'third' })).message).toBe('too many searches: the limit is 2 per minute');
+    expect((await expectError(second, 'RATE_LIMITED', { refId: 'third' })).message).toBe(
+      'too many searches: the limit is 2 per minute',
+    );
     search(first, 'fourth');
     await expectError(first, 'RATE_LIMITED', { refId: 'fourth' });
     const bob = await fixture.connect({ did: 'did:key:zBob' });

@@ -25,7 +25,10 @@ describe('checkProof', () => {
 
   it('takes a proof up to the clock skew after the expiry, and not later', () => {
     expect(checkProof(proof, context({ now: challenge.expiresAt + 2_000 })).ok).toBe(true);
-    expect(checkProof(proof, context({ now: challenge.expiresAt + 2_001 }))).toEqual({ ok: false, reason: expect.stringMatching(/expired/) });
+    expect(checkProof(proof, context({ now: challenge.expiresAt + 2_001 }))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/expired/),
+    });
   });
 
   it('refuses a nonce the replay cache has seen, even while its challenge is pending', () => {
@@ -54,10 +57,18 @@ describe('the proof in docs/PROTOCOL.md', () => {
     const proofText = frames.find((text) => text.includes('"CPP_AUTH_PROOF"'))!;
     const documented = decodeServerFrame(challengeText);
     const documentedProof = decodeClientFrame(proofText);
-    if (!documented.ok || documented.frame.type !== 'CPP_AUTH_CHALLENGE' || !documentedProof.ok || documentedProof.frame.type !== 'CPP_AUTH_PROOF') {
+    if (
+      !documented.ok ||
+      documented.frame.type !== 'CPP_AUTH_CHALLENGE' ||
+      !documentedProof.ok ||
+      documentedProof.frame.type !== 'CPP_AUTH_PROOF'
+    ) {
       throw new Error('the documented challenge and proof do not decode');
     }
-    const outcome = checkProof(documentedProof.frame.payload, context({ challenge: documented.frame.payload, now: documented.frame.payload.issuedAt }));
+    const outcome = checkProof(
+      documentedProof.frame.payload,
+      context({ challenge: documented.frame.payload, now: documented.frame.payload.issuedAt }),
+    );
     expect(outcome).toEqual({ ok: true, did: 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp' });
   });
 });

@@ -50,7 +50,11 @@ describe('with auth did-key', () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect();
     const challenge = await challengeOf(client);
-    client.send('CPP_AUTH_PROOF', { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) });
+    client.send('CPP_AUTH_PROOF', {
+      did: alice.did,
+      nonce: challenge.nonce,
+      signature: alice.signChallenge(challenge),
+    });
     client.send('CPP_THREAD_LIST', {}, { id: 'list' });
     expect((await client.next('CPP_THREADS')).payload.threads).toEqual([]);
     expect(client.all('CPP_ERROR')).toEqual([]);
@@ -75,15 +79,26 @@ describe('with auth did-key', () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect();
     const challenge = await challengeOf(client);
-    await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge, alice.did) }, /signature/);
+    await expectRefused(
+      client,
+      { did: alice.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge, alice.did) },
+      /signature/,
+    );
   });
 
   it('refuses a wrong signature: the statement of another nonce', async () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect();
     const challenge = await challengeOf(client);
-    const otherNonce = { ...challenge, nonce: `${challenge.nonce.slice(0, -1)}${challenge.nonce.endsWith('A') ? 'B' : 'A'}` };
-    await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(otherNonce) }, /signature/);
+    const otherNonce = {
+      ...challenge,
+      nonce: `${challenge.nonce.slice(0, -1)}${challenge.nonce.endsWith('A') ? 'B' : 'A'}`,
+    };
+    await expectRefused(
+      client,
+      { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(otherNonce) },
+      /signature/,
+    );
   });
 
   it('refuses a replayed proof on its own connection', async () => {
@@ -113,7 +128,11 @@ describe('with auth did-key', () => {
     // The proof arrives a millisecond after the challenge's expiry, by the server's clock.
     vi.useFakeTimers({ toFake: ['Date'], now: challenge.expiresAt + 1 });
     try {
-      await expectRefused(client, { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) }, /expired/);
+      await expectRefused(
+        client,
+        { did: alice.did, nonce: challenge.nonce, signature: alice.signChallenge(challenge) },
+        /expired/,
+      );
     } finally {
       vi.useRealTimers();
     }
@@ -123,7 +142,11 @@ describe('with auth did-key', () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect({ did: alice.did });
     const challenge = await challengeOf(client);
-    await expectRefused(client, { did: mallory.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge) }, /another DID/);
+    await expectRefused(
+      client,
+      { did: mallory.did, nonce: challenge.nonce, signature: mallory.signChallenge(challenge) },
+      /another DID/,
+    );
   });
 
   it('refuses the identity point as a key, with the signature R = identity, S = 0 that any message would pass', async () => {
@@ -132,14 +155,26 @@ describe('with auth did-key', () => {
     const challenge = await challengeOf(client);
     const identityPoint = Uint8Array.from({ length: 32 }, (_, index) => (index === 0 ? 1 : 0));
     const signature = encodeBase64Url(Uint8Array.from({ length: 64 }, (_, index) => (index === 0 ? 1 : 0)));
-    await expectRefused(client, { did: didKeyFromEd25519PublicKey(identityPoint), nonce: challenge.nonce, signature }, /signature/);
+    await expectRefused(
+      client,
+      { did: didKeyFromEd25519PublicKey(identityPoint), nonce: challenge.nonce, signature },
+      /signature/,
+    );
   });
 
   it('refuses a proof of a DID that is not an Ed25519 did:key', async () => {
     await fixture.start({ auth: 'did-key' });
     const client = await fixture.connect();
     const challenge = await challengeOf(client);
-    await expectRefused(client, { did: 'did:web:example.com', nonce: challenge.nonce, signature: alice.signChallenge(challenge, 'did:web:example.com') }, /did:key/);
+    await expectRefused(
+      client,
+      {
+        did: 'did:web:example.com',
+        nonce: challenge.nonce,
+        signature: alice.signChallenge(challenge, 'did:web:example.com'),
+      },
+      /did:key/,
+    );
   });
 
   it('refuses at the upgrade, with HTTP 401, a claim it could never prove', async () => {
@@ -175,7 +210,9 @@ describe('with auth did-key', () => {
     const challenge = await challengeOf(client);
     // The session that sent the challenge; ws's permessage-deflate of its socket stops inflating past its limit.
     const session = send.mock.contexts[0] as ConnectionSession;
-    const inflater = () => (session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _maxPayload: number }> } }).webSocket._extensions['permessage-deflate']!;
+    const inflater = () =>
+      (session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _maxPayload: number }> } })
+        .webSocket._extensions['permessage-deflate']!;
     expect(inflater()._maxPayload).toBe(UNPROVEN_MAX_MESSAGE_BYTES);
     await authenticate(client, alice, challenge);
     expect(inflater()._maxPayload).toBe(8 * 1024 * 1024);

@@ -15,13 +15,24 @@ const NO_LIMITS: ThreadAccessSettings['limits'] = {
 
 /** Room checks read only the settings: neither the registry nor the store is asked. */
 const access = (limits: Partial<ThreadAccessSettings['limits']>) =>
-  new ThreadAccess({} as ThreadRegistry, {} as ConversationStore, { ownerOnly: false, limits: { ...NO_LIMITS, ...limits } });
+  new ThreadAccess({} as ThreadRegistry, {} as ConversationStore, {
+    ownerOnly: false,
+    limits: { ...NO_LIMITS, ...limits },
+  });
 
 function graphOf(count: number): ThreadGraph {
   const graph = emptyGraph('thread_t');
   for (let index = 0; index < count; index += 1) {
     const id = `msg_${index}`;
-    graph.nodes[id] = { id, parentId: null, childrenIds: [], role: 'user', content: `prompt ${index}`, status: 'completed', createdAt: 1 };
+    graph.nodes[id] = {
+      id,
+      parentId: null,
+      childrenIds: [],
+      role: 'user',
+      content: `prompt ${index}`,
+      status: 'completed',
+      createdAt: 1,
+    };
   }
   return graph;
 }
@@ -41,9 +52,13 @@ describe('the room a thread has', () => {
   it('is RATE_LIMITED past either limit, counting the nodes and text the frame would add', () => {
     const graph = graphOf(3);
     expect(() => access({ maxNodesPerThread: 5 }).checkPrompt(graph, 'Hello', 'msg_new')).not.toThrow();
-    expect(() => access({ maxNodesPerThread: 4 }).checkPrompt(graph, 'Hello', 'msg_new')).toThrow(/limit is 4 messages/);
+    expect(() => access({ maxNodesPerThread: 4 }).checkPrompt(graph, 'Hello', 'msg_new')).toThrow(
+      /limit is 4 messages/,
+    );
     const bytes = 3 * 'prompt 0'.length + 'Hello'.length;
     expect(() => access({ maxThreadBytes: bytes }).checkPrompt(graph, 'Hello', 'msg_new')).not.toThrow();
-    expect(() => access({ maxThreadBytes: bytes - 1 }).checkPrompt(graph, 'Hello', 'msg_new')).toThrow(/limit is \d+ bytes/);
+    expect(() => access({ maxThreadBytes: bytes - 1 }).checkPrompt(graph, 'Hello', 'msg_new')).toThrow(
+      /limit is \d+ bytes/,
+    );
   });
 });

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
@@ -18,7 +17,9 @@ const ALICE = 'did:example:alice';
 
 function runImport(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'import', ...args], (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+    execFile(process.execPath, [CLI, 'import', ...args], (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -37,22 +38,52 @@ describe('cpp-server import into SQLite', () => {
   it('imports a CPP JSON export given as such, and refuses a malformed file with its reason, importing nothing', async () => {
     database = temporaryDatabase();
     const broken = `${database.path}.json`;
-    writeFileSync(broken, JSON.stringify([{ title: 'Broken', mapping: { a: { message: null, parent: 'nowhere', children: [] } } }]));
+    writeFileSync(
+      broken,
+      JSON.stringify([{ title: 'Broken', mapping: { a: { message: null, parent: 'nowhere', children: [] } } }]),
+    );
     const refused = await runImport([broken, '--did', ALICE, '--db', database.path]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('conversation 1 (Broken): node a names parent nowhere, which is not in the mapping; nothing was imported');
+    expect(refused.stderr).toContain(
+      'conversation 1 (Broken): node a names parent nowhere, which is not in the mapping; nothing was imported',
+    );
 
     const exported = `${database.path}.cpp.json`;
-    const graph = { threadId: 'thread_original', rootNodeId: 'msg_r', activeHeadMessageId: 'msg_r', version: 4, title: 'Saved', nodes: {
-      msg_r: { id: 'msg_r', parentId: null, childrenIds: [], role: 'user', content: 'Kept', status: 'completed', createdAt: 5 },
-    } };
+    const graph = {
+      threadId: 'thread_original',
+      rootNodeId: 'msg_r',
+      activeHeadMessageId: 'msg_r',
+      version: 4,
+      title: 'Saved',
+      nodes: {
+        msg_r: {
+          id: 'msg_r',
+          parentId: null,
+          childrenIds: [],
+          role: 'user',
+          content: 'Kept',
+          status: 'completed',
+          createdAt: 5,
+        },
+      },
+    };
     writeFileSync(exported, JSON.stringify({ format: 'cpp-thread', formatVersion: 1, exportedAt: 10, thread: graph }));
-    const { code, stdout } = await runImport([exported, '--did', ALICE, '--db', database.path, '--format', 'cpp-thread']);
+    const { code, stdout } = await runImport([
+      exported,
+      '--did',
+      ALICE,
+      '--db',
+      database.path,
+      '--format',
+      'cpp-thread',
+    ]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^imported 1 thread \(cpp-thread\)/);
     const store = SqliteStore.open(database.path);
     try {
-      expect((await store.listThreads(ALICE)).map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual([{ title: 'Saved', nodeCount: 1 }]);
+      expect((await store.listThreads(ALICE)).map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual([
+        { title: 'Saved', nodeCount: 1 },
+      ]);
     } finally {
       await store.close();
     }
@@ -71,7 +102,17 @@ describeWithPostgres('cpp-server import into PostgreSQL', () => {
 
   it('imports into the schema the flags name', async () => {
     const schema = schemas.create();
-    const { code, stdout } = await runImport([FIXTURE, '--did', ALICE, '--store', 'postgres', '--database-url', TEST_DATABASE_URL, '--database-schema', schema]);
+    const { code, stdout } = await runImport([
+      FIXTURE,
+      '--did',
+      ALICE,
+      '--store',
+      'postgres',
+      '--database-url',
+      TEST_DATABASE_URL,
+      '--database-schema',
+      schema,
+    ]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/into PostgreSQL at /);
     await expectImported(await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema }));

@@ -64,10 +64,16 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await chunksReceived(client, exchange.assistantNodeId, 3);
       const shown = streamedText(client, exchange.assistantNodeId).length;
 
-      const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', { receivedContentLength: shown });
+      const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', {
+        receivedContentLength: shown,
+      });
 
       const halted = client.all('CPP_STREAM_HALTED')[0]!.payload;
-      expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: shown, reason: 'pivot' });
+      expect(halted).toMatchObject({
+        interruptedNodeId: exchange.assistantNodeId,
+        finalContentLength: shown,
+        reason: 'pivot',
+      });
       expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
       const interrupted = branch.update.nodes[exchange.assistantNodeId]!;
       expect(interrupted).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
@@ -83,19 +89,29 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const client = watchers[0]!;
       await chunksReceived(client, exchange.assistantNodeId, 2);
 
-      client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_cluster_busy' }, { id: 'busy' });
+      client.send(
+        'CPP_PROMPT',
+        { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_cluster_busy' },
+        { id: 'busy' },
+      );
       await expectError(client, 'THREAD_BUSY', { refId: 'busy' });
       client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
 
       const halted = (await client.next('CPP_STREAM_HALTED')).payload;
       expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'stop' });
-      const update = await nextUpdate(writer, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+      const update = await nextUpdate(
+        writer,
+        threadId,
+        (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted',
+      );
       expect(update.nodes[exchange.assistantNodeId]!.content).toHaveLength(halted.finalContentLength);
       await nextUpdate(client, threadId, (candidate) => candidate.version === update.version);
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
-    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async ({ cluster }) => {
+    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async ({
+      cluster,
+    }) => {
       const [first, second] = await cluster.start(3);
       const { writer, threadId, exchange } = await streamingThread(first!, []);
       const leaving = await first!.connect();
@@ -126,33 +142,53 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(full).toBe(streamedText(writer, exchange.assistantNodeId));
     });
 
-    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async ({ cluster }) => {
+    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async ({
+      cluster,
+    }) => {
       const [left, right, generating] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [left!, right!]);
       for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 2);
 
       const pivots = watchers.map((client, index) => {
         const newBranchNodeId = `msg_cluster_pivot_${index}`;
-        client.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: `Pivot ${index}`, newBranchNodeId }, { id: `pivot-${index}` });
+        client.send(
+          'CPP_PIVOT_INIT',
+          {
+            interruptedNodeId: exchange.assistantNodeId,
+            activeThreadId: threadId,
+            userPrompt: `Pivot ${index}`,
+            newBranchNodeId,
+          },
+          { id: `pivot-${index}` },
+        );
         const branched = (frame: { payload: GraphUpdate }) => frame.payload.nodes[newBranchNodeId] !== undefined;
         return Promise.race([
           client.next('CPP_GRAPH_PATCH', branched).then(() => 'branched' as const),
-          client.next('CPP_ERROR', (frame) => frame.payload.refId === `pivot-${index}`).then((frame) => frame.payload.code),
+          client
+            .next('CPP_ERROR', (frame) => frame.payload.refId === `pivot-${index}`)
+            .then((frame) => frame.payload.code),
         ]);
       });
 
       const outcomes = await Promise.all(pivots);
       expect(outcomes).toContain('branched');
-      expect(outcomes.filter((outcome) => outcome !== 'branched')).toEqual(outcomes.includes('THREAD_BUSY') ? ['THREAD_BUSY'] : []);
+      expect(outcomes.filter((outcome) => outcome !== 'branched')).toEqual(
+        outcomes.includes('THREAD_BUSY') ? ['THREAD_BUSY'] : [],
+      );
       // A refused pivot's error comes back from the owning node by another path than the thread's frames, so the
       // HALTED that fan-out carries may still be on its way to that client.
       for (const client of watchers) {
-        await eventually(() => (client.all('CPP_STREAM_HALTED').length > 0 ? true : undefined), 'the halt reaches every watcher');
+        await eventually(
+          () => (client.all('CPP_STREAM_HALTED').length > 0 ? true : undefined),
+          'the halt reaches every watcher',
+        );
         expect(client.all('CPP_STREAM_HALTED').map((frame) => frame.payload.reason)).toEqual(['pivot']);
       }
     });
 
-    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async ({ cluster }) => {
+    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async ({
+      cluster,
+    }) => {
       const [operating, generating, deleting] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [operating!]);
       const client = watchers[0]!;
@@ -160,9 +196,18 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       const shown = streamedText(client, exchange.assistantNodeId).length;
 
       // Regenerate halts the answer streaming on the other process, at what this client showed.
-      client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: 'msg_cluster_again', receivedContentLength: shown });
+      client.send('CPP_REGENERATE', {
+        activeThreadId: threadId,
+        userNodeId: exchange.userNodeId,
+        newNodeId: 'msg_cluster_again',
+        receivedContentLength: shown,
+      });
       const halted = (await client.next('CPP_STREAM_HALTED')).payload;
-      expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'regenerate', finalContentLength: shown });
+      expect(halted).toMatchObject({
+        interruptedNodeId: exchange.assistantNodeId,
+        reason: 'regenerate',
+        finalContentLength: shown,
+      });
       expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
       await answerEnd(client, threadId, 'msg_cluster_again', 'completed');
       await answerEnd(writer, threadId, 'msg_cluster_again', 'completed');
@@ -173,7 +218,10 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       third.send('CPP_BRANCH_DELETE', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
       for (const watcher of [writer, client]) {
         const removal = await nextUpdate(watcher, threadId, (update) => 'removedNodeIds' in update);
-        expect(removal).toMatchObject({ activeHeadMessageId: 'msg_cluster_again', removedNodeIds: [exchange.assistantNodeId] });
+        expect(removal).toMatchObject({
+          activeHeadMessageId: 'msg_cluster_again',
+          removedNodeIds: [exchange.assistantNodeId],
+        });
       }
       const tree = mirrorOf(writer.frames, threadId);
       expect(tree.problems).toEqual([]);
@@ -184,16 +232,24 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       await nextUpdate(writer, threadId, (update) => update.title === 'Clojure, again');
 
       writer.send('CPP_THREAD_DELETE', { threadId });
-      for (const watcher of [writer, client, third]) expect((await watcher.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
+      for (const watcher of [writer, client, third])
+        expect((await watcher.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
       const late = await generating!.connect();
       late.send('CPP_SYNC_REQUEST', { threadId }, { id: 'gone' });
       await expectError(late, 'NOT_FOUND', { refId: 'gone' });
       // The cluster goes on (and the store keeps a thread for the invariant check after each test).
       const next = await openThread(late, { patches: true });
-      await answerEnd(late, next.threadId, (await prompt(late, next.threadId, 'And now?')).assistantNodeId, 'completed');
+      await answerEnd(
+        late,
+        next.threadId,
+        (await prompt(late, next.threadId, 'And now?')).assistantNodeId,
+        'completed',
+      );
     });
 
-    it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async ({ cluster }) => {
+    it('continues from a client of another process an answer stopped on the first: both clients see it stream on from where it stopped', async ({
+      cluster,
+    }) => {
       const [generating, continuing] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [continuing!]);
       const client = watchers[0]!;
@@ -224,7 +280,9 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
 
     // That it waits for the lock's expiry and not the reply timeout is checked without wall-clock margins in
     // local-cluster-nodes.test.ts (a reply timeout of an hour); here, that it works between real processes.
-    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async ({ cluster }) => {
+    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async ({
+      cluster,
+    }) => {
       // Two nodes: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
       const [generating, surviving] = await cluster.start(2);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
@@ -234,15 +292,23 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(await generating!.kill('SIGKILL')).toBe('SIGKILL');
       const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
-      expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, reason: 'shutdown' });
-      expect(branch.update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', childrenIds: [branch.userNodeId] });
+      expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({
+        interruptedNodeId: exchange.assistantNodeId,
+        reason: 'shutdown',
+      });
+      expect(branch.update.nodes[exchange.assistantNodeId]).toMatchObject({
+        status: 'interrupted',
+        childrenIds: [branch.userNodeId],
+      });
       await answerEnd(client, threadId, branch.assistantNodeId, 'completed');
       expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
     });
 
     // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-nodes.test.ts;
     // here, that it works between real processes.
-    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async ({ cluster }) => {
+    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async ({
+      cluster,
+    }) => {
       const [generating, ...others] = await cluster.start(3);
       const { watchers, threadId, exchange } = await streamingThread(generating!, others);
       for (const client of watchers) await chunksReceived(client, exchange.assistantNodeId, 5);

@@ -45,7 +45,17 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
         migrated = true;
         const latest = POSTGRES_MIGRATIONS.length;
         expect(stdout).toContain(`done: ${latest} migrations applied, schema at version ${latest}`);
-        const args = ['--store', 'postgres', ...database, '--redis-url', TEST_REDIS_URL, '--redis-prefix', prefix, '--demo-delay-ms', '30'];
+        const args = [
+          '--store',
+          'postgres',
+          ...database,
+          '--redis-url',
+          TEST_REDIS_URL,
+          '--redis-prefix',
+          prefix,
+          '--demo-delay-ms',
+          '30',
+        ];
         const started = await Promise.all(Array.from({ length: count }, () => startCliServer(args)));
         const connectable = started.map((server) => ({
           ...server,
@@ -80,12 +90,19 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
  * on the answer's length; or, when that node reloaded the thread in between (after a gap in what it got from the
  * others, or a recovery it raced for), a CPP_SYNC_GRAPH showing the end in their place (docs/cluster.md).
  */
-export async function answerEnd(client: RawClient, threadId: string, nodeId: string, status: 'completed' | 'interrupted'): Promise<{ update: GraphUpdate; announced?: ServerFrame }> {
+export async function answerEnd(
+  client: RawClient,
+  threadId: string,
+  nodeId: string,
+  status: 'completed' | 'interrupted',
+): Promise<{ update: GraphUpdate; announced?: ServerFrame }> {
   const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[nodeId]?.status === status);
   const length = update.nodes[nodeId]!.content.length;
   const updateAt = client.frames.findIndex((frame) => 'payload' in frame && frame.payload === update);
   const announcedAt = client.frames.findIndex((frame) =>
-    status === 'completed' ? frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId : frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId,
+    status === 'completed'
+      ? frame.type === 'CPP_STREAM_COMPLETED' && frame.payload.nodeId === nodeId
+      : frame.type === 'CPP_STREAM_HALTED' && frame.payload.interruptedNodeId === nodeId,
   );
   if (client.frames[updateAt]!.type === 'CPP_SYNC_GRAPH' && announcedAt === -1) return { update };
   expect(announcedAt).toBeGreaterThan(-1);

@@ -1,7 +1,14 @@
 import { EventEmitter, once } from 'node:events';
 import { newThreadId, type ErrorCode } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClusterHandlers, ClusterTransport, CommandReply, ForwardedCommand, SentCommand, ThreadMessage } from '../../src/cluster/cluster-transport.js';
+import type {
+  ClusterHandlers,
+  ClusterTransport,
+  CommandReply,
+  ForwardedCommand,
+  SentCommand,
+  ThreadMessage,
+} from '../../src/cluster/cluster-transport.js';
 import { eventually } from '../support/eventually.js';
 
 export interface ClusterUnderTest {
@@ -26,7 +33,12 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       cluster ??= await createCluster();
       const transport = await cluster.join();
       nodes.push(transport);
-      await transport.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: (error) => errors.push(error), reconnected: () => {}, ...handlers });
+      await transport.start({
+        command: async () => ({ ok: true, retried: false, version: 1 }),
+        error: (error) => errors.push(error),
+        reconnected: () => {},
+        ...handlers,
+      });
       return transport;
     };
 
@@ -57,7 +69,11 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         const threadId = newThreadId();
         const own = await collect(publisher, threadId);
         const [one, two] = [await collect(first, threadId), await collect(second, threadId)];
-        const messages = Array.from({ length: 20 }, (_, index): ThreadMessage => (index === 3 ? { frame: `frame ${index}`, title: 'A title' } : { frame: `frame ${index}` }));
+        const messages = Array.from(
+          { length: 20 },
+          (_, index): ThreadMessage =>
+            index === 3 ? { frame: `frame ${index}`, title: 'A title' } : { frame: `frame ${index}` },
+        );
 
         for (const message of messages) publisher.publish(threadId, message);
 
@@ -89,7 +105,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         for (const delta of ['Plan', ': greet.']) writer.appendText('msg_streamed', 'reasoning', delta);
         for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', 'content', delta);
 
-        await eventually(async () => ((await reader.readText('msg_streamed', 'content')) === 'Hello, wörld 🚀' ? true : undefined), 'the whole text');
+        await eventually(
+          async () => ((await reader.readText('msg_streamed', 'content')) === 'Hello, wörld 🚀' ? true : undefined),
+          'the whole text',
+        );
         expect(await reader.readText('msg_streamed', 'reasoning')).toBe('Plan: greet.');
         expect(await reader.readText('msg_unknown', 'content')).toBe('');
       });
@@ -121,7 +140,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         const token = (await dying.acquireLock(threadId, SHORT_TTL_MS))!;
         expect(await dying.renewLock(threadId, token, SHORT_TTL_MS)).toBe(true);
 
-        await eventually(async () => ((await survivor.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+        await eventually(
+          async () => ((await survivor.lockHolder(threadId)) === undefined ? true : undefined),
+          'the lock expired',
+        );
         expect(await survivor.orphanedGenerations()).toContain(threadId);
         const takeover = await survivor.acquireLock(threadId, TTL_MS);
 
@@ -148,7 +170,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(await other.lockLease(threadId)).toBeUndefined();
 
         await holder.acquireLock(threadId, SHORT_TTL_MS);
-        await eventually(async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+        await eventually(
+          async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined),
+          'the lock expired',
+        );
         expect(await other.lockLease(threadId)).toEqual({ holder: holder.instanceId, expired: true });
         const takeover = (await other.acquireLock(threadId, TTL_MS))!;
         expect(await holder.lockLease(threadId)).toMatchObject({ holder: other.instanceId });
@@ -159,7 +184,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         const [stalled, other] = [await node(), await node()];
         const threadId = newThreadId();
         const token = (await stalled.acquireLock(threadId, SHORT_TTL_MS))!;
-        await eventually(async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined), 'the lock expired');
+        await eventually(
+          async () => ((await other.lockHolder(threadId)) === undefined ? true : undefined),
+          'the lock expired',
+        );
 
         expect(await stalled.renewLock(threadId, token, TTL_MS)).toBe(true);
 
@@ -181,8 +209,13 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
       it("run on the node holding their thread's lock, which answers with an acknowledgement or an error", async () => {
         const received: ForwardedCommand[] = [];
-        const answers: CommandReply[] = [{ ok: true, retried: true, version: 1 }, { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' }];
-        const owner = await node({ command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!) });
+        const answers: CommandReply[] = [
+          { ok: true, retried: true, version: 1 },
+          { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' },
+        ];
+        const owner = await node({
+          command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!),
+        });
         const [sender, bystander] = [await node(), await node()];
         const first = await commandHeldBy(owner);
         // Without an identity: only a pivot carries one.
@@ -195,16 +228,22 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(received).toEqual([first, second]);
       });
 
-      it('are not sent when nobody holds their thread\'s lock, or the sender does', async () => {
+      it("are not sent when nobody holds their thread's lock, or the sender does", async () => {
         const received: ForwardedCommand[] = [];
-        const owner = await node({ command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false, version: 1 }) });
+        const owner = await node({
+          command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false, version: 1 }),
+        });
         const sender = await node();
         const command = await commandHeldBy(owner);
 
         expect(await owner.sendToLockHolder(command, TTL_MS)).toBeUndefined();
         expect(await sender.sendToLockHolder({ ...command, threadId: newThreadId() }, TTL_MS)).toBeUndefined();
         // Only the command sent while another node held the lock reached it.
-        expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({ ok: true, retried: false, version: 1 });
+        expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({
+          ok: true,
+          retried: false,
+          version: 1,
+        });
         expect(received).toEqual([command]);
       });
 
@@ -226,7 +265,11 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         await owner.acquireLock(slowThreadId, TTL_MS);
 
         const slow = replyOf(sender.sendToLockHolder({ threadId: slowThreadId, frame: '{}' }, TTL_MS));
-        expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({ ok: true, retried: false, version: 1 });
+        expect(await replyOf(sender.sendToLockHolder(await commandHeldBy(owner), TTL_MS))).toEqual({
+          ok: true,
+          retried: false,
+          version: 1,
+        });
         await running;
         release();
         expect(await slow).toEqual({ ok: true, retried: false, version: 1 });

@@ -2,7 +2,17 @@ import { once } from 'node:events';
 import { ErrorCode, findInvariantViolations } from '@promethea/cpp-protocol';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  expectError,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+  streamedText,
+} from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
 import { CopyCatchUp } from '../../src/engine/copy-catch-up.js';
 import { useLocalNodes, type LocalNode } from './local-nodes.js';
@@ -85,7 +95,12 @@ describe('servers sharing a store through a LocalCluster', () => {
     const first = await refusing!.connect();
     const { threadId } = await openThread(first, { patches: true });
     // An unknown parent passes the checks made before the claim, and is refused by the plan made after it.
-    first.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_orphan', parentNodeId: 'msg_nowhere' });
+    first.send('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'Hello',
+      newNodeId: 'msg_orphan',
+      parentNodeId: 'msg_nowhere',
+    });
     await expectError(first, ErrorCode.NOT_FOUND);
     const second = await answering!.connect();
     await openThread(second, { threadId, patches: true });
@@ -106,14 +121,20 @@ describe('servers sharing a store through a LocalCluster', () => {
     await chunksReceived(client, exchange.assistantNodeId, 3);
     const lookUps = vi.spyOn(nodes.store, 'findNodeThread');
 
-    const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', { receivedContentLength: 8 });
+    const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', {
+      receivedContentLength: 8,
+    });
 
     // Checked where it ran, and not first on the node that forwarded it too: one look-up of its new node's id.
     expect(lookUps).toHaveBeenCalledTimes(1);
     expect(call.signal.aborted).toBe(true);
     // The update with the branch came after the halt: the halt is among the frames already received.
     const halted = client.all('CPP_STREAM_HALTED')[0]?.payload;
-    expect(halted).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 8, reason: 'pivot' });
+    expect(halted).toMatchObject({
+      interruptedNodeId: exchange.assistantNodeId,
+      finalContentLength: 8,
+      reason: 'pivot',
+    });
     expect((await writer.next('CPP_STREAM_HALTED')).payload).toEqual(halted);
     await completion(client, threadId, branch.assistantNodeId);
     await completion(writer, threadId, branch.assistantNodeId);
@@ -126,11 +147,18 @@ describe('servers sharing a store through a LocalCluster', () => {
 
   it('stop a generation of another node, and refuse a prompt there with THREAD_BUSY', async () => {
     const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_busy' }, { id: 'busy' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_busy' },
+      { id: 'busy' },
+    );
     await expectError(client, 'THREAD_BUSY', { refId: 'busy' });
     client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
 
-    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ reason: 'stop', finalContentLength: 'Clojure is '.length });
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+      reason: 'stop',
+      finalContentLength: 'Clojure is '.length,
+    });
     await nextUpdate(writer, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
     client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId }, { id: 'again' });
     await expectError(client, 'NOT_STREAMING', { refId: 'again' });
@@ -143,13 +171,18 @@ describe('servers sharing a store through a LocalCluster', () => {
     // The other node hears the thread's messages late: only once it has decided how to go on after the stop's
     // reply, by waiting for its copy to catch up, or by forwarding the next frame on the copy it has.
     const holder = nodes.cluster.liveLock(threadId)!.holder;
-    const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
+    const lagging = [...nodes.cluster.listeners.get(threadId)!].find(
+      (listener) => listener.member.instanceId !== holder,
+    )!;
     const held: Array<() => void> = [];
     const deliver = lagging.deliver;
     lagging.deliver = (message) => held.push(() => deliver(message));
     const deliverHeld = () => held.splice(0).forEach((delivered) => delivered());
     const reach = CopyCatchUp.prototype.reach;
-    const catchingUp = vi.spyOn(CopyCatchUp.prototype, 'reach').mockImplementation(function (this: CopyCatchUp, version: number) {
+    const catchingUp = vi.spyOn(CopyCatchUp.prototype, 'reach').mockImplementation(function (
+      this: CopyCatchUp,
+      version: number,
+    ) {
       const reached = reach.call(this, version);
       deliverHeld();
       return reached;
@@ -182,7 +215,9 @@ describe('servers sharing a store through a LocalCluster', () => {
   it("take no lock to recover an answer that a copy still shows streaming after its node ended it: the thread's next answer is not refused", async () => {
     const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
     const holder = nodes.cluster.liveLock(threadId)!.holder;
-    const lagging = [...nodes.cluster.listeners.get(threadId)!].find((listener) => listener.member.instanceId !== holder)!;
+    const lagging = [...nodes.cluster.listeners.get(threadId)!].find(
+      (listener) => listener.member.instanceId !== holder,
+    )!;
     // The other node hears nothing of the thread: its copy shows the answer streaming after its end.
     const deliver = lagging.deliver;
     lagging.deliver = () => {};
@@ -205,7 +240,11 @@ describe('servers sharing a store through a LocalCluster', () => {
 
     // It read the thread again instead, without the lock, and told its client what it had missed.
     expect(claims).not.toHaveBeenCalled();
-    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status !== 'streaming');
+    const update = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[exchange.assistantNodeId]?.status !== 'streaming',
+    );
     expect(update.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted' });
     lagging.deliver = deliver;
   });
@@ -221,8 +260,16 @@ describe('servers sharing a store through a LocalCluster', () => {
     call.release(2);
     await chunksReceived(client, exchange.assistantNodeId, 2);
 
-    client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId: exchange.userNodeId, newNodeId: 'msg_again', receivedContentLength: 8 });
-    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ reason: 'regenerate', finalContentLength: 8 });
+    client.send('CPP_REGENERATE', {
+      activeThreadId: threadId,
+      userNodeId: exchange.userNodeId,
+      newNodeId: 'msg_again',
+      receivedContentLength: 8,
+    });
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+      reason: 'regenerate',
+      finalContentLength: 8,
+    });
     expect(call.signal.aborted).toBe(true);
     await completion(client, threadId, 'msg_again');
     await completion(writer, threadId, 'msg_again');
@@ -241,7 +288,9 @@ describe('servers sharing a store through a LocalCluster', () => {
     // The first answer reasons, then stops after two chunks of text; the second call, on the other node, continues it.
     let calls = 0;
     const [generating, other] = await nodes.start(2, () =>
-      calls++ === 0 ? { chunks: [{ reasoning: 'Plan. ' }, 'Clojure ', 'is ', 'never sent'] } : { chunks: [{ reasoning: 'Go on.' }, 'a Lisp.'], gated: false },
+      calls++ === 0
+        ? { chunks: [{ reasoning: 'Plan. ' }, 'Clojure ', 'is ', 'never sent'] }
+        : { chunks: [{ reasoning: 'Go on.' }, 'a Lisp.'], gated: false },
     );
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -262,13 +311,19 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(call.continues).toBe(true);
     expect(call.messages.at(-1)).toEqual({ role: 'assistant', content: 'Clojure is ' });
     const stored = await expectSoundStore(threadId);
-    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'completed', content: 'Clojure is a Lisp.', reasoning: 'Plan. Go on.' });
+    expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Clojure is a Lisp.',
+      reasoning: 'Plan. Go on.',
+    });
     expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
   it('give a client that opens the thread on another node while the answer reasons the reasoning as reasoning', async () => {
-    const [generating, other] = await nodes.start(2, { chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'] });
+    const [generating, other] = await nodes.start(2, {
+      chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'],
+    });
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const { assistantNodeId } = await prompt(writer, threadId, 'Think first');
@@ -310,7 +365,9 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it("sync a copy's clients with the reasoning another node streamed since their last sync", async () => {
-    const [generating, copy] = await nodes.start(2, { chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'] });
+    const [generating, copy] = await nodes.start(2, {
+      chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'],
+    });
     const writer = await generating!.connect();
     const reader = await copy!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -324,7 +381,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     call.release(1);
     await chunksReceived(reader, assistantNodeId, 2, 'reasoning');
     const synced = await requestSync(reader, threadId);
-    expect(synced.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: '', reasoning: 'Plan. Then. ' });
+    expect(synced.nodes[assistantNodeId]).toMatchObject({
+      status: 'streaming',
+      content: '',
+      reasoning: 'Plan. Then. ',
+    });
     call.releaseAll();
     await completion(reader, threadId, assistantNodeId);
   });
@@ -350,12 +411,19 @@ describe('servers sharing a store through a LocalCluster', () => {
     call.release(1);
     await dropped;
     const saved = async () => (await nodes.store.loadThread(threadId))!.graph.nodes[assistantNodeId]!;
-    await eventually(async () => ((await saved()).reasoning === 'Plan. More. ' ? true : undefined), 'the second reasoning chunk saved');
+    await eventually(
+      async () => ((await saved()).reasoning === 'Plan. More. ' ? true : undefined),
+      'the second reasoning chunk saved',
+    );
     expect((await saved()).content).toBe('Hi ');
     call.release(1);
 
     // The reload changes the streaming node's reasoning alone (same version, same text): the copy's clients get it.
-    const synced = await nextUpdate(client, threadId, (update) => update.nodes[assistantNodeId]?.reasoning?.startsWith('Plan. More. ') === true);
+    const synced = await nextUpdate(
+      client,
+      threadId,
+      (update) => update.nodes[assistantNodeId]?.reasoning?.startsWith('Plan. More. ') === true,
+    );
     expect(synced.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'Hi ' });
     call.releaseAll();
     await completion(client, threadId, assistantNodeId);
@@ -376,7 +444,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     const client = await other!.connect();
     await openThread(client, { threadId, patches: true });
 
-    client.send('CPP_CONTINUE', { activeThreadId: threadId, nodeId: first.assistantNodeId }, { id: 'continue-elsewhere' });
+    client.send(
+      'CPP_CONTINUE',
+      { activeThreadId: threadId, nodeId: first.assistantNodeId },
+      { id: 'continue-elsewhere' },
+    );
     await expectError(client, ErrorCode.THREAD_BUSY, { refId: 'continue-elsewhere' });
     expect(other!.model.calls).toEqual([]);
     expect(generating!.model.calls).toHaveLength(2);
@@ -394,7 +466,10 @@ describe('servers sharing a store through a LocalCluster', () => {
 
     const moved = await other!.connect();
     const synced = await openThread(moved, { threadId, patches: true });
-    expect(synced.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'streaming', content: CHUNKS.slice(0, 3).join('') });
+    expect(synced.nodes[exchange.assistantNodeId]).toMatchObject({
+      status: 'streaming',
+      content: CHUNKS.slice(0, 3).join(''),
+    });
     call.releaseAll();
     await completion(moved, threadId, exchange.assistantNodeId);
 
@@ -412,12 +487,33 @@ describe('servers sharing a store through a LocalCluster', () => {
     const clients = [await left!.connect(), await right!.connect()];
     for (const client of clients) await openThread(client, { threadId, patches: true });
 
-    clients[0]!.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: 'Left', newBranchNodeId: 'msg_left' }, { id: 'left' });
-    clients[1]!.send('CPP_PIVOT_INIT', { interruptedNodeId: exchange.assistantNodeId, activeThreadId: threadId, userPrompt: 'Right', newBranchNodeId: 'msg_right' }, { id: 'right' });
+    clients[0]!.send(
+      'CPP_PIVOT_INIT',
+      {
+        interruptedNodeId: exchange.assistantNodeId,
+        activeThreadId: threadId,
+        userPrompt: 'Left',
+        newBranchNodeId: 'msg_left',
+      },
+      { id: 'left' },
+    );
+    clients[1]!.send(
+      'CPP_PIVOT_INIT',
+      {
+        interruptedNodeId: exchange.assistantNodeId,
+        activeThreadId: threadId,
+        userPrompt: 'Right',
+        newBranchNodeId: 'msg_right',
+      },
+      { id: 'right' },
+    );
 
     const answered = (client: (typeof clients)[number], nodeId: string) =>
       client.all('CPP_ERROR').length > 0 || client.all('CPP_GRAPH_PATCH').some((frame) => frame.payload.nodes[nodeId]);
-    await eventually(() => (answered(clients[0]!, 'msg_left') && answered(clients[1]!, 'msg_right') ? true : undefined), 'both pivots answered');
+    await eventually(
+      () => (answered(clients[0]!, 'msg_left') && answered(clients[1]!, 'msg_right') ? true : undefined),
+      'both pivots answered',
+    );
     const stored = await expectSoundStore(threadId);
     const branches = ['msg_left', 'msg_right'].filter((id) => stored.nodes[id]);
     const refusals = clients.flatMap((client) => client.all('CPP_ERROR').map((frame) => frame.payload.code));
@@ -435,7 +531,11 @@ describe('servers sharing a store through a LocalCluster', () => {
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
-    expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
+    expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({
+      interruptedNodeId: exchange.assistantNodeId,
+      finalContentLength: 13,
+      reason: 'shutdown',
+    });
     (await surviving!.model.call(0)).releaseAll();
     await completion(client, threadId, branch.assistantNodeId);
     const stored = await expectSoundStore(threadId);
@@ -451,8 +551,16 @@ describe('servers sharing a store through a LocalCluster', () => {
     const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
     await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
 
-    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 13, reason: 'shutdown' });
-    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted');
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+      interruptedNodeId: exchange.assistantNodeId,
+      finalContentLength: 13,
+      reason: 'shutdown',
+    });
+    const update = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[exchange.assistantNodeId]?.status === 'interrupted',
+    );
     expect(update.nodes[exchange.assistantNodeId]!.content).toBe('Clojure is a ');
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: await expectSoundStore(threadId), problems: [] });
   });
@@ -476,7 +584,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     // The generating node stops its answer.
     if (!call.signal.aborted) await once(call.signal, 'abort');
     for (const client of [watcher, writer]) {
-      expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ interruptedNodeId: exchange.assistantNodeId, finalContentLength: 15, reason: 'shutdown' });
+      expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+        interruptedNodeId: exchange.assistantNodeId,
+        finalContentLength: 15,
+        reason: 'shutdown',
+      });
       await nextUpdate(client, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
     }
     const stored = await expectSoundStore(threadId);

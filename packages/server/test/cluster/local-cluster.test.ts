@@ -20,10 +20,32 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   spy.endText = (nodeId) => told.push(`end ${nodeId}`);
   const store = new MemoryStore();
   await store.createThread({ threadId: 'thr_a', ownerDid: 'did:key:z6Mk', title: '', createdAt: 0, updatedAt: 0 });
-  const context = { transport: spy, store, lockTtlMs: 1000, replyTimeoutMs: 1000, onError: () => undefined, onClose: () => undefined };
+  const context = {
+    transport: spy,
+    store,
+    lockTtlMs: 1000,
+    replyTimeoutMs: 1000,
+    onError: () => undefined,
+    onClose: () => undefined,
+  };
   const { replica } = await ThreadReplica.open('thr_a', context);
-  const answer = { id: 'msg_b', parentId: 'msg_a', childrenIds: [], role: 'assistant' as const, content: 'Hi', status: 'completed' as const, createdAt: 0 };
-  const change: TreeChange = { threadId: 'thr_a', baseVersion: 1, version: 2, rootNodeId: 'msg_a', activeHeadMessageId: 'msg_b', nodes: [answer] };
+  const answer = {
+    id: 'msg_b',
+    parentId: 'msg_a',
+    childrenIds: [],
+    role: 'assistant' as const,
+    content: 'Hi',
+    status: 'completed' as const,
+    createdAt: 0,
+  };
+  const change: TreeChange = {
+    threadId: 'thr_a',
+    baseVersion: 1,
+    version: 2,
+    rootNodeId: 'msg_a',
+    activeHeadMessageId: 'msg_b',
+    nodes: [answer],
+  };
   replica.chunk({ threadId: 'thr_a', nodeId: 'msg_b', offset: 0, delta: 'Hi' }, 'chunk frame');
   replica.frame('halted frame');
   replica.change(change, 'patch frame', undefined);

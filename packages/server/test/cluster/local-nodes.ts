@@ -16,7 +16,11 @@ export interface LocalNodes {
   store: MemoryStore;
   /** The cluster of the nodes last started: what Redis would hold. */
   cluster: LocalCluster;
-  start(count: number, answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer), options?: CPPServerOptions): Promise<LocalNode[]>;
+  start(
+    count: number,
+    answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer),
+    options?: CPPServerOptions,
+  ): Promise<LocalNode[]>;
 }
 
 /**

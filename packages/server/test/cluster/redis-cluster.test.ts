@@ -7,7 +7,10 @@ import { describeClusterTransportContract } from './cluster-transport-contract.j
 describeWithRedis('RedisClusterTransport', () => {
   describeClusterTransportContract('RedisClusterTransport', async () => {
     const prefix = uniqueRedisPrefix();
-    return { join: () => RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }), cleanup: () => deleteRedisKeys(prefix) };
+    return {
+      join: () => RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
+      cleanup: () => deleteRedisKeys(prefix),
+    };
   });
 
   const prefix = uniqueRedisPrefix();
@@ -22,7 +25,11 @@ describeWithRedis('RedisClusterTransport', () => {
     opened.push(transport);
     let reconnected!: () => void;
     const reconnection = new Promise<void>((resolve) => (reconnected = resolve));
-    await transport.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: () => {}, reconnected: () => reconnected() });
+    await transport.start({
+      command: async () => ({ ok: true, retried: false, version: 1 }),
+      error: () => {},
+      reconnected: () => reconnected(),
+    });
     let delivered!: (frame: string) => void;
     const received = new Promise<string>((resolve) => (delivered = resolve));
     await transport.subscribe('thread_cut', (message) => delivered(message.frame));
@@ -30,21 +37,30 @@ describeWithRedis('RedisClusterTransport', () => {
     opened.push({ close: () => admin.disconnect() });
 
     const clients = String(await admin.client('LIST'));
-    const id = /id=(\d+) .*name=cpp-subscriber-(\S+)/.exec(clients.split('\n').find((line) => line.includes(`cpp-subscriber-${transport.instanceId}`)) ?? '')?.[1];
+    const id = /id=(\d+) .*name=cpp-subscriber-(\S+)/.exec(
+      clients.split('\n').find((line) => line.includes(`cpp-subscriber-${transport.instanceId}`)) ?? '',
+    )?.[1];
     expect(id).toBeDefined();
     await admin.client('KILL', 'ID', id!);
 
     await reconnection;
     const publisher = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
     opened.push(publisher);
-    await publisher.start({ command: async () => ({ ok: true, retried: false, version: 1 }), error: () => {}, reconnected: () => {} });
+    await publisher.start({
+      command: async () => ({ ok: true, retried: false, version: 1 }),
+      error: () => {},
+      reconnected: () => {},
+    });
     publisher.publish('thread_cut', { frame: 'after the cut' });
     // Delivered: subscribed again after the reconnection.
     expect(await received).toBe('after the cut');
   });
 
   it('lists orphaned generations at one moment: a lock released while it looks is not taken for one whose node died', async () => {
-    const [holder, sweeper] = await Promise.all([RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }), RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix })]);
+    const [holder, sweeper] = await Promise.all([
+      RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
+      RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
+    ]);
     opened.push(holder, sweeper);
     const token = (await holder.acquireLock('thread_live', 60_000))!;
     // Any read of the sweeper's that lists the registered generations lets the holder release its lock right after.

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  completion,
+  expectError,
+  listThreads,
+  nextUpdate,
+  openThread,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { useLocalNodes } from './local-nodes.js';
 
 const ANSWER = { chunks: ['Rivers ', 'run.'], gated: false };
@@ -41,7 +49,8 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
 
     const remover = await second!.connect();
     remover.send('CPP_THREAD_DELETE', { threadId });
-    for (const client of [owner, watcher, remover]) expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
+    for (const client of [owner, watcher, remover])
+      expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
     expect(await nodes.store.loadThread(threadId)).toBeUndefined();
     for (const client of [owner, watcher]) {
       client.send('CPP_SYNC_REQUEST', { threadId }, { id: 'gone' });
@@ -59,8 +68,14 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
     await completion(one, threadId, exchange.assistantNodeId);
 
     other.send('CPP_THREAD_SEARCH', { query: 'danube' });
-    expect((await other.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.nodeId)).toEqual([null, exchange.userNodeId]);
-    other.send('CPP_THREAD_IMPORT', { format: 'chatgpt', document: [{ title: 'Imported', mapping: {}, current_node: null }] });
+    expect((await other.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.nodeId)).toEqual([
+      null,
+      exchange.userNodeId,
+    ]);
+    other.send('CPP_THREAD_IMPORT', {
+      format: 'chatgpt',
+      document: [{ title: 'Imported', mapping: {}, current_node: null }],
+    });
     const [imported] = (await other.next('CPP_THREADS_IMPORTED')).payload.threads;
     expect((await openThread(one, { threadId: imported!.threadId })).title).toBe('Imported');
   });

@@ -49,9 +49,12 @@ describe('ChunkPacer', () => {
       vi.advanceTimersByTime(20);
     }
     vi.advanceTimersByTime(40);
-    expect(sent.map((chunk) => chunk.text).join('')).toBe(Array.from({ length: 100 }, (_, token) => `${token} `).join(''));
+    expect(sent.map((chunk) => chunk.text).join('')).toBe(
+      Array.from({ length: 100 }, (_, token) => `${token} `).join(''),
+    );
     expect(sent.length).toBeLessThanOrEqual(51);
-    for (let index = 1; index < sent.length; index += 1) expect(sent[index]!.at - sent[index - 1]!.at).toBeGreaterThanOrEqual(40);
+    for (let index = 1; index < sent.length; index += 1)
+      expect(sent[index]!.at - sent[index - 1]!.at).toBeGreaterThanOrEqual(40);
     let token = 0;
     for (const chunk of sent) {
       for (const _ of chunk.text.trim().split(' ')) {

@@ -30,7 +30,9 @@ describe('syncs of a large thread', () => {
     await listThreads(victim);
 
     // This run's cost of one serialisation of the thread as the server makes it, on this machine under its load now.
-    const serialisation = median(Array.from({ length: 5 }, () => timed(() => encodeServerFrame('CPP_SYNC_GRAPH', graph))));
+    const serialisation = median(
+      Array.from({ length: 5 }, () => timed(() => encodeServerFrame('CPP_SYNC_GRAPH', graph))),
+    );
     // The syncs go to a socket that only counts them: parsing them would cost this process, the victim's, more.
     const flood = new WebSocket(fixture.server.url, CPP_SUBPROTOCOL, { skipUTF8Validation: true });
     await once(flood, 'open');
@@ -46,7 +48,9 @@ describe('syncs of a large thread', () => {
 
     // Measured on a loaded 2-core machine: built per request, the victim waited for 110 times what the test's own
     // serialisation took (the server serialises into a busier heap, and sends); built once, for 10 to 20 times.
-    expect(stall, `stall ${stall.toFixed(0)} ms, one serialisation ${serialisation.toFixed(1)} ms`).toBeLessThan(2 * SYNCS * serialisation);
+    expect(stall, `stall ${stall.toFixed(0)} ms, one serialisation ${serialisation.toFixed(1)} ms`).toBeLessThan(
+      2 * SYNCS * serialisation,
+    );
   });
 });
 

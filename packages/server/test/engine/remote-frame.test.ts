@@ -1,30 +1,61 @@
-import { applyChange, emptyGraph, encodeServerFrame, ErrorCode, planFinish, planPrompt, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  emptyGraph,
+  encodeServerFrame,
+  ErrorCode,
+  planFinish,
+  planPrompt,
+  type ServerFrame,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { applyRemoteFrame } from '../../src/engine/remote-frame.js';
 
 function streamingGraph(content: string): ThreadGraph {
   const graph = emptyGraph('thread_remote');
-  applyChange(graph, planPrompt(graph, { userNodeId: 'msg_user', userPrompt: 'Hi', assistantNodeId: 'msg_answer', createdAt: 1 }));
+  applyChange(
+    graph,
+    planPrompt(graph, { userNodeId: 'msg_user', userPrompt: 'Hi', assistantNodeId: 'msg_answer', createdAt: 1 }),
+  );
   graph.nodes.msg_answer!.content = content;
   return graph;
 }
 
 function chunk(offset: number, delta: string): { frame: ServerFrame; text: string } {
   const payload = { threadId: 'thread_remote', nodeId: 'msg_answer', offset, delta };
-  return { frame: { type: 'CPP_STREAM_CHUNK', timestamp: 1, payload }, text: encodeServerFrame('CPP_STREAM_CHUNK', payload) };
+  return {
+    frame: { type: 'CPP_STREAM_CHUNK', timestamp: 1, payload },
+    text: encodeServerFrame('CPP_STREAM_CHUNK', payload),
+  };
 }
 
-function patchOf(graph: ThreadGraph, change = planFinish(graph, { nodeId: 'msg_answer', status: 'completed', content: 'Hello' })) {
-  const payload = { threadId: graph.threadId, version: change.version, rootNodeId: change.rootNodeId, activeHeadMessageId: change.activeHeadMessageId, nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])) };
-  return { frame: { type: 'CPP_GRAPH_PATCH', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_GRAPH_PATCH', payload) };
+function patchOf(
+  graph: ThreadGraph,
+  change = planFinish(graph, { nodeId: 'msg_answer', status: 'completed', content: 'Hello' }),
+) {
+  const payload = {
+    threadId: graph.threadId,
+    version: change.version,
+    rootNodeId: change.rootNodeId,
+    activeHeadMessageId: change.activeHeadMessageId,
+    nodes: Object.fromEntries(change.nodes.map((node) => [node.id, node])),
+  };
+  return {
+    frame: { type: 'CPP_GRAPH_PATCH', timestamp: 1, payload } as ServerFrame,
+    text: encodeServerFrame('CPP_GRAPH_PATCH', payload),
+  };
 }
 
-describe('a frame from another node applied to this node\'s copy of the thread', () => {
+describe("a frame from another node applied to this node's copy of the thread", () => {
   it('appends a chunk that starts where the copy ends and passes it on unchanged', () => {
     const graph = streamingGraph('Hel');
     const { frame, text } = chunk(3, 'lo');
 
-    expect(applyRemoteFrame(graph, frame, text)).toEqual({ kind: 'frame', text, chunk: { threadId: 'thread_remote', nodeId: 'msg_answer', offset: 3, delta: 'lo' } });
+    expect(applyRemoteFrame(graph, frame, text)).toEqual({
+      kind: 'frame',
+      text,
+      chunk: { threadId: 'thread_remote', nodeId: 'msg_answer', offset: 3, delta: 'lo' },
+    });
     expect(graph.nodes.msg_answer!.content).toBe('Hello');
   });
 
@@ -62,8 +93,17 @@ describe('a frame from another node applied to this node\'s copy of the thread',
 
   it('trims the node at a halt, reports a gap when the copy holds less than the cut, and drops the halt of a node ended here', () => {
     const halted = (finalContentLength: number) => {
-      const payload = { interruptedNodeId: 'msg_answer', finalContentLength, lastChunkReceived: 'l', threadId: 'thread_remote', reason: 'pivot' as const };
-      return { frame: { type: 'CPP_STREAM_HALTED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_HALTED', payload) };
+      const payload = {
+        interruptedNodeId: 'msg_answer',
+        finalContentLength,
+        lastChunkReceived: 'l',
+        threadId: 'thread_remote',
+        reason: 'pivot' as const,
+      };
+      return {
+        frame: { type: 'CPP_STREAM_HALTED', timestamp: 1, payload } as ServerFrame,
+        text: encodeServerFrame('CPP_STREAM_HALTED', payload),
+      };
     };
     const graph = streamingGraph('Hello');
     // Made once each: the frame's text carries the time it was encoded.
@@ -80,10 +120,26 @@ describe('a frame from another node applied to this node\'s copy of the thread',
 
   it("drops a completion or a provider's failure of a node the copy has ended already, and passes on one of a streaming node", () => {
     const graph = streamingGraph('Hello');
-    const payload = { threadId: 'thread_remote', nodeId: 'msg_answer', finalContentLength: 5, finishReason: 'stop' as const };
-    const completed = { frame: { type: 'CPP_STREAM_COMPLETED', timestamp: 1, payload } as ServerFrame, text: encodeServerFrame('CPP_STREAM_COMPLETED', payload) };
-    const failure = { code: ErrorCode.PROVIDER_ERROR, message: 'the model failed', threadId: 'thread_remote', nodeId: 'msg_answer' };
-    const failed = { frame: { type: 'CPP_ERROR', timestamp: 1, payload: failure } as ServerFrame, text: encodeServerFrame('CPP_ERROR', failure) };
+    const payload = {
+      threadId: 'thread_remote',
+      nodeId: 'msg_answer',
+      finalContentLength: 5,
+      finishReason: 'stop' as const,
+    };
+    const completed = {
+      frame: { type: 'CPP_STREAM_COMPLETED', timestamp: 1, payload } as ServerFrame,
+      text: encodeServerFrame('CPP_STREAM_COMPLETED', payload),
+    };
+    const failure = {
+      code: ErrorCode.PROVIDER_ERROR,
+      message: 'the model failed',
+      threadId: 'thread_remote',
+      nodeId: 'msg_answer',
+    };
+    const failed = {
+      frame: { type: 'CPP_ERROR', timestamp: 1, payload: failure } as ServerFrame,
+      text: encodeServerFrame('CPP_ERROR', failure),
+    };
 
     expect(applyRemoteFrame(graph, completed.frame, completed.text)).toEqual({ kind: 'frame', text: completed.text });
     expect(applyRemoteFrame(graph, failed.frame, failed.text)).toEqual({ kind: 'frame', text: failed.text });

@@ -6,7 +6,9 @@ describe('a serial queue', () => {
     const queue = new SerialQueue();
     const order: string[] = [];
     let releaseFirst!: () => void;
-    const first = queue.run(() => new Promise<void>((resolve) => (releaseFirst = resolve)).then(() => void order.push('first')));
+    const first = queue.run(() =>
+      new Promise<void>((resolve) => (releaseFirst = resolve)).then(() => void order.push('first')),
+    );
     const failing = queue.run(async () => {
       order.push('second');
       throw new Error('no');

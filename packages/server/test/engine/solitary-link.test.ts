@@ -12,7 +12,7 @@ import { ScriptedModel } from '../support/scripted-model.js';
 const ANYONE = { did: 'anonymous', verified: false };
 
 describe('the links of a server alone', () => {
-  it('give a thread\'s generation lock to one link at a time', async () => {
+  it("give a thread's generation lock to one link at a time", async () => {
     const links = new SolitaryLinks(new MemoryStore());
     const first = (await links.open('thr_a')).link;
     const second = (await links.open('thr_a')).link;
@@ -72,7 +72,9 @@ describe('the links of a server alone', () => {
     const streaming = Object.values(first.graph.nodes).find((node) => node.status === 'streaming')!;
 
     const second = await engine();
-    await expect(second.apply(prompt(newMessageId()), ANYONE, client)).rejects.toMatchObject({ code: ErrorCode.THREAD_BUSY });
+    await expect(second.apply(prompt(newMessageId()), ANYONE, client)).rejects.toMatchObject({
+      code: ErrorCode.THREAD_BUSY,
+    });
     expect(model.calls).toHaveLength(1);
     expect(call.signal.aborted).toBe(false);
     expect((await store.loadThread(threadId))!.graph.nodes[streaming.id]?.status).toBe('streaming');

@@ -28,7 +28,11 @@ async function batchesGiven(store: RecordingStore, count: number): Promise<void>
 }
 
 /** An answer as the engine streams it: each chunk of a part given to the persister at that part's offset. */
-function answer(persister: StreamPersister, nodeId: string, lengths: Record<TextPart, number> = { content: 0, reasoning: 0 }) {
+function answer(
+  persister: StreamPersister,
+  nodeId: string,
+  lengths: Record<TextPart, number> = { content: 0, reasoning: 0 },
+) {
   const sent = { ...lengths };
   const sendPart = (part: TextPart, text: string) => {
     persister.append(`thread_${nodeId}`, nodeId, part, sent[part], text);
@@ -78,7 +82,10 @@ describe('StreamPersister', () => {
     expect(store.batches).toHaveLength(1);
     one.send(' two');
     await pass(INTERVAL_MS * 3);
-    expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'One']], [[3, ' two']]]);
+    expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([
+      [[0, 'One']],
+      [[3, ' two']],
+    ]);
   });
 
   it('saves the reasoning apart from the text, and a continued answer from the length it had', async () => {
@@ -142,12 +149,17 @@ describe('StreamPersister', () => {
     one.send(', lost');
     await pass(INTERVAL_MS * 3);
     // Tried again every interval while the store refuses it.
-    expect(reported[0]).toEqual({ error: store.failure, batch: [{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost' }] });
+    expect(reported[0]).toEqual({
+      error: store.failure,
+      batch: [{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost' }],
+    });
     expect(reported.every(({ batch }) => batch[0]?.offset === 5)).toBe(true);
     store.failure = undefined;
     one.send(', then found');
     await pass(INTERVAL_MS * 3);
-    expect(store.batches.at(-1)).toEqual([{ threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost, then found' }]);
+    expect(store.batches.at(-1)).toEqual([
+      { threadId: 'thread_a', nodeId: 'a', offset: 5, text: ', lost, then found' },
+    ]);
   });
 
   it('writes one batch at a time: the next waits for the one being written, and follows from where it ended', async () => {
@@ -165,7 +177,10 @@ describe('StreamPersister', () => {
     store.held = undefined;
     release();
     await pass(INTERVAL_MS * 3);
-    expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([[[0, 'Slow']], [[4, ' store']]]);
+    expect(store.batches.map((batch) => batch.map(({ offset, text }) => [offset, text]))).toEqual([
+      [[0, 'Slow']],
+      [[4, ' store']],
+    ]);
   });
 
   describe(`a batch of more than ${SAVE_SLICE} answers`, () => {
@@ -216,7 +231,9 @@ describe('StreamPersister', () => {
       expect(nodesOf(store.batches[1]!)).not.toContain(`n${SAVE_SLICE + 6}`);
       expect(nodesOf(store.batches[1]!)).not.toContain(`n${SAVE_SLICE + 7}`);
       await pass(INTERVAL_MS);
-      expect(store.batches[2]).toEqual([{ threadId: `thread_n${SAVE_SLICE + 7}`, nodeId: `n${SAVE_SLICE + 7}`, offset: 4, text: ' more' }]);
+      expect(store.batches[2]).toEqual([
+        { threadId: `thread_n${SAVE_SLICE + 7}`, nodeId: `n${SAVE_SLICE + 7}`, offset: 4, text: ' more' },
+      ]);
     });
 
     it('when a slice is refused, keeps the slices before it saved and writes it and the rest again with the next batch', async () => {

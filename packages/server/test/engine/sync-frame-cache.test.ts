@@ -6,7 +6,15 @@ const record = { threadId: 'thread_t', ownerDid: 'anonymous', title: 'A thread',
 
 function graphWith(content: string): ThreadGraph {
   const graph = emptyGraph('thread_t');
-  graph.nodes.msg_u = { id: 'msg_u', parentId: null, childrenIds: [], role: 'user', content, status: 'completed', createdAt: 1 };
+  graph.nodes.msg_u = {
+    id: 'msg_u',
+    parentId: null,
+    childrenIds: [],
+    role: 'user',
+    content,
+    status: 'completed',
+    createdAt: 1,
+  };
   Object.assign(graph, { rootNodeId: 'msg_u', activeHeadMessageId: 'msg_u', version: 1 });
   return graph;
 }

@@ -6,12 +6,26 @@ import { applyCountedChange, jsonTextBytes, threadSize } from '../../src/engine/
 const asJson = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
 /** The thread's bytes, counted from scratch. */
-const recount = (graph: ThreadGraph) => Object.values(graph.nodes).reduce((bytes, node) => bytes + asJson(node.content) + asJson(node.reasoning ?? ''), 0);
+const recount = (graph: ThreadGraph) =>
+  Object.values(graph.nodes).reduce((bytes, node) => bytes + asJson(node.content) + asJson(node.reasoning ?? ''), 0);
 
 /** A change's header, on top of the graph's version. */
-const header = ({ threadId, version, rootNodeId, activeHeadMessageId }: ThreadGraph) => ({ threadId, baseVersion: version, version: version + 1, rootNodeId, activeHeadMessageId });
+const header = ({ threadId, version, rootNodeId, activeHeadMessageId }: ThreadGraph) => ({
+  threadId,
+  baseVersion: version,
+  version: version + 1,
+  rootNodeId,
+  activeHeadMessageId,
+});
 
-const NODE = { parentId: null, childrenIds: [], createdAt: 1, status: 'completed', role: 'assistant', content: '' } satisfies Omit<MessageNode, 'id'>;
+const NODE = {
+  parentId: null,
+  childrenIds: [],
+  createdAt: 1,
+  status: 'completed',
+  role: 'assistant',
+  content: '',
+} satisfies Omit<MessageNode, 'id'>;
 
 const GREETING: ThreadGraph = {
   threadId: 'thread_t',
@@ -26,7 +40,16 @@ const GREETING: ThreadGraph = {
 
 describe('the text bytes the thread limit counts', () => {
   it('are the UTF-8 bytes of the text as JSON writes it, escapes included', () => {
-    for (const text of ['plain', '🚀 é', '"\\', '\n\t\r\b\f', '\u0001\u001f', '\ud800', 'a\udc00b', '\ud83d\ude80\ud83d']) {
+    for (const text of [
+      'plain',
+      '🚀 é',
+      '"\\',
+      '\n\t\r\b\f',
+      '\u0001\u001f',
+      '\ud800',
+      'a\udc00b',
+      '\ud83d\ude80\ud83d',
+    ]) {
       expect(jsonTextBytes(text), JSON.stringify(text)).toBe(asJson(text));
     }
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (text) => jsonTextBytes(text) === asJson(text)));
@@ -89,21 +112,38 @@ describe('the text bytes the thread limit counts', () => {
 
   it('stay exact through any sequence of changes and streamed text', () => {
     const step = fc.oneof(
-      fc.record({ kind: fc.constant('add' as const), id: fc.integer({ min: 0, max: 7 }), text: fc.string(), streaming: fc.boolean() }),
-      fc.record({ kind: fc.constant('replace' as const), id: fc.integer({ min: 0, max: 7 }), text: fc.string(), streaming: fc.boolean() }),
+      fc.record({
+        kind: fc.constant('add' as const),
+        id: fc.integer({ min: 0, max: 7 }),
+        text: fc.string(),
+        streaming: fc.boolean(),
+      }),
+      fc.record({
+        kind: fc.constant('replace' as const),
+        id: fc.integer({ min: 0, max: 7 }),
+        text: fc.string(),
+        streaming: fc.boolean(),
+      }),
       fc.record({ kind: fc.constant('remove' as const), id: fc.integer({ min: 0, max: 7 }) }),
       fc.record({ kind: fc.constant('stream' as const), text: fc.string({ unit: 'binary' }) }),
       fc.record({ kind: fc.constant('unfollowed' as const), id: fc.integer({ min: 0, max: 7 }), text: fc.string() }),
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
-        const graph: ThreadGraph = { threadId: 'thread_t', rootNodeId: null, activeHeadMessageId: null, version: 0, nodes: {} };
+        const graph: ThreadGraph = {
+          threadId: 'thread_t',
+          rootNodeId: null,
+          activeHeadMessageId: null,
+          version: 0,
+          nodes: {},
+        };
         for (const action of steps) {
           if (action.kind === 'stream') {
             const streaming = Object.values(graph.nodes).find((node) => node.status === 'streaming');
             if (streaming) streaming.content += action.text;
           } else if (action.kind === 'remove') {
-            if (graph.nodes[`msg_${action.id}`]) applyCountedChange(graph, { ...header(graph), nodes: [], removedNodeIds: [`msg_${action.id}`] });
+            if (graph.nodes[`msg_${action.id}`])
+              applyCountedChange(graph, { ...header(graph), nodes: [], removedNodeIds: [`msg_${action.id}`] });
           } else {
             const id = `msg_${action.id}`;
             const exists = graph.nodes[id] !== undefined;
@@ -111,7 +151,10 @@ describe('the text bytes the thread limit counts', () => {
             if (action.kind !== 'add' && !exists) continue;
             const status = 'streaming' in action && action.streaming ? 'streaming' : 'completed';
             const node: MessageNode = { ...NODE, id, status, content: action.text, reasoning: `${action.text}\n` };
-            (action.kind === 'unfollowed' ? applyChange : applyCountedChange)(graph, { ...header(graph), nodes: [node] });
+            (action.kind === 'unfollowed' ? applyChange : applyCountedChange)(graph, {
+              ...header(graph),
+              nodes: [node],
+            });
           }
           expect(threadSize(graph)).toEqual({ nodes: Object.keys(graph.nodes).length, bytes: recount(graph) });
         }

@@ -31,7 +31,9 @@ async function connect(url: string): Promise<RawClient> {
 }
 
 describe('cpp-server killed with SIGKILL mid-stream', () => {
-  it('comes back on the same file with the streaming node interrupted at its last persisted batch, and nothing committed lost', { timeout: 60_000 }, async () => {
+  it('comes back on the same file with the streaming node interrupted at its last persisted batch, and nothing committed lost', {
+    timeout: 60_000,
+  }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     const crashing = await cli(database.path);
@@ -52,7 +54,9 @@ describe('cpp-server killed with SIGKILL mid-stream', () => {
     expect(await crashing.kill('SIGKILL')).toBe('SIGKILL');
     await client.closed;
 
-    expect(client.all('CPP_STREAM_COMPLETED').filter((frame) => frame.payload.nodeId === second.assistantNodeId)).toEqual([]);
+    expect(
+      client.all('CPP_STREAM_COMPLETED').filter((frame) => frame.payload.nodeId === second.assistantNodeId),
+    ).toEqual([]);
     const sent = streamedText(client, second.assistantNodeId);
     const seen = mirrorOf(client.frames, threadId).graph!;
 
@@ -73,7 +77,9 @@ describe('cpp-server killed with SIGKILL mid-stream', () => {
     expect(await restarted.kill('SIGTERM')).toBe(0);
   });
 
-  it('recovers an answer killed while the model reasoned with the reasoning last persisted and no answer', { timeout: 60_000 }, async () => {
+  it('recovers an answer killed while the model reasoned with the reasoning last persisted and no answer', {
+    timeout: 60_000,
+  }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     // 40 words of reasoning at 200 ms a word: 8 s to crash the server while the model still reasons.
@@ -85,7 +91,10 @@ describe('cpp-server killed with SIGKILL mid-stream', () => {
 
     const reader = SqliteStore.open(database.path);
     cleanups.push(() => reader.close());
-    const persisted = await eventually(async () => (await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]?.reasoning, 'a batch of the reasoning persisted');
+    const persisted = await eventually(
+      async () => (await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]?.reasoning,
+      'a batch of the reasoning persisted',
+    );
     expect(await crashing.kill('SIGKILL')).toBe('SIGKILL');
     await client.closed;
     const sent = streamedText(client, assistantNodeId, 'reasoning');

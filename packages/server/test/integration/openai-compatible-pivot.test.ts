@@ -9,8 +9,13 @@ import { temporaryDatabase } from '../support/temporary-database.js';
 
 /** A chat-completions stream as OpenAI sends it: one event per delta, the finish, then `[DONE]`. */
 function chatCompletionStream(deltas: readonly string[]): string {
-  const event = (choice: object) => `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', model: 'gpt-test', choices: [{ index: 0, ...choice }] })}\n\n`;
-  return [...deltas.map((content) => event({ delta: { content }, finish_reason: null })), event({ delta: {}, finish_reason: 'stop' }), 'data: [DONE]\n\n'].join('');
+  const event = (choice: object) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', model: 'gpt-test', choices: [{ index: 0, ...choice }] })}\n\n`;
+  return [
+    ...deltas.map((content) => event({ delta: { content }, finish_reason: null })),
+    event({ delta: {}, finish_reason: 'stop' }),
+    'data: [DONE]\n\n',
+  ].join('');
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -31,7 +36,10 @@ describe('a pivot against an OpenAI-compatible server', () => {
     cleanups.push(() => upstream.close());
     const store = SqliteStore.open(database.path);
     cleanups.push(() => store.close());
-    const server: CPPServer = await startServer({ store, model: createModelProvider({ provider: 'openai-compatible', baseUrl: upstream.url, model: 'gpt-test' }) });
+    const server: CPPServer = await startServer({
+      store,
+      model: createModelProvider({ provider: 'openai-compatible', baseUrl: upstream.url, model: 'gpt-test' }),
+    });
     cleanups.push(() => server.close());
     const client = await RawClient.connect(server.url);
     cleanups.push(async () => {
@@ -51,11 +59,19 @@ describe('a pivot against an OpenAI-compatible server', () => {
     await storyRequest!.closed;
     const sent = streamedText(client, assistantNodeId);
     expect(sent).toBe('Once upon a');
-    expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({ finalContentLength: sent.length, lastChunkReceived: ' a', reason: 'pivot' });
+    expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toMatchObject({
+      finalContentLength: sent.length,
+      lastChunkReceived: ' a',
+      reason: 'pivot',
+    });
     expect(branch.update.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: sent });
 
     const { update } = await completion(client, threadId, branch.assistantNodeId);
-    expect(update.nodes[branch.assistantNodeId]).toMatchObject({ status: 'completed', content: 'Rust it is', model: 'gpt-test' });
+    expect(update.nodes[branch.assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Rust it is',
+      model: 'gpt-test',
+    });
     expect(upstream.requests[1]?.body).toMatchObject({
       messages: [
         { role: 'user', content: 'Tell me a story' },
@@ -66,6 +82,9 @@ describe('a pivot against an OpenAI-compatible server', () => {
 
     const reader = SqliteStore.open(database.path);
     cleanups.push(() => reader.close());
-    expect((await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: sent });
+    expect((await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({
+      status: 'interrupted',
+      content: sent,
+    });
   });
 });

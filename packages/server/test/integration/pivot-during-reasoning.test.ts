@@ -53,7 +53,10 @@ describe.each(VENDORS)('a pivot while the model reasons, against $name', (vendor
     cleanups.push(() => upstream.close());
     const store = SqliteStore.open(database.path);
     cleanups.push(() => store.close());
-    const server: CPPServer = await startServer({ store, model: createModelProvider({ ...vendor.config, baseUrl: upstream.url }) });
+    const server: CPPServer = await startServer({
+      store,
+      model: createModelProvider({ ...vendor.config, baseUrl: upstream.url }),
+    });
     cleanups.push(() => server.close());
     const client = await RawClient.connect(server.url);
     cleanups.push(async () => {
@@ -69,7 +72,10 @@ describe.each(VENDORS)('a pivot while the model reasons, against $name', (vendor
     const [reasoningRequest] = upstream.requests;
 
     // The person had read "The user greets me. Gre" when they pivoted.
-    const branch = await pivot(client, threadId, assistantNodeId, 'Answer in French', { receivedContentLength: 0, receivedReasoningLength: 23 });
+    const branch = await pivot(client, threadId, assistantNodeId, 'Answer in French', {
+      receivedContentLength: 0,
+      receivedReasoningLength: 23,
+    });
     await reasoningRequest!.closed;
 
     expect(client.all('CPP_STREAM_HALTED')[0]?.payload).toEqual({
@@ -81,13 +87,21 @@ describe.each(VENDORS)('a pivot while the model reasons, against $name', (vendor
       threadId,
       reason: 'pivot',
     });
-    expect(branch.update.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'The user greets me. Gre' });
+    expect(branch.update.nodes[assistantNodeId]).toMatchObject({
+      status: 'interrupted',
+      content: '',
+      reasoning: 'The user greets me. Gre',
+    });
     await completion(client, threadId, branch.assistantNodeId);
     // The interrupted answer said nothing: neither it nor its reasoning is in the next request.
     expect(JSON.stringify(upstream.requests[1]?.body)).not.toMatch(/greets/);
 
     const reader = SqliteStore.open(database.path);
     cleanups.push(() => reader.close());
-    expect((await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'The user greets me. Gre' });
+    expect((await reader.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({
+      status: 'interrupted',
+      content: '',
+      reasoning: 'The user greets me. Gre',
+    });
   });
 });

@@ -3,7 +3,17 @@ import { CPPServer } from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { chunksReceived, completion, listThreads, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  listThreads,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+  streamedText,
+} from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { startServer } from '../support/start-server.js';
@@ -42,7 +52,11 @@ async function stop(instance: Awaited<ReturnType<typeof run>>): Promise<void> {
 
 describe('a restart on the same SQLite file', () => {
   it('brings every thread back identical', async () => {
-    const answers = [{ chunks: ['Paris', ' is', ' lovely'] }, { chunks: ['Rome', ' then'], gated: false }, { chunks: ['Stopped', ' here', ' now'] }];
+    const answers = [
+      { chunks: ['Paris', ' is', ' lovely'] },
+      { chunks: ['Rome', ' then'], gated: false },
+      { chunks: ['Stopped', ' here', ' now'] },
+    ];
     const model = new ScriptedModel((callIndex) => answers[callIndex % answers.length]!);
     const first = await run(model);
     const { client } = first;
@@ -61,7 +75,11 @@ describe('a restart on the same SQLite file', () => {
     await nextUpdate(client, threadId, (update) => update.nodes[stopped.assistantNodeId]?.status === 'interrupted');
     const { threadId: emptyThreadId } = await openThread(client);
 
-    const before = { thread: await requestSync(client, threadId), empty: await requestSync(client, emptyThreadId), list: await listThreads(client) };
+    const before = {
+      thread: await requestSync(client, threadId),
+      empty: await requestSync(client, emptyThreadId),
+      list: await listThreads(client),
+    };
     expect(findInvariantViolations(graphFromSync(before.thread))).toEqual([]);
     await stop(first);
 
@@ -80,7 +98,11 @@ describe('a restart on the same SQLite file', () => {
       const { assistantNodeId } = await prompt(client, threadId, 'Count');
       const call = await model.call(0);
       const stored = async () => (await reader.loadThread(threadId))!.graph;
-      const persisted = (text: string) => eventually(async () => ((await stored()).nodes[assistantNodeId]?.content === text ? true : undefined), `"${text}" persisted`);
+      const persisted = (text: string) =>
+        eventually(
+          async () => ((await stored()).nodes[assistantNodeId]?.content === text ? true : undefined),
+          `"${text}" persisted`,
+        );
 
       call.release(2);
       await chunksReceived(client, assistantNodeId, 2);
@@ -95,7 +117,10 @@ describe('a restart on the same SQLite file', () => {
 
       call.releaseAll();
       await completion(client, threadId, assistantNodeId);
-      expect((await stored()).nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'One two three four' });
+      expect((await stored()).nodes[assistantNodeId]).toMatchObject({
+        status: 'completed',
+        content: 'One two three four',
+      });
       expect((await stored()).version).toBe(2);
     } finally {
       await reader.close();

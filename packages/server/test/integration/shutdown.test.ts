@@ -22,7 +22,11 @@ describe('server.close()', () => {
     const store = SqliteStore.open(database.path);
     const model = new ScriptedModel({ chunks: ['Half', ' an', ' answer', ' and more'] });
     const server = await startServer({ store, model });
-    const [patches, syncs, idle] = await Promise.all([RawClient.connect(server.url), RawClient.connect(server.url), RawClient.connect(server.url)]);
+    const [patches, syncs, idle] = await Promise.all([
+      RawClient.connect(server.url),
+      RawClient.connect(server.url),
+      RawClient.connect(server.url),
+    ]);
     const { threadId } = await openThread(patches, { patches: true });
     await openThread(syncs, { threadId });
     const { assistantNodeId } = await prompt(patches, threadId, 'Go');
@@ -35,10 +39,19 @@ describe('server.close()', () => {
     expect(call.signal.aborted).toBe(true);
     for (const client of [patches, syncs]) {
       const halted = await client.next('CPP_STREAM_HALTED');
-      expect(halted.payload).toEqual({ interruptedNodeId: assistantNodeId, finalContentLength: 'Half an answer'.length, lastChunkReceived: ' answer', threadId, reason: 'shutdown' });
+      expect(halted.payload).toEqual({
+        interruptedNodeId: assistantNodeId,
+        finalContentLength: 'Half an answer'.length,
+        lastChunkReceived: ' answer',
+        threadId,
+        reason: 'shutdown',
+      });
       const update = await nextUpdate(client, threadId);
       expect(update).toMatchObject({ version: 2 });
-      expect(update.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: streamedText(client, assistantNodeId) });
+      expect(update.nodes[assistantNodeId]).toMatchObject({
+        status: 'interrupted',
+        content: streamedText(client, assistantNodeId),
+      });
     }
     for (const client of [patches, syncs, idle]) {
       expect(await client.closed).toBe(CloseCode.GOING_AWAY);

@@ -28,7 +28,12 @@ const FINISH: StreamPart = { type: 'finish', finishReason: { unified: 'length', 
 const streamOfParts = (parts: StreamPart[]): StreamResult => ({ stream: convertArrayToReadableStream(parts) });
 
 const unavailable = (statusCode: number) =>
-  new APICallError({ message: `Upstream said ${statusCode}`, url: 'https://api.example/v1', requestBodyValues: {}, statusCode });
+  new APICallError({
+    message: `Upstream said ${statusCode}`,
+    url: 'https://api.example/v1',
+    requestBodyValues: {},
+    statusCode,
+  });
 
 /** A model whose n-th call runs `calls[n]` (the last repeats). */
 function mockModel(...calls: Array<() => StreamResult | Promise<StreamResult>>) {
@@ -78,7 +83,9 @@ describe('AiSdkProvider', () => {
       { type: 'reasoning-delta', id: 'r1', delta: 'The user greets me.' },
       { type: 'reasoning-end', id: 'r1' },
     ];
-    const { parts, error } = await drain(streamOf(bridge(mockModel(() => streamOfParts([...reasoning, ...TEXT.slice(1), FINISH])))));
+    const { parts, error } = await drain(
+      streamOf(bridge(mockModel(() => streamOfParts([...reasoning, ...TEXT.slice(1), FINISH])))),
+    );
     expect(error).toBeUndefined();
     expect(parts.slice(0, 3)).toEqual([
       { type: 'reasoning-delta', text: 'The user greets me.' },
@@ -101,7 +108,11 @@ describe('AiSdkProvider', () => {
   it('turns a 401 into a ProviderError with its status, without retrying', async () => {
     const model = mockModel(() => Promise.reject(unavailable(401)));
     const { error } = await drain(streamOf(bridge(model)));
-    expect(error).toMatchObject({ status: 401, retryable: false, message: 'AI SDK provider mock.chat answered HTTP 401: Upstream said 401' });
+    expect(error).toMatchObject({
+      status: 401,
+      retryable: false,
+      message: 'AI SDK provider mock.chat answered HTTP 401: Upstream said 401',
+    });
     expect(model.doStreamCalls).toHaveLength(1);
   });
 
@@ -150,15 +161,21 @@ describe('AiSdkProvider', () => {
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
-  it('fails as a malformed stream when a line runs past the bound, given boundedFetch, and ends the upstream request', { timeout: 10_000 }, async () => {
+  it('fails as a malformed stream when a line runs past the bound, given boundedFetch, and ends the upstream request', {
+    timeout: 10_000,
+  }, async () => {
     // The AI Gateway provider ships with `ai`; its wire format is SSE whose events are the model's stream parts.
-    const toHello = TEXT.slice(0, 3).map((part) => `data: ${JSON.stringify(part)}\n\n`).join('');
+    const toHello = TEXT.slice(0, 3)
+      .map((part) => `data: ${JSON.stringify(part)}\n\n`)
+      .join('');
     const server = await startReplayServer(endlessLine('text/event-stream', toHello));
     try {
       const gateway = createGateway({ baseURL: server.url, apiKey: API_KEY, fetch: boundedFetch() });
       const { text, error } = await drain(streamOf(new AiSdkProvider({ model: gateway('openai/gpt-4o-mini') })));
       expect(text).toBe('Hello');
-      expect(error?.message).toBe(`AI SDK provider gateway sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`);
+      expect(error?.message).toBe(
+        `AI SDK provider gateway sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`,
+      );
       await server.requests[0]?.closed;
     } finally {
       await server.close();

@@ -44,7 +44,10 @@ describe('anthropic: the request and vendor specifics', () => {
     const [request] = server.requests;
     expect(request).toMatchObject({ method: 'POST', path: '/v1/messages' });
     // The SDK (1.14) sends the key as a bearer token and pins the API version it was built for.
-    expect(request?.headers).toMatchObject({ authorization: `Bearer ${API_KEY}`, 'anthropic-version': expect.any(String) });
+    expect(request?.headers).toMatchObject({
+      authorization: `Bearer ${API_KEY}`,
+      'anthropic-version': expect.any(String),
+    });
     expect(request?.body).toEqual({
       model: 'claude-haiku-4-5',
       max_tokens: 300,
@@ -87,7 +90,9 @@ describe('anthropic: the request and vendor specifics', () => {
 
   it('continues a partial answer from an assistant prefill, without the trailing white space the API refuses', async () => {
     server = await startReplayServer(sse(STREAM));
-    await drain(anthropic(server.url).stream({ messages: partial, continues: true, signal: new AbortController().signal }));
+    await drain(
+      anthropic(server.url).stream({ messages: partial, continues: true, signal: new AbortController().signal }),
+    );
     expect(server.requests[0]?.body).toMatchObject({
       messages: [
         { role: 'user', content: 'Plan a trip' },
@@ -98,8 +103,17 @@ describe('anthropic: the request and vendor specifics', () => {
 
   it('switches on extended thinking when configured: the budget, max_tokens on top of it, no temperature; a continuation asked for, not prefilled', async () => {
     server = await startReplayServer(sse(fixture('anthropic-thinking-stream.sse')));
-    const provider = createModelProvider({ provider: 'anthropic', baseUrl: server.url, apiKey: API_KEY, maxTokens: 1000, temperature: 0.2, thinkingBudgetTokens: 2048 });
-    const { parts } = await drain(provider.stream({ messages: partial, continues: true, signal: new AbortController().signal }));
+    const provider = createModelProvider({
+      provider: 'anthropic',
+      baseUrl: server.url,
+      apiKey: API_KEY,
+      maxTokens: 1000,
+      temperature: 0.2,
+      thinkingBudgetTokens: 2048,
+    });
+    const { parts } = await drain(
+      provider.stream({ messages: partial, continues: true, signal: new AbortController().signal }),
+    );
     expect(provider.reasoning).toBe(true);
     const body = server.requests[0]?.body as Record<string, unknown>;
     expect(body).toMatchObject({ max_tokens: 3048, thinking: { type: 'enabled', budget_tokens: 2048 } });
@@ -109,16 +123,22 @@ describe('anthropic: the request and vendor specifics', () => {
   });
 
   it('takes a thinking budget for Anthropic only', () => {
-    expect(() => createModelProvider({ provider: 'openai-compatible', thinkingBudgetTokens: 2048 })).toThrow(/Only the anthropic provider/);
+    expect(() => createModelProvider({ provider: 'openai-compatible', thinkingBudgetTokens: 2048 })).toThrow(
+      /Only the anthropic provider/,
+    );
   });
 
-  it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', { timeout: 10_000 }, async () => {
+  it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', {
+    timeout: 10_000,
+  }, async () => {
     // message_start, content_block_start, ping and the "Hello" delta.
     const toHello = STREAM.split('\n\n').slice(0, 4).join('\n\n');
     server = await startReplayServer(endlessLine('text/event-stream', `${toHello}\n\n`));
     const { text, error } = await drain(streamOf(anthropic(server.url)));
     expect(text).toBe('Hello');
-    expect(error?.message).toBe(`Anthropic sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`);
+    expect(error?.message).toBe(
+      `Anthropic sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`,
+    );
     await server.requests[0]?.closed;
   });
 

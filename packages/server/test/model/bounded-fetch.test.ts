@@ -50,7 +50,9 @@ describe('boundedFetch', () => {
     expect(Buffer.from(await response.arrayBuffer()).equals(sent)).toBe(true);
   });
 
-  it('fails a body that runs past the bound without a line feed, and cancels the upstream response', { timeout: 10_000 }, async () => {
+  it('fails a body that runs past the bound without a line feed, and cancels the upstream response', {
+    timeout: 10_000,
+  }, async () => {
     server = await startReplayServer(endlessLine('text/event-stream', 'data: first\n\n'));
     const response = await post(server.url);
     await expect(response.text()).rejects.toBeInstanceOf(LineTooLongError);
@@ -59,8 +61,12 @@ describe('boundedFetch', () => {
 
   it('counts a line across chunks, up to its line feed, and from zero after it', async () => {
     const almost = 'x'.repeat(MAX_STREAM_FRAME_LENGTH - 1);
-    await expect((await chunked(almost, 'x\n', almost, 'x\nok')('')).text()).resolves.toHaveLength(2 * MAX_STREAM_FRAME_LENGTH + 4);
-    await expect((await chunked(almost, 'xx\n')('')).text()).rejects.toThrow(`a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`);
+    await expect((await chunked(almost, 'x\n', almost, 'x\nok')('')).text()).resolves.toHaveLength(
+      2 * MAX_STREAM_FRAME_LENGTH + 4,
+    );
+    await expect((await chunked(almost, 'xx\n')('')).text()).rejects.toThrow(
+      `a line ran past ${MAX_STREAM_FRAME_LENGTH} bytes without ending`,
+    );
     await expect((await chunked(`a\n${almost}xx\nb`)('')).text()).rejects.toBeInstanceOf(LineTooLongError);
   });
 });

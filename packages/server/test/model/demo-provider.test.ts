@@ -2,7 +2,11 @@ import { DemoProvider, type ModelStreamPart } from '@promethea/cpp-server';
 import { demoModels } from '../../src/model/demo-provider.js';
 import { describe, expect, it } from 'vitest';
 
-async function collect(provider: DemoProvider, prompt: string, signal = new AbortController().signal): Promise<ModelStreamPart[]> {
+async function collect(
+  provider: DemoProvider,
+  prompt: string,
+  signal = new AbortController().signal,
+): Promise<ModelStreamPart[]> {
   const parts: ModelStreamPart[] = [];
   for await (const part of provider.stream({ messages: [{ role: 'user', content: prompt }], signal })) parts.push(part);
   return parts;
@@ -24,7 +28,11 @@ describe('the demo model', () => {
 
   it('writes, by default, a whole Markdown answer with a heading, a list, a fenced code block with its language and a table, ending at a sentence', async () => {
     const provider = new DemoProvider({ delayMs: 0 });
-    const answers = await Promise.all(['Explain pivots', 'How do I stream?', 'Show me around', 'Hello'].map(async (prompt) => text(await collect(provider, prompt))));
+    const answers = await Promise.all(
+      ['Explain pivots', 'How do I stream?', 'Show me around', 'Hello'].map(async (prompt) =>
+        text(await collect(provider, prompt)),
+      ),
+    );
     for (const answer of answers) {
       expect(answer).toMatch(/^\(demo model, turn 1\) You said: "[^"]*"\./);
       expect(answer).toMatch(/\n## \S/);
@@ -58,7 +66,8 @@ describe('the demo model', () => {
         { role: 'user' as const, content: 'Explain pivots' },
         { role: 'assistant' as const, content: partial },
       ];
-      for await (const part of provider.stream({ messages, continues: true, signal: new AbortController().signal })) parts.push(part);
+      for await (const part of provider.stream({ messages, continues: true, signal: new AbortController().signal }))
+        parts.push(part);
       return text(parts);
     };
     expect(whole.slice(0, 30) + (await continued(whole.slice(0, 30)))).toBe(whole);
@@ -77,7 +86,10 @@ describe('the demo model', () => {
     const controller = new AbortController();
     const parts: ModelStreamPart[] = [];
     await expect(async () => {
-      for await (const part of provider.stream({ messages: [{ role: 'user', content: 'Go' }], signal: controller.signal })) {
+      for await (const part of provider.stream({
+        messages: [{ role: 'user', content: 'Go' }],
+        signal: controller.signal,
+      })) {
         parts.push(part);
         if (parts.length === 3) controller.abort();
       }

@@ -1,11 +1,21 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type GenerationPolicy, MAX_RETRY_DELAY_MS, runGeneration, type OpenAttempt } from '../../src/model/generation-runner.js';
+import {
+  type GenerationPolicy,
+  MAX_RETRY_DELAY_MS,
+  runGeneration,
+  type OpenAttempt,
+} from '../../src/model/generation-runner.js';
 import type { ModelStreamPart } from '../../src/model/model-provider.js';
 import { ProviderError } from '../../src/model/provider-error.js';
 import { drain } from './provider-contract.js';
 
-const POLICY: GenerationPolicy = { firstTokenTimeoutMs: 10_000, stallTimeoutMs: 10_000, maxRetries: 3, retryBaseDelayMs: 1 };
+const POLICY: GenerationPolicy = {
+  firstTokenTimeoutMs: 10_000,
+  stallTimeoutMs: 10_000,
+  maxRetries: 3,
+  retryBaseDelayMs: 1,
+};
 const overloaded = () => new ProviderError('overloaded', { status: 503, retryable: true });
 
 /** An upstream that plays one script per attempt and counts the attempts. */
@@ -61,7 +71,9 @@ describe('runGeneration', () => {
       controller.abort();
       throw overloaded();
     }, answer);
-    const { parts, error } = await drain(generate(upstream.open, controller.signal, { ...POLICY, retryBaseDelayMs: 60_000 }));
+    const { parts, error } = await drain(
+      generate(upstream.open, controller.signal, { ...POLICY, retryBaseDelayMs: 60_000 }),
+    );
     expect(parts).toEqual([]);
     expect(error).toBeUndefined();
     expect(upstream.attempts).toBe(1);
@@ -126,9 +138,10 @@ describe('runGeneration', () => {
 
 describe('runGeneration: waits asked for by the upstream', () => {
   afterEach(() => vi.useRealTimers());
-  const rateLimited = (retryAfterMs: number) => async function* (): AsyncGenerator<ModelStreamPart> {
-    throw new ProviderError('slow down', { status: 429, retryable: true, retryAfterMs });
-  };
+  const rateLimited = (retryAfterMs: number) =>
+    async function* (): AsyncGenerator<ModelStreamPart> {
+      throw new ProviderError('slow down', { status: 429, retryable: true, retryAfterMs });
+    };
 
   it('waits the Retry-After of a failure before the next attempt, instead of its own backoff', async () => {
     vi.useFakeTimers();
@@ -156,7 +169,10 @@ describe('runGeneration: waits asked for by the upstream', () => {
     });
     const result = drain(generate(upstream.open, undefined, { ...POLICY, stallTimeoutMs: 2_000 }));
     await vi.advanceTimersByTimeAsync(2_000);
-    expect(await result).toMatchObject({ text: 'Hel', error: { message: 'Test vendor sent nothing for 2000 ms after the answer started: it was cut there' } });
+    expect(await result).toMatchObject({
+      text: 'Hel',
+      error: { message: 'Test vendor sent nothing for 2000 ms after the answer started: it was cut there' },
+    });
   });
 
   it('restarts the stall timeout with every part', async () => {
@@ -168,7 +184,9 @@ describe('runGeneration: waits asked for by the upstream', () => {
       }
       yield { type: 'finish', finishReason: 'stop' };
     });
-    const result = drain(generate(upstream.open, undefined, { ...POLICY, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 }));
+    const result = drain(
+      generate(upstream.open, undefined, { ...POLICY, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 }),
+    );
     await vi.advanceTimersByTimeAsync(4_500);
     expect(await result).toMatchObject({ text: 'abc' });
     expect((await result).error).toBeUndefined();

@@ -17,16 +17,45 @@ function parse(argv: string[], env: Record<string, string> = {}): ModelFlags {
 describe('the model flags', () => {
   it('set the generation policy from flags', () => {
     const config = modelConfigOf(
-      parse(['--model', 'ollama', '--first-token-timeout-ms', '1000', '--stall-timeout-ms', '2000', '--max-retries', '3', '--retry-base-delay-ms', '40']),
+      parse([
+        '--model',
+        'ollama',
+        '--first-token-timeout-ms',
+        '1000',
+        '--stall-timeout-ms',
+        '2000',
+        '--max-retries',
+        '3',
+        '--retry-base-delay-ms',
+        '40',
+      ]),
     );
-    expect(config).toMatchObject({ provider: 'ollama', firstTokenTimeoutMs: 1000, stallTimeoutMs: 2000, maxRetries: 3, retryBaseDelayMs: 40 });
+    expect(config).toMatchObject({
+      provider: 'ollama',
+      firstTokenTimeoutMs: 1000,
+      stallTimeoutMs: 2000,
+      maxRetries: 3,
+      retryBaseDelayMs: 40,
+    });
   });
 
   it('set the generation policy from the environment', () => {
     const config = modelConfigOf(
-      parse([], { CPP_MODEL: 'anthropic', CPP_FIRST_TOKEN_TIMEOUT_MS: '1000', CPP_STALL_TIMEOUT_MS: '2000', CPP_MAX_RETRIES: '0', CPP_RETRY_BASE_DELAY_MS: '40' }),
+      parse([], {
+        CPP_MODEL: 'anthropic',
+        CPP_FIRST_TOKEN_TIMEOUT_MS: '1000',
+        CPP_STALL_TIMEOUT_MS: '2000',
+        CPP_MAX_RETRIES: '0',
+        CPP_RETRY_BASE_DELAY_MS: '40',
+      }),
     );
-    expect(config).toMatchObject({ provider: 'anthropic', firstTokenTimeoutMs: 1000, stallTimeoutMs: 2000, maxRetries: 0, retryBaseDelayMs: 40 });
+    expect(config).toMatchObject({
+      provider: 'anthropic',
+      firstTokenTimeoutMs: 1000,
+      stallTimeoutMs: 2000,
+      maxRetries: 0,
+      retryBaseDelayMs: 40,
+    });
   });
 
   it('leave the policy to the provider defaults when unset', () => {
@@ -37,8 +66,12 @@ describe('the model flags', () => {
   });
 
   it("switch Anthropic's extended thinking on from the flag or the environment", () => {
-    expect(modelConfigOf(parse(['--model', 'anthropic', '--thinking-budget-tokens', '2048']))).toMatchObject({ thinkingBudgetTokens: 2048 });
-    expect(modelConfigOf(parse([], { CPP_MODEL: 'anthropic', CPP_THINKING_BUDGET_TOKENS: '4096' }))).toMatchObject({ thinkingBudgetTokens: 4096 });
+    expect(modelConfigOf(parse(['--model', 'anthropic', '--thinking-budget-tokens', '2048']))).toMatchObject({
+      thinkingBudgetTokens: 2048,
+    });
+    expect(modelConfigOf(parse([], { CPP_MODEL: 'anthropic', CPP_THINKING_BUDGET_TOKENS: '4096' }))).toMatchObject({
+      thinkingBudgetTokens: 4096,
+    });
   });
 
   it('offer the demo model and its reasoning mode when no model is configured', async () => {

@@ -32,13 +32,33 @@ describe('a models file', () => {
     const path = modelsFile({
       default: 'local',
       models: [
-        { id: 'hosted', label: 'Hosted', provider: 'openai-compatible', baseUrl: replay.url, model: 'o4-mini', apiKeyEnv: 'TEST_HOSTED_KEY', maxTokens: 64, systemPrompt: 'Be brief.' },
+        {
+          id: 'hosted',
+          label: 'Hosted',
+          provider: 'openai-compatible',
+          baseUrl: replay.url,
+          model: 'o4-mini',
+          apiKeyEnv: 'TEST_HOSTED_KEY',
+          maxTokens: 64,
+          systemPrompt: 'Be brief.',
+        },
         { id: 'local', provider: 'ollama', model: 'qwen3:8b', reasoning: true, stallTimeoutMs: 5000 },
       ],
     });
-    const configured = await readModelsFile(path, { maxRetries: 0, stallTimeoutMs: 1234 }, { TEST_HOSTED_KEY: 'sk-hosted-0123456789abcdef' });
+    const configured = await readModelsFile(
+      path,
+      { maxRetries: 0, stallTimeoutMs: 1234 },
+      { TEST_HOSTED_KEY: 'sk-hosted-0123456789abcdef' },
+    );
     expect(configured.defaultModel).toBe('local');
-    expect(configured.models.map(({ id, label, provider }) => ({ id, label, model: provider.model, reasoning: provider.reasoning }))).toEqual([
+    expect(
+      configured.models.map(({ id, label, provider }) => ({
+        id,
+        label,
+        model: provider.model,
+        reasoning: provider.reasoning,
+      })),
+    ).toEqual([
       { id: 'hosted', label: 'Hosted', model: 'o4-mini', reasoning: true },
       { id: 'local', label: undefined, model: 'qwen3:8b', reasoning: true },
     ]);
@@ -46,7 +66,14 @@ describe('a models file', () => {
     const { error } = await drain(streamOf(configured.models[0]!.provider));
     expect(error).toBeUndefined();
     expect(replay.requests[0]?.headers.authorization).toBe('Bearer sk-hosted-0123456789abcdef');
-    expect(replay.requests[0]?.body).toMatchObject({ model: 'o4-mini', max_completion_tokens: 64, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
+    expect(replay.requests[0]?.body).toMatchObject({
+      model: 'o4-mini',
+      max_completion_tokens: 64,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
   });
 
   it.each([
@@ -54,13 +81,23 @@ describe('a models file', () => {
     ['without models', { models: [] }, /models/],
     ['with a misspelt setting', { models: [{ provider: 'ollama', temprature: 0.2 }] }, /temprature/],
     ['with an unknown provider', { models: [{ provider: 'gpt' }] }, /provider/],
-    ['naming a key variable that is not set', { models: [{ provider: 'openai-compatible', apiKeyEnv: 'TEST_UNSET_KEY' }] }, /TEST_UNSET_KEY, which is not set/],
+    [
+      'naming a key variable that is not set',
+      { models: [{ provider: 'openai-compatible', apiKeyEnv: 'TEST_UNSET_KEY' }] },
+      /TEST_UNSET_KEY, which is not set/,
+    ],
   ])('is refused %s, saying why', async (_case, content, message) => {
     await expect(readModelsFile(modelsFile(content), {}, {})).rejects.toThrow(message);
   });
 
   it('gives cpp-server its models, listed to clients', async () => {
-    const path = modelsFile({ models: [{ id: 'quick', provider: 'demo', demoDelayMs: 0 }, { id: 'slow', label: 'Slow demo', provider: 'demo' }], default: 'slow' });
+    const path = modelsFile({
+      models: [
+        { id: 'quick', provider: 'demo', demoDelayMs: 0 },
+        { id: 'slow', label: 'Slow demo', provider: 'demo' },
+      ],
+      default: 'slow',
+    });
     cli = await startCliServer(['--db', join(folder, 'cli.sqlite'), '--models-file', path]);
     const client = await RawClient.connect(cli.url);
     try {

@@ -56,15 +56,23 @@ describe('ollama: the request and vendor specifics', () => {
     server = await startReplayServer(ndjson(STREAM));
     await drain(streamOf(createModelProvider({ provider: 'ollama', baseUrl: server.url, apiKey: API_KEY })));
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
-    expect(server.requests[0]?.body).toEqual({ model: 'llama3.2', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    expect(server.requests[0]?.body).toEqual({
+      model: 'llama3.2',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    });
   });
 
-  it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', { timeout: 10_000 }, async () => {
+  it('fails as a malformed stream when a line runs past the bound without ending, and ends the upstream request', {
+    timeout: 10_000,
+  }, async () => {
     const [hello] = STREAM.split('\n');
     server = await startReplayServer(endlessLine('application/x-ndjson', `${hello}\n`));
     const { text, error } = await drain(streamOf(createModelProvider({ provider: 'ollama', baseUrl: server.url })));
     expect(text).toBe('Hello');
-    expect(error?.message).toBe(`Ollama sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} characters without ending`);
+    expect(error?.message).toBe(
+      `Ollama sent a malformed stream: a line ran past ${MAX_STREAM_FRAME_LENGTH} characters without ending`,
+    );
     await server.requests[0]?.closed;
   });
 
@@ -72,6 +80,8 @@ describe('ollama: the request and vendor specifics', () => {
     server = await startReplayServer(ndjson(fixture('ollama-error-mid-stream.ndjson')));
     const { text, error } = await drain(streamOf(createModelProvider({ provider: 'ollama', baseUrl: server.url })));
     expect(text).toBe('Hello');
-    expect(error?.message).toBe('Ollama reported an error: an error was encountered while running the model: unexpected EOF');
+    expect(error?.message).toBe(
+      'Ollama reported an error: an error was encountered while running the model: unexpected EOF',
+    );
   });
 });

@@ -8,7 +8,8 @@ const STREAM = fixture('openai-chat-stream.sse');
 
 providerContract({
   name: 'openai-compatible',
-  create: (baseUrl, config) => createModelProvider({ provider: 'openai-compatible', baseUrl, model: 'gpt-4o-mini', ...config }),
+  create: (baseUrl, config) =>
+    createModelProvider({ provider: 'openai-compatible', baseUrl, model: 'gpt-4o-mini', ...config }),
   reply: (options) => sse(STREAM, options),
   // The role-only first delta, then "Hello".
   framesToFirstText: 2,
@@ -66,7 +67,11 @@ describe('openai-compatible: the request and vendor specifics', () => {
     ['my-deployment', { reasoning: true }],
   ])('limits the answer of %s, a reasoning model, with max_completion_tokens', async (model, config) => {
     server = await startReplayServer(sse(STREAM));
-    await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model, maxTokens: 512, ...config })));
+    await drain(
+      streamOf(
+        createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model, maxTokens: 512, ...config }),
+      ),
+    );
     expect(server.requests[0]?.body).toMatchObject({ model, max_completion_tokens: 512 });
     expect(server.requests[0]?.body).not.toHaveProperty('max_tokens');
   });
@@ -79,12 +84,25 @@ describe('openai-compatible: the request and vendor specifics', () => {
       { role: 'assistant' as const, content: 'Day one: Kyoto. ' },
     ];
     await drain(provider.stream({ messages, continues: true, signal: new AbortController().signal }));
-    expect((server.requests[0]?.body as { messages: unknown }).messages).toEqual([...messages, { role: 'user', content: CONTINUE_INSTRUCTION }]);
+    expect((server.requests[0]?.body as { messages: unknown }).messages).toEqual([
+      ...messages,
+      { role: 'user', content: CONTINUE_INSTRUCTION },
+    ]);
   });
 
   it('keeps max_tokens for a model not taken to reason', async () => {
     server = await startReplayServer(sse(STREAM));
-    await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'o3-mini', reasoning: false, maxTokens: 512 })));
+    await drain(
+      streamOf(
+        createModelProvider({
+          provider: 'openai-compatible',
+          baseUrl: server.url,
+          model: 'o3-mini',
+          reasoning: false,
+          maxTokens: 512,
+        }),
+      ),
+    );
     expect(server.requests[0]?.body).toMatchObject({ max_tokens: 512 });
     expect(server.requests[0]?.body).not.toHaveProperty('max_completion_tokens');
   });
@@ -93,19 +111,28 @@ describe('openai-compatible: the request and vendor specifics', () => {
     server = await startReplayServer(sse(STREAM));
     await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })));
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
-    expect(server.requests[0]?.body).toMatchObject({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(server.requests[0]?.body).toMatchObject({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
   });
 
   it('fails with the message of an error chunk sent mid-stream (OpenRouter, vLLM)', async () => {
     server = await startReplayServer(sse(fixture('openai-error-mid-stream.sse')));
-    const { text, error } = await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })));
+    const { text, error } = await drain(
+      streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })),
+    );
     expect(text).toBe('Hello');
     expect(error?.message).toBe('OpenAI-compatible server reported an error: Provider disconnected');
   });
 
   it('fails on a line that is not server-sent events', async () => {
-    server = await startReplayServer(sse('data: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n<html>Bad gateway</html>\n\n'));
-    const { text, error } = await drain(streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })));
+    server = await startReplayServer(
+      sse('data: {"choices":[{"index":0,"delta":{"content":"Hello"}}]}\n\n<html>Bad gateway</html>\n\n'),
+    );
+    const { text, error } = await drain(
+      streamOf(createModelProvider({ provider: 'openai-compatible', baseUrl: server.url })),
+    );
     expect(text).toBe('Hello');
     expect(error?.message).toMatch(/^OpenAI-compatible server sent a malformed stream/);
   });

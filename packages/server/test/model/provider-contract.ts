@@ -59,7 +59,11 @@ async function connectionFreed(url: string): Promise<void> {
   await nextTurn();
 }
 
-export function streamOf(provider: ModelProvider, messages: ModelMessage[] = [{ role: 'user', content: 'Hi' }], signal = new AbortController().signal) {
+export function streamOf(
+  provider: ModelProvider,
+  messages: ModelMessage[] = [{ role: 'user', content: 'Hi' }],
+  signal = new AbortController().signal,
+) {
   return provider.stream({ messages, signal });
 }
 
@@ -318,12 +322,19 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('keeps every form of the key out of an error that echoes it', async () => {
-      const echoes = [API_KEY.toUpperCase(), encodeURIComponent(API_KEY), Buffer.from(API_KEY).toString('base64'), Buffer.from(`user:${API_KEY}`).toString('base64url')];
+      const echoes = [
+        API_KEY.toUpperCase(),
+        encodeURIComponent(API_KEY),
+        Buffer.from(API_KEY).toString('base64'),
+        Buffer.from(`user:${API_KEY}`).toString('base64url'),
+      ];
       const { url } = await serve(status(401, vendor.errorBody(`refused ${echoes.join(' ')}`)));
       const { error } = await drain(streamOf(create(url, { maxRetries: 0 })));
       expect(error?.message).toContain('refused');
       // Base64 keeps the few characters that also encode its neighbours (`user:`, padding): never a piece of the key.
-      expect(error?.message).toMatch(/refused \[redacted\] \[redacted\] \[redacted\][\w+/=]{0,3} [\w-]{0,9}\[redacted\][\w-]{0,3}$/);
+      expect(error?.message).toMatch(
+        /refused \[redacted\] \[redacted\] \[redacted\][\w+/=]{0,3} [\w-]{0,9}\[redacted\][\w-]{0,3}$/,
+      );
     });
 
     it('leaves no listener on the caller signal after many generations', async () => {

@@ -23,7 +23,10 @@ describe('vendorErrorMessage', () => {
   it.each([
     ['{"error":{"message":"Rate limit reached","type":"requests"}}', 'Rate limit reached'],
     ['{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}', 'model: claude-x'],
-    ['{"error":"model \\"llama9\\" not found, try pulling it first"}', 'model "llama9" not found, try pulling it first'],
+    [
+      '{"error":"model \\"llama9\\" not found, try pulling it first"}',
+      'model "llama9" not found, try pulling it first',
+    ],
     ['{"message":"Bad gateway"}', 'Bad gateway'],
     ['<html>502 Bad Gateway</html>', '<html>502 Bad Gateway</html>'],
   ])('reads %s', (body, message) => {
@@ -43,7 +46,10 @@ describe('redactSecrets: echoes of the configured key in other forms', () => {
     ['upper case', key.toUpperCase()],
     ['lower case', key.toLowerCase()],
     ['percent-encoded', encodeURIComponent(key)],
-    ['percent-encoded in full, lower-case hex', [...key].map((character) => `%${character.charCodeAt(0).toString(16)}`).join('')],
+    [
+      'percent-encoded in full, lower-case hex',
+      [...key].map((character) => `%${character.charCodeAt(0).toString(16)}`).join(''),
+    ],
     ['base64', Buffer.from(key).toString('base64')],
     ['base64url', Buffer.from(key).toString('base64url')],
   ])('removes the key %s', (_form, echoed) => {
@@ -66,10 +72,15 @@ describe('redactSecrets: echoes of the configured key in other forms', () => {
 
 describe('retryAfterMs', () => {
   const headers = (values: Record<string, string>) => (name: string) => values[name];
-  it('reads seconds, an HTTP date, and OpenAI\'s retry-after-ms before either', () => {
+  it("reads seconds, an HTTP date, and OpenAI's retry-after-ms before either", () => {
     expect(retryAfterMs(headers({ 'retry-after': '7' }))).toBe(7000);
     expect(retryAfterMs(headers({ 'retry-after': '0.5' }))).toBe(500);
-    expect(retryAfterMs(headers({ 'retry-after': 'Tue, 01 Dec 2026 19:00:30 GMT' }), Date.parse('Tue, 01 Dec 2026 19:00:00 GMT'))).toBe(30_000);
+    expect(
+      retryAfterMs(
+        headers({ 'retry-after': 'Tue, 01 Dec 2026 19:00:30 GMT' }),
+        Date.parse('Tue, 01 Dec 2026 19:00:00 GMT'),
+      ),
+    ).toBe(30_000);
     expect(retryAfterMs(headers({ 'retry-after': '7', 'retry-after-ms': '1200' }))).toBe(1200);
   });
 

@@ -61,6 +61,8 @@ describe('describeProvider', () => {
   });
 
   it('says when no key is set', () => {
-    expect(describeProvider({ provider: 'ollama' })).toBe('ollama · model llama3.2 · http://127.0.0.1:11434 · no API key');
+    expect(describeProvider({ provider: 'ollama' })).toBe(
+      'ollama · model llama3.2 · http://127.0.0.1:11434 · no API key',
+    );
   });
 });

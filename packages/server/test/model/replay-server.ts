@@ -36,7 +36,13 @@ export async function startReplayServer(...replies: Reply[]): Promise<ReplayServ
     const closed = once(response, 'close').then(() => undefined);
     let text = '';
     for await (const chunk of request) text += String(chunk);
-    requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: JSON.parse(text), closed });
+    requests.push({
+      method: request.method ?? '',
+      path: request.url ?? '',
+      headers: request.headers,
+      body: JSON.parse(text),
+      closed,
+    });
     const reply = replies[Math.min(requests.length, replies.length) - 1];
     await reply?.(response, closed);
   });

@@ -15,7 +15,8 @@ function pieces(...parts: Buffer[]): Reply {
   };
 }
 
-const bodyOf = (url: string) => postJson({ url, headers: {}, body: {}, signal: new AbortController().signal, vendor: 'Test vendor' });
+const bodyOf = (url: string) =>
+  postJson({ url, headers: {}, body: {}, signal: new AbortController().signal, vendor: 'Test vendor' });
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const collected: T[] = [];
@@ -28,7 +29,12 @@ describe('the text of a streamed response body', () => {
   afterEach(() => server.close());
 
   // "é" is two bytes in UTF-8 and "🙂" four: each is cut between two chunks here.
-  const split = [Buffer.from('caf'), Buffer.from([0xc3]), Buffer.from([0xa9, 0x20, 0xf0, 0x9f]), Buffer.from([0x99, 0x82])];
+  const split = [
+    Buffer.from('caf'),
+    Buffer.from([0xc3]),
+    Buffer.from([0xa9, 0x20, 0xf0, 0x9f]),
+    Buffer.from([0x99, 0x82]),
+  ];
 
   it('decodes a character whose bytes arrive in two chunks', async () => {
     server = await startReplayServer(pieces(...split));
@@ -37,6 +43,9 @@ describe('the text of a streamed response body', () => {
 
   it('keeps an NDJSON line whole when a character in it is split between chunks', async () => {
     server = await startReplayServer(pieces(Buffer.from('{"text":"'), ...split, Buffer.from('"}\n{"done":true}\n')));
-    expect(await collect(ndjsonLines(await bodyOf(server.url), 'Ollama'))).toEqual(['{"text":"café 🙂"}', '{"done":true}']);
+    expect(await collect(ndjsonLines(await bodyOf(server.url), 'Ollama'))).toEqual([
+      '{"text":"café 🙂"}',
+      '{"done":true}',
+    ]);
   });
 });

@@ -13,7 +13,13 @@ function oneWrite(text: string): Reply {
 }
 
 async function read(url: string): Promise<{ data: string[]; error?: unknown }> {
-  const body = await postJson({ url, headers: {}, body: {}, signal: new AbortController().signal, vendor: 'Test vendor' });
+  const body = await postJson({
+    url,
+    headers: {},
+    body: {},
+    signal: new AbortController().signal,
+    vendor: 'Test vendor',
+  });
   const data: string[] = [];
   try {
     for await (const event of serverSentEvents(body, 'Test vendor')) data.push(event.data);
@@ -30,7 +36,12 @@ describe('server-sent events of a response body', () => {
   it('reads events split across chunks and several events in one chunk, joining multi-line data', async () => {
     server = await startReplayServer(async (response) => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const piece of ['data: one\n\nda', 'ta: two\n', '\ndata: thr', 'ee\ndata: lines\n\n: a comment\n\nevent: x\ndata: four\n\n']) {
+      for (const piece of [
+        'data: one\n\nda',
+        'ta: two\n',
+        '\ndata: thr',
+        'ee\ndata: lines\n\n: a comment\n\nevent: x\ndata: four\n\n',
+      ]) {
         response.write(piece);
         await new Promise((resolve) => setImmediate(resolve));
       }
@@ -40,11 +51,15 @@ describe('server-sent events of a response body', () => {
   });
 
   it('delivers the events before a malformed line of the same chunk, then fails as a malformed stream', async () => {
-    server = await startReplayServer(oneWrite('data: first\n\ndata: second\n\n<html>Bad gateway</html>\n\ndata: after\n\n'));
+    server = await startReplayServer(
+      oneWrite('data: first\n\ndata: second\n\n<html>Bad gateway</html>\n\ndata: after\n\n'),
+    );
     const { data, error } = await read(server.url);
     expect(data).toEqual(['first', 'second']);
     expect(ProviderError.isInstance(error)).toBe(true);
-    expect((error as ProviderError).message).toMatch(/^Test vendor sent a malformed stream: Unknown field "<html>Bad gateway<\/h…"/);
+    expect((error as ProviderError).message).toMatch(
+      /^Test vendor sent a malformed stream: Unknown field "<html>Bad gateway<\/h…"/,
+    );
   });
 
   it('fails as a malformed stream when an event grows past the size bound', async () => {

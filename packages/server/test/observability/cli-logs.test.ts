@@ -25,8 +25,19 @@ afterEach(async () => {
  * is answered, then one the vendor refuses with a 401 that echoes the key, as OpenAI does. Returns the output.
  */
 async function converse(extraArgs: string[] = []): Promise<string[]> {
-  upstream = await startReplayServer(sse(fixture('openai-chat-stream.sse')), status(401, { error: { message: `Incorrect API key provided: ${API_KEY}` } }));
-  const args = ['--model', 'openai-compatible', '--model-base-url', upstream.url, '--model-name', 'gpt-test', ...extraArgs];
+  upstream = await startReplayServer(
+    sse(fixture('openai-chat-stream.sse')),
+    status(401, { error: { message: `Incorrect API key provided: ${API_KEY}` } }),
+  );
+  const args = [
+    '--model',
+    'openai-compatible',
+    '--model-base-url',
+    upstream.url,
+    '--model-name',
+    'gpt-test',
+    ...extraArgs,
+  ];
   cli = await runCli(args, { CPP_MODEL_API_KEY: API_KEY });
   client = await RawClient.connect(cli.url);
   const { threadId } = await openThread(client);
@@ -53,16 +64,37 @@ describe('cpp-server logs', () => {
     for (const text of [FIRST_PROMPT, SECOND_PROMPT, 'Hello there!']) expect(output).not.toContain(text);
 
     // The banner is for people; every other line is one JSON object.
-    expect(lines.filter((line) => !line.startsWith('{')).every((line) => /^(cpp-server listening on |  )/.test(line))).toBe(true);
+    expect(
+      lines.filter((line) => !line.startsWith('{')).every((line) => /^(cpp-server listening on |  )/.test(line)),
+    ).toBe(true);
     const logs = jsonLines(lines);
-    expect(logs.map((line) => line.msg)).toEqual(expect.arrayContaining(['cpp-server listening', 'prompt received', 'generation completed', 'generation failed', 'shutting down: interrupting running answers, closing connections']));
-    expect(logs.find((line) => line.msg === 'prompt received')).toMatchObject({ level: 'info', promptChars: FIRST_PROMPT.length, threadId: expect.stringMatching(/^thread_/) });
-    expect(logs.find((line) => line.msg === 'generation failed')).toMatchObject({ level: 'warn', status: 401, error: expect.stringContaining('[redacted]') });
+    expect(logs.map((line) => line.msg)).toEqual(
+      expect.arrayContaining([
+        'cpp-server listening',
+        'prompt received',
+        'generation completed',
+        'generation failed',
+        'shutting down: interrupting running answers, closing connections',
+      ]),
+    );
+    expect(logs.find((line) => line.msg === 'prompt received')).toMatchObject({
+      level: 'info',
+      promptChars: FIRST_PROMPT.length,
+      threadId: expect.stringMatching(/^thread_/),
+    });
+    expect(logs.find((line) => line.msg === 'generation failed')).toMatchObject({
+      level: 'warn',
+      status: 401,
+      error: expect.stringContaining('[redacted]'),
+    });
   });
 
   it('contain the prompts and answers with --log-prompts, and still never the key', async () => {
     const logs = jsonLines(await converse(['--log-prompts']));
-    expect(logs.filter((line) => line.msg === 'prompt received').map((line) => line.prompt)).toEqual([FIRST_PROMPT, SECOND_PROMPT]);
+    expect(logs.filter((line) => line.msg === 'prompt received').map((line) => line.prompt)).toEqual([
+      FIRST_PROMPT,
+      SECOND_PROMPT,
+    ]);
     expect(logs.find((line) => line.msg === 'generation completed')?.answer).toBe('Hello there!');
     expect(JSON.stringify(logs)).not.toContain(API_KEY);
   });

@@ -40,7 +40,10 @@ describe('cpp-server tracing', () => {
   it('exports the spans of a pivot over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set, flushed on shutdown', async () => {
     const collector = await startCollector();
     try {
-      cli = await runCli(['--demo-delay-ms', '20'], { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'cpp-under-test' });
+      cli = await runCli(['--demo-delay-ms', '20'], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_SERVICE_NAME: 'cpp-under-test',
+      });
       const client = await RawClient.connect(cli.url);
       const { threadId } = await openThread(client);
       const first = await prompt(client, threadId, 'Tell me a story');
@@ -52,10 +55,22 @@ describe('cpp-server tracing', () => {
 
       expect(cli.lines).toContainEqual(expect.stringMatching(/traces to otlp$/));
       expect(collector.exports.length).toBeGreaterThan(0);
-      expect(collector.exports.every((entry) => entry.path === '/v1/traces' && entry.headers['content-type'] === 'application/x-protobuf')).toBe(true);
+      expect(
+        collector.exports.every(
+          (entry) => entry.path === '/v1/traces' && entry.headers['content-type'] === 'application/x-protobuf',
+        ),
+      ).toBe(true);
       // Span names and resource attributes are plain UTF-8 strings inside the protobuf.
       const exported = Buffer.concat(collector.exports.map((entry) => entry.body)).toString('latin1');
-      for (const name of ['cpp.pivot', 'cpp.pivot.abort', 'cpp.pivot.commit', 'cpp.pivot.insert', 'cpp.pivot.spawn', 'chat cpp-demo', 'cpp-under-test']) {
+      for (const name of [
+        'cpp.pivot',
+        'cpp.pivot.abort',
+        'cpp.pivot.commit',
+        'cpp.pivot.insert',
+        'cpp.pivot.spawn',
+        'chat cpp-demo',
+        'cpp-under-test',
+      ]) {
         expect(exported).toContain(name);
       }
     } finally {

@@ -25,7 +25,8 @@ describe('GET /metrics', () => {
     const after = await scrape(fixture.server.port);
 
     expect(after.value('cpp_pivot_halt_seconds_count')).toBe(1);
-    for (const step of ['abort', 'commit', 'insert', 'spawn']) expect(after.value('cpp_pivot_step_seconds_count', { step })).toBe(1);
+    for (const step of ['abort', 'commit', 'insert', 'spawn'])
+      expect(after.value('cpp_pivot_step_seconds_count', { step })).toBe(1);
     expect(after.value('cpp_frames_received_total', { type: 'CPP_THREAD_OPEN' })).toBe(1);
     expect(after.value('cpp_frames_received_total', { type: 'CPP_PROMPT' })).toBe(1);
     expect(after.value('cpp_frames_received_total', { type: 'CPP_PIVOT_INIT' })).toBe(1);
@@ -145,6 +146,8 @@ describe('GET /readyz', () => {
   it('does not count its probes as store operations', async () => {
     const server = await fixture.start();
     await fetch(`http://127.0.0.1:${server.port}/readyz`);
-    expect((await scrape(server.port)).value('cpp_store_operation_seconds_count', { operation: 'findNodeThread' })).toBe(0);
+    expect(
+      (await scrape(server.port)).value('cpp_store_operation_seconds_count', { operation: 'findNodeThread' }),
+    ).toBe(0);
   });
 });

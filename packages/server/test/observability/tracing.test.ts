@@ -1,5 +1,10 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-node';
 import { ErrorCode } from '@promethea/cpp-protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { tracingRequested } from '../../src/observability/tracing-sdk.js';
@@ -36,7 +41,9 @@ function childrenOf(parent: ReadableSpan): ReadableSpan[] {
 describe('OpenTelemetry spans', () => {
   it('trace a pivot: one span, a child per step in order, the halt as an event, and the new model call under its spawn step', async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' wor', 'ld', ' and', ' more'], 3, { tracer });
-    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', { receivedContentLength: 9 });
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', {
+      receivedContentLength: 9,
+    });
     await completion(setup.client, setup.threadId, branch.assistantNodeId);
 
     const pivotSpan = only('cpp.pivot');
@@ -49,11 +56,20 @@ describe('OpenTelemetry spans', () => {
     });
     expect(pivotSpan.events.map((event) => event.name)).toEqual(['cpp.stream_halted']);
     const steps = childrenOf(pivotSpan);
-    expect(steps.map((span) => span.name)).toEqual(['cpp.pivot.abort', 'cpp.pivot.spawn', 'cpp.pivot.commit', 'cpp.pivot.insert']);
+    expect(steps.map((span) => span.name)).toEqual([
+      'cpp.pivot.abort',
+      'cpp.pivot.spawn',
+      'cpp.pivot.commit',
+      'cpp.pivot.insert',
+    ]);
 
     const [halted, answered] = spans('chat scripted-model');
     expect(halted!.parentSpanContext).toBeUndefined();
-    expect(halted!.attributes).toMatchObject({ 'cpp.node_id': setup.assistantNodeId, 'cpp.generation.outcome': 'halted', 'cpp.generation.chars': 'Hello world'.length });
+    expect(halted!.attributes).toMatchObject({
+      'cpp.node_id': setup.assistantNodeId,
+      'cpp.generation.outcome': 'halted',
+      'cpp.generation.chars': 'Hello world'.length,
+    });
     expect(childrenOf(steps[1]!)).toEqual([answered]);
     expect(answered!.kind).toBe(SpanKind.CLIENT);
     expect(answered!.attributes).toMatchObject({
@@ -78,13 +94,22 @@ describe('OpenTelemetry spans', () => {
     await completion(client, threadId, branch.assistantNodeId);
 
     const pivotSpan = only('cpp.pivot');
-    expect(childrenOf(pivotSpan).map((span) => span.name)).toEqual(['cpp.pivot.spawn', 'cpp.pivot.commit', 'cpp.pivot.insert']);
+    expect(childrenOf(pivotSpan).map((span) => span.name)).toEqual([
+      'cpp.pivot.spawn',
+      'cpp.pivot.commit',
+      'cpp.pivot.insert',
+    ]);
     expect(pivotSpan.events).toEqual([]);
   });
 
   it('note a refused pivot on its span without marking it failed: the client erred, not the server', async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1, { tracer });
-    setup.client.send('CPP_PIVOT_INIT', { interruptedNodeId: setup.userNodeId, activeThreadId: setup.threadId, userPrompt: 'No', newBranchNodeId: 'msg_refused' });
+    setup.client.send('CPP_PIVOT_INIT', {
+      interruptedNodeId: setup.userNodeId,
+      activeThreadId: setup.threadId,
+      userPrompt: 'No',
+      newBranchNodeId: 'msg_refused',
+    });
     await expectError(setup.client, ErrorCode.THREAD_BUSY);
 
     const pivotSpan = only('cpp.pivot');
@@ -94,7 +119,10 @@ describe('OpenTelemetry spans', () => {
   });
 
   it('mark a failed model call as an error', async () => {
-    await fixture.start({ tracer, model: new ScriptedModel({ chunks: ['Par'], ending: new Error('upstream broke') }, { gated: false }) });
+    await fixture.start({
+      tracer,
+      model: new ScriptedModel({ chunks: ['Par'], ending: new Error('upstream broke') }, { gated: false }),
+    });
     const client = await fixture.connect();
     const { threadId } = await openThread(client);
     await prompt(client, threadId, 'Hello');
@@ -133,7 +161,9 @@ describe('tracing from the OTEL_* environment', () => {
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'otlp,console' })).toBe(true);
-    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(
+      tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }),
+    ).toBe(false);
     expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
   });
 });

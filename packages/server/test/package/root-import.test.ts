@@ -4,7 +4,17 @@ import { modulesLoadedBy, packageOf } from '../../../../bench/src/loaded-modules
 // What `import '@promethea/cpp-server'` loads, read in a fresh Node process from the built package (as an
 // application resolves it): every module Node resolves is recorded by a resolve hook. Drivers, the Redis client,
 // vendor SDKs and telemetry are subpath exports or load when used, so an application pays only for what it uses.
-const HEAVY = ['better-sqlite3', 'pg', 'ioredis', 'pino', 'prom-client', '@anthropic-ai/sdk', 'ai', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-proto'];
+const HEAVY = [
+  'better-sqlite3',
+  'pg',
+  'ioredis',
+  'pino',
+  'prom-client',
+  '@anthropic-ai/sdk',
+  'ai',
+  '@opentelemetry/sdk-trace-node',
+  '@opentelemetry/exporter-trace-otlp-proto',
+];
 /**
  * Lighter, but each costs the import tens of milliseconds: the OpenTelemetry API loads once an SDK is registered (or
  * a tracer given), the SSE parser with the first OpenAI-compatible stream, and did:key proofs are checked without
@@ -90,4 +100,3 @@ describe('the cpp-server CLI', () => {
     expect(['pg', 'ioredis', 'better-sqlite3'].filter((name) => loaded.has(name))).toEqual([]);
   });
 });
-

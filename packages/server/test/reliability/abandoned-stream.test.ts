@@ -19,7 +19,13 @@ describe('a thread whose every subscriber left while its answer streamed', () =>
 
     // The answer ends with nobody subscribed, so the server lets go of the thread; the next client loads it again.
     (await model.call(0)).releaseAll();
-    await eventually(async () => ((await store.loadThread(threadId))?.graph.nodes[first.assistantNodeId]?.status === 'completed' ? true : undefined), 'the answer committed');
+    await eventually(
+      async () =>
+        (await store.loadThread(threadId))?.graph.nodes[first.assistantNodeId]?.status === 'completed'
+          ? true
+          : undefined,
+      'the answer committed',
+    );
 
     const back = await fixture.connect();
     await openThread(back, { threadId, patches: true });

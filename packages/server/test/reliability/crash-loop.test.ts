@@ -34,7 +34,9 @@ interface Figures {
 }
 
 describe('cpp-server under kill -9', () => {
-  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, { timeout: 120_000 + ITERATIONS * 12_000 }, async () => {
+  it(`keeps every tree sound through ${ITERATIONS} crashes mid-stream and restarts`, {
+    timeout: 120_000 + ITERATIONS * 12_000,
+  }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     let server = await start(database.path);
@@ -56,7 +58,8 @@ describe('cpp-server under kill -9', () => {
       expectCommittedKept(seen, stored);
       const streaming = Object.values(stored.nodes).filter((node) => node.status === 'streaming');
       figures.recovered += streaming.length;
-      for (const node of streaming) figures.unpersisted += Math.max(0, (getNode(seen, node.id)?.content.length ?? 0) - node.content.length);
+      for (const node of streaming)
+        figures.unpersisted += Math.max(0, (getNode(seen, node.id)?.content.length ?? 0) - node.content.length);
 
       const restart = Date.now();
       server = await start(database.path, port);
@@ -89,14 +92,21 @@ async function start(databasePath: string, port?: string): Promise<CliServer> {
  * Prompts (now and then from an anchored older node), lets the answer stream a random while, and now and then
  * pivots it; returns the pending answers, which settle once the server is back.
  */
-async function streamSomething(client: CPPClient, threadId: string, iteration: number, figures: Figures): Promise<Promise<GenerationResult>[]> {
+async function streamSomething(
+  client: CPPClient,
+  threadId: string,
+  iteration: number,
+  figures: Figures,
+): Promise<Promise<GenerationResult>[]> {
   const graph = client.graph(threadId)!;
   const earlier = Object.keys(graph.nodes);
   if (earlier.length > 0 && Math.random() < 0.3) {
     await client.anchor(earlier[Math.floor(Math.random() * earlier.length)]!, { threadId });
     figures.anchors += 1;
   }
-  const answers = [client.prompt({ threadId, userPrompt: `Question ${iteration}: ${Math.random().toString(36).slice(2)}` })];
+  const answers = [
+    client.prompt({ threadId, userPrompt: `Question ${iteration}: ${Math.random().toString(36).slice(2)}` }),
+  ];
   await streamedAtLeast(client, threadId, 5 + Math.floor(Math.random() * 150), answers[0]!);
   if (Math.random() < 0.4) {
     answers.push(client.pivot({ threadId, userPrompt: `Pivot ${iteration}` }));

@@ -19,7 +19,9 @@ async function cli(databasePath: string): Promise<CliServer> {
 }
 
 describe('graceful shutdown', () => {
-  it('on SIGTERM, cpp-server interrupts the stream where it was sent, tells clients to reconnect (1001), flushes and exits 0', { timeout: 60_000 }, async () => {
+  it('on SIGTERM, cpp-server interrupts the stream where it was sent, tells clients to reconnect (1001), flushes and exits 0', {
+    timeout: 60_000,
+  }, async () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     const server = await cli(database.path);
@@ -31,7 +33,11 @@ describe('graceful shutdown', () => {
     const exited = server.kill('SIGTERM');
     const halted = await client.next('CPP_STREAM_HALTED');
     expect(halted.payload).toMatchObject({ interruptedNodeId: assistantNodeId, reason: 'shutdown', threadId });
-    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[assistantNodeId]?.status === 'interrupted');
+    const update = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[assistantNodeId]?.status === 'interrupted',
+    );
     const sent = streamedText(client, assistantNodeId);
     expect(update.nodes[assistantNodeId]?.content).toBe(sent);
     expect(await client.closed).toBe(CloseCode.GOING_AWAY);

@@ -7,7 +7,11 @@ import { startStreamingThread, type StreamingThread } from '../support/streaming
 const fixture = useServer();
 
 function sendAnchor(setup: StreamingThread, targetNodeId: string, fields: Record<string, unknown> = {}): void {
-  setup.client.send('CPP_ANCHOR_HEAD', { activeThreadId: setup.threadId, targetNodeId, ...fields }, { id: 'anchor-frame' });
+  setup.client.send(
+    'CPP_ANCHOR_HEAD',
+    { activeThreadId: setup.threadId, targetNodeId, ...fields },
+    { id: 'anchor-frame' },
+  );
 }
 
 /** A thread with two finished exchanges (versions 1–4): the first answer released, the second streamed freely. */
@@ -25,7 +29,14 @@ describe('CPP_ANCHOR_HEAD', () => {
     const { setup } = await twoExchanges();
     const { client, threadId } = setup;
     sendAnchor(setup, setup.userNodeId);
-    expect(await nextUpdate(client, threadId)).toEqual({ threadId, version: 5, rootNodeId: setup.userNodeId, activeHeadMessageId: setup.userNodeId, nodes: {}, title: 'Tell me about Clojure' });
+    expect(await nextUpdate(client, threadId)).toEqual({
+      threadId,
+      version: 5,
+      rootNodeId: setup.userNodeId,
+      activeHeadMessageId: setup.userNodeId,
+      nodes: {},
+      title: 'Tell me about Clojure',
+    });
     const underUser = await prompt(client, threadId, 'From the question');
     expect(underUser.update.nodes[underUser.userNodeId]?.parentId).toBe(setup.userNodeId);
     await completion(client, threadId, underUser.assistantNodeId);
@@ -55,8 +66,17 @@ describe('CPP_ANCHOR_HEAD', () => {
     const { setup } = await twoExchanges();
     const newNodeId = newMessageId();
     sendAnchor(setup, setup.userNodeId, { expectedVersion: 4 });
-    setup.client.send('CPP_PROMPT', { activeThreadId: setup.threadId, userPrompt: 'Right after', newNodeId, expectedVersion: 5 });
-    const update = await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.nodes[newNodeId] !== undefined);
+    setup.client.send('CPP_PROMPT', {
+      activeThreadId: setup.threadId,
+      userPrompt: 'Right after',
+      newNodeId,
+      expectedVersion: 5,
+    });
+    const update = await nextUpdate(
+      setup.client,
+      setup.threadId,
+      (candidate) => candidate.nodes[newNodeId] !== undefined,
+    );
     expect(update.nodes[newNodeId]?.parentId).toBe(setup.userNodeId);
     expect(setup.client.all('CPP_ERROR')).toEqual([]);
   });

@@ -35,7 +35,14 @@ function chunk(nodeId: string, offset: number, delta: string): [string, ChunkPay
   return [encodeServerFrame('CPP_STREAM_CHUNK', payload), payload];
 }
 
-const anchorSync = encodeServerFrame('CPP_SYNC_GRAPH', { threadId: THREAD, rootNodeId: null, activeHeadMessageId: null, nodes: {}, version: 0, title: '' });
+const anchorSync = encodeServerFrame('CPP_SYNC_GRAPH', {
+  threadId: THREAD,
+  rootNodeId: null,
+  activeHeadMessageId: null,
+  nodes: {},
+  version: 0,
+  title: '',
+});
 
 function setUp() {
   const socket = new FakeSocket();
@@ -45,7 +52,11 @@ function setUp() {
 }
 
 function summary(frames: ServerFrame[]): string[] {
-  return frames.map((frame) => (frame.type === 'CPP_STREAM_CHUNK' ? `${frame.payload.nodeId}@${frame.payload.offset}:${frame.payload.delta}` : frame.type));
+  return frames.map((frame) =>
+    frame.type === 'CPP_STREAM_CHUNK'
+      ? `${frame.payload.nodeId}@${frame.payload.offset}:${frame.payload.delta}`
+      : frame.type,
+  );
 }
 
 describe('BackpressureQueue', () => {
@@ -85,7 +96,13 @@ describe('BackpressureQueue', () => {
     queue.send(...chunk('msg_a', 6, 'a4'));
 
     socket.flush();
-    expect(summary(socket.sent)).toEqual(['CPP_SYNC_GRAPH', 'msg_a@0:a1a2', 'msg_b@0:b1b2', 'CPP_SYNC_GRAPH', 'msg_a@4:a3a4']);
+    expect(summary(socket.sent)).toEqual([
+      'CPP_SYNC_GRAPH',
+      'msg_a@0:a1a2',
+      'msg_b@0:b1b2',
+      'CPP_SYNC_GRAPH',
+      'msg_a@4:a3a4',
+    ]);
   });
 
   it('sends the waiting frames in order as the socket drains, and only while it stays under the soft limit', () => {
@@ -107,7 +124,12 @@ describe('BackpressureQueue', () => {
     socket.flush();
     expect(summary(socket.sent).map((line) => line.slice(0, 9))).toEqual(['CPP_SYNC_', 'msg_a@0:x', 'msg_b@0:x']);
     socket.flush();
-    expect(summary(socket.sent).map((line) => line.slice(0, 9))).toEqual(['CPP_SYNC_', 'msg_a@0:x', 'msg_b@0:x', 'msg_c@0:x']);
+    expect(summary(socket.sent).map((line) => line.slice(0, 9))).toEqual([
+      'CPP_SYNC_',
+      'msg_a@0:x',
+      'msg_b@0:x',
+      'msg_c@0:x',
+    ]);
   });
 
   it('gives up past the hard limit: drops what waits, sends nothing more, and reports the overflow once', () => {

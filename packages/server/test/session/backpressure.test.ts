@@ -22,7 +22,10 @@ describe('a subscriber that reads too slowly', () => {
   const fixture = useServer();
 
   it('gets the chunks that waited for it merged, with the offset rules kept, and ends with the exact text', async () => {
-    await fixture.start({ model: bigAnswers(), backpressure: { softLimitBytes: SOFT_LIMIT, hardLimitBytes: 256 * 1024 * 1024 } });
+    await fixture.start({
+      model: bigAnswers(),
+      backpressure: { softLimitBytes: SOFT_LIMIT, hardLimitBytes: 256 * 1024 * 1024 },
+    });
     const [reader, slow] = [await fixture.connect(), await fixture.connect()];
     const { threadId } = await openThread(reader, { patches: true });
     await openThread(slow, { threadId, patches: true });
@@ -45,7 +48,11 @@ describe('a subscriber that reads too slowly', () => {
 
   it('is closed with 4429 past the hard limit, while the answer goes on, is kept, and is there when it comes back', async () => {
     // The slow client reads again only after the answer: until then it is given the time to take its close frame.
-    await fixture.start({ model: bigAnswers(), backpressure: { softLimitBytes: SOFT_LIMIT, hardLimitBytes: 1024 * 1024 }, closeHandshakeMs: 60_000 });
+    await fixture.start({
+      model: bigAnswers(),
+      backpressure: { softLimitBytes: SOFT_LIMIT, hardLimitBytes: 1024 * 1024 },
+      closeHandshakeMs: 60_000,
+    });
     const [reader, slow] = [await fixture.connect(), await fixture.connect()];
     const { threadId } = await openThread(reader, { patches: true });
     await openThread(slow, { threadId, patches: true });
@@ -101,6 +108,7 @@ function bigThreadServer(): CPPServerOptions {
 
 async function bigThread(client: RawClient): Promise<string> {
   const { threadId } = await openThread(client, { patches: true });
-  for (let index = 0; index < 12; index += 1) await prompt(client, threadId, String.fromCharCode(97 + index).repeat(1024 * 1024));
+  for (let index = 0; index < 12; index += 1)
+    await prompt(client, threadId, String.fromCharCode(97 + index).repeat(1024 * 1024));
   return threadId;
 }

@@ -1,7 +1,22 @@
 import { once } from 'node:events';
-import { ErrorCode, findInvariantViolations, graphFromSync, newMessageId, newThreadId, type ErrorFrame } from '@promethea/cpp-protocol';
+import {
+  ErrorCode,
+  findInvariantViolations,
+  graphFromSync,
+  newMessageId,
+  newThreadId,
+  type ErrorFrame,
+} from '@promethea/cpp-protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { completion, expectError, listThreads, openThread, prompt, requestSync, type SyncPayload } from '../support/protocol-steps.js';
+import {
+  completion,
+  expectError,
+  listThreads,
+  openThread,
+  prompt,
+  requestSync,
+  type SyncPayload,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
@@ -30,11 +45,22 @@ async function threadWithExchange(client: RawClient): Promise<{ threadId: string
 }
 
 beforeEach(async () => {
-  await fixture.start({ maxFrameBytes: MAX_FRAME_BYTES, model: new ScriptedModel({ chunks: ['Hello', ' there'] }, { gated: false }) });
+  await fixture.start({
+    maxFrameBytes: MAX_FRAME_BYTES,
+    model: new ScriptedModel({ chunks: ['Hello', ' there'] }, { gated: false }),
+  });
   const client = await fixture.connect();
   const other = await threadWithExchange(client);
   const { threadId, user, assistant } = await threadWithExchange(client);
-  world = { client, threadId, user, assistant, otherUser: other.user, otherAssistant: other.assistant, before: await requestSync(client, threadId) };
+  world = {
+    client,
+    threadId,
+    user,
+    assistant,
+    otherUser: other.user,
+    otherAssistant: other.assistant,
+    before: await requestSync(client, threadId),
+  };
 });
 
 /** After a refused frame the connection still works, and the thread is exactly as it was and sound. */
@@ -69,13 +95,22 @@ const malformed: BadInput[] = [
   { name: 'a JSON array', send: () => '[1, 2]', error: { code: ErrorCode.BAD_FRAME } },
   { name: 'a JSON string', send: () => '"CPP_PROMPT"', error: { code: ErrorCode.BAD_FRAME } },
   { name: 'JSON null', send: () => 'null', error: { code: ErrorCode.BAD_FRAME } },
-  { name: 'a binary frame, even holding a valid frame', send: (w) => Buffer.from(frame('CPP_PROMPT', promptPayload(w))), error: { code: ErrorCode.BAD_FRAME } },
+  {
+    name: 'a binary frame, even holding a valid frame',
+    send: (w) => Buffer.from(frame('CPP_PROMPT', promptPayload(w))),
+    error: { code: ErrorCode.BAD_FRAME },
+  },
   {
     name: 'an unknown type',
     send: () => frame('CPP_TELEPORT', {}, { id: 'frame-1' }),
     error: { code: ErrorCode.UNKNOWN_TYPE, refType: 'CPP_TELEPORT', refId: 'frame-1' },
   },
-  { name: 'no type', send: () => JSON.stringify({ timestamp: Date.now(), payload: {}, id: 'frame-2' }), error: { code: ErrorCode.INVALID_FRAME, refId: 'frame-2' }, mentions: 'type' },
+  {
+    name: 'no type',
+    send: () => JSON.stringify({ timestamp: Date.now(), payload: {}, id: 'frame-2' }),
+    error: { code: ErrorCode.INVALID_FRAME, refId: 'frame-2' },
+    mentions: 'type',
+  },
   {
     name: 'no timestamp',
     send: (w) => JSON.stringify({ type: 'CPP_PROMPT', payload: promptPayload(w), id: 'frame-3' }),
@@ -88,7 +123,12 @@ const malformed: BadInput[] = [
     error: { code: ErrorCode.INVALID_FRAME, refType: 'CPP_PROMPT' },
     mentions: 'timestamp',
   },
-  { name: 'no payload', send: () => JSON.stringify({ type: 'CPP_THREAD_LIST', timestamp: Date.now() }), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload' },
+  {
+    name: 'no payload',
+    send: () => JSON.stringify({ type: 'CPP_THREAD_LIST', timestamp: Date.now() }),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload',
+  },
   {
     name: 'a missing field',
     send: (w) => frame('CPP_PROMPT', { activeThreadId: w.threadId, newNodeId: newMessageId() }, { id: 'frame-4' }),
@@ -101,18 +141,55 @@ const malformed: BadInput[] = [
     error: { code: ErrorCode.INVALID_FRAME, refId: 'frame-5' },
     mentions: 'payload.userPrompt',
   },
-  { name: 'a prompt of white space only', send: (w) => frame('CPP_PROMPT', promptPayload(w, { userPrompt: ' \n\t' })), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload.userPrompt' },
-  { name: 'a node id without the msg_ prefix', send: (w) => frame('CPP_PROMPT', promptPayload(w, { newNodeId: 'node-1' })), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload.newNodeId' },
-  { name: 'a node id with a forbidden character', send: (w) => frame('CPP_PROMPT', promptPayload(w, { newNodeId: 'msg_a.b' })), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload.newNodeId' },
-  { name: 'a thread id without the thread_ prefix', send: (w) => frame('CPP_SYNC_REQUEST', { threadId: w.threadId.slice('thread_'.length) }), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload.threadId' },
-  { name: 'a fractional expectedVersion', send: (w) => frame('CPP_PROMPT', promptPayload(w, { expectedVersion: 1.5 })), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'payload.expectedVersion' },
+  {
+    name: 'a prompt of white space only',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { userPrompt: ' \n\t' })),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload.userPrompt',
+  },
+  {
+    name: 'a node id without the msg_ prefix',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { newNodeId: 'node-1' })),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload.newNodeId',
+  },
+  {
+    name: 'a node id with a forbidden character',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { newNodeId: 'msg_a.b' })),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload.newNodeId',
+  },
+  {
+    name: 'a thread id without the thread_ prefix',
+    send: (w) => frame('CPP_SYNC_REQUEST', { threadId: w.threadId.slice('thread_'.length) }),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload.threadId',
+  },
+  {
+    name: 'a fractional expectedVersion',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { expectedVersion: 1.5 })),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'payload.expectedVersion',
+  },
   {
     name: 'a negative receivedContentLength',
-    send: (w) => frame('CPP_PIVOT_INIT', { interruptedNodeId: w.assistant, activeThreadId: w.threadId, userPrompt: 'x', newBranchNodeId: newMessageId(), receivedContentLength: -1 }),
+    send: (w) =>
+      frame('CPP_PIVOT_INIT', {
+        interruptedNodeId: w.assistant,
+        activeThreadId: w.threadId,
+        userPrompt: 'x',
+        newBranchNodeId: newMessageId(),
+        receivedContentLength: -1,
+      }),
     error: { code: ErrorCode.INVALID_FRAME, refType: 'CPP_PIVOT_INIT' },
     mentions: 'payload.receivedContentLength',
   },
-  { name: 'a frame id longer than 128 characters', send: (w) => frame('CPP_SYNC_REQUEST', { threadId: w.threadId }, { id: 'x'.repeat(129) }), error: { code: ErrorCode.INVALID_FRAME }, mentions: 'id' },
+  {
+    name: 'a frame id longer than 128 characters',
+    send: (w) => frame('CPP_SYNC_REQUEST', { threadId: w.threadId }, { id: 'x'.repeat(129) }),
+    error: { code: ErrorCode.INVALID_FRAME },
+    mentions: 'id',
+  },
   {
     name: 'a frame over maxFrameBytes, even a valid one',
     send: (w) => frame('CPP_PROMPT', promptPayload(w, { userPrompt: 'x'.repeat(MAX_FRAME_BYTES) })),
@@ -124,32 +201,94 @@ const unknownThread = newThreadId();
 const unknownNode = newMessageId();
 
 const unknownIds: BadInput[] = [
-  { name: 'CPP_PROMPT to an unknown thread', send: (w) => frame('CPP_PROMPT', promptPayload(w, { activeThreadId: unknownThread }), { id: 'p' }), error: { code: ErrorCode.NOT_FOUND, refId: 'p', refType: 'CPP_PROMPT' } },
+  {
+    name: 'CPP_PROMPT to an unknown thread',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { activeThreadId: unknownThread }), { id: 'p' }),
+    error: { code: ErrorCode.NOT_FOUND, refId: 'p', refType: 'CPP_PROMPT' },
+  },
   {
     name: 'CPP_PIVOT_INIT in an unknown thread',
-    send: (w) => frame('CPP_PIVOT_INIT', { interruptedNodeId: w.assistant, activeThreadId: unknownThread, userPrompt: 'x', newBranchNodeId: newMessageId() }),
+    send: (w) =>
+      frame('CPP_PIVOT_INIT', {
+        interruptedNodeId: w.assistant,
+        activeThreadId: unknownThread,
+        userPrompt: 'x',
+        newBranchNodeId: newMessageId(),
+      }),
     error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PIVOT_INIT' },
   },
-  { name: 'CPP_ANCHOR_HEAD in an unknown thread', send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: unknownThread, targetNodeId: w.user }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' } },
-  { name: 'CPP_STREAM_STOP in an unknown thread', send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: unknownThread, nodeId: w.assistant }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' } },
-  { name: 'CPP_SYNC_REQUEST of an unknown thread', send: () => frame('CPP_SYNC_REQUEST', { threadId: unknownThread }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_SYNC_REQUEST' } },
-  { name: 'CPP_THREAD_CLOSE of an unknown thread', send: () => frame('CPP_THREAD_CLOSE', { threadId: unknownThread }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_THREAD_CLOSE' } },
-  { name: 'a parentNodeId that does not exist', send: (w) => frame('CPP_PROMPT', promptPayload(w, { parentNodeId: unknownNode })), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PROMPT' } },
-  { name: 'a parentNodeId of another thread', send: (w) => frame('CPP_PROMPT', promptPayload(w, { parentNodeId: w.otherAssistant })), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PROMPT' } },
+  {
+    name: 'CPP_ANCHOR_HEAD in an unknown thread',
+    send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: unknownThread, targetNodeId: w.user }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' },
+  },
+  {
+    name: 'CPP_STREAM_STOP in an unknown thread',
+    send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: unknownThread, nodeId: w.assistant }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' },
+  },
+  {
+    name: 'CPP_SYNC_REQUEST of an unknown thread',
+    send: () => frame('CPP_SYNC_REQUEST', { threadId: unknownThread }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_SYNC_REQUEST' },
+  },
+  {
+    name: 'CPP_THREAD_CLOSE of an unknown thread',
+    send: () => frame('CPP_THREAD_CLOSE', { threadId: unknownThread }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_THREAD_CLOSE' },
+  },
+  {
+    name: 'a parentNodeId that does not exist',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { parentNodeId: unknownNode })),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PROMPT' },
+  },
+  {
+    name: 'a parentNodeId of another thread',
+    send: (w) => frame('CPP_PROMPT', promptPayload(w, { parentNodeId: w.otherAssistant })),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PROMPT' },
+  },
   {
     name: 'an interruptedNodeId that does not exist',
-    send: (w) => frame('CPP_PIVOT_INIT', { interruptedNodeId: unknownNode, activeThreadId: w.threadId, userPrompt: 'x', newBranchNodeId: newMessageId() }),
+    send: (w) =>
+      frame('CPP_PIVOT_INIT', {
+        interruptedNodeId: unknownNode,
+        activeThreadId: w.threadId,
+        userPrompt: 'x',
+        newBranchNodeId: newMessageId(),
+      }),
     error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PIVOT_INIT' },
   },
   {
     name: 'an interruptedNodeId of another thread',
-    send: (w) => frame('CPP_PIVOT_INIT', { interruptedNodeId: w.otherAssistant, activeThreadId: w.threadId, userPrompt: 'x', newBranchNodeId: newMessageId() }),
+    send: (w) =>
+      frame('CPP_PIVOT_INIT', {
+        interruptedNodeId: w.otherAssistant,
+        activeThreadId: w.threadId,
+        userPrompt: 'x',
+        newBranchNodeId: newMessageId(),
+      }),
     error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_PIVOT_INIT' },
   },
-  { name: 'an anchor target that does not exist', send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: w.threadId, targetNodeId: unknownNode }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' } },
-  { name: 'an anchor target of another thread', send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: w.threadId, targetNodeId: w.otherUser }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' } },
-  { name: 'a stop of a node that does not exist', send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: w.threadId, nodeId: unknownNode }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' } },
-  { name: 'a stop of a node of another thread', send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: w.threadId, nodeId: w.otherAssistant }), error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' } },
+  {
+    name: 'an anchor target that does not exist',
+    send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: w.threadId, targetNodeId: unknownNode }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' },
+  },
+  {
+    name: 'an anchor target of another thread',
+    send: (w) => frame('CPP_ANCHOR_HEAD', { activeThreadId: w.threadId, targetNodeId: w.otherUser }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_ANCHOR_HEAD' },
+  },
+  {
+    name: 'a stop of a node that does not exist',
+    send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: w.threadId, nodeId: unknownNode }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' },
+  },
+  {
+    name: 'a stop of a node of another thread',
+    send: (w) => frame('CPP_STREAM_STOP', { activeThreadId: w.threadId, nodeId: w.otherAssistant }),
+    error: { code: ErrorCode.NOT_FOUND, refType: 'CPP_STREAM_STOP' },
+  },
 ];
 
 function refusalCases(title: string, cases: BadInput[]): void {
@@ -157,10 +296,13 @@ function refusalCases(title: string, cases: BadInput[]): void {
     for (const input of cases) {
       it(`answers ${input.name} with ${input.error.code}, and changes nothing`, async () => {
         // As sent, before the schema strips what it does not know: only the error's own fields.
-        const raw = once(world.client.socket, 'message').then(([data]) => JSON.parse(String(data)) as { payload: object });
+        const raw = once(world.client.socket, 'message').then(
+          ([data]) => JSON.parse(String(data)) as { payload: object },
+        );
         world.client.sendRaw(input.send(world));
         const error = await expectError(world.client, input.error.code, input.error);
-        for (const key of Object.keys((await raw).payload)) expect(['code', 'message', 'refId', 'refType']).toContain(key);
+        for (const key of Object.keys((await raw).payload))
+          expect(['code', 'message', 'refId', 'refType']).toContain(key);
         if (input.error.refId === undefined) expect(error.refId).toBeUndefined();
         if (input.mentions) expect(error.message).toContain(input.mentions);
         await expectNothingChanged();
@@ -175,14 +317,17 @@ refusalCases('ids that are unknown or of another thread', unknownIds);
 describe('frames the server accepts', () => {
   it('ignores unknown fields in the envelope and the payload', async () => {
     const newNodeId = newMessageId();
-    world.client.sendRaw(frame('CPP_PROMPT', { ...promptPayload(world, { newNodeId }), mood: 'curious' }, { trace: 'abc' }));
+    world.client.sendRaw(
+      frame('CPP_PROMPT', { ...promptPayload(world, { newNodeId }), mood: 'curious' }, { trace: 'abc' }),
+    );
     const sync = await requestSync(world.client, world.threadId);
     expect(sync.nodes[newNodeId]).toMatchObject({ role: 'user', content: 'More please' });
   });
 
   it('accepts a frame of exactly maxFrameBytes', async () => {
     const newNodeId = newMessageId();
-    const withPrompt = (userPrompt: string) => frame('CPP_PROMPT', promptPayload(world, { newNodeId, userPrompt }), { timestamp: 1_700_000_000_000 });
+    const withPrompt = (userPrompt: string) =>
+      frame('CPP_PROMPT', promptPayload(world, { newNodeId, userPrompt }), { timestamp: 1_700_000_000_000 });
     const promptLength = MAX_FRAME_BYTES - Buffer.byteLength(withPrompt(''));
     const largest = withPrompt('x'.repeat(promptLength));
     expect(Buffer.byteLength(largest)).toBe(MAX_FRAME_BYTES);

@@ -1,6 +1,16 @@
 import type { StreamChunkFrame } from '@promethea/cpp-protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { chunksOf, chunksReceived, completion, listThreads, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import {
+  chunksOf,
+  chunksReceived,
+  completion,
+  listThreads,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+  streamedText,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
@@ -95,7 +105,9 @@ describe('chunk pacing (chunkIntervalMs)', () => {
   });
 
   it('drops text still waiting when the answer is halted: the interrupted node holds exactly what clients were sent', async () => {
-    const model = new ScriptedModel((callIndex) => (callIndex === 0 ? { chunks: ['Sent', ' held back', ' never'] } : { chunks: ['New'], gated: false }));
+    const model = new ScriptedModel((callIndex) =>
+      callIndex === 0 ? { chunks: ['Sent', ' held back', ' never'] } : { chunks: ['New'], gated: false },
+    );
     await fixture.start({ model, chunkIntervalMs: LONG_INTERVAL_MS });
     const client = await fixture.connect();
     const watcher = await fixture.connect();
@@ -110,7 +122,11 @@ describe('chunk pacing (chunkIntervalMs)', () => {
     await call.taken();
     await pivot(client, threadId, assistantNodeId, 'Something else');
     const halted = client.all('CPP_STREAM_HALTED')[0]!.payload;
-    expect(halted).toMatchObject({ interruptedNodeId: assistantNodeId, finalContentLength: 'Sent'.length, lastChunkReceived: 'Sent' });
+    expect(halted).toMatchObject({
+      interruptedNodeId: assistantNodeId,
+      finalContentLength: 'Sent'.length,
+      lastChunkReceived: 'Sent',
+    });
     for (const reader of [client, watcher]) expect(streamedText(reader, assistantNodeId)).toBe('Sent');
     const sync = await requestSync(client, threadId);
     expect(sync.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Sent' });

@@ -1,7 +1,18 @@
 import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import { MemoryStore } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
-import { chunksOf, chunksReceived, completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import {
+  chunksOf,
+  chunksReceived,
+  completion,
+  expectError,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+  streamedText,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
@@ -10,7 +21,9 @@ const fixture = useServer();
 
 /** The first answer stops after two chunks ("Clojure is "); every later call is the continuation. */
 async function stoppedAnswer(store = new MemoryStore()) {
-  const model = new ScriptedModel((index) => (index === 0 ? { chunks: ['Clojure ', 'is ', 'a ', 'Lisp.'] } : { chunks: ['a Lisp', ' on the JVM.'] }));
+  const model = new ScriptedModel((index) =>
+    index === 0 ? { chunks: ['Clojure ', 'is ', 'a ', 'Lisp.'] } : { chunks: ['a Lisp', ' on the JVM.'] },
+  );
   await fixture.start({ model, store });
   const client = await fixture.connect();
   const { threadId } = await openThread(client, { patches: true });
@@ -18,7 +31,11 @@ async function stoppedAnswer(store = new MemoryStore()) {
   (await model.call(0)).release(2);
   await chunksReceived(client, assistantNodeId, 2);
   client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: assistantNodeId });
-  const stopped = await nextUpdate(client, threadId, (update) => update.nodes[assistantNodeId]?.status === 'interrupted');
+  const stopped = await nextUpdate(
+    client,
+    threadId,
+    (update) => update.nodes[assistantNodeId]?.status === 'interrupted',
+  );
   return { model, store, client, threadId, userNodeId, assistantNodeId, version: stopped.version };
 }
 
@@ -33,7 +50,11 @@ describe('CPP_CONTINUE', () => {
     const sentBefore = chunksOf(client, assistantNodeId).length;
 
     sendContinue(client, threadId, assistantNodeId, { expectedVersion: setup.version });
-    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[assistantNodeId]?.status === 'streaming');
+    const update = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[assistantNodeId]?.status === 'streaming',
+    );
     expect(update).toMatchObject({ version: setup.version + 1, activeHeadMessageId: assistantNodeId });
     expect(update.nodes[assistantNodeId]).toMatchObject({ content: 'Clojure is ', model: 'scripted-model' });
     const call = await setup.model.call(1);
@@ -45,13 +66,23 @@ describe('CPP_CONTINUE', () => {
     call.releaseAll();
     const { completed, update: finished } = await completion(client, threadId, assistantNodeId);
 
-    expect(chunksOf(client, assistantNodeId).slice(sentBefore).map(({ offset, delta }) => ({ offset, delta }))).toEqual([
+    expect(
+      chunksOf(client, assistantNodeId)
+        .slice(sentBefore)
+        .map(({ offset, delta }) => ({ offset, delta })),
+    ).toEqual([
       { offset: 11, delta: 'a Lisp' },
       { offset: 17, delta: ' on the JVM.' },
     ]);
     expect(completed.finalContentLength).toBe('Clojure is a Lisp on the JVM.'.length);
-    expect(finished.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Clojure is a Lisp on the JVM.' });
-    expect((await setup.store.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Clojure is a Lisp on the JVM.' });
+    expect(finished.nodes[assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Clojure is a Lisp on the JVM.',
+    });
+    expect((await setup.store.loadThread(threadId))?.graph.nodes[assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Clojure is a Lisp on the JVM.',
+    });
   });
 
   it('answers a continue sent again while its continuation streams with a sync, before any version check, and changes nothing', async () => {
@@ -108,7 +139,11 @@ describe('CPP_CONTINUE', () => {
     expect(streamedText(client, assistantNodeId)).toBe('Clojure is a Lisp');
 
     const branch = await pivot(client, threadId, assistantNodeId, 'Shorter', { receivedContentLength: 14 });
-    expect(client.all('CPP_STREAM_HALTED')[1]?.payload).toMatchObject({ finalContentLength: 14, lastChunkReceived: 'a L', reason: 'pivot' });
+    expect(client.all('CPP_STREAM_HALTED')[1]?.payload).toMatchObject({
+      finalContentLength: 14,
+      lastChunkReceived: 'a L',
+      reason: 'pivot',
+    });
     expect(branch.update.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is a L' });
 
     (await setup.model.call(2)).releaseAll();
@@ -126,8 +161,16 @@ describe('CPP_CONTINUE', () => {
     await client.next('CPP_STREAM_CHUNK', (frame) => frame.payload.offset === 11);
 
     client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: assistantNodeId, receivedContentLength: 5 });
-    const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[assistantNodeId]?.status === 'interrupted');
-    expect(client.all('CPP_STREAM_HALTED').at(-1)?.payload).toMatchObject({ finalContentLength: 5, lastChunkReceived: '', reason: 'stop' });
+    const update = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[assistantNodeId]?.status === 'interrupted',
+    );
+    expect(client.all('CPP_STREAM_HALTED').at(-1)?.payload).toMatchObject({
+      finalContentLength: 5,
+      lastChunkReceived: '',
+      reason: 'stop',
+    });
     expect(update.nodes[assistantNodeId]?.content).toBe('Cloju');
   });
 });
@@ -135,9 +178,18 @@ describe('CPP_CONTINUE', () => {
 describe('a model named on continue and on regenerate', () => {
   it('continues with the model that wrote the node when none is named, and with the model named, recorded on the node', async () => {
     // Every even call of the fast model fails after its first chunk; every odd one is a continuation.
-    const fast = new ScriptedModel((index) => (index % 2 === 0 ? { chunks: ['Fast'], ending: new Error('upstream broke') } : { chunks: [' again.'] }), { gated: false });
+    const fast = new ScriptedModel(
+      (index) =>
+        index % 2 === 0 ? { chunks: ['Fast'], ending: new Error('upstream broke') } : { chunks: [' again.'] },
+      { gated: false },
+    );
     const deep = new ScriptedModel({ chunks: [' and deep.'] }, { gated: false });
-    await fixture.start({ models: [{ id: 'fast', provider: fast }, { id: 'deep', provider: deep }] });
+    await fixture.start({
+      models: [
+        { id: 'fast', provider: fast },
+        { id: 'deep', provider: deep },
+      ],
+    });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
     const failedAnswer = async (text: string) => {
@@ -148,24 +200,39 @@ describe('a model named on continue and on regenerate', () => {
 
     const first = await failedAnswer('Go');
     sendContinue(client, threadId, first);
-    expect((await completion(client, threadId, first)).update.nodes[first]).toMatchObject({ content: 'Fast again.', model: 'fast' });
+    expect((await completion(client, threadId, first)).update.nodes[first]).toMatchObject({
+      content: 'Fast again.',
+      model: 'fast',
+    });
 
     const second = await failedAnswer('Go on');
     sendContinue(client, threadId, second, { model: 'deep' });
-    expect((await completion(client, threadId, second)).update.nodes[second]).toMatchObject({ content: 'Fast and deep.', model: 'deep' });
+    expect((await completion(client, threadId, second)).update.nodes[second]).toMatchObject({
+      content: 'Fast and deep.',
+      model: 'deep',
+    });
   });
 
   it('regenerates with the model named, recorded on the new answer; an unknown one is refused before anything halts', async () => {
     const deep = new ScriptedModel({ chunks: ['Deep answer.'] }, { gated: false });
     const fast = new ScriptedModel({ chunks: ['Fast', ' answer', ' never done'] });
-    await fixture.start({ models: [{ id: 'fast', provider: fast }, { id: 'deep', provider: deep }] });
+    await fixture.start({
+      models: [
+        { id: 'fast', provider: fast },
+        { id: 'deep', provider: deep },
+      ],
+    });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
     const { userNodeId, assistantNodeId } = await prompt(client, threadId, 'Compare');
     (await fast.call(0)).release(1);
     await chunksReceived(client, assistantNodeId, 1);
 
-    client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId, newNodeId: newMessageId(), model: 'nope' }, { id: 'regenerate-frame' });
+    client.send(
+      'CPP_REGENERATE',
+      { activeThreadId: threadId, userNodeId, newNodeId: newMessageId(), model: 'nope' },
+      { id: 'regenerate-frame' },
+    );
     await expectError(client, ErrorCode.UNKNOWN_MODEL, { refId: 'regenerate-frame' });
     expect(client.all('CPP_STREAM_HALTED')).toEqual([]);
 

@@ -65,14 +65,20 @@ describe('identity', () => {
 
   it('owns the threads a connection creates, whether the DID came as a header or a query parameter', async () => {
     const { threadId } = await openThread(await fixture.connect({ query: didQuery('did:key:zAlice') }));
-    expect((await listThreads(await fixture.connect({ did: 'did:key:zAlice' }))).map((thread) => thread.threadId)).toEqual([threadId]);
+    expect(
+      (await listThreads(await fixture.connect({ did: 'did:key:zAlice' }))).map((thread) => thread.threadId),
+    ).toEqual([threadId]);
     expect(await listThreads(await fixture.connect({ did: 'did:key:zBob' }))).toEqual([]);
     expect(await listThreads(await fixture.connect())).toEqual([]);
   });
 
   it('takes the header over the query parameter when both are present', async () => {
-    const { threadId } = await openThread(await fixture.connect({ query: didQuery('did:key:zQuery'), did: 'did:key:zHeader' }));
-    expect((await listThreads(await fixture.connect({ did: 'did:key:zHeader' }))).map((thread) => thread.threadId)).toEqual([threadId]);
+    const { threadId } = await openThread(
+      await fixture.connect({ query: didQuery('did:key:zQuery'), did: 'did:key:zHeader' }),
+    );
+    expect(
+      (await listThreads(await fixture.connect({ did: 'did:key:zHeader' }))).map((thread) => thread.threadId),
+    ).toEqual([threadId]);
     expect(await listThreads(await fixture.connect({ query: didQuery('did:key:zQuery') }))).toEqual([]);
   });
 

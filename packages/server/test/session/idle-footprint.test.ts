@@ -57,12 +57,15 @@ describe('an idle connection', () => {
     await listThreads(await fixture.connect());
     await listThreads(await fixture.connect());
     // The ws adapter's socket (`WsCppSocket`) behind the session's CPPSocket.
-    const [first, second] = sessions().map((session) => (session['socket'] as unknown as { webSocket: WebSocket }).webSocket);
+    const [first, second] = sessions().map(
+      (session) => (session['socket'] as unknown as { webSocket: WebSocket }).webSocket,
+    );
     expect(second).not.toBe(first);
     expect(second!.listeners('pong')).toEqual(first!.listeners('pong'));
     const stream = (webSocket: WebSocket) => (webSocket as unknown as { _socket: Duplex })._socket;
     expect(stream(second!).listeners('data')).toEqual(stream(first!).listeners('data'));
-    const ours = (webSocket: WebSocket) => webSocket.listeners('close').filter((listener) => second!.listeners('close').includes(listener));
+    const ours = (webSocket: WebSocket) =>
+      webSocket.listeners('close').filter((listener) => second!.listeners('close').includes(listener));
     expect(ours(first!)).toHaveLength(2);
   });
 
@@ -75,7 +78,8 @@ describe('an idle connection', () => {
 
 describe('an open empty thread', () => {
   /** The engine of the thread each connection opened. */
-  const enginesOf = (sessions: ConnectionSession[]) => sessions.map((session) => [...(session['threads'] as Set<ThreadEngine>)][0]!);
+  const enginesOf = (sessions: ConnectionSession[]) =>
+    sessions.map((session) => [...(session['threads'] as Set<ThreadEngine>)][0]!);
 
   it('shares its server’s engine dependencies with every other open thread', async () => {
     const sessions = watchSessions();

@@ -19,7 +19,11 @@ describe('a failing store', () => {
     const before = await requestSync(client, threadId);
 
     store.failCommits = true;
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_failing' }, { id: 'prompt-frame' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_failing' },
+      { id: 'prompt-frame' },
+    );
     const error = await expectError(client, ErrorCode.INTERNAL, { refId: 'prompt-frame', refType: 'CPP_PROMPT' });
     expect(error.message).not.toContain('database');
     expect(errors).toEqual([new Error('database is locked')]);

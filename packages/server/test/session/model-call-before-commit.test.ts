@@ -29,9 +29,15 @@ describe("an answer's model call", () => {
     const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes.msg_user !== undefined);
     const assistantNodeId = update.nodes.msg_user!.childrenIds[0]!;
     await completion(client, threadId, assistantNodeId);
-    const types = client.since(mark).map((frame) => frame.type).filter((type) => type !== 'CPP_SYNC_GRAPH');
+    const types = client
+      .since(mark)
+      .map((frame) => frame.type)
+      .filter((type) => type !== 'CPP_SYNC_GRAPH');
     expect(types).toEqual(['CPP_GRAPH_PATCH', 'CPP_STREAM_CHUNK', 'CPP_STREAM_COMPLETED', 'CPP_GRAPH_PATCH']);
-    expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Early text' });
+    expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Early text',
+    });
   });
 
   it('is aborted when the commit fails: nothing streams, nothing was sent, and the thread takes the next prompt', async () => {
@@ -58,7 +64,12 @@ describe("an answer's model call", () => {
     await fixture.start({ model });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hello', newNodeId: 'msg_u', expectedVersion: 7 });
+    client.send('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'Hello',
+      newNodeId: 'msg_u',
+      expectedVersion: 7,
+    });
     await expectError(client, ErrorCode.CONFLICT);
     expect(model.calls).toEqual([]);
   });

@@ -1,7 +1,15 @@
 import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import { CPPServer, DemoProvider, type ModelEntry } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
-import { chunksReceived, completion, expectError, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  expectError,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 
@@ -77,7 +85,10 @@ describe('several models, chosen per prompt', () => {
 
   it('answers a pivot with the model it names', async () => {
     const { fast, client, threadId, asked } = await deepAnswerStreaming();
-    const pivoted = await pivot(client, threadId, asked.assistantNodeId, 'No, quickly', { model: 'fast', receivedContentLength: 4 });
+    const pivoted = await pivot(client, threadId, asked.assistantNodeId, 'No, quickly', {
+      model: 'fast',
+      receivedContentLength: 4,
+    });
     expect(pivoted.update.nodes[pivoted.assistantNodeId]).toMatchObject({ model: 'fast' });
     await completion(client, threadId, pivoted.assistantNodeId);
     expect(fast.calls).toHaveLength(1);
@@ -88,7 +99,11 @@ describe('several models, chosen per prompt', () => {
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
     const newNodeId = newMessageId();
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Hi', newNodeId, model: 'gpt-9' }, { id: 'refused-1' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'Hi', newNodeId, model: 'gpt-9' },
+      { id: 'refused-1' },
+    );
     const error = await expectError(client, ErrorCode.UNKNOWN_MODEL, { refId: 'refused-1', refType: 'CPP_PROMPT' });
     expect(error.message).toContain('gpt-9');
     expect(await requestSync(client, threadId)).toMatchObject({ version: 0, nodes: {} });
@@ -98,7 +113,17 @@ describe('several models, chosen per prompt', () => {
     const { deep, client, threadId, asked } = await deepAnswerStreaming();
     const before = await requestSync(client, threadId);
     const newBranchNodeId = newMessageId();
-    client.send('CPP_PIVOT_INIT', { activeThreadId: threadId, interruptedNodeId: asked.assistantNodeId, userPrompt: 'Hi', newBranchNodeId, model: 'gpt-9' }, { id: 'refused-1' });
+    client.send(
+      'CPP_PIVOT_INIT',
+      {
+        activeThreadId: threadId,
+        interruptedNodeId: asked.assistantNodeId,
+        userPrompt: 'Hi',
+        newBranchNodeId,
+        model: 'gpt-9',
+      },
+      { id: 'refused-1' },
+    );
     await expectError(client, ErrorCode.UNKNOWN_MODEL, { refId: 'refused-1', refType: 'CPP_PIVOT_INIT' });
     const after = await requestSync(client, threadId);
     expect(after.version).toBe(before.version);

@@ -80,7 +80,9 @@ describe('the context given to the model', () => {
   it('keeps the text of an answer cut at receivedContentLength, as the user saw it', async () => {
     await start();
     const first = await partlyAnswered(() => prompt(client, threadId, 'Hello'), 2);
-    await answered(() => pivot(client, threadId, first.assistantNodeId, 'Wait', { receivedContentLength: 'answer 0, part'.length }));
+    await answered(() =>
+      pivot(client, threadId, first.assistantNodeId, 'Wait', { receivedContentLength: 'answer 0, part'.length }),
+    );
     expect(model.calls[1]?.messages).toEqual([user('Hello'), assistant('answer 0, part'), user('Wait')]);
   });
 });

@@ -13,7 +13,11 @@ describe('the NUL character', () => {
     await fixture.start();
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'before\u0000after', newNodeId: newMessageId() }, { id: 'nul' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'before\u0000after', newNodeId: newMessageId() },
+      { id: 'nul' },
+    );
     const error = await client.next('CPP_ERROR');
     expect(error.payload).toMatchObject({ code: ErrorCode.INVALID_FRAME, refId: 'nul' });
     expect(error.payload.message).toMatch(/^payload\.userPrompt: /);
@@ -26,7 +30,10 @@ describe('the NUL character', () => {
     const { threadId } = await openThread(client, { patches: true });
     const answer = await prompt(client, threadId, 'Say something odd');
     const done = await completion(client, threadId, answer.assistantNodeId);
-    const streamed = client.all('CPP_STREAM_CHUNK').map((chunk) => chunk.payload.delta).join('');
+    const streamed = client
+      .all('CPP_STREAM_CHUNK')
+      .map((chunk) => chunk.payload.delta)
+      .join('');
     expect(streamed).toBe('a\uFFFDb\uFFFD');
     expect(done.update.nodes[answer.assistantNodeId]?.content).toBe('a\uFFFDb\uFFFD');
   });
@@ -39,7 +46,11 @@ describe('surrogates', () => {
     await fixture.start({ model: new ScriptedModel(() => ({ chunks: ['ok'] }), { gated: false }) });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'half \ud83d of a rocket', newNodeId: newMessageId() }, { id: 'lone' });
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: 'half \ud83d of a rocket', newNodeId: newMessageId() },
+      { id: 'lone' },
+    );
     const error = await client.next('CPP_ERROR');
     expect(error.payload).toMatchObject({ code: ErrorCode.INVALID_FRAME, refId: 'lone' });
     expect(error.payload.message).toMatch(/^payload\.userPrompt: .*lone surrogate/);
@@ -48,7 +59,9 @@ describe('surrogates', () => {
   });
 
   it('of a pair the model split between two deltas go out in one chunk; a lone one is sent and stored as U+FFFD', async () => {
-    await fixture.start({ model: new ScriptedModel(() => ({ chunks: ['Go \ud83d', '\ude80 now', ' \udc00', ' \ud83d'] }), { gated: false }) });
+    await fixture.start({
+      model: new ScriptedModel(() => ({ chunks: ['Go \ud83d', '\ude80 now', ' \udc00', ' \ud83d'] }), { gated: false }),
+    });
     const client = await fixture.connect();
     const { threadId } = await openThread(client, { patches: true });
     const answer = await prompt(client, threadId, 'Launch');

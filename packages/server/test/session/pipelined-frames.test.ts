@@ -67,7 +67,9 @@ class RunIds {
       for (const node of nodesOf(frame)) if (node.role === 'assistant' && node.parentId === parentId) return node.id;
     }
     // What went wrong instead, for the failure to say: the frames refused so far.
-    const errors = this.frames.flatMap((frame) => (frame.type === 'CPP_ERROR' ? [`${frame.payload.refId} ${frame.payload.code}: ${frame.payload.message}`] : []));
+    const errors = this.frames.flatMap((frame) =>
+      frame.type === 'CPP_ERROR' ? [`${frame.payload.refId} ${frame.payload.code}: ${frame.payload.message}`] : [],
+    );
     throw new Error(`no answer to ${name} received yet; refused so far: ${errors.join('; ') || 'nothing'}`);
   }
 
@@ -103,12 +105,19 @@ const open = (ids: RunIds, thread: string): Step => ({
   answered: (frame) => frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === ids.thread(thread),
 });
 
-const promptStep = (ids: RunIds, thread: string, node: string, fields: Record<string, unknown> = {}, id = `prompt-${node}`): Step => ({
+const promptStep = (
+  ids: RunIds,
+  thread: string,
+  node: string,
+  fields: Record<string, unknown> = {},
+  id = `prompt-${node}`,
+): Step => ({
   id,
   type: 'CPP_PROMPT',
   payload: { activeThreadId: ids.thread(thread), userPrompt: `Prompt ${node}`, newNodeId: ids.node(node), ...fields },
   thread,
-  answered: (frame) => isUpdateOf(frame, ids.thread(thread)) && nodesOf(frame).some((candidate) => candidate.id === ids.node(node)),
+  answered: (frame) =>
+    isUpdateOf(frame, ids.thread(thread)) && nodesOf(frame).some((candidate) => candidate.id === ids.node(node)),
 });
 
 const retryStep = (ids: RunIds, thread: string, node: string): Step => ({
@@ -121,15 +130,23 @@ const stopStep = (ids: RunIds, thread: string, answering: string): Step => ({
   type: 'CPP_STREAM_STOP',
   payload: { activeThreadId: ids.thread(thread), nodeId: ids.answerTo(answering) },
   thread,
-  answered: (frame) => isUpdateOf(frame, ids.thread(thread)) && nodesOf(frame).some((node) => node.id === ids.answerTo(answering) && node.status === 'interrupted'),
+  answered: (frame) =>
+    isUpdateOf(frame, ids.thread(thread)) &&
+    nodesOf(frame).some((node) => node.id === ids.answerTo(answering) && node.status === 'interrupted'),
 });
 
 const pivotStep = (ids: RunIds, thread: string, answering: string, node: string): Step => ({
   id: `pivot-${node}`,
   type: 'CPP_PIVOT_INIT',
-  payload: { activeThreadId: ids.thread(thread), interruptedNodeId: ids.answerTo(answering), userPrompt: `Pivot ${node}`, newBranchNodeId: ids.node(node) },
+  payload: {
+    activeThreadId: ids.thread(thread),
+    interruptedNodeId: ids.answerTo(answering),
+    userPrompt: `Pivot ${node}`,
+    newBranchNodeId: ids.node(node),
+  },
   thread,
-  answered: (frame) => isUpdateOf(frame, ids.thread(thread)) && nodesOf(frame).some((candidate) => candidate.id === ids.node(node)),
+  answered: (frame) =>
+    isUpdateOf(frame, ids.thread(thread)) && nodesOf(frame).some((candidate) => candidate.id === ids.node(node)),
 });
 
 const anchorStep = (ids: RunIds, thread: string, node: string): Step => ({
@@ -148,9 +165,19 @@ const syncStep = (ids: RunIds, thread: string): Step => ({
   answered: (frame) => frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === ids.thread(thread),
 });
 
-const closeStep = (ids: RunIds, thread: string): Step => ({ id: `close-${thread}`, type: 'CPP_THREAD_CLOSE', payload: { threadId: ids.thread(thread) }, thread });
+const closeStep = (ids: RunIds, thread: string): Step => ({
+  id: `close-${thread}`,
+  type: 'CPP_THREAD_CLOSE',
+  payload: { threadId: ids.thread(thread) },
+  thread,
+});
 
-const listStep = (id: string): Step => ({ id, type: 'CPP_THREAD_LIST', payload: {}, answered: (frame) => frame.type === 'CPP_THREADS' });
+const listStep = (id: string): Step => ({
+  id,
+  type: 'CPP_THREAD_LIST',
+  payload: {},
+  answered: (frame) => frame.type === 'CPP_THREADS',
+});
 
 /**
  * Phase by phase: the frames of a phase go out at once; the next phase may name the answers the previous one
@@ -189,11 +216,21 @@ const SEQUENCE: Sequence = [
     stopStep(ids, 'B', 'u5'),
     syncStep(ids, 'A'),
   ],
-  (ids) => [stopStep(ids, 'A', 'u7'), promptStep(ids, 'A', 'u8', { parentNodeId: ids.node('u4') }, 'again-u8'), listStep('list-3')],
+  (ids) => [
+    stopStep(ids, 'A', 'u7'),
+    promptStep(ids, 'A', 'u8', { parentNodeId: ids.node('u4') }, 'again-u8'),
+    listStep('list-3'),
+  ],
 ];
 
 /** The frames refused for a waiting client: the sequence is not a string of successes. */
-const EXPECTED_ERRORS = ['busy-u3 THREAD_BUSY', 'prompt-u3 THREAD_BUSY', 'prompt-u8 THREAD_BUSY', 'reuse-u1 CONFLICT', 'stale-u6 CONFLICT'];
+const EXPECTED_ERRORS = [
+  'busy-u3 THREAD_BUSY',
+  'prompt-u3 THREAD_BUSY',
+  'prompt-u8 THREAD_BUSY',
+  'reuse-u1 CONFLICT',
+  'stale-u6 CONFLICT',
+];
 
 interface Transcript {
   /** Per thread name (and `connection` for the answers about none): the frames, ids named, times zeroed. */
@@ -248,7 +285,10 @@ async function answers(client: RawClient, mark: number, steps: Step[]): Promise<
     const taken = new Set<number>();
     return steps.every((step) => {
       if (!step.answered) return true;
-      const index = client.frames.findIndex((frame, position) => position >= mark && !taken.has(position) && (isErrorFor(frame, step) || step.answered!(frame)));
+      const index = client.frames.findIndex(
+        (frame, position) =>
+          position >= mark && !taken.has(position) && (isErrorFor(frame, step) || step.answered!(frame)),
+      );
       taken.add(index);
       return index >= 0;
     });
@@ -293,12 +333,20 @@ function named(value: unknown, ids: RunIds): unknown {
   if (Array.isArray(value)) {
     const items = value.map((item) => named(item, ids));
     // Threads updated in the same millisecond may list either way round.
-    const threadIdOf = (item: unknown) => (typeof item === 'object' && item !== null && 'nodeCount' in item && 'threadId' in item ? String(item.threadId) : undefined);
-    return items.every((item) => threadIdOf(item) !== undefined) ? items.sort((a, b) => threadIdOf(a)!.localeCompare(threadIdOf(b)!)) : items;
+    const threadIdOf = (item: unknown) =>
+      typeof item === 'object' && item !== null && 'nodeCount' in item && 'threadId' in item
+        ? String(item.threadId)
+        : undefined;
+    return items.every((item) => threadIdOf(item) !== undefined)
+      ? items.sort((a, b) => threadIdOf(a)!.localeCompare(threadIdOf(b)!))
+      : items;
   }
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [ids.nameOf(key), key === 'createdAt' || key === 'updatedAt' ? 0 : named(item, ids)]),
+    Object.entries(value).map(([key, item]) => [
+      ids.nameOf(key),
+      key === 'createdAt' || key === 'updatedAt' ? 0 : named(item, ids),
+    ]),
   );
 }
 
@@ -310,10 +358,15 @@ interface MessageNodeLike {
 }
 
 function nodesOf(frame: ServerFrame): MessageNodeLike[] {
-  return frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH' ? (Object.values(frame.payload.nodes) as MessageNodeLike[]) : [];
+  return frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH'
+    ? (Object.values(frame.payload.nodes) as MessageNodeLike[])
+    : [];
 }
 
-function isUpdateOf(frame: ServerFrame, threadId: string): frame is Extract<ServerFrame, { type: 'CPP_SYNC_GRAPH' | 'CPP_GRAPH_PATCH' }> {
+function isUpdateOf(
+  frame: ServerFrame,
+  threadId: string,
+): frame is Extract<ServerFrame, { type: 'CPP_SYNC_GRAPH' | 'CPP_GRAPH_PATCH' }> {
   return (frame.type === 'CPP_SYNC_GRAPH' || frame.type === 'CPP_GRAPH_PATCH') && frame.payload.threadId === threadId;
 }
 
@@ -339,7 +392,11 @@ function useServers() {
      * Starts one server per `cluster` entry (one alone without), all on `store`: the starter connects to the first,
      * the client to the last.
      */
-    async start(store: ConversationStore, clusters: ClusterTransport[] = [], options: CPPServerOptions = {}): Promise<Connections> {
+    async start(
+      store: ConversationStore,
+      clusters: ClusterTransport[] = [],
+      options: CPPServerOptions = {},
+    ): Promise<Connections> {
       const started = await Promise.all(
         (clusters.length === 0 ? [undefined] : clusters).map(async (cluster) => {
           const server = new CPPServer({
@@ -418,7 +475,10 @@ describeWithPostgres('a client that pipelines its frames, on PostgreSQL', () => 
     it('gets what a client that waits gets', async () => {
       const prefix = uniqueRedisPrefix();
       const store = await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: schemas.create() });
-      const transports = [await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }), await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix })];
+      const transports = [
+        await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
+        await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
+      ];
       servers.afterServers(async () => {
         for (const transport of transports) await transport.close();
         await store.close();

@@ -1,6 +1,16 @@
 import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { chunksOf, completion, expectError, listThreads, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  chunksOf,
+  completion,
+  expectError,
+  listThreads,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
 import { startStreamingThread, type StreamingThread } from '../support/streaming-thread.js';
 
@@ -11,7 +21,13 @@ const streaming = (chunks: readonly string[], sent: number) => startStreamingThr
 function sendPivot(setup: StreamingThread, fields: Record<string, unknown>, id = 'pivot-frame'): void {
   setup.client.send(
     'CPP_PIVOT_INIT',
-    { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId: newMessageId(), ...fields },
+    {
+      interruptedNodeId: setup.assistantNodeId,
+      activeThreadId: setup.threadId,
+      userPrompt: 'Rust instead',
+      newBranchNodeId: newMessageId(),
+      ...fields,
+    },
     { id },
   );
 }
@@ -34,9 +50,18 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
     expect(setup.call.signal.aborted).toBe(true);
     const halted = client.all('CPP_STREAM_HALTED');
     expect(halted.map((frame) => frame.payload)).toEqual([
-      { interruptedNodeId: assistantNodeId, finalContentLength: 'Hello world'.length, lastChunkReceived: 'ld', threadId, reason: 'pivot' },
+      {
+        interruptedNodeId: assistantNodeId,
+        finalContentLength: 'Hello world'.length,
+        lastChunkReceived: 'ld',
+        threadId,
+        reason: 'pivot',
+      },
     ]);
-    const lastChunk = client.all('CPP_STREAM_CHUNK').filter((frame) => frame.payload.nodeId === assistantNodeId).at(-1)!;
+    const lastChunk = client
+      .all('CPP_STREAM_CHUNK')
+      .filter((frame) => frame.payload.nodeId === assistantNodeId)
+      .at(-1)!;
     expect(client.frames.indexOf(halted[0]!)).toBeGreaterThan(client.frames.indexOf(lastChunk));
 
     expect(branch.update).toEqual({
@@ -45,9 +70,24 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
       rootNodeId: setup.userNodeId,
       activeHeadMessageId: branch.assistantNodeId,
       nodes: {
-        [assistantNodeId]: expect.objectContaining({ status: 'interrupted', content: 'Hello world', childrenIds: [branch.userNodeId] }),
-        [branch.userNodeId]: expect.objectContaining({ role: 'user', status: 'completed', content: 'Rust instead', parentId: assistantNodeId, childrenIds: [branch.assistantNodeId] }),
-        [branch.assistantNodeId]: expect.objectContaining({ role: 'assistant', status: 'streaming', content: '', parentId: branch.userNodeId }),
+        [assistantNodeId]: expect.objectContaining({
+          status: 'interrupted',
+          content: 'Hello world',
+          childrenIds: [branch.userNodeId],
+        }),
+        [branch.userNodeId]: expect.objectContaining({
+          role: 'user',
+          status: 'completed',
+          content: 'Rust instead',
+          parentId: assistantNodeId,
+          childrenIds: [branch.assistantNodeId],
+        }),
+        [branch.assistantNodeId]: expect.objectContaining({
+          role: 'assistant',
+          status: 'streaming',
+          content: '',
+          parentId: branch.userNodeId,
+        }),
       },
       title: expect.any(String),
     });
@@ -57,7 +97,9 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
     setup.call.releaseAll();
     const { completed } = await completion(client, threadId, branch.assistantNodeId);
     expect(completed.finalContentLength).toBe('New answer'.length);
-    const firstNewChunk = client.all('CPP_STREAM_CHUNK').find((frame) => frame.payload.nodeId === branch.assistantNodeId)!;
+    const firstNewChunk = client
+      .all('CPP_STREAM_CHUNK')
+      .find((frame) => frame.payload.nodeId === branch.assistantNodeId)!;
     expect(client.frames.indexOf(firstNewChunk)).toBeGreaterThan(client.frames.indexOf(splice));
     expect(chunksOf(client, assistantNodeId)).toHaveLength(3);
     expect(client.all('CPP_GRAPH_PATCH').map((frame) => frame.payload.version)).toEqual([1, 2, 3]);
@@ -68,7 +110,9 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
 
   it("sends CPP_STREAM_HALTED before it aborts the model call: the call's teardown does not delay the halt", async () => {
     const sent: string[] = [];
-    const setup = await startStreamingThread(fixture, ['Hello', ' world', ' and more'], 2, { observers: [{ frameSent: (_connection, frame) => sent.push(frame) }] });
+    const setup = await startStreamingThread(fixture, ['Hello', ' world', ' and more'], 2, {
+      observers: [{ frameSent: (_connection, frame) => sent.push(frame) }],
+    });
     let sentAtAbort: string[] | undefined;
     setup.call.signal.addEventListener('abort', () => (sentAtAbort = [...sent]));
     await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead');
@@ -90,7 +134,9 @@ describe('CPP_PIVOT_INIT on the streaming node', () => {
     for (const { received, content, lastChunkReceived } of cases) {
       it(`receivedContentLength ${received} keeps ${JSON.stringify(content)}`, async () => {
         const setup = await streaming(['ab', '😀😀', 'c', 'd'], 3);
-        const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Stop there', { receivedContentLength: received });
+        const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Stop there', {
+          receivedContentLength: received,
+        });
         const [halted] = setup.client.all('CPP_STREAM_HALTED');
         expect(halted?.payload).toMatchObject({ finalContentLength: content.length, lastChunkReceived });
         expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content });
@@ -152,11 +198,17 @@ describe('CPP_PIVOT_INIT on a node that is not streaming', () => {
     const setup = await streaming(['Done.'], 0);
     setup.call.releaseAll();
     await completion(setup.client, setup.threadId, setup.assistantNodeId);
-    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'And then?', { receivedContentLength: 2 });
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'And then?', {
+      receivedContentLength: 2,
+    });
     expect(setup.client.all('CPP_STREAM_HALTED')).toEqual([]);
     expect(branch.update.version).toBe(3);
     expect(branch.update.activeHeadMessageId).toBe(branch.assistantNodeId);
-    expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'completed', content: 'Done.', childrenIds: [branch.userNodeId] });
+    expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Done.',
+      childrenIds: [branch.userNodeId],
+    });
     await completion(setup.client, setup.threadId, branch.assistantNodeId);
   });
 
@@ -188,7 +240,11 @@ describe('two subscribers', () => {
     const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Switch');
     const halted = await other.next('CPP_STREAM_HALTED');
     expect(halted.payload).toEqual(setup.client.all('CPP_STREAM_HALTED')[0]!.payload);
-    const update = await nextUpdate(other, setup.threadId, (candidate) => candidate.nodes[branch.userNodeId] !== undefined);
+    const update = await nextUpdate(
+      other,
+      setup.threadId,
+      (candidate) => candidate.nodes[branch.userNodeId] !== undefined,
+    );
     expect(update.activeHeadMessageId).toBe(branch.assistantNodeId);
     await listThreads(other);
   });

@@ -28,14 +28,28 @@ describe('prompt', () => {
   it('streams an answer under a new user node and completes it', async () => {
     const threadId = await openThread();
     const userNodeId = newMessageId();
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Explain spiking neural networks.', newNodeId: userNodeId });
+    client.send('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'Explain spiking neural networks.',
+      newNodeId: userNodeId,
+    });
 
     const created = await client.next('CPP_GRAPH_PATCH');
     expect(created.payload.version).toBe(1);
     const user = created.payload.nodes[userNodeId]!;
-    expect(user).toMatchObject({ role: 'user', status: 'completed', parentId: null, content: 'Explain spiking neural networks.' });
+    expect(user).toMatchObject({
+      role: 'user',
+      status: 'completed',
+      parentId: null,
+      content: 'Explain spiking neural networks.',
+    });
     const assistantId = user.childrenIds[0]!;
-    expect(created.payload.nodes[assistantId]).toMatchObject({ role: 'assistant', status: 'streaming', content: '', parentId: userNodeId });
+    expect(created.payload.nodes[assistantId]).toMatchObject({
+      role: 'assistant',
+      status: 'streaming',
+      content: '',
+      parentId: userNodeId,
+    });
     expect(created.payload.activeHeadMessageId).toBe(assistantId);
 
     const completed = await client.next('CPP_STREAM_COMPLETED');
@@ -45,11 +59,20 @@ describe('prompt', () => {
       expect(chunk.payload.offset).toBe(offset);
       return offset + chunk.payload.delta.length;
     }, 0);
-    expect(completed.payload).toMatchObject({ threadId, nodeId: assistantId, finalContentLength: text.length, finishReason: 'stop' });
+    expect(completed.payload).toMatchObject({
+      threadId,
+      nodeId: assistantId,
+      finalContentLength: text.length,
+      finishReason: 'stop',
+    });
 
     const finished = await client.next('CPP_GRAPH_PATCH');
     expect(finished.payload.version).toBe(2);
-    expect(finished.payload.nodes[assistantId]).toMatchObject({ status: 'completed', content: text, model: 'cpp-demo' });
+    expect(finished.payload.nodes[assistantId]).toMatchObject({
+      status: 'completed',
+      content: text,
+      model: 'cpp-demo',
+    });
 
     client.send('CPP_SYNC_REQUEST', { threadId });
     const sync = await client.next('CPP_SYNC_GRAPH');
@@ -63,13 +86,22 @@ describe('prompt', () => {
 describe('pivot', () => {
   it('halts the stream, keeps exactly what was sent, and branches under the interrupted node', async () => {
     const threadId = await openThread();
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Tell me about Clojure.', newNodeId: newMessageId() });
+    client.send('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'Tell me about Clojure.',
+      newNodeId: newMessageId(),
+    });
     const created = await client.next('CPP_GRAPH_PATCH');
     const assistantId = created.payload.activeHeadMessageId!;
     await client.next('CPP_STREAM_CHUNK', (chunk) => chunk.payload.offset > 20);
 
     const branchId = newMessageId();
-    client.send('CPP_PIVOT_INIT', { interruptedNodeId: assistantId, activeThreadId: threadId, userPrompt: 'Rust instead.', newBranchNodeId: branchId });
+    client.send('CPP_PIVOT_INIT', {
+      interruptedNodeId: assistantId,
+      activeThreadId: threadId,
+      userPrompt: 'Rust instead.',
+      newBranchNodeId: branchId,
+    });
     const halted = await client.next('CPP_STREAM_HALTED');
     const sent = client.all('CPP_STREAM_CHUNK').filter((chunk) => chunk.payload.nodeId === assistantId);
     const sentText = sent.map((chunk) => chunk.payload.delta).join('');
@@ -91,12 +123,18 @@ describe('pivot', () => {
     const newAssistantId = branch.childrenIds[0]!;
     expect(splice.payload.activeHeadMessageId).toBe(newAssistantId);
     await client.next('CPP_STREAM_COMPLETED', (frame) => frame.payload.nodeId === newAssistantId);
-    expect(client.all('CPP_STREAM_CHUNK').filter((chunk) => chunk.payload.nodeId === assistantId)).toHaveLength(sent.length);
+    expect(client.all('CPP_STREAM_CHUNK').filter((chunk) => chunk.payload.nodeId === assistantId)).toHaveLength(
+      sent.length,
+    );
   });
 
   it('cuts at receivedContentLength when the client had shown less', async () => {
     const threadId = await openThread();
-    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: 'Long answer please', newNodeId: newMessageId() });
+    client.send('CPP_PROMPT', {
+      activeThreadId: threadId,
+      userPrompt: 'Long answer please',
+      newNodeId: newMessageId(),
+    });
     const assistantId = (await client.next('CPP_GRAPH_PATCH')).payload.activeHeadMessageId!;
     await client.next('CPP_STREAM_CHUNK', (chunk) => chunk.payload.offset > 40);
     client.send('CPP_PIVOT_INIT', {
@@ -107,7 +145,11 @@ describe('pivot', () => {
       receivedContentLength: 17,
     });
     const halted = await client.next('CPP_STREAM_HALTED');
-    const sentText = client.all('CPP_STREAM_CHUNK').filter((chunk) => chunk.payload.nodeId === assistantId).map((chunk) => chunk.payload.delta).join('');
+    const sentText = client
+      .all('CPP_STREAM_CHUNK')
+      .filter((chunk) => chunk.payload.nodeId === assistantId)
+      .map((chunk) => chunk.payload.delta)
+      .join('');
     expect(halted.payload.finalContentLength).toBe(17);
     const splice = await client.next('CPP_GRAPH_PATCH');
     expect(splice.payload.nodes[assistantId]?.content).toBe(sentText.slice(0, 17));

@@ -1,6 +1,14 @@
 import { ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  completion,
+  expectError,
+  listThreads,
+  nextUpdate,
+  openThread,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
@@ -16,7 +24,10 @@ interface Setup {
 }
 
 async function setUp(): Promise<Setup> {
-  const model = new ScriptedModel({ chunks: ['Fine', ', thanks'], ending: { finishReason: 'length', usage: { inputTokens: 7, outputTokens: 2 } } });
+  const model = new ScriptedModel({
+    chunks: ['Fine', ', thanks'],
+    ending: { finishReason: 'length', usage: { inputTokens: 7, outputTokens: 2 } },
+  });
   await fixture.start({ model });
   const client = await fixture.connect();
   const { threadId } = await openThread(client, { patches: true });
@@ -33,7 +44,11 @@ async function exchange({ model, client, threadId }: Setup, userPrompt: string, 
 }
 
 function sendPrompt(setup: Setup, fields: Record<string, unknown>, id = 'prompt-frame'): void {
-  setup.client.send('CPP_PROMPT', { activeThreadId: setup.threadId, userPrompt: 'Hello', newNodeId: newMessageId(), ...fields }, { id });
+  setup.client.send(
+    'CPP_PROMPT',
+    { activeThreadId: setup.threadId, userPrompt: 'Hello', newNodeId: newMessageId(), ...fields },
+    { id },
+  );
 }
 
 /** The refused frame changed nothing: the thread is as it was before. */
@@ -47,11 +62,26 @@ describe('CPP_PROMPT', () => {
     const { userNodeId, assistantNodeId, update } = await prompt(setup.client, setup.threadId, 'How are you?');
     expect(assistantNodeId).toMatch(GENERATED_MESSAGE_ID);
     expect(update.rootNodeId).toBe(userNodeId);
-    expect(update.nodes[userNodeId]).toMatchObject({ parentId: null, role: 'user', status: 'completed', content: 'How are you?' });
+    expect(update.nodes[userNodeId]).toMatchObject({
+      parentId: null,
+      role: 'user',
+      status: 'completed',
+      content: 'How are you?',
+    });
     (await setup.model.call(0)).releaseAll();
     const { completed, update: done } = await completion(setup.client, setup.threadId, assistantNodeId);
-    expect(completed).toEqual({ threadId: setup.threadId, nodeId: assistantNodeId, finalContentLength: 'Fine, thanks'.length, finishReason: 'length' });
-    expect(done.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Fine, thanks', model: 'scripted-model', usage: { inputTokens: 7, outputTokens: 2 } });
+    expect(completed).toEqual({
+      threadId: setup.threadId,
+      nodeId: assistantNodeId,
+      finalContentLength: 'Fine, thanks'.length,
+      finishReason: 'length',
+    });
+    expect(done.nodes[assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: 'Fine, thanks',
+      model: 'scripted-model',
+      usage: { inputTokens: 7, outputTokens: 2 },
+    });
   });
 
   it('adds the exchange under the head when no parent is given, and under parentNodeId when one is', async () => {
@@ -65,7 +95,10 @@ describe('CPP_PROMPT', () => {
     expect(branch.update.activeHeadMessageId).toBe(branch.assistantNodeId);
 
     const underUser = await exchange(setup, 'Under a user node', { parentNodeId: first.userNodeId });
-    expect(underUser.update.nodes[first.userNodeId]?.childrenIds).toEqual([first.assistantNodeId, underUser.userNodeId]);
+    expect(underUser.update.nodes[first.userNodeId]?.childrenIds).toEqual([
+      first.assistantNodeId,
+      underUser.userNodeId,
+    ]);
   });
 
   it('is refused with THREAD_BUSY while an answer streams, changing nothing', async () => {
@@ -73,7 +106,10 @@ describe('CPP_PROMPT', () => {
     const { assistantNodeId } = await prompt(setup.client, setup.threadId, 'Long answer');
     const before = await requestSync(setup.client, setup.threadId);
     sendPrompt(setup, {});
-    const busy = await expectError(setup.client, ErrorCode.THREAD_BUSY, { refId: 'prompt-frame', refType: 'CPP_PROMPT' });
+    const busy = await expectError(setup.client, ErrorCode.THREAD_BUSY, {
+      refId: 'prompt-frame',
+      refType: 'CPP_PROMPT',
+    });
     expect(busy.message).toContain(assistantNodeId);
     await expectUnchanged(setup, before);
     (await setup.model.call(0)).releaseAll();
@@ -106,7 +142,9 @@ describe('expectedVersion', () => {
     const before = await requestSync(setup.client, setup.threadId);
     for (const expectedVersion of [0, 1, 3]) {
       sendPrompt(setup, { expectedVersion });
-      expect((await expectError(setup.client, ErrorCode.CONFLICT, { refId: 'prompt-frame' })).message).toContain('version 2');
+      expect((await expectError(setup.client, ErrorCode.CONFLICT, { refId: 'prompt-frame' })).message).toContain(
+        'version 2',
+      );
     }
     await expectUnchanged(setup, before);
   });
@@ -181,7 +219,11 @@ describe('an already used newNodeId', () => {
     const other = (await openThread(setup.client, { patches: true })).threadId;
     const before = [await requestSync(setup.client, setup.threadId), await requestSync(setup.client, other)];
     for (const newNodeId of [elsewhere.userNodeId, elsewhere.assistantNodeId]) {
-      setup.client.send('CPP_PROMPT', { activeThreadId: other, userPrompt: 'In the first thread', newNodeId }, { id: 'elsewhere' });
+      setup.client.send(
+        'CPP_PROMPT',
+        { activeThreadId: other, userPrompt: 'In the first thread', newNodeId },
+        { id: 'elsewhere' },
+      );
       await expectError(setup.client, ErrorCode.CONFLICT, { refId: 'elsewhere' });
     }
     expect([await requestSync(setup.client, setup.threadId), await requestSync(setup.client, other)]).toEqual(before);

@@ -2,14 +2,33 @@ import { once } from 'node:events';
 import { CPPError, ErrorCode, newMessageId } from '@promethea/cpp-protocol';
 import type { ConnectionEvent, OperationEvent, PivotContext } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
-import { completion, expectError, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  completion,
+  expectError,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { useServer } from '../support/start-server.js';
 import { startStreamingThread, type StreamingThread } from '../support/streaming-thread.js';
 
 const fixture = useServer();
 
-function sendPivot(setup: StreamingThread, newBranchNodeId: string, fields: Record<string, unknown> = {}, id?: string): void {
-  const payload = { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId, ...fields };
+function sendPivot(
+  setup: StreamingThread,
+  newBranchNodeId: string,
+  fields: Record<string, unknown> = {},
+  id?: string,
+): void {
+  const payload = {
+    interruptedNodeId: setup.assistantNodeId,
+    activeThreadId: setup.threadId,
+    userPrompt: 'Rust instead',
+    newBranchNodeId,
+    ...fields,
+  };
   setup.client.send('CPP_PIVOT_INIT', payload, id === undefined ? {} : { id });
 }
 
@@ -27,7 +46,10 @@ describe("server.on('pivot')", () => {
     });
 
     const newBranchNodeId = newMessageId();
-    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', { newBranchNodeId, receivedContentLength: 8 });
+    const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead', {
+      newBranchNodeId,
+      receivedContentLength: 8,
+    });
     expect(contexts).toHaveLength(1);
     expect(contexts[0]).toMatchObject({
       threadId: setup.threadId,
@@ -39,7 +61,9 @@ describe("server.on('pivot')", () => {
     });
     expect(abortedBetweenSteps).toEqual([true]);
     expect(spawned).toEqual({ assistantNodeId: branch.assistantNodeId });
-    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([{ finalContentLength: 8, reason: 'pivot' }]);
+    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([
+      { finalContentLength: 8, reason: 'pivot' },
+    ]);
     expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello wo' });
   });
 
@@ -52,7 +76,9 @@ describe("server.on('pivot')", () => {
     });
     const branch = await pivot(setup.client, setup.threadId, setup.assistantNodeId, 'Rust instead');
     expect(aborted).toEqual([false]);
-    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([{ interruptedNodeId: setup.assistantNodeId, finalContentLength: 5, reason: 'pivot' }]);
+    expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toMatchObject([
+      { interruptedNodeId: setup.assistantNodeId, finalContentLength: 5, reason: 'pivot' },
+    ]);
     expect(branch.update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello' });
     await completion(setup.client, setup.threadId, branch.assistantNodeId);
   });
@@ -108,7 +134,12 @@ describe("server.on('pivot')", () => {
     });
     setup.client.send(
       'CPP_PIVOT_INIT',
-      { interruptedNodeId: setup.assistantNodeId, activeThreadId: setup.threadId, userPrompt: 'Rust instead', newBranchNodeId: newMessageId() },
+      {
+        interruptedNodeId: setup.assistantNodeId,
+        activeThreadId: setup.threadId,
+        userPrompt: 'Rust instead',
+        newBranchNodeId: newMessageId(),
+      },
       { id: 'pivot-frame' },
     );
     const update = await nextUpdate(setup.client, setup.threadId);
@@ -127,7 +158,9 @@ describe('notification events', () => {
     server.on('connection', (event) => connections.push(event));
     const client = await fixture.connect({ did: 'did:key:zEvents' });
     await openThread(client);
-    expect(connections).toEqual([{ connectionId: expect.any(String), identity: { did: 'did:key:zEvents', verified: false } }]);
+    expect(connections).toEqual([
+      { connectionId: expect.any(String), identity: { did: 'did:key:zEvents', verified: false } },
+    ]);
     const disconnected = once(server, 'disconnect');
     await client.close();
     expect(await disconnected).toEqual(connections);
@@ -136,7 +169,8 @@ describe('notification events', () => {
   it("emits 'prompt', 'stop' and 'anchor' for frames carried out, and not for refused ones", async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
     const events: Array<[string, OperationEvent]> = [];
-    for (const name of ['prompt', 'stop', 'anchor'] as const) fixture.server.on(name, (event) => events.push([name, event]));
+    for (const name of ['prompt', 'stop', 'anchor'] as const)
+      fixture.server.on(name, (event) => events.push([name, event]));
 
     setup.client.send('CPP_PROMPT', { activeThreadId: setup.threadId, userPrompt: 'Busy?', newNodeId: newMessageId() });
     await expectError(setup.client, ErrorCode.THREAD_BUSY);
@@ -159,7 +193,8 @@ describe('notification events', () => {
   it("emits 'regenerate' and 'deleteBranch' for frames carried out, and not for refused ones", async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world'], 1);
     const events: Array<[string, OperationEvent]> = [];
-    for (const name of ['regenerate', 'deleteBranch'] as const) fixture.server.on(name, (event) => events.push([name, event]));
+    for (const name of ['regenerate', 'deleteBranch'] as const)
+      fixture.server.on(name, (event) => events.push([name, event]));
 
     setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId });
     await expectError(setup.client, ErrorCode.THREAD_BUSY);

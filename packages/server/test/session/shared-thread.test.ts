@@ -1,6 +1,14 @@
 import { findInvariantViolations, graphFromSync } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { chunksReceived, completion, nextUpdate, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  nextUpdate,
+  openThread,
+  pivot,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
@@ -17,7 +25,10 @@ const ANSWERS = [
 /** The client's mirror, built from every frame it received before its final sync, checked against that sync. */
 async function expectExactMirror(client: RawClient, threadId: string) {
   const finalSync = await requestSync(client, threadId);
-  const received = client.frames.slice(0, client.frames.findIndex((frame) => frame.type === 'CPP_SYNC_GRAPH' && frame.payload === finalSync));
+  const received = client.frames.slice(
+    0,
+    client.frames.findIndex((frame) => frame.type === 'CPP_SYNC_GRAPH' && frame.payload === finalSync),
+  );
   const mirror = mirrorOf(received, threadId);
   expect(mirror.problems).toEqual([]);
   expect(mirror.graph).toEqual(graphFromSync(finalSync));
@@ -39,7 +50,9 @@ describe('two clients on one thread', () => {
     await chunksReceived(syncs, first.assistantNodeId, 3);
 
     // The other client had shown only "Alpha be" when it pivoted.
-    const branch = await pivot(syncs, threadId, first.assistantNodeId, 'Hebrew instead', { receivedContentLength: 'Alpha be'.length });
+    const branch = await pivot(syncs, threadId, first.assistantNodeId, 'Hebrew instead', {
+      receivedContentLength: 'Alpha be'.length,
+    });
     await completion(patches, threadId, branch.assistantNodeId);
     await completion(syncs, threadId, branch.assistantNodeId);
 
@@ -49,7 +62,11 @@ describe('two clients on one thread', () => {
     expect(third.update.nodes[third.userNodeId]?.parentId).toBe(first.userNodeId);
     (await model.call(2)).release(2);
     await chunksReceived(patches, third.assistantNodeId, 2);
-    patches.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: third.assistantNodeId, receivedContentLength: 'Third o'.length });
+    patches.send('CPP_STREAM_STOP', {
+      activeThreadId: threadId,
+      nodeId: third.assistantNodeId,
+      receivedContentLength: 'Third o'.length,
+    });
     await nextUpdate(syncs, threadId, (update) => update.nodes[third.assistantNodeId]?.status === 'interrupted');
 
     const seenByPatches = await expectExactMirror(patches, threadId);

@@ -16,7 +16,13 @@ describe('CPP_STREAM_STOP on the streaming node', () => {
     const { client, threadId, assistantNodeId } = setup;
     sendStop(setup, assistantNodeId);
     const halted = await client.next('CPP_STREAM_HALTED');
-    expect(halted.payload).toEqual({ interruptedNodeId: assistantNodeId, finalContentLength: 11, lastChunkReceived: ' world', threadId, reason: 'stop' });
+    expect(halted.payload).toEqual({
+      interruptedNodeId: assistantNodeId,
+      finalContentLength: 11,
+      lastChunkReceived: ' world',
+      threadId,
+      reason: 'stop',
+    });
     expect(setup.call.signal.aborted).toBe(true);
 
     const update = await nextUpdate(client, threadId);
@@ -25,11 +31,16 @@ describe('CPP_STREAM_STOP on the streaming node', () => {
       version: 2,
       rootNodeId: setup.userNodeId,
       activeHeadMessageId: assistantNodeId,
-      nodes: { [assistantNodeId]: expect.objectContaining({ status: 'interrupted', content: 'Hello world', childrenIds: [] }) },
+      nodes: {
+        [assistantNodeId]: expect.objectContaining({ status: 'interrupted', content: 'Hello world', childrenIds: [] }),
+      },
       title: expect.any(String),
     });
     setup.call.releaseAll();
-    expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Hello world' });
+    expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toMatchObject({
+      status: 'interrupted',
+      content: 'Hello world',
+    });
     expect(chunksOf(client, assistantNodeId)).toHaveLength(2);
     expect(client.all('CPP_STREAM_COMPLETED')).toEqual([]);
   });
@@ -37,7 +48,10 @@ describe('CPP_STREAM_STOP on the streaming node', () => {
   it('cuts at receivedContentLength', async () => {
     const setup = await startStreamingThread(fixture, ['Hello', ' world', '!'], 2);
     sendStop(setup, setup.assistantNodeId, { receivedContentLength: 7 });
-    expect((await setup.client.next('CPP_STREAM_HALTED')).payload).toMatchObject({ finalContentLength: 7, lastChunkReceived: ' w' });
+    expect((await setup.client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+      finalContentLength: 7,
+      lastChunkReceived: ' w',
+    });
     expect((await nextUpdate(setup.client, setup.threadId)).nodes[setup.assistantNodeId]?.content).toBe('Hello w');
   });
 
@@ -48,7 +62,11 @@ describe('CPP_STREAM_STOP on the streaming node', () => {
     const next = await prompt(setup.client, setup.threadId, 'Go on');
     expect(next.update.nodes[next.userNodeId]?.parentId).toBe(setup.assistantNodeId);
     await completion(setup.client, setup.threadId, next.assistantNodeId);
-    expect(setup.model.calls[1]?.messages.map((message) => message.content)).toEqual(['Tell me about Clojure', 'Hello', 'Go on']);
+    expect(setup.model.calls[1]?.messages.map((message) => message.content)).toEqual([
+      'Tell me about Clojure',
+      'Hello',
+      'Go on',
+    ]);
   });
 });
 

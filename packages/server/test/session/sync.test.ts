@@ -1,6 +1,15 @@
 import { findInvariantViolations, graphFromSync } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { chunksOf, chunksReceived, completion, nextUpdate, openThread, prompt, requestSync, streamedText } from '../support/protocol-steps.js';
+import {
+  chunksOf,
+  chunksReceived,
+  completion,
+  nextUpdate,
+  openThread,
+  prompt,
+  requestSync,
+  streamedText,
+} from '../support/protocol-steps.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 import { mirrorOf } from '../support/thread-mirror.js';
@@ -20,7 +29,12 @@ describe('full-sync mode (no patches requested)', () => {
     const client = await fixture.connect();
     const { threadId } = await openThread(client);
     const { userNodeId, assistantNodeId, update } = await prompt(client, threadId, 'Say something');
-    expect(update).toMatchObject({ version: 1, rootNodeId: userNodeId, activeHeadMessageId: assistantNodeId, title: 'Say something' });
+    expect(update).toMatchObject({
+      version: 1,
+      rootNodeId: userNodeId,
+      activeHeadMessageId: assistantNodeId,
+      title: 'Say something',
+    });
     expect(Object.keys(update.nodes).sort()).toEqual([userNodeId, assistantNodeId].sort());
 
     const call = await model.call(0);
@@ -56,19 +70,43 @@ describe('patch mode (patches: true)', () => {
     });
     (await model.call(0)).releaseAll();
     const firstDone = (await completion(client, threadId, first.assistantNodeId)).update;
-    expect(firstDone).toMatchObject({ version: 2, rootNodeId: first.userNodeId, activeHeadMessageId: first.assistantNodeId });
+    expect(firstDone).toMatchObject({
+      version: 2,
+      rootNodeId: first.userNodeId,
+      activeHeadMessageId: first.assistantNodeId,
+    });
     expect(Object.keys(firstDone.nodes)).toEqual([first.assistantNodeId]);
 
     const second = await prompt(client, threadId, 'Second');
     expect(second.update.version).toBe(3);
-    expect(Object.keys(second.update.nodes).sort()).toEqual([first.assistantNodeId, second.userNodeId, second.assistantNodeId].sort());
-    expect(second.update.nodes[first.assistantNodeId]).toMatchObject({ status: 'completed', content: ANSWER.join(''), childrenIds: [second.userNodeId] });
-    expect(second.update.nodes[second.userNodeId]).toMatchObject({ parentId: first.assistantNodeId, childrenIds: [second.assistantNodeId] });
-    expect(second.update.nodes[second.assistantNodeId]).toMatchObject({ parentId: second.userNodeId, status: 'streaming', content: '' });
+    expect(Object.keys(second.update.nodes).sort()).toEqual(
+      [first.assistantNodeId, second.userNodeId, second.assistantNodeId].sort(),
+    );
+    expect(second.update.nodes[first.assistantNodeId]).toMatchObject({
+      status: 'completed',
+      content: ANSWER.join(''),
+      childrenIds: [second.userNodeId],
+    });
+    expect(second.update.nodes[second.userNodeId]).toMatchObject({
+      parentId: first.assistantNodeId,
+      childrenIds: [second.assistantNodeId],
+    });
+    expect(second.update.nodes[second.assistantNodeId]).toMatchObject({
+      parentId: second.userNodeId,
+      status: 'streaming',
+      content: '',
+    });
 
     client.send('CPP_ANCHOR_HEAD', { activeThreadId: threadId, targetNodeId: first.userNodeId });
     const anchored = await nextUpdate(client, threadId, (update) => update.version === 4);
-    expect(anchored).toEqual({ threadId, version: 4, rootNodeId: first.userNodeId, activeHeadMessageId: first.userNodeId, nodes: {}, title: 'First' });
+    expect(anchored).toEqual({
+      threadId,
+      version: 4,
+      rootNodeId: first.userNodeId,
+      activeHeadMessageId: first.userNodeId,
+      nodes: {},
+      title: 'First',
+    });
 
     (await model.call(1)).releaseAll();
     const secondDone = (await completion(client, threadId, second.assistantNodeId)).update;
@@ -133,4 +171,3 @@ describe('implicit subscription', () => {
     await completion(watcher, threadId, assistantNodeId);
   });
 });
-

@@ -4,14 +4,26 @@ import { MemoryStore, type ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chunksReceived, completion, expectError, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  expectError,
+  listThreads,
+  nextUpdate,
+  openThread,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import type { RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 import { temporaryDatabase } from '../support/temporary-database.js';
 
-const chatGptExport = (): unknown[] => JSON.parse(readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'));
+const chatGptExport = (): unknown[] =>
+  JSON.parse(
+    readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'),
+  );
 
 /** The operations on whole threads (PROTOCOL.md §25), end to end over a WebSocket, on each kind of store. */
 function describeThreadOperations(storeName: string, openStore: () => Promise<ConversationStore>): void {
@@ -22,7 +34,10 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
     afterAll(() => Promise.all(stores.map((store) => store.close())));
     let store: ConversationStore;
 
-    async function startWith(options: { model?: ScriptedModel; limits?: { maxNodesPerThread?: number; maxThreadBytes?: number } }): Promise<void> {
+    async function startWith(options: {
+      model?: ScriptedModel;
+      limits?: { maxNodesPerThread?: number; maxThreadBytes?: number };
+    }): Promise<void> {
       store = await openStore();
       stores.push(store);
       await fixture.start({ ...options, store });
@@ -52,13 +67,22 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         await openThread(tab, { threadId });
 
         alice.send('CPP_THREAD_RENAME', { threadId, title: 'My rivers', expectedVersion: 0 });
-        expect(await nextUpdate(alice, threadId)).toEqual({ threadId, version: 1, rootNodeId: null, activeHeadMessageId: null, nodes: {}, title: 'My rivers' });
+        expect(await nextUpdate(alice, threadId)).toEqual({
+          threadId,
+          version: 1,
+          rootNodeId: null,
+          activeHeadMessageId: null,
+          nodes: {},
+          title: 'My rivers',
+        });
         expect(await nextUpdate(tab, threadId)).toMatchObject({ version: 1, title: 'My rivers' });
 
         const { assistantNodeId } = await prompt(alice, threadId, 'Which river is the longest?');
         (await model.call(0)).releaseAll();
         await completion(alice, threadId, assistantNodeId);
-        expect((await listThreads(alice)).map(({ title, version }) => ({ title, version }))).toEqual([{ title: 'My rivers', version: 3 }]);
+        expect((await listThreads(alice)).map(({ title, version }) => ({ title, version }))).toEqual([
+          { title: 'My rivers', version: 3 },
+        ]);
       });
 
       it('answers the title it already has with a sync, and a stale version with CONFLICT, changing nothing', async () => {
@@ -88,7 +112,8 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         await openThread(tab, { threadId });
 
         remover.send('CPP_THREAD_DELETE', { threadId, expectedVersion: 2 }, { id: 'delete-1' });
-        for (const client of [alice, tab, remover]) expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
+        for (const client of [alice, tab, remover])
+          expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
         expect(await store.loadThread(threadId)).toBeUndefined();
         expect(await listThreads(alice)).toEqual([]);
 
@@ -137,11 +162,23 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         const { payload } = await alice.next('CPP_SEARCH_RESULTS');
         expect(payload.query).toBe('danub');
         expect(payload.hits).toEqual([
-          { threadId: rivers.threadId, title: 'Tell me about the Danube', nodeId: null, snippet: 'Tell me about the Danube' },
-          { threadId: rivers.threadId, title: 'Tell me about the Danube', nodeId: rivers.userNodeId, snippet: expect.stringContaining('Danube') },
+          {
+            threadId: rivers.threadId,
+            title: 'Tell me about the Danube',
+            nodeId: null,
+            snippet: 'Tell me about the Danube',
+          },
+          {
+            threadId: rivers.threadId,
+            title: 'Tell me about the Danube',
+            nodeId: rivers.userNodeId,
+            snippet: expect.stringContaining('Danube'),
+          },
         ]);
         alice.send('CPP_THREAD_SEARCH', { query: 'rivers answer', limit: 1 });
-        expect((await alice.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.nodeId)).toEqual([rivers.assistantNodeId]);
+        expect((await alice.next('CPP_SEARCH_RESULTS')).payload.hits.map((hit) => hit.nodeId)).toEqual([
+          rivers.assistantNodeId,
+        ]);
         alice.send('CPP_THREAD_SEARCH', { query: '…' });
         expect((await alice.next('CPP_SEARCH_RESULTS')).payload.hits).toEqual([]);
       });
@@ -164,8 +201,15 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         const listed = await listThreads(alice);
         expect(listed.map((thread) => thread.threadId).sort()).toEqual(threads.map((thread) => thread.threadId).sort());
         const rivers = await openThread(alice, { threadId: threads[0]!.threadId });
-        const branch = pathToRoot({ ...rivers, nodes: rivers.nodes }, rivers.activeHeadMessageId!).map((node) => node.content);
-        expect(branch).toEqual(['Which is the longest river in Europe?', 'The Volga, at about 3,530 km.', 'And in the EU?', 'Within the EU it is the Danube, about 2,850 km.']);
+        const branch = pathToRoot({ ...rivers, nodes: rivers.nodes }, rivers.activeHeadMessageId!).map(
+          (node) => node.content,
+        );
+        expect(branch).toEqual([
+          'Which is the longest river in Europe?',
+          'The Volga, at about 3,530 km.',
+          'And in the EU?',
+          'Within the EU it is the Danube, about 2,850 km.',
+        ]);
       });
 
       it('imports a CPP JSON export of a thread as a new thread', async () => {
@@ -180,7 +224,15 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         expect(copy).toMatchObject({ title: 'Export me', version: 1, nodeCount: 2 });
         expect(copy.threadId).not.toBe(original.threadId);
         const imported = await openThread(alice, { threadId: copy.threadId });
-        expect(Object.values(imported.nodes).map((node) => node.content).sort()).toEqual(Object.values(sync.nodes).map((node) => node.content).sort());
+        expect(
+          Object.values(imported.nodes)
+            .map((node) => node.content)
+            .sort(),
+        ).toEqual(
+          Object.values(sync.nodes)
+            .map((node) => node.content)
+            .sort(),
+        );
       });
 
       it('refuses a malformed document with INVALID_FRAME and one past a limit with RATE_LIMITED, importing nothing', async () => {
@@ -223,5 +275,7 @@ describeThreadOperations('SQLite', async () => {
 
 describeWithPostgres('PostgreSQL', () => {
   const schemas = useTestSchemas();
-  describeThreadOperations('PostgreSQL', () => PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: schemas.create() }));
+  describeThreadOperations('PostgreSQL', () =>
+    PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: schemas.create() }),
+  );
 });

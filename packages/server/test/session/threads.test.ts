@@ -1,7 +1,15 @@
 import { once } from 'node:events';
 import { newMessageId, newThreadId } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import { chunksReceived, completion, listThreads, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import {
+  chunksReceived,
+  completion,
+  listThreads,
+  nextUpdate,
+  openThread,
+  prompt,
+  requestSync,
+} from '../support/protocol-steps.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
 
@@ -11,7 +19,14 @@ describe('CPP_THREAD_OPEN', () => {
   it('without a threadId creates an empty thread at version 0', async () => {
     const sync = await openThread(await fixture.connect());
     expect(sync.threadId).toMatch(/^thread_[0-9A-HJKMNP-TV-Z]{26}$/);
-    expect(sync).toEqual({ threadId: sync.threadId, rootNodeId: null, activeHeadMessageId: null, nodes: {}, version: 0, title: '' });
+    expect(sync).toEqual({
+      threadId: sync.threadId,
+      rootNodeId: null,
+      activeHeadMessageId: null,
+      nodes: {},
+      version: 0,
+      title: '',
+    });
   });
 
   it('with an unknown threadId creates the thread with that id, owned by the connection', async () => {
@@ -85,7 +100,10 @@ describe('a thread nobody watches', () => {
     await gone;
 
     const later = await fixture.connect();
-    expect((await openThread(later, { threadId, patches: true })).nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'still' });
+    expect((await openThread(later, { threadId, patches: true })).nodes[assistantNodeId]).toMatchObject({
+      status: 'streaming',
+      content: 'still',
+    });
     call.releaseAll();
     const { update } = await completion(later, threadId, assistantNodeId);
     expect(update.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'still here' });

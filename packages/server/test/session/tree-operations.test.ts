@@ -31,7 +31,9 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
     };
 
     /** The stored tree, sound, and equal to what the client's frames build. */
-    const expectStoredAsMirrored = async (setup: { store: ConversationStore } & Pick<StreamingThread, 'client' | 'threadId'>): Promise<ThreadGraph> => {
+    const expectStoredAsMirrored = async (
+      setup: { store: ConversationStore } & Pick<StreamingThread, 'client' | 'threadId'>,
+    ): Promise<ThreadGraph> => {
       const stored = (await setup.store.loadThread(setup.threadId))!.graph;
       expect(findInvariantViolations(stored)).toEqual([]);
       expect(mirrorOf(setup.client.frames, setup.threadId)).toEqual({ graph: stored, problems: [] });
@@ -40,7 +42,11 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
 
     const regenerate = (setup: StreamingThread, fields: Record<string, unknown> = {}) => {
       const newNodeId = newMessageId();
-      setup.client.send('CPP_REGENERATE', { activeThreadId: setup.threadId, userNodeId: setup.userNodeId, newNodeId, ...fields }, { id: 'regenerate-frame' });
+      setup.client.send(
+        'CPP_REGENERATE',
+        { activeThreadId: setup.threadId, userNodeId: setup.userNodeId, newNodeId, ...fields },
+        { id: 'regenerate-frame' },
+      );
       return newNodeId;
     };
 
@@ -50,7 +56,11 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
       await completion(setup.client, setup.threadId, setup.assistantNodeId);
 
       const newNodeId = regenerate(setup, { expectedVersion: 2 });
-      const update = await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.nodes[newNodeId] !== undefined);
+      const update = await nextUpdate(
+        setup.client,
+        setup.threadId,
+        (candidate) => candidate.nodes[newNodeId] !== undefined,
+      );
       expect(update).toMatchObject({ version: 3, activeHeadMessageId: newNodeId });
       expect(update.nodes[setup.userNodeId]?.childrenIds).toEqual([setup.assistantNodeId, newNodeId]);
       await completion(setup.client, setup.threadId, newNodeId);
@@ -64,18 +74,33 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
     it('halts the answer streaming under the prompt as a pivot does, and answers an exact retry with a sync', async () => {
       const setup = await streaming(2);
       const newNodeId = regenerate(setup, { receivedContentLength: 9 });
-      const update = await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.nodes[newNodeId] !== undefined);
+      const update = await nextUpdate(
+        setup.client,
+        setup.threadId,
+        (candidate) => candidate.nodes[newNodeId] !== undefined,
+      );
 
       expect(setup.call.signal.aborted).toBe(true);
       expect(setup.client.all('CPP_STREAM_HALTED').map((frame) => frame.payload)).toEqual([
-        { interruptedNodeId: setup.assistantNodeId, finalContentLength: 9, lastChunkReceived: 'i', threadId: setup.threadId, reason: 'regenerate' },
+        {
+          interruptedNodeId: setup.assistantNodeId,
+          finalContentLength: 9,
+          lastChunkReceived: 'i',
+          threadId: setup.threadId,
+          reason: 'regenerate',
+        },
       ]);
       expect(update.version).toBe(2);
       expect(update.nodes[setup.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure i' });
       await completion(setup.client, setup.threadId, newNodeId);
       expect((await setup.model.call(1)).messages).toEqual([{ role: 'user', content: 'Tell me about Clojure' }]);
 
-      setup.client.send('CPP_REGENERATE', { activeThreadId: setup.threadId, userNodeId: setup.userNodeId, newNodeId, expectedVersion: 1 });
+      setup.client.send('CPP_REGENERATE', {
+        activeThreadId: setup.threadId,
+        userNodeId: setup.userNodeId,
+        newNodeId,
+        expectedVersion: 1,
+      });
       const sync = await setup.client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.version === 3);
       expect(sync.payload.nodes[setup.userNodeId]?.childrenIds).toEqual([setup.assistantNodeId, newNodeId]);
       expect(setup.model.calls).toHaveLength(2);
@@ -84,9 +109,17 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
 
     it('refuses a regenerate of an answer or with a used id, changing nothing', async () => {
       const setup = await streaming(1);
-      setup.client.send('CPP_REGENERATE', { activeThreadId: setup.threadId, userNodeId: setup.assistantNodeId, newNodeId: newMessageId() });
+      setup.client.send('CPP_REGENERATE', {
+        activeThreadId: setup.threadId,
+        userNodeId: setup.assistantNodeId,
+        newNodeId: newMessageId(),
+      });
       await expectError(setup.client, ErrorCode.INVALID_NODE);
-      setup.client.send('CPP_REGENERATE', { activeThreadId: setup.threadId, userNodeId: setup.userNodeId, newNodeId: setup.userNodeId });
+      setup.client.send('CPP_REGENERATE', {
+        activeThreadId: setup.threadId,
+        userNodeId: setup.userNodeId,
+        newNodeId: setup.userNodeId,
+      });
       await expectError(setup.client, ErrorCode.CONFLICT);
       setup.call.releaseAll();
       await completion(setup.client, setup.threadId, setup.assistantNodeId);
@@ -106,7 +139,11 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
       await completion(client, threadId, first.assistantNodeId);
       const second = await prompt(client, threadId, 'And Scheme?');
 
-      client.send('CPP_REGENERATE', { activeThreadId: threadId, userNodeId: first.userNodeId, newNodeId: newMessageId() });
+      client.send('CPP_REGENERATE', {
+        activeThreadId: threadId,
+        userNodeId: first.userNodeId,
+        newNodeId: newMessageId(),
+      });
       await expectError(client, ErrorCode.THREAD_BUSY, { refType: 'CPP_REGENERATE' });
       (await model.call(1)).releaseAll();
       await completion(client, threadId, second.assistantNodeId);
@@ -123,7 +160,11 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
       const doomed = await prompt(setup.client, setup.threadId, 'And Racket?', { parentNodeId: setup.assistantNodeId });
       await completion(setup.client, setup.threadId, doomed.assistantNodeId);
 
-      setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: doomed.userNodeId, expectedVersion: 6 });
+      setup.client.send('CPP_BRANCH_DELETE', {
+        activeThreadId: setup.threadId,
+        nodeId: doomed.userNodeId,
+        expectedVersion: 6,
+      });
       const update = await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.version === 7);
       expect(update).toEqual({
         threadId: setup.threadId,
@@ -149,7 +190,11 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
       await expectError(setup.client, ErrorCode.INVALID_NODE);
       setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId });
       await expectError(setup.client, ErrorCode.THREAD_BUSY);
-      setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.assistantNodeId, expectedVersion: 0 });
+      setup.client.send('CPP_BRANCH_DELETE', {
+        activeThreadId: setup.threadId,
+        nodeId: setup.assistantNodeId,
+        expectedVersion: 0,
+      });
       await expectError(setup.client, ErrorCode.CONFLICT);
       setup.call.releaseAll();
       await completion(setup.client, setup.threadId, setup.assistantNodeId);
@@ -172,5 +217,7 @@ describeTreeOperations('SQLite', async () => {
 
 describeWithPostgres('PostgreSQL', () => {
   const schemas = useTestSchemas();
-  describeTreeOperations('PostgreSQL', () => PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: schemas.create() }));
+  describeTreeOperations('PostgreSQL', () =>
+    PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: schemas.create() }),
+  );
 });

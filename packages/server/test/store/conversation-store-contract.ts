@@ -50,7 +50,10 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const record = { threadId: newThreadId(), ownerDid: ALICE, title: '', createdAt: 10, updatedAt: 11 };
         await store.createThread(record);
 
-        expect(await loadSound(store, record.threadId)).toStrictEqual({ ...record, graph: emptyGraph(record.threadId) });
+        expect(await loadSound(store, record.threadId)).toStrictEqual({
+          ...record,
+          graph: emptyGraph(record.threadId),
+        });
         expect(await store.listThreads(ALICE)).toStrictEqual([
           { threadId: record.threadId, title: '', createdAt: 10, updatedAt: 11, version: 0, nodeCount: 0 },
         ]);
@@ -79,7 +82,11 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(graph.rootNodeId).toBe(userNodeId);
         expect(graph.activeHeadMessageId).toBe(assistantNodeId);
         expect(graph.version).toBe(1);
-        expect(graph.nodes[assistantNodeId]).toMatchObject({ parentId: userNodeId, status: 'streaming', model: 'demo-echo' });
+        expect(graph.nodes[assistantNodeId]).toMatchObject({
+          parentId: userNodeId,
+          status: 'streaming',
+          model: 'demo-echo',
+        });
         expect(title).toBe('Hello');
         await driver.expectStoreToMatch();
       });
@@ -87,10 +94,19 @@ export function describeConversationStoreContract(name: string, open: () => Prom
       it('commits a finish with its final text and usage', async () => {
         const driver = await startThread();
         const { assistantNodeId } = await driver.prompt('Hello');
-        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Hi there', usage: { inputTokens: 3, outputTokens: 2 } });
+        await driver.finish({
+          nodeId: assistantNodeId,
+          status: 'completed',
+          content: 'Hi there',
+          usage: { inputTokens: 3, outputTokens: 2 },
+        });
 
         const { graph } = await loadSound(store, driver.threadId);
-        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: 'Hi there', usage: { inputTokens: 3, outputTokens: 2 } });
+        expect(graph.nodes[assistantNodeId]).toMatchObject({
+          status: 'completed',
+          content: 'Hi there',
+          usage: { inputTokens: 3, outputTokens: 2 },
+        });
         await driver.expectStoreToMatch();
       });
 
@@ -101,8 +117,15 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const pivot = await driver.pivot(first.assistantNodeId, 'Rome was', 'Only the empire, please');
 
         const { graph } = await loadSound(store, driver.threadId);
-        expect(graph.nodes[first.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Rome was', childrenIds: [pivot.userNodeId] });
-        expect(graph.nodes[pivot.userNodeId]).toMatchObject({ parentId: first.assistantNodeId, childrenIds: [pivot.assistantNodeId] });
+        expect(graph.nodes[first.assistantNodeId]).toMatchObject({
+          status: 'interrupted',
+          content: 'Rome was',
+          childrenIds: [pivot.userNodeId],
+        });
+        expect(graph.nodes[pivot.userNodeId]).toMatchObject({
+          parentId: first.assistantNodeId,
+          childrenIds: [pivot.assistantNodeId],
+        });
         expect(graph.activeHeadMessageId).toBe(pivot.assistantNodeId);
         await driver.expectStoreToMatch();
       });
@@ -169,19 +192,32 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const driver = await startThread();
         const { userNodeId } = await driver.prompt('Hello');
         const planned = structuredClone(driver.graph);
-        const stale = planPrompt(planned, { userNodeId: newMessageId(), userPrompt: 'Late', assistantNodeId: newMessageId(), createdAt: clock.now() });
+        const stale = planPrompt(planned, {
+          userNodeId: newMessageId(),
+          userPrompt: 'Late',
+          assistantNodeId: newMessageId(),
+          createdAt: clock.now(),
+        });
         await driver.anchor(userNodeId);
         const before = await store.listThreads(ALICE);
 
-        await expect(store.commit(stale, { updatedAt: clock.now(), title: 'Late' })).rejects.toSatisfy(StoreConflictError.isInstance);
+        await expect(store.commit(stale, { updatedAt: clock.now(), title: 'Late' })).rejects.toSatisfy(
+          StoreConflictError.isInstance,
+        );
         await driver.expectStoreToMatch();
         expect(await store.listThreads(ALICE)).toStrictEqual(before);
-        for (const node of stale.nodes) if (!planned.nodes[node.id]) expect(await store.findNodeThread(node.id)).toBeUndefined();
+        for (const node of stale.nodes)
+          if (!planned.nodes[node.id]) expect(await store.findNodeThread(node.id)).toBeUndefined();
       });
 
       it('refuses a change to a thread that does not exist', async () => {
         const threadId = newThreadId();
-        const change = planPrompt(emptyGraph(threadId), { userNodeId: newMessageId(), userPrompt: 'Hi', assistantNodeId: newMessageId(), createdAt: 1 });
+        const change = planPrompt(emptyGraph(threadId), {
+          userNodeId: newMessageId(),
+          userPrompt: 'Hi',
+          assistantNodeId: newMessageId(),
+          createdAt: 1,
+        });
 
         await expect(store.commit(change, { updatedAt: 2 })).rejects.toSatisfy(StoreConflictError.isInstance);
         expect(await store.loadThread(threadId)).toBeUndefined();
@@ -194,7 +230,9 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const userNodeId = newMessageId();
 
         // The clash is on the change's last node, so a store that wrote node by node would have written the first.
-        await expect(driver.prompt('Yours?', { userNodeId, assistantNodeId: taken.assistantNodeId })).rejects.toSatisfy(StoreConflictError.isInstance);
+        await expect(driver.prompt('Yours?', { userNodeId, assistantNodeId: taken.assistantNodeId })).rejects.toSatisfy(
+          StoreConflictError.isInstance,
+        );
         expect(await store.findNodeThread(userNodeId)).toBeUndefined();
         await driver.expectStoreToMatch();
         await other.expectStoreToMatch();
@@ -207,11 +245,18 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         // Ids that sort backwards, and branches interleaved between two parents.
         for (let index = 20; index > 0; index -= 1) {
           const id = String(index).padStart(2, '0');
-          await driver.prompt(`Branch ${id}`, { parentNodeId: parents[index % 2], userNodeId: `msg_${id}_user`, assistantNodeId: `msg_${id}_answer` });
+          await driver.prompt(`Branch ${id}`, {
+            parentNodeId: parents[index % 2],
+            userNodeId: `msg_${id}_user`,
+            assistantNodeId: `msg_${id}_answer`,
+          });
         }
 
         const { graph } = await loadSound(store, driver.threadId);
-        expect(graph.nodes['msg_root']?.childrenIds).toEqual(['msg_root_answer', ...['20', '18', '16', '14', '12', '10', '08', '06', '04', '02'].map((id) => `msg_${id}_user`)]);
+        expect(graph.nodes['msg_root']?.childrenIds).toEqual([
+          'msg_root_answer',
+          ...['20', '18', '16', '14', '12', '10', '08', '06', '04', '02'].map((id) => `msg_${id}_user`),
+        ]);
         await driver.expectStoreToMatch();
       });
 
@@ -227,7 +272,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(stored.updatedAt).toBeGreaterThan(stored.createdAt);
       });
 
-      it('keeps its state out of the callers\' reach', async () => {
+      it("keeps its state out of the callers' reach", async () => {
         const record = { threadId: newThreadId(), ownerDid: ALICE, title: '', createdAt: 1, updatedAt: 1 };
         await store.createThread(record);
         record.title = 'changed';
@@ -236,7 +281,12 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const prompt = planPrompt(graph, { ...ids, userPrompt: 'Hello', createdAt: 2 });
         await store.commit(prompt, { updatedAt: 2 });
         applyChange(graph, structuredClone(prompt));
-        const finish = planFinish(graph, { nodeId: ids.assistantNodeId, status: 'completed', content: 'Hi', usage: { outputTokens: 1 } });
+        const finish = planFinish(graph, {
+          nodeId: ids.assistantNodeId,
+          status: 'completed',
+          content: 'Hi',
+          usage: { outputTokens: 1 },
+        });
         await store.commit(finish, { updatedAt: 3 });
         const expected = structuredClone(await loadSound(store, record.threadId));
 
@@ -255,7 +305,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
     });
 
     describe('queries', () => {
-      it('lists an owner\'s threads, most recently updated first, with their node counts', async () => {
+      it("lists an owner's threads, most recently updated first, with their node counts", async () => {
         const older = await startThread();
         const newer = await startThread();
         const bobs = await startThread(BOB);
@@ -266,8 +316,22 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         const summaries = await store.listThreads(ALICE);
         expect(summaries).toStrictEqual([
-          { threadId: older.threadId, title: 'Old', createdAt: older.record.createdAt, updatedAt: older.record.updatedAt, version: 2, nodeCount: 4 },
-          { threadId: newer.threadId, title: 'New', createdAt: newer.record.createdAt, updatedAt: newer.record.updatedAt, version: 1, nodeCount: 2 },
+          {
+            threadId: older.threadId,
+            title: 'Old',
+            createdAt: older.record.createdAt,
+            updatedAt: older.record.updatedAt,
+            version: 2,
+            nodeCount: 4,
+          },
+          {
+            threadId: newer.threadId,
+            title: 'New',
+            createdAt: newer.record.createdAt,
+            updatedAt: newer.record.updatedAt,
+            version: 1,
+            nodeCount: 2,
+          },
         ]);
         expect(await store.listThreads('did:example:nobody')).toEqual([]);
       });
@@ -333,7 +397,9 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         ]);
         await store.saveStreamedText([{ threadId: newThreadId(), nodeId: newMessageId(), offset: 0, text: 'Nowhere' }]);
 
-        expect((await loadSound(store, other.threadId)).graph.nodes[streaming.assistantNodeId]?.content).toBe('Applied');
+        expect((await loadSound(store, other.threadId)).graph.nodes[streaming.assistantNodeId]?.content).toBe(
+          'Applied',
+        );
         expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Final');
         await driver.expectStoreToMatch();
         await other.expectStoreToMatch();
@@ -436,7 +502,10 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.stream(assistantNodeId, 'Let me think', 'reasoning');
         await driver.stream(assistantNodeId, 'Hi');
 
-        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ reasoning: 'Let me think', content: 'Hi' });
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({
+          reasoning: 'Let me think',
+          content: 'Hi',
+        });
         await driver.expectStoreToMatch();
       });
 
@@ -444,7 +513,12 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const driver = await startThread();
         const first = await driver.prompt('Hello');
         await driver.stream(first.assistantNodeId, 'Hmm', 'reasoning');
-        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi', reasoning: 'Hmm, a greeting' });
+        await driver.finish({
+          nodeId: first.assistantNodeId,
+          status: 'completed',
+          content: 'Hi',
+          reasoning: 'Hmm, a greeting',
+        });
         const second = await driver.prompt('Again');
         await driver.finish({ nodeId: second.assistantNodeId, status: 'completed', content: 'Hi again' });
 
@@ -462,7 +536,11 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(await store.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
 
         const { graph } = await loadSound(store, driver.threadId);
-        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'Let me think' });
+        expect(graph.nodes[assistantNodeId]).toMatchObject({
+          status: 'interrupted',
+          content: '',
+          reasoning: 'Let me think',
+        });
       });
 
       it('continues an interrupted answer: the same node streams again, its text saved on from where it ended', async () => {
@@ -474,9 +552,18 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.stream(assistantNodeId, 'Hmm', 'reasoning');
 
         await driver.expectStoreToMatch();
-        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: 'Partial', reasoning: 'Hmm', model: 'strong' });
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({
+          status: 'streaming',
+          content: 'Partial',
+          reasoning: 'Hmm',
+          model: 'strong',
+        });
         await store.interruptStreamingNodes(clock.now());
-        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Partial', reasoning: 'Hmm' });
+        expect((await loadSound(store, driver.threadId)).graph.nodes[assistantNodeId]).toMatchObject({
+          status: 'interrupted',
+          content: 'Partial',
+          reasoning: 'Hmm',
+        });
       });
     });
 
@@ -496,7 +583,12 @@ export function describeConversationStoreContract(name: string, open: () => Prom
           const first = await driver.prompt('Hello', { model: 'demo-echo' });
           await driver.stream(first.assistantNodeId, 'Hi, th');
           const pivot = await driver.pivot(first.assistantNodeId, 'Hi', 'Shorter');
-          await driver.finish({ nodeId: pivot.assistantNodeId, status: 'completed', content: 'Ok', usage: { outputTokens: 1 } });
+          await driver.finish({
+            nodeId: pivot.assistantNodeId,
+            status: 'completed',
+            content: 'Ok',
+            usage: { outputTokens: 1 },
+          });
           await driver.prompt('Side branch', { parentNodeId: first.userNodeId });
           await driver.anchor(pivot.userNodeId);
         }
@@ -531,7 +623,11 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         expect(await reopened.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
         const { graph } = await loadSound(reopened, driver.threadId);
-        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: '', reasoning: 'Persisted reasoning' });
+        expect(graph.nodes[assistantNodeId]).toMatchObject({
+          status: 'interrupted',
+          content: '',
+          reasoning: 'Persisted reasoning',
+        });
       });
     });
 

@@ -21,7 +21,12 @@ console.log(graphs.filter((graph) => !%HaveSameMap(graph, graphs[0])).length);
 
 describe("a loaded thread's graph", () => {
   it('shares one hidden class with every other graph: a class of its own cost each open thread ~260 bytes', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', '--input-type=module', '--eval', PROBE]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--allow-natives-syntax',
+      '--input-type=module',
+      '--eval',
+      PROBE,
+    ]);
     expect(Number(stdout.trim())).toBe(0);
   });
 });

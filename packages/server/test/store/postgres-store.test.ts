@@ -36,7 +36,8 @@ describeWithPostgres('PostgresStore', () => {
       return { messages, onProgress: (message: string) => void messages.push(message) };
     };
     const applying = (messages: string[]) => messages.filter((message) => message.includes('applying migration'));
-    const migrationsTable = () => schemas.query(`SELECT version, name FROM ${schema}.schema_migrations ORDER BY version`);
+    const migrationsTable = () =>
+      schemas.query(`SELECT version, name FROM ${schema}.schema_migrations ORDER BY version`);
     const expectedMigrations = POSTGRES_MIGRATIONS.map(({ name }, index) => ({ version: index + 1, name }));
 
     beforeEach(() => {
@@ -67,11 +68,15 @@ describeWithPostgres('PostgresStore', () => {
         const reopened = await open(second.onProgress);
 
         expect(applying(first.messages)).toHaveLength(POSTGRES_MIGRATIONS.length);
-        expect(first.messages.at(-1)).toMatch(new RegExp(`${schema}: up to date at version ${POSTGRES_MIGRATIONS.length}`));
+        expect(first.messages.at(-1)).toMatch(
+          new RegExp(`${schema}: up to date at version ${POSTGRES_MIGRATIONS.length}`),
+        );
         expect(applying(second.messages)).toEqual([]);
         expect(await migrationsTable()).toStrictEqual(expectedMigrations);
         expect(await catalog()).toStrictEqual(catalogBefore);
-        expect(catalogBefore.map((relation) => relation.relname)).toEqual(expect.arrayContaining(['nodes', 'nodes_streaming', 'threads']));
+        expect(catalogBefore.map((relation) => relation.relname)).toEqual(
+          expect.arrayContaining(['nodes', 'nodes_streaming', 'threads']),
+        );
         await driver.expectStoreToMatch(reopened);
       });
 
@@ -86,11 +91,17 @@ describeWithPostgres('PostgresStore', () => {
       });
 
       it('migrates through the migrate function on any pool, counting only what this call applied', async () => {
-        const pools = [createPool({ connectionString: TEST_DATABASE_URL }), createPool({ connectionString: TEST_DATABASE_URL })];
+        const pools = [
+          createPool({ connectionString: TEST_DATABASE_URL }),
+          createPool({ connectionString: TEST_DATABASE_URL }),
+        ];
         try {
           const results = await Promise.all(pools.map((pool) => migrate(pool, { schema })));
 
-          expect(results.map((result) => result.version)).toEqual([POSTGRES_MIGRATIONS.length, POSTGRES_MIGRATIONS.length]);
+          expect(results.map((result) => result.version)).toEqual([
+            POSTGRES_MIGRATIONS.length,
+            POSTGRES_MIGRATIONS.length,
+          ]);
           // Each migration runs exactly once, whichever of the two got there first.
           expect(results[0]!.applied + results[1]!.applied).toBe(POSTGRES_MIGRATIONS.length);
           expect(await migrationsTable()).toStrictEqual(expectedMigrations);
@@ -119,7 +130,9 @@ describeWithPostgres('PostgresStore', () => {
         const store = await open(progress.onProgress);
 
         expect(applying(progress.messages)).toHaveLength(POSTGRES_MIGRATIONS.length - 3);
-        expect(applying(progress.messages)[0]).toContain(`applying migration 4 of ${POSTGRES_MIGRATIONS.length} (reasoning)`);
+        expect(applying(progress.messages)[0]).toContain(
+          `applying migration 4 of ${POSTGRES_MIGRATIONS.length} (reasoning)`,
+        );
         expect(await migrationsTable()).toStrictEqual(expectedMigrations);
         const answer = async () => (await loadSound(store, 'thr_old')).graph.nodes['msg_a'];
         expect(await answer()).toMatchObject({ status: 'streaming', content: 'Saved in pieces' });
@@ -130,13 +143,21 @@ describeWithPostgres('PostgresStore', () => {
         ]);
         expect(await answer()).toMatchObject({ content: 'Saved in pieces, and more', reasoning: 'Thought' });
         expect(await store.interruptStreamingNodes(clock.now())).toEqual(['thr_old']);
-        expect(await answer()).toMatchObject({ status: 'interrupted', content: 'Saved in pieces, and more', reasoning: 'Thought' });
-        expect(await schemas.query(`SELECT count(*)::integer AS pieces FROM ${schema}.streamed_text`)).toEqual([{ pieces: 0 }]);
+        expect(await answer()).toMatchObject({
+          status: 'interrupted',
+          content: 'Saved in pieces, and more',
+          reasoning: 'Thought',
+        });
+        expect(await schemas.query(`SELECT count(*)::integer AS pieces FROM ${schema}.streamed_text`)).toEqual([
+          { pieces: 0 },
+        ]);
       });
 
       it('refuses a schema whose version is newer than it knows', async () => {
         await (await open()).close();
-        await schemas.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, 'from the future')`, [POSTGRES_MIGRATIONS.length + 1]);
+        await schemas.query(`INSERT INTO ${schema}.schema_migrations (version, name) VALUES ($1, 'from the future')`, [
+          POSTGRES_MIGRATIONS.length + 1,
+        ]);
 
         await expect(open()).rejects.toThrow(/newer/);
       });
@@ -164,7 +185,10 @@ describeWithPostgres('PostgresStore', () => {
 
       /** The connections waiting, directly or in a queue, for a lock that the connection `pid` holds. */
       async function waitingBehind(pid: number): Promise<number[]> {
-        const rows = await schemas.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]);
+        const rows = await schemas.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+          [pid],
+        );
         const behind = await Promise.all(rows.map((row) => waitingBehind(row.pid)));
         return [...rows.map((row) => row.pid), ...behind.flat()];
       }
@@ -195,11 +219,17 @@ describeWithPostgres('PostgresStore', () => {
         const driver = await ThreadDriver.create(one, clock);
         const { assistantNodeId } = await driver.prompt('Hello');
         // Both rewrite the same node and neither adds one: only the thread's row lock can tell them apart.
-        const finish = (content: string) => planFinish(driver.graph, { nodeId: assistantNodeId, status: 'completed', content });
-        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = $1 FOR UPDATE`, [driver.threadId]);
+        const finish = (content: string) =>
+          planFinish(driver.graph, { nodeId: assistantNodeId, status: 'completed', content });
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = $1 FOR UPDATE`, [
+          driver.threadId,
+        ]);
         held = lock;
 
-        const outcomes = Promise.allSettled([one.commit(finish('one'), { updatedAt: clock.now() }), two.commit(finish('two'), { updatedAt: clock.now() })]);
+        const outcomes = Promise.allSettled([
+          one.commit(finish('one'), { updatedAt: clock.now() }),
+          two.commit(finish('two'), { updatedAt: clock.now() }),
+        ]);
         await waitForWaiting(lock.pid, 2);
         held = undefined;
         await lock.release();
@@ -218,10 +248,15 @@ describeWithPostgres('PostgresStore', () => {
         const drivers = [await ThreadDriver.create(one, clock), await ThreadDriver.create(two, clock)];
         const threadIds = drivers.map((driver) => driver.threadId);
         const changes = threadIds.map((threadId) => planExchange(threadId, 'shared'));
-        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = ANY ($1) FOR UPDATE`, [threadIds]);
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.threads WHERE thread_id = ANY ($1) FOR UPDATE`, [
+          threadIds,
+        ]);
         held = lock;
 
-        const outcomes = Promise.allSettled([one.commit(changes[0]!, { updatedAt: clock.now() }), two.commit(changes[1]!, { updatedAt: clock.now() })]);
+        const outcomes = Promise.allSettled([
+          one.commit(changes[0]!, { updatedAt: clock.now() }),
+          two.commit(changes[1]!, { updatedAt: clock.now() }),
+        ]);
         await waitForWaiting(lock.pid, 2);
         held = undefined;
         await lock.release();
@@ -232,11 +267,15 @@ describeWithPostgres('PostgresStore', () => {
         const owner = threadIds[winnerIndex]!;
         expect(await one.findNodeThread('msg_shared_user')).toBe(owner);
         const stored = await Promise.all(threadIds.map((threadId) => loadSound(one, threadId)));
-        expect(stored.map((thread) => Object.keys(thread.graph.nodes).length)).toEqual(threadIds.map((threadId) => (threadId === owner ? 2 : 0)));
-        expect(stored.map((thread) => thread.graph.version)).toEqual(threadIds.map((threadId) => (threadId === owner ? 1 : 0)));
+        expect(stored.map((thread) => Object.keys(thread.graph.nodes).length)).toEqual(
+          threadIds.map((threadId) => (threadId === owner ? 2 : 0)),
+        );
+        expect(stored.map((thread) => thread.graph.version)).toEqual(
+          threadIds.map((threadId) => (threadId === owner ? 1 : 0)),
+        );
       });
 
-      it('refuses as conflicts two commits that deadlock over each other\'s node ids, and writes neither', async () => {
+      it("refuses as conflicts two commits that deadlock over each other's node ids, and writes neither", async () => {
         const [one, two] = [await open(), await open()];
         const [a, b] = [await ThreadDriver.create(one, clock), await ThreadDriver.create(two, clock)];
         const aNodes = await a.prompt('A');
@@ -252,18 +291,31 @@ describeWithPostgres('PostgresStore', () => {
         // A rewrites its user node, then its answer, which the test holds, so A stops there holding its user node.
         // B rewrites its user node, then A's, and waits for A. Once A goes on to B's user node, each waits for the
         // other: PostgreSQL breaks the deadlock by failing one, and the other finds a node of another thread.
-        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [aNodes.assistantNodeId]);
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [
+          aNodes.assistantNodeId,
+        ]);
         held = lock;
-        const settle = (commit: Promise<void>) => commit.then(() => undefined, (error: unknown) => error);
+        const settle = (commit: Promise<void>) =>
+          commit.then(
+            () => undefined,
+            (error: unknown) => error,
+          );
 
-        const outcomeOfA = settle(one.commit(rewrite(a, [aNodes.userNodeId, aNodes.assistantNodeId, bNodes.userNodeId]), { updatedAt: clock.now() }));
+        const outcomeOfA = settle(
+          one.commit(rewrite(a, [aNodes.userNodeId, aNodes.assistantNodeId, bNodes.userNodeId]), {
+            updatedAt: clock.now(),
+          }),
+        );
         await waitForWaiting(lock.pid, 1);
-        const outcomeOfB = settle(two.commit(rewrite(b, [bNodes.userNodeId, aNodes.userNodeId]), { updatedAt: clock.now() }));
+        const outcomeOfB = settle(
+          two.commit(rewrite(b, [bNodes.userNodeId, aNodes.userNodeId]), { updatedAt: clock.now() }),
+        );
         await waitForWaiting(lock.pid, 2);
         held = undefined;
         await lock.release();
 
-        for (const outcome of [await outcomeOfA, await outcomeOfB]) expect(outcome).toSatisfy(StoreConflictError.isInstance);
+        for (const outcome of [await outcomeOfA, await outcomeOfB])
+          expect(outcome).toSatisfy(StoreConflictError.isInstance);
         await a.expectStoreToMatch(one);
         await b.expectStoreToMatch(one);
       });
@@ -271,30 +323,60 @@ describeWithPostgres('PostgresStore', () => {
       it('queues up two batches of streamed text that name the same nodes in opposite orders, instead of deadlocking', async () => {
         const [one, two] = [await open(), await open()];
         const drivers = await Promise.all(['a', 'b', 'c'].map(() => ThreadDriver.create(one, clock)));
-        const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name, index) => drivers[index]!.prompt(name, { assistantNodeId: `msg_${name}_answer` })));
-        const entry = (index: number, nodeId: string, text: string) => ({ threadId: drivers[index]!.threadId, nodeId, offset: 0, text });
+        const [a, b, c] = await Promise.all(
+          ['a', 'b', 'c'].map((name, index) => drivers[index]!.prompt(name, { assistantNodeId: `msg_${name}_answer` })),
+        );
+        const entry = (index: number, nodeId: string, text: string) => ({
+          threadId: drivers[index]!.threadId,
+          nodeId,
+          offset: 0,
+          text,
+        });
         // A database of some size, where the planner visits the rows in the order the batch names them.
-        await schemas.query(`INSERT INTO ${schema}.threads (thread_id, owner_did, title, created_at, updated_at, version) VALUES ('thr_old', 'did:example:old', '', 0, 0, 1)`);
+        await schemas.query(
+          `INSERT INTO ${schema}.threads (thread_id, owner_did, title, created_at, updated_at, version) VALUES ('thr_old', 'did:example:old', '', 0, 0, 1)`,
+        );
         await schemas.query(`
           INSERT INTO ${schema}.nodes (node_id, thread_id, seq, role, content, status, created_at)
           SELECT 'msg_old_' || n, 'thr_old', n, 'user', 'Old', 'completed', 0 FROM generate_series(1, 2000) AS n`);
         await schemas.query(`ANALYZE ${schema}.nodes`);
         // Both batches wait for c, which the test holds, then write the same pieces: were they written in the order
         // the batches name them, each would hold a piece the other wants next, and wait for the other.
-        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [c!.assistantNodeId]);
+        const lock = await holdRowLocks(`SELECT 1 FROM ${schema}.nodes WHERE node_id = $1 FOR UPDATE`, [
+          c!.assistantNodeId,
+        ]);
         held = lock;
 
-        const first = one.saveStreamedText([entry(0, a!.assistantNodeId, 'first'), entry(2, c!.assistantNodeId, 'first'), entry(1, b!.assistantNodeId, 'first')]);
+        const first = one.saveStreamedText([
+          entry(0, a!.assistantNodeId, 'first'),
+          entry(2, c!.assistantNodeId, 'first'),
+          entry(1, b!.assistantNodeId, 'first'),
+        ]);
         await waitForWaiting(lock.pid, 1);
-        const second = two.saveStreamedText([entry(2, c!.assistantNodeId, 'second'), entry(1, b!.assistantNodeId, 'second'), entry(0, a!.assistantNodeId, 'second')]);
+        const second = two.saveStreamedText([
+          entry(2, c!.assistantNodeId, 'second'),
+          entry(1, b!.assistantNodeId, 'second'),
+          entry(0, a!.assistantNodeId, 'second'),
+        ]);
         await waitForWaiting(lock.pid, 2);
         held = undefined;
         await lock.release();
 
-        expect((await Promise.allSettled([first, second])).map((result) => result.status)).toEqual(['fulfilled', 'fulfilled']);
-        const contents = await Promise.all(drivers.map(async (driver, index) => (await loadSound(one, driver.threadId)).graph.nodes[[a, b, c][index]!.assistantNodeId]?.content));
+        expect((await Promise.allSettled([first, second])).map((result) => result.status)).toEqual([
+          'fulfilled',
+          'fulfilled',
+        ]);
+        const contents = await Promise.all(
+          drivers.map(
+            async (driver, index) =>
+              (await loadSound(one, driver.threadId)).graph.nodes[[a, b, c][index]!.assistantNodeId]?.content,
+          ),
+        );
         // The batch that committed last wrote every piece last.
-        expect([['first', 'first', 'first'], ['second', 'second', 'second']]).toContainEqual(contents);
+        expect([
+          ['first', 'first', 'first'],
+          ['second', 'second', 'second'],
+        ]).toContainEqual(contents);
       });
 
       it('makes a commit that ends an answer wait for a batch writing its pieces, and drops them with it', async () => {
@@ -307,9 +389,13 @@ describeWithPostgres('PostgresStore', () => {
         await schemas.query(`
           CREATE FUNCTION ${schema}.slow_piece() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN PERFORM set_config('application_name', '${schema}', true); PERFORM pg_sleep(0.3); RETURN NEW; END $$`);
-        await schemas.query(`CREATE TRIGGER slow_piece BEFORE INSERT ON ${schema}.streamed_text FOR EACH ROW EXECUTE FUNCTION ${schema}.slow_piece()`);
+        await schemas.query(
+          `CREATE TRIGGER slow_piece BEFORE INSERT ON ${schema}.streamed_text FOR EACH ROW EXECUTE FUNCTION ${schema}.slow_piece()`,
+        );
 
-        const batch = one.saveStreamedText([{ threadId: driver.threadId, nodeId: assistantNodeId, offset: 0, text: 'Hel' }]);
+        const batch = one.saveStreamedText([
+          { threadId: driver.threadId, nodeId: assistantNodeId, offset: 0, text: 'Hel' },
+        ]);
         await eventually(async () => {
           const writing = await schemas.query('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [schema]);
           return writing.length > 0 ? true : undefined;
@@ -318,7 +404,9 @@ describeWithPostgres('PostgresStore', () => {
         await batch;
 
         expect((await loadSound(one, driver.threadId)).graph.nodes[assistantNodeId]?.content).toBe('Hello there');
-        expect(await schemas.query(`SELECT count(*)::integer AS pieces FROM ${schema}.streamed_text`)).toEqual([{ pieces: 0 }]);
+        expect(await schemas.query(`SELECT count(*)::integer AS pieces FROM ${schema}.streamed_text`)).toEqual([
+          { pieces: 0 },
+        ]);
       });
     });
 
@@ -331,7 +419,9 @@ describeWithPostgres('PostgresStore', () => {
       await schemas.query(`
         CREATE FUNCTION ${schema}.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.text = 'poison' THEN RAISE EXCEPTION 'poisoned content'; END IF; RETURN NEW; END $$`);
-      await schemas.query(`CREATE TRIGGER refuse_poison BEFORE INSERT ON ${schema}.streamed_text FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_poison()`);
+      await schemas.query(
+        `CREATE TRIGGER refuse_poison BEFORE INSERT ON ${schema}.streamed_text FOR EACH ROW EXECUTE FUNCTION ${schema}.refuse_poison()`,
+      );
 
       const batch = [
         { threadId: one.threadId, nodeId: first.assistantNodeId, offset: 0, text: 'Written alone?' },

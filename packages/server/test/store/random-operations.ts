@@ -10,7 +10,13 @@ export type Operation =
   | { kind: 'prompt'; parentPick: number | null; text: string }
   | { kind: 'pivot'; pick: number; keep: number; seen: string; text: string }
   | { kind: 'anchor'; pick: number }
-  | { kind: 'finish'; pick: number; status: 'completed' | 'interrupted' | 'failed'; content: string; withUsage: boolean }
+  | {
+      kind: 'finish';
+      pick: number;
+      status: 'completed' | 'interrupted' | 'failed';
+      content: string;
+      withUsage: boolean;
+    }
   | { kind: 'stream'; pick: number; content: string }
   | { kind: 'regenerate'; pick: number; keep: number }
   | { kind: 'delete'; pick: number };
@@ -49,7 +55,10 @@ export async function applyOperation(driver: ThreadDriver, operation: Operation)
       const target = choose(assistants, operation.pick);
       if (!target) return;
       // The clients may have seen more than was persisted, or less.
-      const cut = target.status === 'streaming' ? target.content.slice(0, operation.keep % (target.content.length + 1)) + operation.seen : undefined;
+      const cut =
+        target.status === 'streaming'
+          ? target.content.slice(0, operation.keep % (target.content.length + 1)) + operation.seen
+          : undefined;
       await driver.pivot(target.id, cut, operation.text);
       return;
     }
@@ -59,9 +68,14 @@ export async function applyOperation(driver: ThreadDriver, operation: Operation)
       return;
     }
     case 'finish': {
-      const target = choose(assistants.filter((node) => node.status === 'streaming'), operation.pick);
+      const target = choose(
+        assistants.filter((node) => node.status === 'streaming'),
+        operation.pick,
+      );
       if (!target) return;
-      const usage = operation.withUsage ? { usage: { inputTokens: operation.pick, outputTokens: operation.content.length } } : {};
+      const usage = operation.withUsage
+        ? { usage: { inputTokens: operation.pick, outputTokens: operation.content.length } }
+        : {};
       await driver.finish({ nodeId: target.id, status: operation.status, content: operation.content, ...usage });
       return;
     }
@@ -71,16 +85,25 @@ export async function applyOperation(driver: ThreadDriver, operation: Operation)
       return;
     }
     case 'regenerate': {
-      const target = choose(nodes.filter((node) => node.role === 'user'), operation.pick);
+      const target = choose(
+        nodes.filter((node) => node.role === 'user'),
+        operation.pick,
+      );
       if (!target) return;
       const streaming = nodes.find((node) => node.status === 'streaming');
       if (streaming && streaming.parentId !== target.id) return;
-      const halted = streaming && { nodeId: streaming.id, content: streaming.content.slice(0, operation.keep % (streaming.content.length + 1)) };
+      const halted = streaming && {
+        nodeId: streaming.id,
+        content: streaming.content.slice(0, operation.keep % (streaming.content.length + 1)),
+      };
       await driver.regenerate(target.id, halted);
       return;
     }
     case 'delete': {
-      const target = choose(nodes.filter((node) => node.parentId !== null && !streamsUnder(driver, node)), operation.pick);
+      const target = choose(
+        nodes.filter((node) => node.parentId !== null && !streamsUnder(driver, node)),
+        operation.pick,
+      );
       if (target) await driver.deleteBranch(target.id);
       return;
     }
@@ -88,7 +111,10 @@ export async function applyOperation(driver: ThreadDriver, operation: Operation)
 }
 
 function streamsUnder(driver: ThreadDriver, node: MessageNode): boolean {
-  return node.status === 'streaming' || node.childrenIds.some((childId) => streamsUnder(driver, driver.graph.nodes[childId]!));
+  return (
+    node.status === 'streaming' ||
+    node.childrenIds.some((childId) => streamsUnder(driver, driver.graph.nodes[childId]!))
+  );
 }
 
 function choose(nodes: MessageNode[], index: number): MessageNode | undefined {

@@ -87,11 +87,14 @@ describe('SqliteStore on its file', () => {
     await store.saveStreamedText([{ threadId: 'thr_old', nodeId: 'msg_a', offset: 11, text: ', then in pieces' }]);
     expect(await textOf()).toBe('Saved whole, then in pieces');
     expect(await store.interruptStreamingNodes(2)).toEqual(['thr_old']);
-    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ status: 'interrupted', content: 'Saved whole, then in pieces' });
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({
+      status: 'interrupted',
+      content: 'Saved whole, then in pieces',
+    });
     expect(inspect().prepare('SELECT count(*) FROM streamed_text').pluck().get()).toBe(0);
   });
 
-  it('keeps, in a file of the schema before reasoning, the pieces an earlier server saved, as the answer\'s text', async () => {
+  it("keeps, in a file of the schema before reasoning, the pieces an earlier server saved, as the answer's text", async () => {
     mkdirSync(dirname(path), { recursive: true });
     const old = inspect();
     SQLITE_MIGRATIONS.slice(0, 3).forEach((sql) => old.exec(sql));
@@ -105,8 +108,13 @@ describe('SqliteStore on its file', () => {
 
     expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ content: 'Saved in pieces' });
     expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).not.toHaveProperty('reasoning');
-    await store.saveStreamedText([{ threadId: 'thr_old', nodeId: 'msg_a', part: 'reasoning', offset: 0, text: 'Thought' }]);
-    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({ content: 'Saved in pieces', reasoning: 'Thought' });
+    await store.saveStreamedText([
+      { threadId: 'thr_old', nodeId: 'msg_a', part: 'reasoning', offset: 0, text: 'Thought' },
+    ]);
+    expect((await loadSound(store, 'thr_old')).graph.nodes['msg_a']).toMatchObject({
+      content: 'Saved in pieces',
+      reasoning: 'Thought',
+    });
   });
 
   it('checkpoints its log from a thread of its own, and closes that thread with the store', async () => {
@@ -114,7 +122,8 @@ describe('SqliteStore on its file', () => {
     const driver = await ThreadDriver.create(store, new TestClock());
     const { assistantNodeId } = await driver.prompt('Hello');
     let streamed = '';
-    for (let batch = 0; batch < 40; batch += 1) await driver.stream(assistantNodeId, (streamed += 'word '.repeat(2_000)));
+    for (let batch = 0; batch < 40; batch += 1)
+      await driver.stream(assistantNodeId, (streamed += 'word '.repeat(2_000)));
     // Far below the store's own connection's threshold (64 MiB of log): only the thread copies pages this soon.
     // Polled until the test's own timeout: the checkpoint thread runs when the machine lets it.
     await vi.waitFor(() => expect(statSync(path).size).toBeGreaterThan(400_000), { timeout: 60_000 });
@@ -191,7 +200,12 @@ describe('SqliteStore on its file', () => {
     const driver = await ThreadDriver.create(one, clock);
     const base = emptyGraph(driver.threadId);
     const plan = (prefix: string) =>
-      planPrompt(base, { userNodeId: `msg_${prefix}_user`, userPrompt: prefix, assistantNodeId: `msg_${prefix}_answer`, createdAt: clock.now() });
+      planPrompt(base, {
+        userNodeId: `msg_${prefix}_user`,
+        userPrompt: prefix,
+        assistantNodeId: `msg_${prefix}_answer`,
+        createdAt: clock.now(),
+      });
 
     await one.commit(plan('one'), { updatedAt: clock.now() });
 

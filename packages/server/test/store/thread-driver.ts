@@ -60,7 +60,11 @@ export class ThreadDriver {
     this.graph = emptyGraph(record.threadId);
   }
 
-  static async create(store: ConversationStore, clock: TestClock, ownerDid = 'did:example:alice'): Promise<ThreadDriver> {
+  static async create(
+    store: ConversationStore,
+    clock: TestClock,
+    ownerDid = 'did:example:alice',
+  ): Promise<ThreadDriver> {
     const now = clock.now();
     const record: ThreadRecord = { threadId: newThreadId(), ownerDid, title: '', createdAt: now, updatedAt: now };
     await store.createThread({ ...record });
@@ -74,12 +78,20 @@ export class ThreadDriver {
   async prompt(text: string, options: PromptOptions = {}): Promise<ExchangeIds> {
     const ids = this.exchangeIds(options);
     const isFirst = this.graph.rootNodeId === null;
-    await this.commit(planPrompt(this.graph, { ...options, ...ids, userPrompt: text, createdAt: this.clock.now() }), isFirst ? text : undefined);
+    await this.commit(
+      planPrompt(this.graph, { ...options, ...ids, userPrompt: text, createdAt: this.clock.now() }),
+      isFirst ? text : undefined,
+    );
     return ids;
   }
 
   /** `cutContent` undefined: the node had already finished, and the prompt simply branches under it. */
-  async pivot(interruptedNodeId: string, cutContent: string | undefined, text: string, options: Partial<ExchangeIds> = {}): Promise<ExchangeIds> {
+  async pivot(
+    interruptedNodeId: string,
+    cutContent: string | undefined,
+    text: string,
+    options: Partial<ExchangeIds> = {},
+  ): Promise<ExchangeIds> {
     const ids = this.exchangeIds(options);
     const input = { ...ids, interruptedNodeId, userPrompt: text, createdAt: this.clock.now() };
     await this.commit(planPivotSplice(this.graph, cutContent === undefined ? input : { ...input, cutContent }));
@@ -93,7 +105,14 @@ export class ThreadDriver {
   /** `halted`: an answer of the user node that was streaming, kept with this text. */
   async regenerate(userNodeId: string, halted?: { nodeId: string; content: string }): Promise<string> {
     const assistantNodeId = newMessageId();
-    await this.commit(planRegenerate(this.graph, { userNodeId, assistantNodeId, createdAt: this.clock.now(), ...(halted ? { halted } : {}) }));
+    await this.commit(
+      planRegenerate(this.graph, {
+        userNodeId,
+        assistantNodeId,
+        createdAt: this.clock.now(),
+        ...(halted ? { halted } : {}),
+      }),
+    );
     return assistantNodeId;
   }
 
@@ -126,7 +145,14 @@ export class ThreadDriver {
     const streamed = this.streamed.get(key) ?? { base: partText(node, part), pieces: new Map<number, string>() };
     streamed.pieces.set(offset, text);
     this.streamed.set(key, streamed);
-    setPartText(node, part, spellStreamedText(streamed.base, [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece }))));
+    setPartText(
+      node,
+      part,
+      spellStreamedText(
+        streamed.base,
+        [...streamed.pieces].map(([at, piece]) => ({ offset: at, text: piece })),
+      ),
+    );
   }
 
   /** The stored thread as it must be: the in-memory graph and the record the commits produced. */
@@ -149,7 +175,10 @@ export class ThreadDriver {
   }
 
   private exchangeIds(options: Partial<ExchangeIds>): ExchangeIds {
-    return { userNodeId: options.userNodeId ?? newMessageId(), assistantNodeId: options.assistantNodeId ?? newMessageId() };
+    return {
+      userNodeId: options.userNodeId ?? newMessageId(),
+      assistantNodeId: options.assistantNodeId ?? newMessageId(),
+    };
   }
 }
 
@@ -165,9 +194,16 @@ export interface StreamedPiece {
 /** Saves streamed text of nodes of any threads in one batch, in order; each thread's driver follows it. */
 export async function streamBatch(store: ConversationStore, entries: readonly StreamedPiece[]): Promise<void> {
   await store.saveStreamedText(
-    entries.map(({ driver, nodeId, part, offset, text }) => ({ threadId: driver.threadId, nodeId, offset, text, ...(part ? { part } : {}) })),
+    entries.map(({ driver, nodeId, part, offset, text }) => ({
+      threadId: driver.threadId,
+      nodeId,
+      offset,
+      text,
+      ...(part ? { part } : {}),
+    })),
   );
-  for (const { driver, nodeId, part = 'content', offset, text } of entries) driver.followStream(nodeId, part, offset, text);
+  for (const { driver, nodeId, part = 'content', offset, text } of entries)
+    driver.followStream(nodeId, part, offset, text);
 }
 
 /** Loads a thread that must exist and whose graph must be sound. */

@@ -1,4 +1,13 @@
-import { applyChange, emptyGraph, newMessageId, newThreadId, planFinish, planPrompt, searchTerms, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  emptyGraph,
+  newMessageId,
+  newThreadId,
+  planFinish,
+  planPrompt,
+  searchTerms,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import type { ConversationStore, StoredThread } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
@@ -30,18 +39,40 @@ function branchingThread(ownerDid: string, title: string, createdAt: number): St
   apply(planPrompt(graph, { ...first, userPrompt: 'What is a pivot?', createdAt }));
   apply(planFinish(graph, { nodeId: first.assistantNodeId, status: 'completed', content: 'A change of direction.' }));
   const left = { userNodeId: newMessageId(), assistantNodeId: newMessageId() };
-  apply(planPrompt(graph, { ...left, userPrompt: 'In basketball?', createdAt: createdAt + 1, parentNodeId: first.assistantNodeId }));
+  apply(
+    planPrompt(graph, {
+      ...left,
+      userPrompt: 'In basketball?',
+      createdAt: createdAt + 1,
+      parentNodeId: first.assistantNodeId,
+    }),
+  );
   apply(planFinish(graph, { nodeId: left.assistantNodeId, status: 'completed', content: 'A foot stays put.' }));
   const right = { userNodeId: newMessageId(), assistantNodeId: newMessageId() };
-  apply(planPrompt(graph, { ...right, userPrompt: 'In startups?', createdAt: createdAt + 2, parentNodeId: first.assistantNodeId }));
+  apply(
+    planPrompt(graph, {
+      ...right,
+      userPrompt: 'In startups?',
+      createdAt: createdAt + 2,
+      parentNodeId: first.assistantNodeId,
+    }),
+  );
   apply(planFinish(graph, { nodeId: right.assistantNodeId, status: 'interrupted', content: 'A new business' }));
   graph.activeHeadMessageId = left.assistantNodeId;
-  return { threadId: graph.threadId, ownerDid, title, createdAt, updatedAt: createdAt + 10, graph: { ...graph, version: 1 } };
+  return {
+    threadId: graph.threadId,
+    ownerDid,
+    title,
+    createdAt,
+    updatedAt: createdAt + 10,
+    graph: { ...graph, version: 1 },
+  };
 }
 
 /** Thread search, deletion and import: part of the ConversationStore contract every adapter passes. */
 export function describeThreadOperationsContract(fixture: ThreadOperationsFixture): void {
-  const search = (ownerDid: string, query: string, limit = 20) => fixture.store().searchThreads(ownerDid, searchTerms(query), limit);
+  const search = (ownerDid: string, query: string, limit = 20) =>
+    fixture.store().searchThreads(ownerDid, searchTerms(query), limit);
 
   describe('search', () => {
     it("finds the owner's titles and messages holding every term, titles first, with node ids and snippets", async () => {
@@ -59,7 +90,9 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
         expect.objectContaining({ threadId: pivots.threadId }),
         expect.objectContaining({ threadId: pivots.threadId }),
       ]);
-      expect(new Set(hits.slice(1).map((hit) => hit.nodeId))).toEqual(new Set([question.userNodeId, question.assistantNodeId]));
+      expect(new Set(hits.slice(1).map((hit) => hit.nodeId))).toEqual(
+        new Set([question.userNodeId, question.assistantNodeId]),
+      );
       expect(hits[0]!.snippet).toBe('Tell me about pivot tables');
       for (const hit of hits) {
         expect(hit.title).toBe('Tell me about pivot tables');
@@ -84,7 +117,10 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       const passing = await exchange(driver, 'First', `${filler} anchor ${filler}`);
       const about = await exchange(driver, 'Second', 'Anchor, anchor: the anchor moves the head.');
 
-      expect((await search(ALICE, 'anchor')).map((hit) => hit.nodeId)).toEqual([about.assistantNodeId, passing.assistantNodeId]);
+      expect((await search(ALICE, 'anchor')).map((hit) => hit.nodeId)).toEqual([
+        about.assistantNodeId,
+        passing.assistantNodeId,
+      ]);
     });
 
     it('returns at most the limit, and a snippet of a long message rather than all of it', async () => {
@@ -146,13 +182,18 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       await store.importThreads(threads);
 
       for (const thread of threads) expect(await loadSound(store, thread.threadId)).toStrictEqual(thread);
-      expect((await store.listThreads(ALICE)).map(({ title, version, nodeCount }) => ({ title, version, nodeCount }))).toEqual([
+      expect(
+        (await store.listThreads(ALICE)).map(({ title, version, nodeCount }) => ({ title, version, nodeCount })),
+      ).toEqual([
         { title: 'Second', version: 1, nodeCount: 6 },
         { title: 'First', version: 1, nodeCount: 6 },
       ]);
-      expect((await search(ALICE, 'basketball')).map((hit) => hit.threadId).sort()).toEqual(threads.map((thread) => thread.threadId).sort());
+      expect((await search(ALICE, 'basketball')).map((hit) => hit.threadId).sort()).toEqual(
+        threads.map((thread) => thread.threadId).sort(),
+      );
       const reopened = await fixture.reopen();
-      if (reopened) for (const thread of threads) expect(await loadSound(reopened, thread.threadId)).toStrictEqual(thread);
+      if (reopened)
+        for (const thread of threads) expect(await loadSound(reopened, thread.threadId)).toStrictEqual(thread);
     });
 
     it('writes nothing when one thread of the batch cannot be created', async () => {
@@ -173,9 +214,9 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       if (clashing.graph.rootNodeId === someId) clashing.graph.rootNodeId = taken.userNodeId;
 
       await expect(store.importThreads([fresh, clashing])).rejects.toSatisfy(StoreConflictError.isInstance);
-      await expect(store.importThreads([fresh, { ...branchingThread(ALICE, 'Same id', 1), threadId: existing.threadId }])).rejects.toSatisfy(
-        StoreConflictError.isInstance,
-      );
+      await expect(
+        store.importThreads([fresh, { ...branchingThread(ALICE, 'Same id', 1), threadId: existing.threadId }]),
+      ).rejects.toSatisfy(StoreConflictError.isInstance);
 
       expect(await store.loadThread(fresh.threadId)).toBeUndefined();
       expect((await store.listThreads(ALICE)).map((summary) => summary.threadId)).toEqual([existing.threadId]);

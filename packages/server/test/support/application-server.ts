@@ -13,7 +13,8 @@ export class ApplicationServer {
   private constructor() {
     const echo = new WebSocketServer({ noServer: true });
     this.http.on('upgrade', (request, socket, head) => {
-      if (request.url === '/echo') echo.handleUpgrade(request, socket, head, (ws) => ws.on('message', (data) => ws.send(String(data))));
+      if (request.url === '/echo')
+        echo.handleUpgrade(request, socket, head, (ws) => ws.on('message', (data) => ws.send(String(data))));
     });
   }
 

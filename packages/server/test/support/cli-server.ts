@@ -17,7 +17,11 @@ export interface CliServer {
 /** Runs `cpp-server` in a child process on a free port and waits for the line saying where it listens. */
 export async function startCliServer(args: readonly string[]): Promise<CliServer> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before this test`);
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--host', '127.0.0.1', '--no-ui', '--auth', 'claimed', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [CLI, '--port', '0', '--host', '127.0.0.1', '--no-ui', '--auth', 'claimed', ...args],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stderr!.on('data', (data: Buffer) => (output += data.toString()));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
@@ -28,7 +32,9 @@ export async function startCliServer(args: readonly string[]): Promise<CliServer
       const match = /^cpp-server listening on (ws:\/\/\S+)$/.exec(line);
       if (match) resolve(match[1]!);
     });
-    exited.then(([code, signal]) => reject(new Error(`cpp-server exited (${code ?? signal}) before listening:\n${output}`)));
+    exited.then(([code, signal]) =>
+      reject(new Error(`cpp-server exited (${code ?? signal}) before listening:\n${output}`)),
+    );
   });
   return {
     url,

@@ -11,7 +11,11 @@ export const WAIT_LIMIT_MS = 60_000;
  * Resolves with the first defined result of `probe`, asked again every few milliseconds: for a state another
  * process or a timer produces (a batch persisted to a database file), which sends no event to wait for.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined> | T | undefined, description: string, timeoutMs = WAIT_LIMIT_MS): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  description: string,
+  timeoutMs = WAIT_LIMIT_MS,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await probe();

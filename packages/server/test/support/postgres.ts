@@ -18,7 +18,9 @@ export function describeWithPostgres(name: string, body: () => void): void {
     throw new Error(`PostgreSQL is needed in CI and is not reachable at ${TEST_DATABASE_URL}: ${unreachable}`);
   } else {
     const reason = `PostgreSQL is not reachable at ${TEST_DATABASE_URL}: ${unreachable}`;
-    console.warn(`Skipping "${name}": ${reason}. Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`);
+    console.warn(
+      `Skipping "${name}": ${reason}. Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`,
+    );
     describe.skip(`${name} (skipped: ${reason})`, body);
   }
 }

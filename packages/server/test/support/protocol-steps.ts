@@ -26,7 +26,10 @@ export interface Exchange {
   update: GraphUpdate;
 }
 
-export async function openThread(client: RawClient, fields: { threadId?: string; patches?: boolean } = {}): Promise<SyncPayload> {
+export async function openThread(
+  client: RawClient,
+  fields: { threadId?: string; patches?: boolean } = {},
+): Promise<SyncPayload> {
   client.send('CPP_THREAD_OPEN', fields);
   return nextSyncAnswer(client, fields.threadId);
 }
@@ -39,19 +42,33 @@ export async function requestSync(client: RawClient, threadId: string): Promise<
 /** The first CPP_SYNC_GRAPH (of the thread, if known) received after the request just sent. */
 async function nextSyncAnswer(client: RawClient, threadId: string | undefined): Promise<SyncPayload> {
   const mark = client.mark();
-  const sync = await client.next('CPP_SYNC_GRAPH', (frame) => client.frames.indexOf(frame) >= mark && (threadId === undefined || frame.payload.threadId === threadId));
+  const sync = await client.next(
+    'CPP_SYNC_GRAPH',
+    (frame) => client.frames.indexOf(frame) >= mark && (threadId === undefined || frame.payload.threadId === threadId),
+  );
   return sync.payload;
 }
 
 /** The next structural update of the thread (patch or sync) that `matches`. */
-export async function nextUpdate(client: RawClient, threadId: string, matches: (update: GraphUpdate) => boolean = () => true): Promise<GraphUpdate> {
+export async function nextUpdate(
+  client: RawClient,
+  threadId: string,
+  matches: (update: GraphUpdate) => boolean = () => true,
+): Promise<GraphUpdate> {
   const isUpdate = (frame: ServerFrame): frame is Extract<ServerFrame, { payload: GraphUpdate }> =>
-    (frame.type === 'CPP_GRAPH_PATCH' || frame.type === 'CPP_SYNC_GRAPH') && frame.payload.threadId === threadId && matches(frame.payload);
+    (frame.type === 'CPP_GRAPH_PATCH' || frame.type === 'CPP_SYNC_GRAPH') &&
+    frame.payload.threadId === threadId &&
+    matches(frame.payload);
   return (await client.nextMatching(isUpdate, `structural update of ${threadId}`)).payload;
 }
 
 /** Sends CPP_PROMPT and waits for the update that adds its exchange. */
-export async function prompt(client: RawClient, threadId: string, userPrompt: string, fields: Record<string, unknown> = {}): Promise<Exchange> {
+export async function prompt(
+  client: RawClient,
+  threadId: string,
+  userPrompt: string,
+  fields: Record<string, unknown> = {},
+): Promise<Exchange> {
   const userNodeId = typeof fields.newNodeId === 'string' ? fields.newNodeId : newMessageId();
   client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt, newNodeId: userNodeId, ...fields });
   return exchangeOf(client, threadId, userNodeId);
@@ -66,7 +83,13 @@ export async function pivot(
   fields: Record<string, unknown> = {},
 ): Promise<Exchange> {
   const userNodeId = typeof fields.newBranchNodeId === 'string' ? fields.newBranchNodeId : newMessageId();
-  client.send('CPP_PIVOT_INIT', { interruptedNodeId, activeThreadId: threadId, userPrompt, newBranchNodeId: userNodeId, ...fields });
+  client.send('CPP_PIVOT_INIT', {
+    interruptedNodeId,
+    activeThreadId: threadId,
+    userPrompt,
+    newBranchNodeId: userNodeId,
+    ...fields,
+  });
   return exchangeOf(client, threadId, userNodeId);
 }
 
@@ -78,20 +101,33 @@ async function exchangeOf(client: RawClient, threadId: string, userNodeId: strin
 }
 
 /** Waits for the node's CPP_STREAM_COMPLETED and the update that marks it completed. */
-export async function completion(client: RawClient, threadId: string, nodeId: string): Promise<{ completed: StreamCompletedFrame['payload']; update: GraphUpdate }> {
+export async function completion(
+  client: RawClient,
+  threadId: string,
+  nodeId: string,
+): Promise<{ completed: StreamCompletedFrame['payload']; update: GraphUpdate }> {
   const completed = (await client.next('CPP_STREAM_COMPLETED', (frame) => frame.payload.nodeId === nodeId)).payload;
   const update = await nextUpdate(client, threadId, (candidate) => candidate.nodes[nodeId]?.status === 'completed');
   return { completed, update };
 }
 
 /** Waits until the client has received `count` chunks of the node's part in all. */
-export async function chunksReceived(client: RawClient, nodeId: string, count: number, part: TextPart = 'content'): Promise<void> {
+export async function chunksReceived(
+  client: RawClient,
+  nodeId: string,
+  count: number,
+  part: TextPart = 'content',
+): Promise<void> {
   if (chunksOf(client, nodeId, part).length >= count) return;
   await client.next('CPP_STREAM_CHUNK', () => chunksOf(client, nodeId, part).length >= count);
 }
 
 /** The next CPP_ERROR with `code`, checked against `fields` (refId, refType, threadId, nodeId). */
-export async function expectError(client: RawClient, code: ErrorCode, fields: Partial<ErrorFrame['payload']> = {}): Promise<ErrorFrame['payload']> {
+export async function expectError(
+  client: RawClient,
+  code: ErrorCode,
+  fields: Partial<ErrorFrame['payload']> = {},
+): Promise<ErrorFrame['payload']> {
   const error = (await client.next('CPP_ERROR')).payload;
   expect(error).toMatchObject({ code, ...fields });
   return error;

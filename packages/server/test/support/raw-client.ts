@@ -90,13 +90,22 @@ export class RawClient {
   }
 
   /** The next frame of `type` (after those already taken), optionally also matching `predicate`. */
-  next<Type extends ServerFrameType>(type: Type, predicate: (frame: FrameOf<Type>) => boolean = () => true, timeoutMs = WAIT_LIMIT_MS): Promise<FrameOf<Type>> {
-    const matches = (frame: ServerFrame): frame is FrameOf<Type> => frame.type === type && predicate(frame as FrameOf<Type>);
+  next<Type extends ServerFrameType>(
+    type: Type,
+    predicate: (frame: FrameOf<Type>) => boolean = () => true,
+    timeoutMs = WAIT_LIMIT_MS,
+  ): Promise<FrameOf<Type>> {
+    const matches = (frame: ServerFrame): frame is FrameOf<Type> =>
+      frame.type === type && predicate(frame as FrameOf<Type>);
     return this.nextMatching(matches, type, timeoutMs);
   }
 
   /** The next frame (after those already taken) that `matches`; `description` names it in the timeout error. */
-  nextMatching<Frame extends ServerFrame>(matches: (frame: ServerFrame) => frame is Frame, description: string, timeoutMs = WAIT_LIMIT_MS): Promise<Frame> {
+  nextMatching<Frame extends ServerFrame>(
+    matches: (frame: ServerFrame) => frame is Frame,
+    description: string,
+    timeoutMs = WAIT_LIMIT_MS,
+  ): Promise<Frame> {
     for (let index = this.cursor; index < this.frames.length; index += 1) {
       const frame = this.frames[index]!;
       if (matches(frame)) {
@@ -107,7 +116,11 @@ export class RawClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((candidate) => candidate !== waiter);
-        reject(new Error(`no ${description} within ${timeoutMs} ms; got ${this.frames.slice(this.cursor).map(describeFrame).join(', ')}`));
+        reject(
+          new Error(
+            `no ${description} within ${timeoutMs} ms; got ${this.frames.slice(this.cursor).map(describeFrame).join(', ')}`,
+          ),
+        );
       }, timeoutMs);
       const waiter = {
         predicate: matches,
@@ -137,7 +150,8 @@ export class RawClient {
   }
 
   close(): Promise<number> {
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close();
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.close();
     return this.closed;
   }
 

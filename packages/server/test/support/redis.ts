@@ -48,7 +48,12 @@ export async function deleteRedisKeys(prefix: string): Promise<void> {
 }
 
 async function findWhyUnreachable(): Promise<string | undefined> {
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5_000 });
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 5_000,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();

@@ -131,7 +131,9 @@ export class ScriptedModel implements ModelProvider {
         const chunk = chunkAt(answer.chunks, chunkIndex);
         if (chunk === undefined) break;
         if (!(await call.turn())) return;
-        yield typeof chunk === 'string' ? { type: 'text-delta', text: chunk } : { type: 'reasoning-delta', text: chunk.reasoning };
+        yield typeof chunk === 'string'
+          ? { type: 'text-delta', text: chunk }
+          : { type: 'reasoning-delta', text: chunk.reasoning };
         // Lets the server's I/O run between parts, as a network stream would.
         if (!gated) await nextTurn();
       }

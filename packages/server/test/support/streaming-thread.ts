@@ -24,7 +24,9 @@ export async function startStreamingThread(
   sent: number,
   options: CPPServerOptions = {},
 ): Promise<StreamingThread> {
-  const model = new ScriptedModel((callIndex) => (callIndex === 0 ? { chunks } : { chunks: ['New ', 'answer'], gated: false }));
+  const model = new ScriptedModel((callIndex) =>
+    callIndex === 0 ? { chunks } : { chunks: ['New ', 'answer'], gated: false },
+  );
   await fixture.start({ model, ...options });
   const client = await fixture.connect();
   const { threadId } = await openThread(client, { patches: true });

@@ -1,4 +1,12 @@
-import { applyChunk, applyHalted, applyPatch, graphFromSync, type MirrorOutcome, type ServerFrame, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  applyChunk,
+  applyHalted,
+  applyPatch,
+  graphFromSync,
+  type MirrorOutcome,
+  type ServerFrame,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 
 export interface Mirror {
   graph: ThreadGraph | undefined;
@@ -13,7 +21,8 @@ export interface Mirror {
 export function mirrorOf(frames: readonly ServerFrame[], threadId: string): Mirror {
   const mirror: Mirror = { graph: undefined, problems: [] };
   for (const frame of frames) {
-    if (frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId) mirror.graph = graphFromSync(frame.payload);
+    if (frame.type === 'CPP_SYNC_GRAPH' && frame.payload.threadId === threadId)
+      mirror.graph = graphFromSync(frame.payload);
     else if (mirror.graph) note(mirror, frame.type, applyFrame(mirror.graph, frame, threadId));
   }
   return mirror;

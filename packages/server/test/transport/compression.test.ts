@@ -13,7 +13,10 @@ const fixture = useServer();
 const LONG_PROMPT = Array.from({ length: 12_000 }, (_, index) => `word${index % 997}`).join(' ');
 
 /** A message the client reads, with the bytes it took on the TCP socket: its frame's header and payload, as sent. */
-async function received(client: RawClient, action: () => Promise<unknown>): Promise<{ messageBytes: number; wireBytes: number }> {
+async function received(
+  client: RawClient,
+  action: () => Promise<unknown>,
+): Promise<{ messageBytes: number; wireBytes: number }> {
   const tcp = (client.socket as unknown as { _socket: Socket })._socket;
   let messageBytes = 0;
   const count = (data: Buffer) => (messageBytes += data.byteLength);
@@ -56,7 +59,9 @@ describe('permessage-deflate', () => {
     const threadId = await threadWithLongPrompt(client);
     const session = send.mock.contexts[0] as ConnectionSession;
     send.mockRestore();
-    const extension = (session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _deflate: unknown }> } }).webSocket._extensions['permessage-deflate']!;
+    const extension = (
+      session['socket'] as unknown as { webSocket: { _extensions: Record<string, { _deflate: unknown }> } }
+    ).webSocket._extensions['permessage-deflate']!;
 
     for (let sync = 0; sync < 2; sync += 1) {
       const { messageBytes, wireBytes } = await received(client, () => requestSync(client, threadId));
@@ -67,7 +72,10 @@ describe('permessage-deflate', () => {
   });
 
   it('is not negotiated with a threshold of 0: a large sync goes as it is', async () => {
-    await fixture.start({ model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }), compressionThresholdBytes: 0 });
+    await fixture.start({
+      model: new ScriptedModel({ chunks: ['ok'] }, { gated: false }),
+      compressionThresholdBytes: 0,
+    });
     const client = await fixture.connect();
     const threadId = await threadWithLongPrompt(client);
     expect(client.socket.extensions).toBe('');

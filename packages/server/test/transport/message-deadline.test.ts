@@ -14,7 +14,8 @@ describe('the time a message may take to arrive', () => {
     await listThreads(client);
     const disconnected = once(server, 'disconnect');
     // Seven fragments of 1 MiB, each under the frame limit's 8 ×, and no final one: 7 MiB held by the server.
-    for (let index = 0; index < 7; index += 1) client.socket.send(index === 0 ? `{"type":"${'x'.repeat(MIB)}` : 'x'.repeat(MIB), { fin: false });
+    for (let index = 0; index < 7; index += 1)
+      client.socket.send(index === 0 ? `{"type":"${'x'.repeat(MIB)}` : 'x'.repeat(MIB), { fin: false });
     expect(await client.closed).toBe(CloseCode.TIMEOUT);
     expect(client.closeReason).toBe('a message took too long to arrive');
     await disconnected;
@@ -27,7 +28,9 @@ describe('the time a message may take to arrive', () => {
     await listThreads(client);
     // A masked text frame announcing 1 MiB (64-bit length), followed by its mask and 1 KiB of payload only.
     const header = Buffer.from([0x81, 0xff, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 2, 3, 4]);
-    (client.socket as unknown as { _socket: { write(data: Buffer): void } })._socket.write(Buffer.concat([header, Buffer.alloc(1024, 0x20)]));
+    (client.socket as unknown as { _socket: { write(data: Buffer): void } })._socket.write(
+      Buffer.concat([header, Buffer.alloc(1024, 0x20)]),
+    );
     expect(await client.closed).toBe(CloseCode.TIMEOUT);
   });
 

@@ -26,13 +26,17 @@ function refusedUpgrade(url: string): Promise<Answer> {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.socket.once('close', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      response.socket.once('close', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+      );
     });
   });
 }
 
 describe('CPP upgrades on an application server after CPPServer.close()', () => {
-  it('are refused with 503 and a reason, the connection closed; the application keeps its upgrades', { timeout: 5000 }, async () => {
+  it('are refused with 503 and a reason, the connection closed; the application keeps its upgrades', {
+    timeout: 5000,
+  }, async () => {
     application = await ApplicationServer.start();
     const { host, http } = application;
     const server = new CPPServer({ server: http });

@@ -71,10 +71,18 @@ describe('the web UI served by cpp-server', () => {
   it('keeps a Host header that is not a plain host name out of the policy', async () => {
     const server = await startUiServer();
     const policy = await new Promise<string>((resolve, reject) => {
-      request({ host: '127.0.0.1', port: server.port, path: '/', headers: { host: "evil.example; script-src 'unsafe-inline'" } }, (response) => {
-        response.resume();
-        resolve(String(response.headers['content-security-policy']));
-      })
+      request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/',
+          headers: { host: "evil.example; script-src 'unsafe-inline'" },
+        },
+        (response) => {
+          response.resume();
+          resolve(String(response.headers['content-security-policy']));
+        },
+      )
         .on('error', reject)
         .end();
     });
@@ -95,7 +103,13 @@ describe('the web UI served by cpp-server', () => {
     expect(route.status).toBe(200);
     expect(await route.text()).toBe(INDEX);
 
-    for (const path of ['/assets/app-0000.js', '/assets/missing.css', '/favicon.ico', '/assets/app-3f2a.js.map', '/.env']) {
+    for (const path of [
+      '/assets/app-0000.js',
+      '/assets/missing.css',
+      '/favicon.ico',
+      '/assets/app-3f2a.js.map',
+      '/.env',
+    ]) {
       const missing = await get(path);
       expect({ path, status: missing.status }).toEqual({ path, status: 404 });
       expect(await missing.text()).toBe('not found\n');

@@ -23,19 +23,27 @@ export class GenerationLimiter {
   private readonly identities = new ConnectionCounter();
   private readonly server = new ConnectionCounter();
 
-  constructor(private readonly limits: Pick<ServerLimits, 'maxGenerationsPerConnection' | 'maxGenerationsPerIdentity' | 'maxGenerations'>) {}
+  constructor(
+    private readonly limits: Pick<
+      ServerLimits,
+      'maxGenerationsPerConnection' | 'maxGenerationsPerIdentity' | 'maxGenerations'
+    >,
+  ) {}
 
   /** Counts one more answer for `requester`, or throws RATE_LIMITED; the returned function uncounts it, once. */
   admit(requester: GenerationRequester): () => void {
     const { maxGenerationsPerConnection, maxGenerationsPerIdentity, maxGenerations } = this.limits;
     const { connectionId } = requester;
     const did = requester.identity?.did === ANONYMOUS_DID ? undefined : requester.identity?.did;
-    if (exceeds(this.server, SERVER, maxGenerations)) refuse(`the server writes ${maxGenerations} answers at once, its limit; retry once one has ended`);
+    if (exceeds(this.server, SERVER, maxGenerations))
+      refuse(`the server writes ${maxGenerations} answers at once, its limit; retry once one has ended`);
     if (did !== undefined && exceeds(this.identities, did, maxGenerationsPerIdentity)) {
       refuse(`${did} has ${maxGenerationsPerIdentity} answers being written, the limit; retry once one has ended`);
     }
     if (connectionId !== undefined && exceeds(this.connections, connectionId, maxGenerationsPerConnection)) {
-      refuse(`this connection has ${maxGenerationsPerConnection} answers being written, the limit; retry once one has ended`);
+      refuse(
+        `this connection has ${maxGenerationsPerConnection} answers being written, the limit; retry once one has ended`,
+      );
     }
     const releases = [
       this.server.acquire(SERVER),

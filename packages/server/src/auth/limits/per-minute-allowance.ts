@@ -20,7 +20,11 @@ export class PerMinuteAllowance {
 
   /** Counts one request of `identity` on connection `connectionId`; RATE_LIMITED when none is left. */
   take(identity: Identity, connectionId: string): void {
-    if (!this.limiter || this.limiter.take(identity.did === ANONYMOUS_DID ? `connection ${connectionId}` : identity.did)) return;
+    if (
+      !this.limiter ||
+      this.limiter.take(identity.did === ANONYMOUS_DID ? `connection ${connectionId}` : identity.did)
+    )
+      return;
     throw new CPPError(ErrorCode.RATE_LIMITED, `too many ${this.requests}: the limit is ${this.perMinute} per minute`);
   }
 }

@@ -1,7 +1,20 @@
 import { APICallError, type LanguageModel, streamText } from 'ai';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
-import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
-import { malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
+import {
+  messagesToContinue,
+  type ModelMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamPart,
+} from '../model-provider.js';
+import {
+  malformedStream,
+  missingTerminator,
+  type ProviderError,
+  retryAfterMs,
+  statusFailure,
+  streamedFailure,
+} from '../provider-error.js';
 import { lineTooLong } from '../upstream/bounded-fetch.js';
 import { streamChunks } from '../upstream/stream-chunks.js';
 import { toFinishReason, tokenUsage } from './vendor-formats.js';

@@ -1,7 +1,21 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
-import { connectionFailure, malformedStream, missingTerminator, type ProviderError, retryAfterMs, statusFailure, streamedFailure } from '../provider-error.js';
+import {
+  messagesToContinue,
+  type ModelMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamPart,
+} from '../model-provider.js';
+import {
+  connectionFailure,
+  malformedStream,
+  missingTerminator,
+  type ProviderError,
+  retryAfterMs,
+  statusFailure,
+  streamedFailure,
+} from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
 import { runGeneration } from '../generation-runner.js';
 import { boundedFetch, lineTooLong } from '../upstream/bounded-fetch.js';
@@ -41,14 +55,21 @@ export class AnthropicProvider implements ModelProvider {
       policy: this.settings.policy,
       // A partial answer is continued by prefilling it as the last assistant turn, which extended thinking does not
       // allow: with thinking on, the model is asked to continue it instead.
-      open: (signal) => this.attempt(this.settings.thinkingBudgetTokens === undefined ? request.messages : messagesToContinue(request), signal),
+      open: (signal) =>
+        this.attempt(
+          this.settings.thinkingBudgetTokens === undefined ? request.messages : messagesToContinue(request),
+          signal,
+        ),
       describeFailure: (error) => describeAnthropicFailure(VENDOR, error, this.settings.apiKey),
     });
   }
 
   private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
     const { model, maxTokens, systemPrompt, temperature, thinkingBudgetTokens } = this.settings;
-    const thinking = thinkingBudgetTokens === undefined ? undefined : { type: 'enabled' as const, budget_tokens: thinkingBudgetTokens };
+    const thinking =
+      thinkingBudgetTokens === undefined
+        ? undefined
+        : { type: 'enabled' as const, budget_tokens: thinkingBudgetTokens };
     const events = await this.client.messages.create(
       {
         model,
@@ -73,8 +94,10 @@ export class AnthropicProvider implements ModelProvider {
           outputTokens = event.message.usage.output_tokens;
           break;
         case 'content_block_delta':
-          if (event.delta.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
-          else if (event.delta.type === 'thinking_delta' && event.delta.thinking) yield { type: 'reasoning-delta', text: event.delta.thinking };
+          if (event.delta.type === 'text_delta' && event.delta.text)
+            yield { type: 'text-delta', text: event.delta.text };
+          else if (event.delta.type === 'thinking_delta' && event.delta.thinking)
+            yield { type: 'reasoning-delta', text: event.delta.thinking };
           break;
         case 'message_delta':
           // The counts in message_delta are cumulative for the whole message.
@@ -135,13 +158,22 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 };
 
 /** Maps the Anthropic SDK's errors; anything else is left to the generation's default (a network failure). */
-export function describeAnthropicFailure(vendor: string, error: unknown, apiKey: string | undefined): ProviderError | undefined {
+export function describeAnthropicFailure(
+  vendor: string,
+  error: unknown,
+  apiKey: string | undefined,
+): ProviderError | undefined {
   if (error instanceof Anthropic.APIConnectionError) return connectionFailure(vendor, error.cause ?? error);
   if (error instanceof Anthropic.APIError) {
     const message = error.apiMessage ?? error.message;
     if (error.status !== undefined) {
       const { headers } = error;
-      return statusFailure(vendor, { status: error.status, vendorMessage: message, apiKey, retryAfterMs: retryAfterMs((name) => headers?.get(name)) });
+      return statusFailure(vendor, {
+        status: error.status,
+        vendorMessage: message,
+        apiKey,
+        retryAfterMs: retryAfterMs((name) => headers?.get(name)),
+      });
     }
     return streamedFailure(vendor, message, apiKey, error.type ? STATUS_OF_ERROR_TYPE[error.type] : undefined);
   }

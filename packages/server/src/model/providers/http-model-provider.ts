@@ -1,5 +1,11 @@
 import { runGeneration } from '../generation-runner.js';
-import { messagesToContinue, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamPart } from '../model-provider.js';
+import {
+  messagesToContinue,
+  type ModelMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamPart,
+} from '../model-provider.js';
 import { endpoint, type ProviderSettings } from '../provider-config.js';
 import { postJson } from '../upstream/http-post.js';
 
@@ -35,7 +41,12 @@ export abstract class HttpModelProvider implements ModelProvider {
   protected abstract attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncIterable<ModelStreamPart>;
 
   /** POSTs `body` to `path` under the base URL, with the API key as a bearer token when one is set. */
-  protected post(path: string, body: unknown, signal: AbortSignal, headers: Record<string, string> = {}): Promise<AsyncIterable<string>> {
+  protected post(
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+    headers: Record<string, string> = {},
+  ): Promise<AsyncIterable<string>> {
     const { apiKey, baseUrl } = this.settings;
     return postJson({
       url: endpoint(baseUrl, path),

@@ -17,12 +17,20 @@ export const ChatCompletionChunkSchema = z.object({
     .array(
       z.object({
         // Reasoning as DeepSeek and vLLM send it (`reasoning_content`), and as OpenRouter and others do (`reasoning`).
-        delta: z.object({ content: z.string().nullish(), reasoning_content: z.string().nullish(), reasoning: z.string().nullish() }).nullish(),
+        delta: z
+          .object({
+            content: z.string().nullish(),
+            reasoning_content: z.string().nullish(),
+            reasoning: z.string().nullish(),
+          })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
     .nullish(),
-  usage: z.object({ prompt_tokens: TokenCountSchema.nullish(), completion_tokens: TokenCountSchema.nullish() }).nullish(),
+  usage: z
+    .object({ prompt_tokens: TokenCountSchema.nullish(), completion_tokens: TokenCountSchema.nullish() })
+    .nullish(),
   error: z.object({ message: z.string(), code: z.union([z.string(), z.number()]).nullish() }).nullish(),
 });
 
@@ -41,7 +49,9 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
   }
 
   protected async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const body = await this.post('/chat/completions', this.requestBody(messages), signal, { accept: 'text/event-stream' });
+    const body = await this.post('/chat/completions', this.requestBody(messages), signal, {
+      accept: 'text/event-stream',
+    });
     let finishReason: string | undefined;
     let usage: TokenUsage | undefined;
     for await (const event of serverSentEvents(body, VENDOR)) {

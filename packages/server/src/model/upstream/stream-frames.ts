@@ -7,7 +7,10 @@ import { MAX_STREAM_FRAME_LENGTH } from './stream-limits.js';
  * The events of a `text/event-stream` body. A line that is not valid SSE, or an event past the size bound, ends the
  * stream with a malformed-stream ProviderError, after the events that came before it.
  */
-export async function* serverSentEvents(body: AsyncIterable<string>, vendor: string): AsyncGenerator<EventSourceMessage> {
+export async function* serverSentEvents(
+  body: AsyncIterable<string>,
+  vendor: string,
+): AsyncGenerator<EventSourceMessage> {
   const events: EventSourceMessage[] = [];
   let failure: ProviderError | undefined;
   // Loaded with the first stream, not at import: the root export names this provider, few servers use it.
@@ -48,7 +51,12 @@ export async function* ndjsonLines(body: AsyncIterable<string>, vendor: string):
 }
 
 /** Parses and checks one JSON payload of a stream (an SSE `data:` or an NDJSON line), or fails as malformed. */
-export function parseStreamPayload<Schema extends z.ZodType>(text: string, schema: Schema, vendor: string, expected: string): z.output<Schema> {
+export function parseStreamPayload<Schema extends z.ZodType>(
+  text: string,
+  schema: Schema,
+  vendor: string,
+  expected: string,
+): z.output<Schema> {
   let json: unknown;
   try {
     json = JSON.parse(text);

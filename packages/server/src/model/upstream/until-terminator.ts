@@ -11,7 +11,10 @@ export interface SdkEventStream<Event> extends AsyncIterable<Event> {
  * read in the background, so that it goes back to fetch's pool, and cut if it does not end within DRAIN_LIMIT_MS.
  * Stopped before the terminator, the SDK aborts the request as usual.
  */
-export async function* untilTerminator<Event>(stream: SdkEventStream<Event>, isLast: (event: Event) => boolean): AsyncGenerator<Event> {
+export async function* untilTerminator<Event>(
+  stream: SdkEventStream<Event>,
+  isLast: (event: Event) => boolean,
+): AsyncGenerator<Event> {
   const events = stream[Symbol.asyncIterator]();
   let terminated = false;
   try {

@@ -1,4 +1,10 @@
-import { CPP_SUBPROTOCOL, ErrorCode, decodeServerFrame, type ErrorFrame, type ServerFrame } from '@promethea/cpp-protocol';
+import {
+  CPP_SUBPROTOCOL,
+  ErrorCode,
+  decodeServerFrame,
+  type ErrorFrame,
+  type ServerFrame,
+} from '@promethea/cpp-protocol';
 import WebSocket from 'ws';
 import type { TestIdentity } from '../support/did-key-identity.js';
 import { EDGE_CODES, type IdPools, type WireFrame } from './fuzz-wire.js';
@@ -30,12 +36,20 @@ export class FuzzConnection {
   static async open(url: string, pools: IdPools, identity: TestIdentity | undefined): Promise<FuzzConnection> {
     const socket = new WebSocket(url, CPP_SUBPROTOCOL);
     const connection = new FuzzConnection(socket, pools);
-    const challenge = new Promise<ServerFrame>((resolve) => socket.once('message', (data) => resolve(JSON.parse(String(data)) as ServerFrame)));
+    const challenge = new Promise<ServerFrame>((resolve) =>
+      socket.once('message', (data) => resolve(JSON.parse(String(data)) as ServerFrame)),
+    );
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
     const first = await challenge;
     if (identity && first.type === 'CPP_AUTH_CHALLENGE') {
       const accepted = new Promise<void>((resolve) => socket.once('message', () => resolve()));
-      socket.send(JSON.stringify({ type: 'CPP_AUTH_PROOF', timestamp: Date.now(), payload: { did: identity.did, nonce: first.payload.nonce, signature: identity.signChallenge(first.payload) } }));
+      socket.send(
+        JSON.stringify({
+          type: 'CPP_AUTH_PROOF',
+          timestamp: Date.now(),
+          payload: { did: identity.did, nonce: first.payload.nonce, signature: identity.signChallenge(first.payload) },
+        }),
+      );
       await accepted;
     }
     return connection;
@@ -94,7 +108,11 @@ export class FuzzConnection {
       this.barrier = undefined;
       return;
     }
-    if (EDGE_CODES.includes(error.code as ErrorCode)) this.edgeErrors.push({ code: error.code as ErrorCode, ...(error.refId === undefined ? {} : { refId: error.refId }) });
+    if (EDGE_CODES.includes(error.code as ErrorCode))
+      this.edgeErrors.push({
+        code: error.code as ErrorCode,
+        ...(error.refId === undefined ? {} : { refId: error.refId }),
+      });
     else this.otherErrors.push(error);
   }
 }

@@ -21,7 +21,12 @@ export type Expectation =
   | { kind: 'close'; code: number };
 
 /** The codes only the decoding edge gives, at once and in the order of the frames. */
-export const EDGE_CODES: readonly ErrorCode[] = [ErrorCode.BAD_FRAME, ErrorCode.INVALID_FRAME, ErrorCode.UNKNOWN_TYPE, ErrorCode.FRAME_TOO_LARGE];
+export const EDGE_CODES: readonly ErrorCode[] = [
+  ErrorCode.BAD_FRAME,
+  ErrorCode.INVALID_FRAME,
+  ErrorCode.UNKNOWN_TYPE,
+  ErrorCode.FRAME_TOO_LARGE,
+];
 
 export class FrameRenderer {
   private sequence = 0;
@@ -47,13 +52,28 @@ export class FrameRenderer {
       case 'json':
         return text(JSON.stringify(recipe.value) ?? 'undefined');
       case 'binary':
-        return { frame: { data: recipe.bytes, binary: true, bytes: recipe.bytes.length }, expected: { kind: 'edge-error', code: ErrorCode.BAD_FRAME } };
+        return {
+          frame: { data: recipe.bytes, binary: true, bytes: recipe.bytes.length },
+          expected: { kind: 'edge-error', code: ErrorCode.BAD_FRAME },
+        };
       case 'oversized':
-        return text(JSON.stringify({ type: 'CPP_THREAD_LIST', timestamp: 0, payload: { pad: 'x'.repeat(this.maxFrameBytes + recipe.extraBytes) } }));
+        return text(
+          JSON.stringify({
+            type: 'CPP_THREAD_LIST',
+            timestamp: 0,
+            payload: { pad: 'x'.repeat(this.maxFrameBytes + recipe.extraBytes) },
+          }),
+        );
       case 'hard-oversized':
-        return { frame: { data: 'x'.repeat(this.maxFrameBytes * 8 + 1), binary: false, bytes: this.maxFrameBytes * 8 + 1 }, expected: { kind: 'close', code: 1009 } };
+        return {
+          frame: { data: 'x'.repeat(this.maxFrameBytes * 8 + 1), binary: false, bytes: this.maxFrameBytes * 8 + 1 },
+          expected: { kind: 'close', code: 1009 },
+        };
       case 'invalid-utf8':
-        return { frame: { data: recipe.bytes, binary: false, bytes: recipe.bytes.length }, expected: { kind: 'close', code: 1007 } };
+        return {
+          frame: { data: recipe.bytes, binary: false, bytes: recipe.bytes.length },
+          expected: { kind: 'close', code: 1007 },
+        };
     }
   }
 
@@ -61,7 +81,8 @@ export class FrameRenderer {
     const bytes = Buffer.byteLength(data);
     // What the server reads is the UTF-8 the socket carries, in which a lone surrogate has become U+FFFD.
     const received = Buffer.from(data, 'utf8').toString('utf8');
-    const expected: Expectation = bytes > messageLimitBytes ? { kind: 'close', code: 1009 } : this.expectationOf(received, bytes);
+    const expected: Expectation =
+      bytes > messageLimitBytes ? { kind: 'close', code: 1009 } : this.expectationOf(received, bytes);
     return { frame: { data, binary: false, bytes }, expected };
   }
 
@@ -69,20 +90,33 @@ export class FrameRenderer {
   private expectationOf(data: string, bytes: number): Expectation {
     if (bytes > this.maxFrameBytes) return { kind: 'edge-error', code: ErrorCode.FRAME_TOO_LARGE };
     const decoded = decodeClientFrame(data);
-    if (!decoded.ok) return { kind: 'edge-error', code: decoded.code, ...(decoded.refId === undefined ? {} : { refId: decoded.refId }) };
+    if (!decoded.ok)
+      return {
+        kind: 'edge-error',
+        code: decoded.code,
+        ...(decoded.refId === undefined ? {} : { refId: decoded.refId }),
+      };
     // No proof the fuzzer makes holds: a random signature, or a connection that has proven itself already.
     return decoded.frame.type === 'CPP_AUTH_PROOF' ? { kind: 'close', code: 4401 } : { kind: 'handled' };
   }
 
   private envelope(recipe: ValidRecipe, withId: boolean): Record<string, unknown> {
-    return { type: recipe.type, timestamp: Date.now(), ...(withId ? { id: `fuzz-${++this.sequence}` } : {}), payload: this.payload(recipe) };
+    return {
+      type: recipe.type,
+      timestamp: Date.now(),
+      ...(withId ? { id: `fuzz-${++this.sequence}` } : {}),
+      payload: this.payload(recipe),
+    };
   }
 
   private payload(recipe: ValidRecipe): Record<string, unknown> {
     const optional = (name: string, value: unknown) => (value === undefined ? {} : { [name]: value });
     switch (recipe.type) {
       case 'CPP_THREAD_OPEN':
-        return { ...optional('threadId', recipe.thread && this.thread(recipe.thread)), ...optional('patches', recipe.patches) };
+        return {
+          ...optional('threadId', recipe.thread && this.thread(recipe.thread)),
+          ...optional('patches', recipe.patches),
+        };
       case 'CPP_THREAD_CLOSE':
       case 'CPP_SYNC_REQUEST':
         return { threadId: this.thread(recipe.thread) };
@@ -111,19 +145,33 @@ export class FrameRenderer {
       }
       case 'CPP_STREAM_STOP': {
         const threadId = this.thread(recipe.thread);
-        return { activeThreadId: threadId, nodeId: this.node(recipe.node, threadId), ...optional('receivedContentLength', recipe.received) };
+        return {
+          activeThreadId: threadId,
+          nodeId: this.node(recipe.node, threadId),
+          ...optional('receivedContentLength', recipe.received),
+        };
       }
       case 'CPP_ANCHOR_HEAD': {
         const threadId = this.thread(recipe.thread);
-        return { activeThreadId: threadId, targetNodeId: this.node(recipe.target, threadId), ...optional('expectedVersion', recipe.expectedVersion) };
+        return {
+          activeThreadId: threadId,
+          targetNodeId: this.node(recipe.target, threadId),
+          ...optional('expectedVersion', recipe.expectedVersion),
+        };
       }
       case 'CPP_AUTH_PROOF':
-        return { did: 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp', nonce: recipe.nonce, signature: recipe.signature };
+        return {
+          did: 'did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp',
+          nonce: recipe.nonce,
+          signature: recipe.signature,
+        };
     }
   }
 
   private thread(pick: Pick): string {
-    return 'made' in pick ? pick.made : (this.pools.threadIds[pick.pool % Math.max(1, this.pools.threadIds.length)] ?? 'thread_none');
+    return 'made' in pick
+      ? pick.made
+      : (this.pools.threadIds[pick.pool % Math.max(1, this.pools.threadIds.length)] ?? 'thread_none');
   }
 
   /**
@@ -133,7 +181,10 @@ export class FrameRenderer {
    */
   private node(pick: Pick, threadId?: string): string {
     if ('made' in pick) return pick.made;
-    const own = threadId !== undefined && pick.pool % 2 === 0 ? this.pools.nodeIds.filter((nodeId) => this.pools.threadOfNode.get(nodeId) === threadId) : [];
+    const own =
+      threadId !== undefined && pick.pool % 2 === 0
+        ? this.pools.nodeIds.filter((nodeId) => this.pools.threadOfNode.get(nodeId) === threadId)
+        : [];
     const choices = own.length > 0 ? own : this.pools.nodeIds;
     return choices[Math.floor(pick.pool / 2) % Math.max(1, choices.length)] ?? 'msg_none';
   }

@@ -9,9 +9,17 @@ export async function challengeOf(client: RawClient): Promise<AuthChallengeFrame
 }
 
 /** Answers the connection's challenge (taken already, or next) as `identity`, and waits for CPP_AUTH_ACCEPTED. */
-export async function authenticate(client: RawClient, identity: TestIdentity, taken?: AuthChallengeFrame['payload']): Promise<void> {
+export async function authenticate(
+  client: RawClient,
+  identity: TestIdentity,
+  taken?: AuthChallengeFrame['payload'],
+): Promise<void> {
   const challenge = taken ?? (await challengeOf(client));
-  client.send('CPP_AUTH_PROOF', { did: identity.did, nonce: challenge.nonce, signature: identity.signChallenge(challenge) }, { id: 'proof' });
+  client.send(
+    'CPP_AUTH_PROOF',
+    { did: identity.did, nonce: challenge.nonce, signature: identity.signChallenge(challenge) },
+    { id: 'proof' },
+  );
   await client.next('CPP_AUTH_ACCEPTED');
 }
 

@@ -1,5 +1,10 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { authStatementBytes, didKeyFromEd25519PublicKey, encodeBase64Url, type AuthChallengeFrame } from '@promethea/cpp-protocol';
+import {
+  authStatementBytes,
+  didKeyFromEd25519PublicKey,
+  encodeBase64Url,
+  type AuthChallengeFrame,
+} from '@promethea/cpp-protocol';
 
 export type ChallengePayload = AuthChallengeFrame['payload'];
 
@@ -7,7 +12,10 @@ export type ChallengePayload = AuthChallengeFrame['payload'];
 export class TestIdentity {
   readonly did: string;
 
-  private constructor(private readonly privateKey: KeyObject, publicKey: KeyObject) {
+  private constructor(
+    private readonly privateKey: KeyObject,
+    publicKey: KeyObject,
+  ) {
     const jwk = publicKey.export({ format: 'jwk' });
     this.did = didKeyFromEd25519PublicKey(Buffer.from(jwk.x!, 'base64url'));
   }
@@ -19,7 +27,12 @@ export class TestIdentity {
 
   /** The signature, as the proof carries it, of the statement for `challenge` made out to `did` (default: this identity's). */
   signChallenge(challenge: ChallengePayload, did = this.did): string {
-    const statement = authStatementBytes({ did, audience: challenge.audience, nonce: challenge.nonce, expiresAt: challenge.expiresAt });
+    const statement = authStatementBytes({
+      did,
+      audience: challenge.audience,
+      nonce: challenge.nonce,
+      expiresAt: challenge.expiresAt,
+    });
     return encodeBase64Url(sign(null, statement, this.privateKey));
   }
 }

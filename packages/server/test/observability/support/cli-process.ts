@@ -30,10 +30,26 @@ export interface CliProcess {
 export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -b\` before this test`);
   const folder = mkdtempSync(join(tmpdir(), 'cpp-cli-'));
-  const child = spawn(process.execPath, [CLI, '--port', '0', '--host', '127.0.0.1', '--no-ui', '--auth', 'claimed', '--db', join(folder, 'cpp.sqlite'), ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--no-ui',
+      '--auth',
+      'claimed',
+      '--db',
+      join(folder, 'cpp.sqlite'),
+      ...args,
+    ],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   // 'close', not 'exit': the output is read to its end.
   const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
   const lines: string[] = [];

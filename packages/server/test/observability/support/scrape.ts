@@ -24,7 +24,9 @@ export class Scrape {
   }
 
   private matching(name: string, labels: Record<string, string>): Sample[] {
-    return this.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+    return this.samples.filter(
+      (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    );
   }
 }
 
