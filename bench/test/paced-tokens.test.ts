@@ -22,7 +22,7 @@ describe('paced tokens', () => {
     const { bytes, from } = chunkBytes(texts.join(''));
     const read: number[] = [];
     expect(readDueTimes(bytes, from, (due) => read.push(due))).toBe(4);
-    read.forEach((due, index) => expect(due).toBeCloseTo(expected[index]!, 6));
+    for (const [index, due] of read.entries()) expect(due).toBeCloseTo(expected[index]!, 6);
     expect(dueTimesOf(texts.join(''))).toEqual(expected);
   });
 
@@ -33,7 +33,7 @@ describe('paced tokens', () => {
       const read: number[] = [];
       const count = readDueTimes(bytes, from, (due) => read.push(due));
       expect(count).toBe(dueTimesOf(delta).length);
-      read.forEach((due, index) => expect(due).toBeCloseTo(dueTimesOf(delta)[index]!, 6));
+      for (const [index, due] of read.entries()) expect(due).toBeCloseTo(dueTimesOf(delta)[index]!, 6);
     }
   });
 
@@ -68,7 +68,7 @@ describe('paced tokens', () => {
     expect(most).toBeLessThanOrEqual(1);
     for (const own of stamps) {
       expect(own).toHaveLength(20);
-      own.forEach((stamp, index) => index > 0 && expect(stamp).toBeGreaterThan(own[index - 1]!));
+      for (const [index, stamp] of own.entries()) if (index > 0) expect(stamp).toBeGreaterThan(own[index - 1]!);
     }
   });
 

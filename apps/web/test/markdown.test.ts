@@ -108,9 +108,9 @@ describe('Markdown from a model, in the browser', () => {
       await body.locator('code .hljs-keyword').waitFor();
       await body.locator('.katex-display').waitFor();
       // A mark on the framed code block and the typeset formula: an element rendered anew would not carry it.
-      await body
-        .locator('.code-block, .katex-display')
-        .evaluateAll((elements) => elements.forEach((element) => ((element as HTMLElement).dataset.kept = 'yes')));
+      await body.locator('.code-block, .katex-display').evaluateAll((elements) => {
+        for (const element of elements) (element as HTMLElement).dataset.kept = 'yes';
+      });
 
       for (const word of ['The', 'code', 'above', 'stays.']) {
         call.release(1);

@@ -36,6 +36,7 @@ export function useCPP(options: UseCPPOptions): CPP {
   const [retrying, setRetrying] = useState(false);
   const failedStarts = useRef(0);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the retry's trigger: a new value makes a new client.
   useEffect(() => {
     const created = new CPPClient({ endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect });
     let opened = false;

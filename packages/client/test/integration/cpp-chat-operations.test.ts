@@ -85,8 +85,8 @@ describe('cpp-chat conversation commands', () => {
     expect(await command('/rename Nature notes', /^thread renamed/)).toBe('thread renamed "Nature notes"');
     expect((await observer.listThreads())[0]).toMatchObject({ threadId: 'thread_ops', title: 'Nature notes' });
 
-    expect(await command('/search rivers', /^1  thread_ops/)).toMatch(
-      /^1  thread_ops "Nature notes", message msg_\S+: .*rivers/i,
+    expect(await command('/search rivers', /^1 {2}thread_ops/)).toMatch(
+      /^1 {2}thread_ops "Nature notes", message msg_\S+: .*rivers/i,
     );
 
     const file = join(folder, 'thread.md');

@@ -113,7 +113,7 @@ export class StreamPersister {
         for (const tracked of written.slice(start)) if (this.isCurrent(tracked)) this.due.add(tracked);
         return;
       }
-      batch.forEach(({ text }, index) => this.saved(slice[index]!, text.length));
+      for (const [index, { text }] of batch.entries()) this.saved(slice[index]!, text.length);
     }
   }
 

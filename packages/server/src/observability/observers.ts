@@ -74,8 +74,12 @@ export class Observers implements EngineObserver {
       // Each observer's step wraps the next one's, so that every observer sees the step's whole duration.
       step: (name, work) =>
         observations.reduceRight((inner, observation) => () => observation.step(name, inner), work)(),
-      halted: () => observations.forEach((observation) => observation.halted()),
-      end: (error) => observations.forEach((observation) => observation.end(error)),
+      halted: () => {
+        for (const observation of observations) observation.halted();
+      },
+      end: (error) => {
+        for (const observation of observations) observation.end(error);
+      },
     };
   }
 
@@ -84,8 +88,12 @@ export class Observers implements EngineObserver {
       observer.generationStarted ? [observer.generationStarted(generation)] : [],
     );
     return {
-      firstChunk: () => observations.forEach((observation) => observation.firstChunk()),
-      ended: (result) => observations.forEach((observation) => observation.ended(result)),
+      firstChunk: () => {
+        for (const observation of observations) observation.firstChunk();
+      },
+      ended: (result) => {
+        for (const observation of observations) observation.ended(result);
+      },
     };
   }
 

@@ -30,7 +30,7 @@ export interface ClusterProcesses {
  * PostgreSQL, and the schema and keys are dropped. A fixture rather than hooks: tests that use it may run at once.
  */
 export const it = base.extend<{ cluster: ClusterProcesses }>({
-  // Vitest reads a fixture's dependencies from the pattern of its first parameter: this one has none.
+  // biome-ignore lint/correctness/noEmptyPattern: Vitest reads a fixture's dependencies from this pattern; none here.
   cluster: async ({}, use) => {
     const schema = testSchemaName();
     const prefix = uniqueRedisPrefix();

@@ -214,7 +214,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
           { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' },
         ];
         const owner = await node({
-          command: async (forwarded) => (received.push(forwarded), answers[received.length - 1]!),
+          command: async (forwarded) => {
+            received.push(forwarded);
+            return answers[received.length - 1]!;
+          },
         });
         const [sender, bystander] = [await node(), await node()];
         const first = await commandHeldBy(owner);
@@ -231,7 +234,10 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       it("are not sent when nobody holds their thread's lock, or the sender does", async () => {
         const received: ForwardedCommand[] = [];
         const owner = await node({
-          command: async (forwarded) => (received.push(forwarded), { ok: true, retried: false, version: 1 }),
+          command: async (forwarded) => {
+            received.push(forwarded);
+            return { ok: true, retried: false, version: 1 };
+          },
         });
         const sender = await node();
         const command = await commandHeldBy(owner);

@@ -177,7 +177,9 @@ describe('servers sharing a store through a LocalCluster', () => {
     const held: Array<() => void> = [];
     const deliver = lagging.deliver;
     lagging.deliver = (message) => held.push(() => deliver(message));
-    const deliverHeld = () => held.splice(0).forEach((delivered) => delivered());
+    const deliverHeld = () => {
+      for (const delivered of held.splice(0)) delivered();
+    };
     const reach = CopyCatchUp.prototype.reach;
     const catchingUp = vi.spyOn(CopyCatchUp.prototype, 'reach').mockImplementation(function (
       this: CopyCatchUp,

@@ -246,7 +246,7 @@ describe('StreamPersister', () => {
       await batchesGiven(store, 2);
       await pass(0);
       expect(reported.map(nodesOf)).toEqual([nodesOf(store.batches[1]!)]);
-      answers.forEach((one) => one.send('+'));
+      for (const one of answers) one.send('+');
       await pass(INTERVAL_MS);
       await batchesGiven(store, 5);
       const [, , ...retried] = store.batches;

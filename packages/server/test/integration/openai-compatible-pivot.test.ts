@@ -30,7 +30,7 @@ describe('a pivot against an OpenAI-compatible server', () => {
     cleanups.push(database.remove);
     // The first answer sends three deltas, then stalls as a slow model does; the second runs to its end.
     const upstream: ReplayServer = await startReplayServer(
-      sse(chatCompletionStream(['Once', ' upon', ' a', ' time', ' there', ' was']), { frames: 3, then: 'hold' }),
+      sse(chatCompletionStream(['Once', ' upon', ' a', ' time', ' there', ' was']), { frames: 3, ending: 'hold' }),
       sse(chatCompletionStream(['Rust', ' it is'])),
     );
     cleanups.push(() => upstream.close());

@@ -22,19 +22,19 @@ const VENDORS: Vendor[] = [
   {
     name: 'OpenAI-compatible (DeepSeek reasoning_content, OpenRouter reasoning)',
     config: { provider: 'openai-compatible', model: 'deepseek-reasoner' },
-    reasoning: sse(fixture('openai-reasoning-stream.sse'), { frames: 3, then: 'hold' }),
+    reasoning: sse(fixture('openai-reasoning-stream.sse'), { frames: 3, ending: 'hold' }),
     answer: sse(fixture('openai-chat-stream.sse')),
   },
   {
     name: 'Anthropic (extended thinking)',
     config: { provider: 'anthropic', apiKey: API_KEY, thinkingBudgetTokens: 1024 },
-    reasoning: sse(fixture('anthropic-thinking-stream.sse'), { frames: 4, then: 'hold' }),
+    reasoning: sse(fixture('anthropic-thinking-stream.sse'), { frames: 4, ending: 'hold' }),
     answer: sse(fixture('anthropic-messages-stream.sse')),
   },
   {
     name: 'Ollama (message.thinking)',
     config: { provider: 'ollama', model: 'qwen3:8b' },
-    reasoning: ndjson(fixture('ollama-thinking-stream.ndjson'), { frames: 2, then: 'hold' }),
+    reasoning: ndjson(fixture('ollama-thinking-stream.ndjson'), { frames: 2, ending: 'hold' }),
     answer: ndjson(fixture('ollama-chat-stream.ndjson')),
   },
 ];

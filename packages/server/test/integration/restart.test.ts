@@ -1,5 +1,5 @@
 import { findInvariantViolations, graphFromSync } from '@promethea/cpp-protocol';
-import { CPPServer } from '@promethea/cpp-server';
+import type { CPPServer } from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';

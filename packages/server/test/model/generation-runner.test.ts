@@ -27,6 +27,14 @@ function scriptedUpstream(...scripts: Array<(signal: AbortSignal) => AsyncGenera
   return upstream;
 }
 
+/** A script whose upstream fails before its first part, as one that refuses the request does. */
+function refusing(fail: () => Error) {
+  return async function* (): AsyncGenerator<ModelStreamPart> {
+    yield* [];
+    throw fail();
+  };
+}
+
 async function* answer(): AsyncGenerator<ModelStreamPart> {
   yield { type: 'text-delta', text: 'Hello' };
   yield { type: 'finish', finishReason: 'stop' };
@@ -37,9 +45,7 @@ const generate = (open: OpenAttempt, signal = new AbortController().signal, poli
 
 describe('runGeneration', () => {
   it('retries a retryable failure that comes before anything was streamed', async () => {
-    const upstream = scriptedUpstream(async function* () {
-      throw overloaded();
-    }, answer);
+    const upstream = scriptedUpstream(refusing(overloaded), answer);
     const { text, error } = await drain(generate(upstream.open));
     expect(error).toBeUndefined();
     expect(text).toBe('Hello');
@@ -58,19 +64,22 @@ describe('runGeneration', () => {
   });
 
   it('turns an unknown error into a connection failure', async () => {
-    const upstream = scriptedUpstream(async function* () {
-      throw new TypeError('terminated', { cause: new Error('other side closed') });
-    });
+    const upstream = scriptedUpstream(
+      refusing(() => new TypeError('terminated', { cause: new Error('other side closed') })),
+    );
     const { error } = await drain(generate(upstream.open));
     expect(error).toMatchObject({ message: 'Connection to Test vendor failed: other side closed', retryable: false });
   });
 
   it('stops quietly when cancelled during the backoff, without another attempt', async () => {
     const controller = new AbortController();
-    const upstream = scriptedUpstream(async function* () {
-      controller.abort();
-      throw overloaded();
-    }, answer);
+    const upstream = scriptedUpstream(
+      refusing(() => {
+        controller.abort();
+        return overloaded();
+      }),
+      answer,
+    );
     const { parts, error } = await drain(
       generate(upstream.open, controller.signal, { ...POLICY, retryBaseDelayMs: 60_000 }),
     );
@@ -139,9 +148,7 @@ describe('runGeneration', () => {
 describe('runGeneration: waits asked for by the upstream', () => {
   afterEach(() => vi.useRealTimers());
   const rateLimited = (retryAfterMs: number) =>
-    async function* (): AsyncGenerator<ModelStreamPart> {
-      throw new ProviderError('slow down', { status: 429, retryable: true, retryAfterMs });
-    };
+    refusing(() => new ProviderError('slow down', { status: 429, retryable: true, retryAfterMs }));
 
   it('waits the Retry-After of a failure before the next attempt, instead of its own backoff', async () => {
     vi.useFakeTimers();

@@ -84,7 +84,7 @@ describe('openai-compatible: the request and vendor specifics', () => {
       { role: 'assistant' as const, content: 'Day one: Kyoto. ' },
     ];
     await drain(provider.stream({ messages, continues: true, signal: new AbortController().signal }));
-    expect((server.requests[0]?.body as { messages: unknown }).messages).toEqual([
+    expect((server.requests[0]!.body as { messages: unknown }).messages).toEqual([
       ...messages,
       { role: 'user', content: CONTINUE_INSTRUCTION },
     ]);

@@ -73,7 +73,7 @@ export interface ProviderUnderTest {
   /** The provider built by the factory against the replay server's URL. */
   create(baseUrl: string, config?: Partial<ProviderConfig>): ModelProvider;
   /** Replays the vendor's documented stream, which says "Hello" then " there!"; `frames` cuts it short. */
-  reply(options?: { frames?: number; then?: 'end' | 'reset' | 'hold' | 'at-once' }): Reply;
+  reply(options?: { frames?: number; ending?: 'end' | 'reset' | 'hold' | 'at-once' }): Reply;
   /** Frames of that stream up to and including the one that carries "Hello". */
   framesToFirstText: number;
   /** Frames of that stream before its terminator. */
@@ -153,7 +153,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('fails when the connection is reset mid-stream, keeping the text that came before', async () => {
-      const { url } = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'reset' }));
+      const { url } = await serve(vendor.reply({ frames: vendor.framesToFirstText, ending: 'reset' }));
       const { text, error } = await drain(streamOf(create(url)));
       expect(text).toBe('Hello');
       expect(error?.message).toMatch(/^Connection to .* failed/);
@@ -168,7 +168,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('fails when no text comes within the first-token timeout, and ends the request', async () => {
-      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText - 1, then: 'hold' }));
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText - 1, ending: 'hold' }));
       const { parts, error } = await drain(streamOf(create(replay.url, { firstTokenTimeoutMs: 300 })));
       expect(parts).toEqual([]);
       expect(error?.message).toMatch(/sent no text within 300 ms/);
@@ -191,7 +191,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('ends the upstream request at once when the signal aborts, and yields nothing more', async () => {
-      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, ending: 'hold' }));
       const controller = new AbortController();
       const { parts, error } = await drain(
         (async function* () {
@@ -207,7 +207,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('yields nothing more once the signal aborts, even with the rest of the answer already in', async () => {
-      const replay = await serve(vendor.reply({ then: 'at-once' }));
+      const replay = await serve(vendor.reply({ ending: 'at-once' }));
       const provider = create(replay.url);
       const controller = new AbortController();
       const parts: ModelStreamPart[] = [];
@@ -224,7 +224,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
 
     it('reuses one connection for consecutive generations', async () => {
       // The first answer arrives whole; the others frame by frame, the end of the response after the terminator.
-      const replay = await serve(vendor.reply({ then: 'at-once' }), vendor.reply());
+      const replay = await serve(vendor.reply({ ending: 'at-once' }), vendor.reply());
       const provider = create(replay.url);
       for (let generation = 0; generation < 4; generation += 1) {
         const freed = connectionFreed(replay.url);
@@ -237,7 +237,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('completes at the terminator of a response held open, and cuts that response soon after', async () => {
-      const replay = await serve(vendor.reply({ then: 'hold' }));
+      const replay = await serve(vendor.reply({ ending: 'hold' }));
       const { text, error } = await drain(streamOf(create(replay.url)));
       expect(error).toBeUndefined();
       expect(text).toBe('Hello there!');
@@ -245,7 +245,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('closes the upstream request when the consumer stops iterating early', async () => {
-      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, ending: 'hold' }));
       for await (const part of streamOf(create(replay.url))) {
         expect(part).toEqual({ type: 'text-delta', text: 'Hello' });
         break;
@@ -276,7 +276,7 @@ export function providerContract(vendor: ProviderUnderTest): void {
     });
 
     it('cuts a stream that stalls after its first token, keeping the text that came before', async () => {
-      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, then: 'hold' }));
+      const replay = await serve(vendor.reply({ frames: vendor.framesToFirstText, ending: 'hold' }));
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       try {
         const parts = streamOf(create(replay.url, { stallTimeoutMs: 5_000 }))[Symbol.asyncIterator]();

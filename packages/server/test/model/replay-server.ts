@@ -80,7 +80,7 @@ export interface StreamOptions {
    * `at-once` sends the frames and the end of the response in one write, so the whole answer arrives before the
    * client has read any of it.
    */
-  then?: 'end' | 'reset' | 'hold' | 'at-once';
+  ending?: 'end' | 'reset' | 'hold' | 'at-once';
 }
 
 /** Streams a fixture frame by frame, each frame its own write, as a vendor's server flushes them. */
@@ -88,7 +88,7 @@ export function streamFixture(text: string, options: StreamOptions): Reply {
   return async (response, closed) => {
     response.writeHead(200, { 'content-type': options.contentType, 'cache-control': 'no-cache' });
     const frames = splitFrames(text, options.frameEnd).slice(0, options.frames);
-    if (options.then === 'at-once') {
+    if (options.ending === 'at-once') {
       response.end(frames.join(''));
       return;
     }
@@ -96,13 +96,13 @@ export function streamFixture(text: string, options: StreamOptions): Reply {
       response.write(frame);
       await new Promise((resolve) => setImmediate(resolve));
     }
-    if (options.then === 'reset') response.socket?.destroy();
-    else if (options.then === 'hold') await closed;
+    if (options.ending === 'reset') response.socket?.destroy();
+    else if (options.ending === 'hold') await closed;
     else response.end();
   };
 }
 
-type FrameOptions = Pick<StreamOptions, 'frames' | 'then'>;
+type FrameOptions = Pick<StreamOptions, 'frames' | 'ending'>;
 
 export const sse = (text: string, options: FrameOptions = {}): Reply =>
   streamFixture(text, { contentType: 'text/event-stream', frameEnd: '\n\n', ...options });

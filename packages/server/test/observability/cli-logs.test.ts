@@ -65,7 +65,7 @@ describe('cpp-server logs', () => {
 
     // The banner is for people; every other line is one JSON object.
     expect(
-      lines.filter((line) => !line.startsWith('{')).every((line) => /^(cpp-server listening on |  )/.test(line)),
+      lines.filter((line) => !line.startsWith('{')).every((line) => /^(cpp-server listening on | {2})/.test(line)),
     ).toBe(true);
     const logs = jsonLines(lines);
     expect(logs.map((line) => line.msg)).toEqual(

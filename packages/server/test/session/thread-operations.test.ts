@@ -266,7 +266,9 @@ describeThreadOperations('the memory store', async () => new MemoryStore());
 
 const databases: Array<{ remove(): void }> = [];
 // After the stores on them are closed, at the end of their describe block.
-afterAll(() => databases.splice(0).forEach((database) => database.remove()));
+afterAll(() => {
+  for (const database of databases.splice(0)) database.remove();
+});
 describeThreadOperations('SQLite', async () => {
   const database = temporaryDatabase();
   databases.push(database);

@@ -97,7 +97,7 @@ describe('SqliteStore on its file', () => {
   it("keeps, in a file of the schema before reasoning, the pieces an earlier server saved, as the answer's text", async () => {
     mkdirSync(dirname(path), { recursive: true });
     const old = inspect();
-    SQLITE_MIGRATIONS.slice(0, 3).forEach((sql) => old.exec(sql));
+    for (const sql of SQLITE_MIGRATIONS.slice(0, 3)) old.exec(sql);
     old.pragma('user_version = 3');
     old.exec(`
       INSERT INTO threads VALUES ('thr_old', 'did:example:alice', 'Old', 1, 1, 1, 'msg_q', 'msg_a');

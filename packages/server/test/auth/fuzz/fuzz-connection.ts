@@ -1,6 +1,6 @@
 import {
   CPP_SUBPROTOCOL,
-  ErrorCode,
+  type ErrorCode,
   decodeServerFrame,
   type ErrorFrame,
   type ServerFrame,
