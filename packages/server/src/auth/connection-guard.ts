@@ -9,7 +9,7 @@ import {
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
 import type { Challenge } from './challenge.js';
 import type { ConnectionCounter } from './limits/connection-counter.js';
-import { FrameRateLimiter } from './limits/frame-rate-limiter.js';
+import { DropReports, FramePace } from './limits/frame-pace.js';
 import type { ServerLimits } from './limits/server-limits.js';
 import { checkProof } from './proof-check.js';
 import type { ReplayCache } from './replay-cache.js';
@@ -52,7 +52,10 @@ export class ConnectionGuard {
   private challenge: Challenge | undefined;
   private awaitingProof: boolean;
   private connection: GuardedConnection | undefined;
-  private readonly rate: FrameRateLimiter | undefined;
+  private readonly pace: FramePace | undefined;
+  private readonly dropReports = new DropReports((message) =>
+    this.connection?.sendError(ErrorCode.RATE_LIMITED, message, {}),
+  );
   private authTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private releaseDid: (() => void) | undefined;
@@ -68,7 +71,7 @@ export class ConnectionGuard {
     this.challenge = admission.challenge;
     this.awaitingProof = admission.proofRequired;
     const { framesPerSecond, frameBurst } = settings.limits;
-    this.rate = framesPerSecond > 0 ? new FrameRateLimiter(framesPerSecond, Math.max(1, frameBurst)) : undefined;
+    this.pace = framesPerSecond > 0 ? new FramePace(framesPerSecond, Math.max(1, frameBurst)) : undefined;
   }
 
   get identity(): Identity {
@@ -92,11 +95,10 @@ export class ConnectionGuard {
   admitMessage(): boolean {
     if (this.closed) return false;
     this.heardFrom();
-    const admission = this.rate?.take() ?? 'accepted';
+    const admission = this.pace?.take() ?? 'accepted';
     if (admission === 'accepted') return true;
-    const limit = `the limit is ${this.settings.limits.framesPerSecond} frames per second`;
     if (admission === 'exceeded') this.close(CloseCode.TOO_MANY_REQUESTS, 'too many frames');
-    else this.connection?.sendError(ErrorCode.RATE_LIMITED, `frame dropped: ${limit}`, {});
+    else this.dropReports.dropped(`the limit is ${this.settings.limits.framesPerSecond} frames per second`);
     return false;
   }
 
@@ -139,6 +141,7 @@ export class ConnectionGuard {
 
   /** The connection ended. */
   detach(): void {
+    this.dropReports.stop();
     clearTimeout(this.authTimer);
     clearTimeout(this.idleTimer);
     this.releaseDid?.();
@@ -176,6 +179,7 @@ export class ConnectionGuard {
   /** Nothing the connection sends is taken any more while it closes. */
   private close(code: number, reason: string): void {
     this.closed = true;
+    this.dropReports.stop();
     clearTimeout(this.authTimer);
     clearTimeout(this.idleTimer);
     this.connection?.close(code, reason);

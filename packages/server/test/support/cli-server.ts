@@ -10,6 +10,8 @@ const CLI = fileURLToPath(new URL('../../dist/cli/cpp-server.js', import.meta.ur
 export interface CliServer {
   /** The WebSocket URL the CLI printed. */
   url: string;
+  /** The child process's id. */
+  pid: number;
   /** Ends the process with `signal` and waits for it to exit; resolves with its exit code or signal. */
   kill(signal: NodeJS.Signals): Promise<number | NodeJS.Signals>;
 }
@@ -38,6 +40,7 @@ export async function startCliServer(args: readonly string[]): Promise<CliServer
   });
   return {
     url,
+    pid: child.pid!,
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const [code, exitSignal] = await exited;

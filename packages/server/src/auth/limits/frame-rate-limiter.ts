@@ -1,16 +1,10 @@
-export type FrameAdmission = 'accepted' | 'refused' | 'exceeded';
-
 /** Module-level so that every connection's limiter shares it rather than holding a closure of its own. */
 const performanceNow = () => performance.now();
 
-/**
- * A token bucket per connection: `burst` frames at once, refilled at `perSecond`. A frame without a token is
- * refused; a client that goes on sending through a whole burst of refusals is `exceeded`, and is disconnected.
- */
+/** A token bucket: `burst` takes at once, refilled at `perSecond`; a take without a token is refused. */
 export class FrameRateLimiter {
   private tokens: number;
   private refilledAt: number;
-  private refusedInARow = 0;
 
   constructor(
     private readonly perSecond: number,
@@ -21,15 +15,12 @@ export class FrameRateLimiter {
     this.refilledAt = now();
   }
 
-  take(): FrameAdmission {
+  /** Whether a token was there to take. */
+  take(): boolean {
     this.refill();
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      this.refusedInARow = 0;
-      return 'accepted';
-    }
-    this.refusedInARow += 1;
-    return this.refusedInARow > this.burst ? 'exceeded' : 'refused';
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
   }
 
   /** Whether the bucket is back to a whole burst: as good as a new one. */

@@ -26,7 +26,7 @@ export class KeyedRateLimiter {
       bucket = new FrameRateLimiter(this.perSecond, this.burst, this.now);
       this.buckets.set(key, bucket);
     }
-    return bucket.take() === 'accepted';
+    return bucket.take();
   }
 
   /** Keys remembered now. */

@@ -1,0 +1,65 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CloseCode } from '@promethea/cpp-protocol';
+import { afterEach, expect, it } from 'vitest';
+import { startCliServer, type CliServer } from '../support/cli-server.js';
+import { listThreads } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+
+let server: CliServer | undefined;
+let folder: string | undefined;
+
+afterEach(async () => {
+  await server?.kill('SIGTERM');
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+/** The CPU time a process has used so far, in milliseconds (user and system, in clock ticks of 10 ms). */
+async function cpuMilliseconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name (which may hold spaces, so it is skipped by its closing parenthesis).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const userTicks = Number(fields[11]);
+  const systemTicks = Number(fields[12]);
+  return (userTicks + systemTicks) * 10;
+}
+
+it('closes with 4429 within 5 s a flood paced at 18× the frame rate, cheaply, and another identity stays served', async () => {
+  folder = await mkdtemp(join(tmpdir(), 'cpp-flood-'));
+  // The CLI's defaults: 100 frames per second, bursts of 200.
+  server = await startCliServer(['--db', join(folder, 'flood.sqlite')]);
+  const flooder = await RawClient.connect(server.url, { did: 'did:key:zFlooder' });
+  const bystander = await RawClient.connect(server.url, { did: 'did:key:zBystander' });
+  await listThreads(bystander);
+
+  const cpuBefore = await cpuMilliseconds(server.pid);
+  const startedAt = performance.now();
+  // About 1,800 frames per second, 18 every 10 ms, so that a token refills between the batches (issue 36).
+  let sent = 0;
+  const flood = setInterval(() => {
+    for (let frame = 0; frame < 18 && flooder.closeCode === undefined; frame += 1) {
+      flooder.send('CPP_THREAD_LIST', {}, { id: `flood-${sent}` });
+      sent += 1;
+    }
+  }, 10);
+  const bystanderStartedAt = performance.now();
+  await listThreads(bystander);
+  const bystanderMs = performance.now() - bystanderStartedAt;
+  const closeCode = await flooder.closed;
+  const floodMs = performance.now() - startedAt;
+  clearInterval(flood);
+  const cpuMs = (await cpuMilliseconds(server.pid)) - cpuBefore;
+
+  expect(closeCode).toBe(CloseCode.TOO_MANY_REQUESTS);
+  expect(flooder.closeReason).toBe('too many frames');
+  expect(floodMs).toBeLessThan(5000);
+  // 10 % of a core for the 5 s the flood may last: the whole flood costs the server less than that.
+  expect(cpuMs).toBeLessThan(500);
+  expect(bystanderMs).toBeLessThan(1000);
+  // Dropped frames are answered at most once a second, not one by one.
+  const dropReports = flooder.all('CPP_ERROR').filter((frame) => frame.payload.code === 'RATE_LIMITED');
+  expect(dropReports.length).toBeGreaterThanOrEqual(1);
+  expect(dropReports.length).toBeLessThanOrEqual(Math.ceil(floodMs / 1000) + 1);
+  expect(sent).toBeGreaterThan(200);
+});
