@@ -260,7 +260,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   }
 
   private async start(): Promise<void> {
-    // Alone, every node left streaming is a crash's; in a cluster only those whose server's lock expired are.
+    // Alone, every answer left streaming is a crash's; in a cluster only those whose server's lock expired are.
     if (this.cluster) await this.cluster.start(this.registry);
     else await this.store.interruptStreamingNodes(Date.now());
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;

@@ -109,7 +109,7 @@ async function main(options: CliOptions): Promise<void> {
   const { store, description: storeDescription } = await openStore(options, (message) => logger.info(message));
   const cluster = await openCluster(options);
   const clusterDescription = cluster
-    ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, node ${cluster.instanceId}`
+    ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, instance ${cluster.instanceId}`
     : 'none (this server runs alone)';
   const server = new CPPServer({
     port: options.port,

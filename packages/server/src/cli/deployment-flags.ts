@@ -35,7 +35,7 @@ export function addDeploymentFlags(program: Command): void {
         .default(DEFAULT_SCHEMA),
     )
     .addOption(
-      new Option('--redis-url <url>', 'Redis URL: run as one node of a cluster sharing the PostgreSQL store').env(
+      new Option('--redis-url <url>', 'Redis URL: run as one instance of a cluster sharing the PostgreSQL store').env(
         'REDIS_URL',
       ),
     )
@@ -58,7 +58,8 @@ export interface OpenedStore {
  */
 export async function openStore(flags: DeploymentFlags, onProgress: (message: string) => void): Promise<OpenedStore> {
   if (flags.store === 'sqlite') {
-    if (flags.redisUrl) throw new Error('cluster mode (--redis-url) needs a store all nodes share: --store postgres');
+    if (flags.redisUrl)
+      throw new Error('cluster mode (--redis-url) needs a store all instances share: --store postgres');
     const { SqliteStore } = await import('../store/sqlite-store.js');
     return { store: SqliteStore.open(flags.db), description: `SQLite at ${flags.db}` };
   }

@@ -13,7 +13,7 @@ import { ThreadReplica } from './thread-replica.js';
 export interface ClusterTimings {
   /** How long a generation lock lasts unless renewed (renewed three times as often). Default 3000 ms. */
   lockTtlMs: number;
-  /** How often a node looks for generations whose node died. Default 500 ms. */
+  /** How often an instance looks for generations whose instance died. Default 500 ms. */
   sweepIntervalMs: number;
   /** How long a forwarded command may wait for its answer. Default: the lock's lifetime and a half second. */
   replyTimeoutMs: number;
@@ -25,7 +25,7 @@ const INTERNAL_MESSAGE = 'the server failed to handle this frame; nothing was ch
 
 /**
  * A server's part in its cluster (the engine's `ThreadLinks` in cluster mode): opens each thread's replica, runs the
- * frames other nodes forward to it, and takes over the generations of nodes that died.
+ * frames other instances forward to it, and takes over the generations of instances that died.
  */
 export class ClusterCoordinator implements ThreadLinks {
   private registry: ThreadRegistry | undefined;
@@ -59,7 +59,7 @@ export class ClusterCoordinator implements ThreadLinks {
   }
 
   /**
-   * Serves forwarded frames and recovers what dead nodes left streaming: only the generations whose node's lock
+   * Serves forwarded frames and recovers what dead instances left streaming: only the generations whose instance's lock
    * expired are theirs, which the sweep finds (now, and from then on).
    */
   async start(registry: ThreadRegistry): Promise<void> {
@@ -90,7 +90,7 @@ export class ClusterCoordinator implements ThreadLinks {
     if (!decoded.ok) return { ok: false, code: decoded.code, message: decoded.message };
     const frame = decoded.frame;
     if (!isThreadFrame(frame))
-      return { ok: false, code: ErrorCode.BAD_FRAME, message: `${frame.type} is not forwarded between nodes` };
+      return { ok: false, code: ErrorCode.BAD_FRAME, message: `${frame.type} is not forwarded between instances` };
     const requester = new ForwardedRequester();
     // Held like a session holds the threads it acts on: the engine is not unloaded under the command.
     const holder: Subscriber = { send: () => {} };
@@ -109,12 +109,16 @@ export class ClusterCoordinator implements ThreadLinks {
     }
   }
 
-  /** After the node was cut off from the cluster, every thread held here is reloaded: messages may have been lost. */
+  /**
+   * After the instance was cut off from the cluster, every thread held here is reloaded: messages may have been lost.
+   */
   private reloadAll(): void {
     for (const replica of this.replicas) replica.reload().catch((error: unknown) => this.onError(error));
   }
 
-  /** One pass at a time: the generations whose node died, known to the cluster or streaming in a thread held here. */
+  /**
+   * One pass at a time: the generations whose instance died, known to the cluster or streaming in a thread held here.
+   */
   private sweep(): Promise<void> {
     this.sweeping ??= this.recoverOrphans()
       .catch((error: unknown) => this.onError(error))

@@ -2,7 +2,7 @@ import type { TextPart } from '@promethea/cpp-protocol';
 import type { CommandReply } from '../engine/thread-link.js';
 import type { Identity } from '../engine/identity.js';
 
-/** What one node tells the other nodes holding a thread: a frame exactly as its own subscribers received it. */
+/** What one instance tells the other instances holding a thread: a frame exactly as its own subscribers received it. */
 export interface ThreadMessage {
   /** An encoded server frame; a structural change travels as the CPP_GRAPH_PATCH of its changed nodes. */
   frame: string;
@@ -10,12 +10,14 @@ export interface ThreadMessage {
   title?: string;
 }
 
-/** A client frame about a thread whose generation runs on another node, handed to that node to run. */
+/** A client frame about a thread whose generation runs on another instance, handed to that instance to run. */
 export interface ForwardedCommand {
   threadId: string;
-  /** The client frame, encoded: the node that runs it decodes and validates it again, as it would its own client's. */
+  /**
+   * The client frame, encoded: the instance that runs it decodes and validates it again, as it would its own client's.
+   */
   frame: string;
-  /** Who sent a pivot, as the receiving node identified them: the owner's 'pivot' listeners are told. */
+  /** Who sent a pivot, as the receiving instance identified them: the owner's 'pivot' listeners are told. */
   identity?: Identity;
 }
 
@@ -25,10 +27,12 @@ export type { CommandReply } from '../engine/thread-link.js';
 export type LockLease =
   /** Held, for `expiresInMs` more unless its holder renews it (a live holder does, every third of its lifetime). */
   | { holder: string; expiresInMs: number }
-  /** Taken by `holder` and expired instead of being released: that node died (or stalled past the lock's lifetime). */
+  /**
+   * Taken by `holder` and expired instead of being released: that instance died (or stalled past the lock's lifetime).
+   */
   | { holder: string; expired: true };
 
-/** A command on its way to the node holding its thread's lock. */
+/** A command on its way to the instance holding its thread's lock. */
 export interface SentCommand {
   holder: string;
   reply: Promise<CommandReply | undefined>;
@@ -38,13 +42,13 @@ export interface Subscription {
   unsubscribe(): Promise<void>;
 }
 
-/** What a node does with what the cluster brings it. */
+/** What an instance does with what the cluster brings it. */
 export interface ClusterHandlers {
-  /** A command another node forwarded to this one. */
+  /** A command another instance forwarded to this one. */
   command(command: ForwardedCommand): Promise<CommandReply>;
   /** A failure in the background (a lost connection, a message that could not be read). */
   error(error: unknown): void;
-  /** The node was cut off from the others for a while: messages of its threads may have been lost. */
+  /** The instance was cut off from the others for a while: messages of its threads may have been lost. */
   reconnected(): void;
 }
 
@@ -54,26 +58,29 @@ export interface ClusterHandlers {
  * contract suite in test/cluster.
  */
 export interface ClusterTransport {
-  /** This node's id, unique in the cluster. */
+  /** This instance's id, unique in the cluster. */
   readonly instanceId: string;
-  /** No other node shares the store: crash recovery at start may interrupt every streaming node. */
+  /** No other instance shares the store: crash recovery at start may interrupt every streaming node. */
   readonly solitary: boolean;
 
   /** Starts delivering forwarded commands to `handlers`. Called once, before anything else. */
   start(handlers: ClusterHandlers): Promise<void>;
 
   /**
-   * Sends `message` to every other node subscribed to the thread, in the order this node published; a node never
-   * receives its own messages.
+   * Sends `message` to every other instance subscribed to the thread, in the order this instance published; an instance
+   * never receives its own messages.
    */
   publish(threadId: string, message: ThreadMessage): void;
   /** Resolves once subscribed: every message published after that reaches `listener`. */
   subscribe(threadId: string, listener: (message: ThreadMessage) => void): Promise<Subscription>;
 
-  /** Appends to the text of one part (answer or reasoning) a node has streamed so far, before publishing the chunk (see `readText`). */
+  /**
+   * Appends to the text of one part (answer or reasoning) a node has streamed so far, before publishing the chunk (see
+   * `readText`).
+   */
   appendText(nodeId: string, part: TextPart, delta: string): void;
   /**
-   * The text of one part appended for a node so far (`''` when none): what a node loading the thread adds to the
+   * The text of one part appended for a node so far (`''` when none): what an instance loading the thread adds to the
    * store's batch.
    */
   readText(nodeId: string, part: TextPart): Promise<string>;
@@ -81,28 +88,30 @@ export interface ClusterTransport {
   endText(nodeId: string): void;
 
   /**
-   * Takes the thread's generation lock for `ttlMs` unless another node holds it. Resolves with the fencing token,
+   * Takes the thread's generation lock for `ttlMs` unless another instance holds it. Resolves with the fencing token,
    * greater than every earlier token of that thread, or `undefined` when the lock is held.
    */
   acquireLock(threadId: string, ttlMs: number): Promise<number | undefined>;
   /**
    * Extends the lock held with `token`; takes it back if it expired and nobody took it since. `false`: another
-   * node has taken it since, and this node must stop writing.
+   * instance has taken it since, and this instance must stop writing.
    */
   renewLock(threadId: string, token: number, ttlMs: number): Promise<boolean>;
   /** Lets go of the lock if it is still held with `token`. */
   releaseLock(threadId: string, token: number): Promise<void>;
-  /** The node holding the thread's lock, if any. */
+  /** The instance holding the thread's lock, if any. */
   lockHolder(threadId: string): Promise<string | undefined>;
-  /** The thread's lock, or `undefined` when nobody holds it and its last holder released it (or nobody ever took it). */
+  /**
+   * The thread's lock, or `undefined` when nobody holds it and its last holder released it (or nobody ever took it).
+   */
   lockLease(threadId: string): Promise<LockLease | undefined>;
-  /** Threads whose generation lock was taken and then expired instead of being released: their node died. */
+  /** Threads whose generation lock was taken and then expired instead of being released: their instance died. */
   orphanedGenerations(): Promise<string[]>;
 
   /**
-   * Runs a command on the node that holds its thread's generation lock: the holder is read and the command queued
+   * Runs a command on the instance that holds its thread's generation lock: the holder is read and the command queued
    * for it in one step, so that a forwarded pivot pays one trip to the cluster before it leaves, not two.
-   * `undefined` when nobody holds the lock, or this node does (nothing was sent). Otherwise the holder, and its
+   * `undefined` when nobody holds the lock, or this instance does (nothing was sent). Otherwise the holder, and its
    * reply: `undefined` when it did not answer within `timeoutMs`, or at once when `signal` aborts (the sender stops
    * waiting: a reply that comes later is dropped).
    */

@@ -24,7 +24,7 @@ interface Listener {
 }
 
 /**
- * The shared state of nodes in one process: what Redis holds for nodes in several. `new LocalCluster()` and one
+ * The shared state of instances in one process: what Redis holds for instances in several. `new LocalCluster()` and one
  * `join()` per server give in-process servers that coordinate exactly as separate processes would.
  */
 export class LocalCluster {
@@ -48,11 +48,11 @@ export class LocalCluster {
 }
 
 /**
- * A node of a `LocalCluster`. Without a cluster it is the only node there is (`solitary`): the default of a
+ * An instance of a `LocalCluster`. Without a cluster it is the only instance there is (`solitary`): the default of a
  * `CPPServer`, where it adds nothing to what a single process does.
  */
 export class LocalClusterTransport implements ClusterTransport {
-  readonly instanceId = `node_${randomUUID()}`;
+  readonly instanceId = `instance_${randomUUID()}`;
   private handlers: ClusterHandlers | undefined;
 
   constructor(

@@ -33,9 +33,9 @@ const ENDED_TEXT_TTL_MS = 60 * 1000;
 const CONNECTION_OPTIONS = { lazyConnect: true, maxRetriesPerRequest: 1 } as const;
 
 /**
- * Several server processes on one Redis: pub/sub per thread for what each node sends its subscribers, APPENDed
- * text for nodes that join a stream midway, a lock with expiry and fencing token per generating thread, and a
- * stream per node for commands that must run where a generation runs. Three connections: commands, subscriber
+ * Several server processes on one Redis: pub/sub per thread for what each instance sends its subscribers, APPENDed
+ * text for instances that join a stream midway, a lock with expiry and fencing token per generating thread, and a
+ * stream per instance for commands that must run where a generation runs. Three connections: commands, subscriber
  * mode, and one that blocks reading the inbox.
  */
 export class RedisClusterTransport implements ClusterTransport {
@@ -68,7 +68,7 @@ export class RedisClusterTransport implements ClusterTransport {
 
   /** Connects, failing when Redis cannot be reached. */
   static async connect({ url, prefix = DEFAULT_REDIS_PREFIX }: RedisClusterOptions): Promise<RedisClusterTransport> {
-    const instanceId = `node_${randomUUID()}`;
+    const instanceId = `instance_${randomUUID()}`;
     // Named, so that CLIENT LIST shows whose each connection is.
     const open = (role: string) =>
       new Redis(url, { ...CONNECTION_OPTIONS, connectionName: `cpp-${role}-${instanceId}` });

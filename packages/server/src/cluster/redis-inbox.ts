@@ -5,7 +5,7 @@ import { decodeCommand, decodeReply } from './redis-messages.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { LockScripts } from './redis-scripts.js';
 
-/** An inbox outlives its node by a day at most; entries beyond the newest thousand or so are trimmed. */
+/** An inbox outlives its instance by a day at most; entries beyond the newest thousand or so are trimmed. */
 const INBOX_TTL_MS = 24 * 60 * 60 * 1000;
 const INBOX_LENGTH = 1000;
 /** How long one blocking read waits before the loop looks whether it should stop. */
@@ -13,9 +13,9 @@ const BLOCK_MS = 1000;
 const RETRY_AFTER_ERROR_MS = 200;
 
 /**
- * Commands between nodes, over one Redis Stream per node: a command is an entry in its target's inbox and the reply
- * an entry in the sender's. Unlike pub/sub, an entry waits in the stream until its node reads it, so a command sent
- * while the target is busy (or reconnecting) is not lost; the reply is the acknowledgement that it ran.
+ * Commands between instances, over one Redis Stream per instance: a command is an entry in its target's inbox and the
+ * reply an entry in the sender's. Unlike pub/sub, an entry waits in the stream until its instance reads it, so a
+ * command sent while the target is busy (or reconnecting) is not lost; the reply is the acknowledgement that it ran.
  */
 export class RedisInbox {
   private readonly pending = new Map<string, (reply: CommandReply | undefined) => void>();
@@ -88,7 +88,7 @@ export class RedisInbox {
 
   private async read(handlers: ClusterHandlers): Promise<void> {
     const inbox = this.keys.inbox(this.instanceId);
-    // A new node's inbox is new: everything in it is for this node.
+    // A new instance's inbox is new: everything in it is for this instance.
     let lastId = '0-0';
     while (!this.stopped) {
       try {

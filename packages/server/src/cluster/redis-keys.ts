@@ -30,12 +30,12 @@ export class RedisKeys {
     return `${this.prefix}fence:${threadId}`;
   }
 
-  /** Hash of the threads whose lock was taken and not released, to the node that took it. */
+  /** Hash of the threads whose lock was taken and not released, to the instance that took it. */
   generations(): string {
     return `${this.prefix}generations`;
   }
 
-  /** A node's stream of commands and replies addressed to it. */
+  /** An instance's stream of commands and replies addressed to it. */
   inbox(instanceId: string): string {
     return `${this.prefix}inbox:${instanceId}`;
   }

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { CommandReply, ForwardedCommand, ThreadMessage } from './cluster-transport.js';
 
 /**
- * What nodes write to each other through Redis, checked when read: another version of the server, or anything
- * else writing under the prefix, must not be able to feed a node values of the wrong shape.
+ * What instances write to each other through Redis, checked when read: another version of the server, or anything
+ * else writing under the prefix, must not be able to feed an instance values of the wrong shape.
  */
 const PublishedSchema = z.object({ origin: z.string(), frame: z.string(), title: z.string().optional() });
 
@@ -18,7 +18,7 @@ const ReplySchema = z.discriminatedUnion('ok', [
 ]);
 
 export interface Published extends ThreadMessage {
-  /** The node that published it, so that it can ignore its own. */
+  /** The instance that published it, so that it can ignore its own. */
   origin: string;
 }
 

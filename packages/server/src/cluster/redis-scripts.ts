@@ -17,7 +17,10 @@ const SCRIPTS = {
       redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
       return token`,
   },
-  /** KEYS lock, fence; ARGV value, token, ttl. 1 when still (or again) held: expired, it is taken back if nobody took it since. */
+  /**
+   * KEYS lock, fence; ARGV value, token, ttl. 1 when still (or again) held: expired, it is taken back if nobody took it
+   * since.
+   */
   cppRenewLock: {
     numberOfKeys: 2,
     lua: `
@@ -32,7 +35,10 @@ const SCRIPTS = {
       end
       return 0`,
   },
-  /** KEYS lock, fence, generations; ARGV value, token, thread. Forgets the generation unless another node took it since. */
+  /**
+   * KEYS lock, fence, generations; ARGV value, token, thread. Forgets the generation unless another instance took it
+   * since.
+   */
   cppReleaseLock: {
     numberOfKeys: 3,
     lua: `
@@ -44,10 +50,10 @@ const SCRIPTS = {
       return 0`,
   },
   /**
-   * KEYS generations; ARGV lock key prefix. The threads whose generation was registered and whose lock is gone, read
-   * at one moment: read in two steps, a lock released between them (which forgets its generation too) would look
-   * expired, and a node would take a live thread's lock to recover it. Lock keys are built here from the prefix, as
-   * the inbox key below (one Redis; Redis Cluster is not supported).
+   * KEYS generations; ARGV lock key prefix. The threads whose generation was registered and whose lock is gone, read at
+   * one moment: read in two steps, a lock released between them (which forgets its generation too) would look expired,
+   * and an instance would take a live thread's lock to recover it. Lock keys are built here from the prefix, as the
+   * inbox key below (one Redis; Redis Cluster is not supported).
    */
   cppOrphanedGenerations: {
     numberOfKeys: 1,

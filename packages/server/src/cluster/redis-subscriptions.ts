@@ -5,8 +5,8 @@ import { decodePublished } from './redis-messages.js';
 type Listener = (message: ThreadMessage) => void;
 
 /**
- * The channels a node listens to, over one connection in subscriber mode. A channel is subscribed while at least one
- * listener wants it; messages this node published itself are dropped here.
+ * The channels an instance listens to, over one connection in subscriber mode. A channel is subscribed while at least
+ * one listener wants it; messages this instance published itself are dropped here.
  */
 export class RedisSubscriptions {
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -17,7 +17,10 @@ export class RedisSubscriptions {
     private readonly connection: Redis,
     private readonly instanceId: string,
     private readonly onError: (error: unknown) => void,
-    /** Called when the connection is back (ioredis subscribes to the channels again): what was published meanwhile is lost. */
+    /**
+     * Called when the connection is back (ioredis subscribes to the channels again): what was published meanwhile is
+     * lost.
+     */
     private readonly onReconnect: () => void,
   ) {
     connection.on('message', (channel: string, text: string) => this.deliver(channel, text));

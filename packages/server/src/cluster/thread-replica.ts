@@ -19,7 +19,7 @@ export interface ReplicaContext {
   store: ConversationStore;
   /** How long a generation lock lasts without renewal; renewed three times as often. */
   lockTtlMs: number;
-  /** How long a forwarded command may take before its node counts as dead. */
+  /** How long a forwarded command may take before its instance counts as dead. */
   replyTimeoutMs: number;
   onError(error: unknown): void;
   /** The replica was closed. */
@@ -32,10 +32,10 @@ interface HeldLock {
 }
 
 /**
- * This node's copy of one thread in the cluster, the `ThreadLink` of its engine in cluster mode. It subscribes to the thread's
- * messages before it loads the thread, so that nothing committed or streamed between the two is missed: messages
- * wait while the thread loads (or reloads) and then apply with the version and offset rules, which skip what the
- * load already had.
+ * This instance's copy of one thread in the cluster, the `ThreadLink` of its engine in cluster mode. It subscribes to
+ * the thread's messages before it loads the thread, so that nothing committed or streamed between the two is missed:
+ * messages wait while the thread loads (or reloads) and then apply with the version and offset rules, which skip what
+ * the load already had.
  */
 export class ThreadReplica implements ThreadLink {
   private engine: LinkedEngine | undefined;
@@ -66,7 +66,7 @@ export class ThreadReplica implements ThreadLink {
     }
   }
 
-  /** From now on the engine receives the other nodes' messages, first those that came while the thread loaded. */
+  /** From now on the engine receives the other instances' messages, first those that came while the thread loaded. */
   attach(engine: LinkedEngine): void {
     this.engine = engine;
     this.flush();
@@ -82,7 +82,7 @@ export class ThreadReplica implements ThreadLink {
   }
 
   chunk(chunk: StreamChunkFrame['payload'], text: string): void {
-    // Appended before it is published: a node that reads the text after subscribing misses no chunk.
+    // Appended before it is published: an instance that reads the text after subscribing misses no chunk.
     this.context.transport.appendText(chunk.nodeId, chunk.part ?? 'content', chunk.delta);
     this.context.transport.publish(this.threadId, { frame: text });
   }
@@ -110,7 +110,7 @@ export class ThreadReplica implements ThreadLink {
 
   async confirmGeneration(): Promise<void> {
     if (!this.lock) return;
-    if (!(await this.renew())) throw new Error(`another node took over the generation of thread ${this.threadId}`);
+    if (!(await this.renew())) throw new Error(`another instance took over the generation of thread ${this.threadId}`);
   }
 
   releaseGeneration(): void {
@@ -147,16 +147,16 @@ export class ThreadReplica implements ThreadLink {
     }
     if ((await transport.lockHolder(this.threadId)) === owner) {
       throw new Error(
-        `node ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`,
+        `instance ${owner} runs the generation of thread ${this.threadId} and did not answer within ${replyTimeoutMs} ms`,
       );
     }
     return undefined;
   }
 
   /**
-   * Resolves true once `owner`'s lock expired instead of being released (its node died), checking again whenever
+   * Resolves true once `owner`'s lock expired instead of being released (its instance died), checking again whenever
    * the lock would run out: a live owner renews it before then. False when it was released or taken by another
-   * node (then the owner's reply, or its timeout, tells), when the lock cannot be read, or when `stop` aborts.
+   * instance (then the owner's reply, or its timeout, tells), when the lock cannot be read, or when `stop` aborts.
    */
   private async lockExpired(owner: string, stop: AbortSignal): Promise<boolean> {
     while (!stop.aborted) {
@@ -225,7 +225,7 @@ export class ThreadReplica implements ThreadLink {
     for (const message of waiting) this.receive(message);
   }
 
-  /** Keeps the lock; when another node has taken it, this node stops its generation. */
+  /** Keeps the lock; when another instance has taken it, this instance stops its generation. */
   private async renew(): Promise<boolean> {
     const lock = this.lock;
     if (!lock) return false;

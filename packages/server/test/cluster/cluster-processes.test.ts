@@ -16,7 +16,7 @@ import {
 import type { RawClient } from '../support/raw-client.js';
 import { describeWithRedis } from '../support/redis.js';
 import { mirrorOf } from '../support/thread-mirror.js';
-import { answerEnd, it, type ClusterNode } from './cluster-processes.js';
+import { answerEnd, it, type ClusterInstance } from './cluster-processes.js';
 
 // Three processes per test, on a machine that also runs the rest of the suite.
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
@@ -24,14 +24,14 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
 describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis)', () => {
   // Each test's cluster has a schema and a Redis prefix of its own, and its tests mostly wait (on the demo model,
   // on a lock's expiry after kill -9): run together (Vitest's maxConcurrency, five, at once) they take half the time.
-  describeWithRedis('three nodes behind one endpoint', { concurrent: true }, () => {
+  describeWithRedis('three instances behind one endpoint', { concurrent: true }, () => {
     /** A thread whose answer streams on `generating`, watched from each of `watching` (patch mode). */
-    async function streamingThread(generating: ClusterNode, watching: ClusterNode[]) {
+    async function streamingThread(generating: ClusterInstance, watching: ClusterInstance[]) {
       const writer = await generating.connect();
       const { threadId } = await openThread(writer, { patches: true });
       const watchers: RawClient[] = [];
-      for (const node of watching) {
-        const client = await node.connect();
+      for (const instance of watching) {
+        const client = await instance.connect();
         await openThread(client, { threadId, patches: true });
         watchers.push(client);
       }
@@ -39,9 +39,9 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       return { writer, watchers, threadId, exchange };
     }
 
-    it('fans every frame of a thread out to its clients on all nodes', async ({ cluster }) => {
-      const nodes = await cluster.start(3);
-      const { writer, watchers, threadId, exchange } = await streamingThread(nodes[0]!, nodes.slice(1));
+    it('fans every frame of a thread out to its clients on all instances', async ({ cluster }) => {
+      const instances = await cluster.start(3);
+      const { writer, watchers, threadId, exchange } = await streamingThread(instances[0]!, instances.slice(1));
 
       await answerEnd(writer, threadId, exchange.assistantNodeId, 'completed');
       for (const client of watchers) await answerEnd(client, threadId, exchange.assistantNodeId, 'completed');
@@ -57,7 +57,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrors[0]!.graph!.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'completed', content: text });
     });
 
-    it('runs a pivot sent to one node on the node whose generation it halts', async ({ cluster }) => {
+    it('runs a pivot sent to one instance on the instance whose generation it halts', async ({ cluster }) => {
       const [pivoting, generating] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [pivoting!]);
       const client = watchers[0]!;
@@ -83,7 +83,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
-    it('stops a generation of another node, and refuses a prompt there while it streams', async ({ cluster }) => {
+    it('stops a generation of another instance, and refuses a prompt there while it streams', async ({ cluster }) => {
       const [stopping, generating] = await cluster.start(3);
       const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [stopping!]);
       const client = watchers[0]!;
@@ -109,7 +109,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId)).toEqual(mirrorOf(writer.frames, threadId));
     });
 
-    it('resumes a stream on another node, after a switch mid-stream, with nothing missing or doubled', async ({
+    it('resumes a stream on another instance, after a switch mid-stream, with nothing missing or doubled', async ({
       cluster,
     }) => {
       const [first, second] = await cluster.start(3);
@@ -137,12 +137,12 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirror.problems).toEqual([]);
       const full = mirror.graph!.nodes[exchange.assistantNodeId]!.content;
       expect(full).toBe(resumedFrom + after.map((chunk) => chunk.delta).join(''));
-      // The writer's own socket may still carry the last chunks when the other node's client has seen the end.
+      // The writer's own socket may still carry the last chunks when the other instance's client has seen the end.
       await answerEnd(writer, threadId, exchange.assistantNodeId, 'completed');
       expect(full).toBe(streamedText(writer, exchange.assistantNodeId));
     });
 
-    it('lets two clients pivot one thread at once from two nodes: one halts it, the other is refused or branches', async ({
+    it('lets two clients pivot one thread at once from two instances: one halts it, the other is refused or branches', async ({
       cluster,
     }) => {
       const [left, right, generating] = await cluster.start(3);
@@ -175,7 +175,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(outcomes.filter((outcome) => outcome !== 'branched')).toEqual(
         outcomes.includes('THREAD_BUSY') ? ['THREAD_BUSY'] : [],
       );
-      // A refused pivot's error comes back from the owning node by another path than the thread's frames, so the
+      // A refused pivot's error comes back from the owning instance by another path than the thread's frames, so the
       // HALTED that fan-out carries may still be on its way to that client.
       for (const client of watchers) {
         await eventually(
@@ -186,7 +186,7 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       }
     });
 
-    it('runs the tree and thread operations sent to any node: regenerate, branch delete, rename, delete', async ({
+    it('runs the tree and thread operations sent to any instance: regenerate, branch delete, rename, delete', async ({
       cluster,
     }) => {
       const [operating, generating, deleting] = await cluster.start(3);
@@ -279,11 +279,11 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
     });
 
     // That it waits for the lock's expiry and not the reply timeout is checked without wall-clock margins in
-    // local-cluster-nodes.test.ts (a reply timeout of an hour); here, that it works between real processes.
-    it('runs a pivot sent to the survivor just after the generating node was killed, once its answer is recovered', async ({
+    // local-cluster-instances.test.ts (a reply timeout of an hour); here, that it works between real processes.
+    it('runs a pivot sent to the survivor just after the generating instance was killed, once its answer is recovered', async ({
       cluster,
     }) => {
-      // Two nodes: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
+      // Two instances: the survivor's own sweep is the only other way to recover, and it waits behind the pivot.
       const [generating, surviving] = await cluster.start(2);
       const { watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
       const client = watchers[0]!;
@@ -304,9 +304,9 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
     });
 
-    // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-nodes.test.ts;
+    // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-instances.test.ts;
     // here, that it works between real processes.
-    it('marks the node of a generating node killed with SIGKILL interrupted, and tells every client', async ({
+    it('marks the node of a generating instance killed with SIGKILL interrupted, and tells every client', async ({
       cluster,
     }) => {
       const [generating, ...others] = await cluster.start(3);

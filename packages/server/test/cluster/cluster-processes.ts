@@ -14,18 +14,18 @@ import { deleteRedisKeys, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/r
 
 const CLI = fileURLToPath(new URL('../../dist/cli/cpp-server.js', import.meta.url));
 
-export interface ClusterNode extends CliServer {
+export interface ClusterInstance extends CliServer {
   connect(): Promise<RawClient>;
 }
 
 export interface ClusterProcesses {
-  /** Migrates a new schema with `cpp-server migrate`, then starts `count` nodes on it and on a new Redis prefix. */
-  start(count: number): Promise<ClusterNode[]>;
+  /** Migrates a new schema with `cpp-server migrate`, then starts `count` instances on it and on a new Redis prefix. */
+  start(count: number): Promise<ClusterInstance[]>;
 }
 
 /**
  * Vitest's `it` with a `cluster` of `cpp-server` processes in cluster mode on this machine's PostgreSQL and Redis,
- * on a schema and a key prefix of the test's own. When the test ends its nodes are stopped (SIGTERM: running
+ * on a schema and a key prefix of the test's own. When the test ends its instances are stopped (SIGTERM: running
  * answers are kept as interrupted), every thread stored is checked for the tree's invariants straight from
  * PostgreSQL, and the schema and keys are dropped. A fixture rather than hooks: tests that use it may run at once.
  */
@@ -34,7 +34,7 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
   cluster: async ({}, use) => {
     const schema = testSchemaName();
     const prefix = uniqueRedisPrefix();
-    const nodes: ClusterNode[] = [];
+    const instances: ClusterInstance[] = [];
     const clients: RawClient[] = [];
     const database = ['--database-url', TEST_DATABASE_URL, '--database-schema', schema];
     let migrated = false;
@@ -65,7 +65,7 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
             return client;
           },
         }));
-        nodes.push(...connectable);
+        instances.push(...connectable);
         return connectable;
       },
     });
@@ -73,7 +73,7 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
     const pool = new Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
     try {
       await Promise.all(clients.map((client) => client.close()));
-      await Promise.all(nodes.map((node) => node.kill('SIGTERM')));
+      await Promise.all(instances.map((instance) => instance.kill('SIGTERM')));
       expect(clients.flatMap((client) => client.invalid)).toEqual([]);
       if (migrated) expect(await invariantViolations(pool, schema)).toEqual({});
     } finally {
@@ -85,9 +85,9 @@ export const it = base.extend<{ cluster: ClusterProcesses }>({
 });
 
 /**
- * The end of an answer (`completed`, or `interrupted` by a halt) as a client sees it through its own node: the
+ * The end of an answer (`completed`, or `interrupted` by a halt) as a client sees it through its own instance: the
  * frame that announces it (CPP_STREAM_COMPLETED, CPP_STREAM_HALTED), then the update that shows it, checked to agree
- * on the answer's length; or, when that node reloaded the thread in between (after a gap in what it got from the
+ * on the answer's length; or, when that instance reloaded the thread in between (after a gap in what it got from the
  * others, or a recovery it raced for), a CPP_SYNC_GRAPH showing the end in their place (docs/cluster.md).
  */
 export async function answerEnd(

@@ -12,9 +12,9 @@ import type {
 import { eventually } from '../support/eventually.js';
 
 export interface ClusterUnderTest {
-  /** A new node of one cluster, not started yet. */
+  /** A new instance of one cluster, not started yet. */
   join(): Promise<ClusterTransport>;
-  /** After the test, once every node it joined is closed. */
+  /** After the test, once every instance it joined is closed. */
   cleanup(): Promise<void>;
 }
 
@@ -26,13 +26,13 @@ const SHORT_TTL_MS = 300;
 export function describeClusterTransportContract(name: string, createCluster: () => Promise<ClusterUnderTest>): void {
   describe(`${name}: the ClusterTransport contract`, () => {
     let cluster: ClusterUnderTest | undefined;
-    const nodes: ClusterTransport[] = [];
+    const instances: ClusterTransport[] = [];
     const errors: unknown[] = [];
 
-    const node = async (handlers: Partial<ClusterHandlers> = {}): Promise<ClusterTransport> => {
+    const instance = async (handlers: Partial<ClusterHandlers> = {}): Promise<ClusterTransport> => {
       cluster ??= await createCluster();
       const transport = await cluster.join();
-      nodes.push(transport);
+      instances.push(transport);
       await transport.start({
         command: async () => ({ ok: true, retried: false, version: 1 }),
         error: (error) => errors.push(error),
@@ -57,15 +57,15 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     };
 
     afterEach(async () => {
-      for (const transport of nodes.splice(0)) await transport.close();
+      for (const transport of instances.splice(0)) await transport.close();
       await cluster?.cleanup();
       cluster = undefined;
       expect(errors.splice(0)).toEqual([]);
     });
 
     describe('messages of a thread', () => {
-      it('reach every other subscribed node in the order published, and never their publisher', async () => {
-        const [publisher, first, second] = [await node(), await node(), await node()];
+      it('reach every other subscribed instance in the order published, and never their publisher', async () => {
+        const [publisher, first, second] = [await instance(), await instance(), await instance()];
         const threadId = newThreadId();
         const own = await collect(publisher, threadId);
         const [one, two] = [await collect(first, threadId), await collect(second, threadId)];
@@ -83,8 +83,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(own.received).toEqual([]);
       });
 
-      it('stop reaching a node once it unsubscribes, and never reach nodes of other threads', async () => {
-        const [publisher, listener] = [await node(), await node()];
+      it('stop reaching an instance once it unsubscribes, and never reach instances of other threads', async () => {
+        const [publisher, listener] = [await instance(), await instance()];
         const [threadId, otherThreadId] = [newThreadId(), newThreadId()];
         const kept = await collect(listener, threadId);
         const dropped = await collect(listener, threadId);
@@ -100,8 +100,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     describe('streamed text', () => {
-      it('is the deltas appended so far, in order, for any node, each part apart', async () => {
-        const [writer, reader] = [await node(), await node()];
+      it('is the deltas appended so far, in order, for any instance, each part apart', async () => {
+        const [writer, reader] = [await instance(), await instance()];
         for (const delta of ['Plan', ': greet.']) writer.appendText('msg_streamed', 'reasoning', delta);
         for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', 'content', delta);
 
@@ -115,8 +115,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     describe('generation locks', () => {
-      it('admit one node at a time, with a greater fencing token for each new holder', async () => {
-        const [first, second] = [await node(), await node()];
+      it('admit one instance at a time, with a greater fencing token for each new holder', async () => {
+        const [first, second] = [await instance(), await instance()];
         const threadId = newThreadId();
 
         const token = await first.acquireLock(threadId, TTL_MS);
@@ -134,8 +134,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(await first.orphanedGenerations()).toEqual([]);
       });
 
-      it('expire unless renewed: the thread is orphaned, and a node that took it over makes the old holder lose it', async () => {
-        const [dying, survivor] = [await node(), await node()];
+      it('expire unless renewed: the thread is orphaned, and an instance that took it over makes the old holder lose it', async () => {
+        const [dying, survivor] = [await instance(), await instance()];
         const threadId = newThreadId();
         const token = (await dying.acquireLock(threadId, SHORT_TTL_MS))!;
         expect(await dying.renewLock(threadId, token, SHORT_TTL_MS)).toBe(true);
@@ -156,7 +156,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       });
 
       it('tell who holds them and for how long; once expired, who let them expire; nothing once released', async () => {
-        const [holder, other] = [await node(), await node()];
+        const [holder, other] = [await instance(), await instance()];
         const threadId = newThreadId();
         expect(await other.lockLease(threadId)).toBeUndefined();
 
@@ -181,7 +181,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       });
 
       it('are taken back by their holder when they expired and nobody took them since', async () => {
-        const [stalled, other] = [await node(), await node()];
+        const [stalled, other] = [await instance(), await instance()];
         const threadId = newThreadId();
         const token = (await stalled.acquireLock(threadId, SHORT_TTL_MS))!;
         await eventually(
@@ -207,19 +207,19 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       };
       const replyOf = async (sent: Promise<SentCommand | undefined>) => (await sent)?.reply;
 
-      it("run on the node holding their thread's lock, which answers with an acknowledgement or an error", async () => {
+      it("run on the instance holding their thread's lock, which answers with an acknowledgement or an error", async () => {
         const received: ForwardedCommand[] = [];
         const answers: CommandReply[] = [
           { ok: true, retried: true, version: 1 },
           { ok: false, code: 'NOT_STREAMING' as ErrorCode, message: 'node msg_x is completed, not streaming' },
         ];
-        const owner = await node({
+        const owner = await instance({
           command: async (forwarded) => {
             received.push(forwarded);
             return answers[received.length - 1]!;
           },
         });
-        const [sender, bystander] = [await node(), await node()];
+        const [sender, bystander] = [await instance(), await instance()];
         const first = await commandHeldBy(owner);
         // Without an identity: only a pivot carries one.
         const second = { threadId: (await commandHeldBy(owner)).threadId, frame: '{}' };
@@ -233,18 +233,18 @@ export function describeClusterTransportContract(name: string, createCluster: ()
 
       it("are not sent when nobody holds their thread's lock, or the sender does", async () => {
         const received: ForwardedCommand[] = [];
-        const owner = await node({
+        const owner = await instance({
           command: async (forwarded) => {
             received.push(forwarded);
             return { ok: true, retried: false, version: 1 };
           },
         });
-        const sender = await node();
+        const sender = await instance();
         const command = await commandHeldBy(owner);
 
         expect(await owner.sendToLockHolder(command, TTL_MS)).toBeUndefined();
         expect(await sender.sendToLockHolder({ ...command, threadId: newThreadId() }, TTL_MS)).toBeUndefined();
-        // Only the command sent while another node held the lock reached it.
+        // Only the command sent while another instance held the lock reached it.
         expect(await replyOf(sender.sendToLockHolder(command, TTL_MS))).toEqual({
           ok: true,
           retried: false,
@@ -258,7 +258,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         let started!: () => void;
         const running = new Promise<void>((resolve) => (started = resolve));
         const slowThreadId = newThreadId();
-        const owner = await node({
+        const owner = await instance({
           command: async (forwarded) => {
             if (forwarded.threadId === slowThreadId) {
               started();
@@ -267,7 +267,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
             return { ok: true, retried: false, version: 1 };
           },
         });
-        const sender = await node();
+        const sender = await instance();
         await owner.acquireLock(slowThreadId, TTL_MS);
 
         const slow = replyOf(sender.sendToLockHolder({ threadId: slowThreadId, frame: '{}' }, TTL_MS));
@@ -281,9 +281,9 @@ export function describeClusterTransportContract(name: string, createCluster: ()
         expect(await slow).toEqual({ ok: true, retried: false, version: 1 });
       });
 
-      it('resolve undefined when their node does not answer in time', async () => {
-        const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
-        const [sender, gone] = [await node(), await node()];
+      it('resolve undefined when their instance does not answer in time', async () => {
+        const silent = await instance({ command: () => new Promise<CommandReply>(() => {}) });
+        const [sender, gone] = [await instance(), await instance()];
         const [unanswered, orphaned] = [await commandHeldBy(silent), await commandHeldBy(gone)];
         await gone.close();
 
@@ -292,8 +292,8 @@ export function describeClusterTransportContract(name: string, createCluster: ()
       });
 
       it('resolve undefined as soon as their sender gives up, without waiting for the timeout', async () => {
-        const silent = await node({ command: () => new Promise<CommandReply>(() => {}) });
-        const sender = await node();
+        const silent = await instance({ command: () => new Promise<CommandReply>(() => {}) });
+        const sender = await instance();
         const command = await commandHeldBy(silent);
         const giveUp = new AbortController();
 
@@ -306,7 +306,7 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     it('answers the readiness check', async () => {
-      await expect((await node()).check()).resolves.toBeUndefined();
+      await expect((await instance()).check()).resolves.toBeUndefined();
     });
   });
 }

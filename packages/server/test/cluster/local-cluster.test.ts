@@ -11,7 +11,7 @@ describeClusterTransportContract('LocalClusterTransport', async () => {
   return { join: async () => cluster.join(), cleanup: async () => {} };
 });
 
-/** What a replica asked its transport to tell the other nodes. */
+/** What a replica asked its transport to tell the other instances. */
 async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   const told: string[] = [];
   const spy: ClusterTransport = Object.create(transport);
@@ -53,7 +53,7 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   return told;
 }
 
-describe("a thread's link to the other nodes", () => {
+describe("a thread's link to the other instances", () => {
   it('tells a cluster every chunk, frame and change', async () => {
     expect(await toldOthers(new LocalCluster().join())).toEqual([
       'append msg_b content Hi',

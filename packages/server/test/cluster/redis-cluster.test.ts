@@ -20,7 +20,7 @@ describeWithRedis('RedisClusterTransport', () => {
     await deleteRedisKeys(prefix);
   });
 
-  it('tells its node when its subscriber connection is back after a cut, since messages published meanwhile are lost', async () => {
+  it('tells its instance when its subscriber connection is back after a cut, since messages published meanwhile are lost', async () => {
     const transport = await RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix });
     opened.push(transport);
     let reconnected!: () => void;
@@ -56,7 +56,7 @@ describeWithRedis('RedisClusterTransport', () => {
     expect(await received).toBe('after the cut');
   });
 
-  it('lists orphaned generations at one moment: a lock released while it looks is not taken for one whose node died', async () => {
+  it('lists orphaned generations at one moment: a lock released while it looks is not taken for one whose instance died', async () => {
     const [holder, sweeper] = await Promise.all([
       RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),
       RedisClusterTransport.connect({ url: TEST_REDIS_URL, prefix }),

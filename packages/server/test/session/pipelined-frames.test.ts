@@ -406,7 +406,7 @@ function useServers() {
             model: new ScriptedModel({ chunks: ['never released'] }),
             limits: CLI_THREAD_LIMIT,
             // Every node here lives: on a loaded machine one that renewed its lock late must not be taken for dead
-            // and its answer recovered (a subject of local-cluster-nodes.test.ts), which changes what clients get.
+            // and its answer recovered (a subject of local-cluster-instances.test.ts), which changes what clients get.
             ...(cluster ? { cluster, clusterTimings: { lockTtlMs: 60_000 } } : {}),
             ...options,
           });

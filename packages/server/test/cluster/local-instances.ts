@@ -5,22 +5,22 @@ import { RawClient } from '../support/raw-client.js';
 import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
 import { startServer } from '../support/start-server.js';
 
-export interface LocalNode {
+export interface LocalInstance {
   server: CPPServer;
-  /** The model of this node: answers generated here are its calls. */
+  /** The model of this instance: answers generated here are its calls. */
   model: ScriptedModel;
   connect(): Promise<RawClient>;
 }
 
-export interface LocalNodes {
+export interface LocalInstances {
   store: MemoryStore;
-  /** The cluster of the nodes last started: what Redis would hold. */
+  /** The cluster of the instances last started: what Redis would hold. */
   cluster: LocalCluster;
   start(
     count: number,
     answer: ScriptedAnswer | ((callIndex: number) => ScriptedAnswer),
     options?: CPPServerOptions,
-  ): Promise<LocalNode[]>;
+  ): Promise<LocalInstance[]>;
 }
 
 /**
@@ -28,7 +28,7 @@ export interface LocalNodes {
  * processes on PostgreSQL and Redis do, with the test in control of every model. Closed after each test, which
  * also fails if a client received a frame that does not match the protocol.
  */
-export function useLocalNodes(): LocalNodes {
+export function useLocalInstances(): LocalInstances {
   let store = new MemoryStore();
   let cluster = new LocalCluster();
   let servers: CPPServer[] = [];

@@ -15,37 +15,40 @@ import {
 } from '../support/protocol-steps.js';
 import { mirrorOf } from '../support/thread-mirror.js';
 import { CopyCatchUp } from '../../src/engine/copy-catch-up.js';
-import { useLocalNodes, type LocalNode } from './local-nodes.js';
+import { useLocalInstances, type LocalInstance } from './local-instances.js';
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
 const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
-/** docs/cluster.md: the clients of a node killed while it writes an answer are told within 5 s of the death. */
+/** docs/cluster.md: the clients of an instance killed while it writes an answer are told within 5 s of the death. */
 const NODE_LOSS_LIMIT_MS = 5_000;
 
 /** Servers in one process on one LocalCluster: the cluster logic, fast and with every model under control. */
 describe('servers sharing a store through a LocalCluster', () => {
-  const nodes = useLocalNodes();
+  const instances = useLocalInstances();
 
   const expectSoundStore = async (threadId: string) => {
-    const stored = await nodes.store.loadThread(threadId);
+    const stored = await instances.store.loadThread(threadId);
     expect(findInvariantViolations(stored!.graph)).toEqual([]);
     return stored!.graph;
   };
 
-  /** The node writing the thread's answer dies: it renews its lock no more, and forwarded commands reach an inbox nobody reads. */
+  /**
+   * The instance writing the thread's answer dies: it renews its lock no more, and forwarded commands reach an inbox
+   * nobody reads.
+   */
   const generatingNodeDies = async (threadId: string) => {
-    const dead = nodes.cluster.liveLock(threadId)!.holder;
-    nodes.cluster.members.get(dead)!.renewLock = async () => true;
-    const unread = nodes.cluster.join();
+    const dead = instances.cluster.liveLock(threadId)!.holder;
+    instances.cluster.members.get(dead)!.renewLock = async () => true;
+    const unread = instances.cluster.join();
     await unread.start({ command: () => new Promise(() => {}), error: () => {}, reconnected: () => {} });
-    nodes.cluster.members.set(dead, unread);
+    instances.cluster.members.set(dead, unread);
   };
 
   /**
    * An answer streams on `dying`, three of its chunks reach a client of `surviving`, and `dying` dies: the client
    * and what it follows.
    */
-  const answerFollowedFromAnotherNodeWhenItsNodeDies = async (dying: LocalNode, surviving: LocalNode) => {
+  const answerFollowedFromAnotherNodeWhenItsNodeDies = async (dying: LocalInstance, surviving: LocalInstance) => {
     const writer = await dying.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const client = await surviving.connect();
@@ -57,9 +60,9 @@ describe('servers sharing a store through a LocalCluster', () => {
     return { client, threadId, exchange };
   };
 
-  /** An answer streams on one node, and a client of the other node has two of its chunks. */
+  /** An answer streams on one instance, and a client of the other instance has two of its chunks. */
   const answerStreamingOnAnotherNode = async () => {
-    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+    const [generating, other] = await instances.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const exchange = await prompt(writer, threadId, 'What is Clojure?');
@@ -70,8 +73,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     return { other: other!, writer, client, threadId, exchange };
   };
 
-  it('fan out every frame of a thread to its clients on every node', async () => {
-    const [generating, watching] = await nodes.start(2, { chunks: CHUNKS });
+  it('fan out every frame of a thread to its clients on every instance', async () => {
+    const [generating, watching] = await instances.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
     const reader = await watching!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -90,8 +93,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(watching!.model.calls).toEqual([]);
   });
 
-  it("let go of a thread's generation when a prompt is refused after claiming it: another node may then answer", async () => {
-    const [refusing, answering] = await nodes.start(2, NEW_ANSWER);
+  it("let go of a thread's generation when a prompt is refused after claiming it: another instance may then answer", async () => {
+    const [refusing, answering] = await instances.start(2, NEW_ANSWER);
     const first = await refusing!.connect();
     const { threadId } = await openThread(first, { patches: true });
     // An unknown parent passes the checks made before the claim, and is refused by the plan made after it.
@@ -109,8 +112,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(refusing!.model.calls).toEqual([]);
   });
 
-  it('run a pivot on the node whose generation it halts, and tell the clients of both', async () => {
-    const [generating, pivoting] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+  it('run a pivot on the instance whose generation it halts, and tell the clients of both', async () => {
+    const [generating, pivoting] = await instances.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const exchange = await prompt(writer, threadId, 'What is Clojure?');
@@ -119,13 +122,13 @@ describe('servers sharing a store through a LocalCluster', () => {
     const call = await generating!.model.call(0);
     call.release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
-    const lookUps = vi.spyOn(nodes.store, 'findNodeThread');
+    const lookUps = vi.spyOn(instances.store, 'findNodeThread');
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead', {
       receivedContentLength: 8,
     });
 
-    // Checked where it ran, and not first on the node that forwarded it too: one look-up of its new node's id.
+    // Checked where it ran, and not first on the instance that forwarded it too: one look-up of its new node's id.
     expect(lookUps).toHaveBeenCalledTimes(1);
     expect(call.signal.aborted).toBe(true);
     // The update with the branch came after the halt: the halt is among the frames already received.
@@ -145,7 +148,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it('stop a generation of another node, and refuse a prompt there with THREAD_BUSY', async () => {
+  it('stop a generation of another instance, and refuse a prompt there with THREAD_BUSY', async () => {
     const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
     client.send(
       'CPP_PROMPT',
@@ -166,12 +169,12 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it('run the frame after a stop run on another node on the change the stop made, though the reply outruns it', async () => {
+  it('run the frame after a stop run on another instance on the change the stop made, though the reply outruns it', async () => {
     const { other, client, threadId, exchange } = await answerStreamingOnAnotherNode();
-    // The other node hears the thread's messages late: only once it has decided how to go on after the stop's
+    // The other instance hears the thread's messages late: only once it has decided how to go on after the stop's
     // reply, by waiting for its copy to catch up, or by forwarding the next frame on the copy it has.
-    const holder = nodes.cluster.liveLock(threadId)!.holder;
-    const lagging = [...nodes.cluster.listeners.get(threadId)!].find(
+    const holder = instances.cluster.liveLock(threadId)!.holder;
+    const lagging = [...instances.cluster.listeners.get(threadId)!].find(
       (listener) => listener.member.instanceId !== holder,
     )!;
     const held: Array<() => void> = [];
@@ -214,13 +217,13 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it("take no lock to recover an answer that a copy still shows streaming after its node ended it: the thread's next answer is not refused", async () => {
+  it("take no lock to recover an answer that a copy still shows streaming after its instance ended it: the thread's next answer is not refused", async () => {
     const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
-    const holder = nodes.cluster.liveLock(threadId)!.holder;
-    const lagging = [...nodes.cluster.listeners.get(threadId)!].find(
+    const holder = instances.cluster.liveLock(threadId)!.holder;
+    const lagging = [...instances.cluster.listeners.get(threadId)!].find(
       (listener) => listener.member.instanceId !== holder,
     )!;
-    // The other node hears nothing of the thread: its copy shows the answer streaming after its end.
+    // The other instance hears nothing of the thread: its copy shows the answer streaming after its end.
     const deliver = lagging.deliver;
     lagging.deliver = () => {};
     const transport = lagging.member;
@@ -235,8 +238,8 @@ describe('servers sharing a store through a LocalCluster', () => {
 
     writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId });
     await nextUpdate(writer, threadId, (update) => update.nodes[exchange.assistantNodeId]?.status === 'interrupted');
-    expect(nodes.cluster.liveLock(threadId)).toBeUndefined();
-    // A sweep of the other node begins after the end, and another after it: the first has run its course.
+    expect(instances.cluster.liveLock(threadId)).toBeUndefined();
+    // A sweep of the other instance begins after the end, and another after it: the first has run its course.
     await sweepBegins();
     await sweepBegins();
 
@@ -251,8 +254,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     lagging.deliver = deliver;
   });
 
-  it('run a regenerate on the node whose generation it halts, and a branch delete on any node, telling the clients of both', async () => {
-    const [generating, other] = await nodes.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+  it('run a regenerate on the instance whose generation it halts, and a branch delete on any instance, telling the clients of both', async () => {
+    const [generating, other] = await instances.start(2, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const exchange = await prompt(writer, threadId, 'What is Clojure?');
@@ -286,10 +289,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it('continue on another node an answer stopped on the first, its reasoning and text reaching the clients of both', async () => {
-    // The first answer reasons, then stops after two chunks of text; the second call, on the other node, continues it.
+  it('continue on another instance an answer stopped on the first, its reasoning and text reaching the clients of both', async () => {
+    // The first answer reasons, then stops after two chunks of text; the second call, on the other instance, continues
+    // it.
     let calls = 0;
-    const [generating, other] = await nodes.start(2, () =>
+    const [generating, other] = await instances.start(2, () =>
       calls++ === 0
         ? { chunks: [{ reasoning: 'Plan. ' }, 'Clojure ', 'is ', 'never sent'] }
         : { chunks: [{ reasoning: 'Go on.' }, 'a Lisp.'], gated: false },
@@ -322,8 +326,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it('give a client that opens the thread on another node while the answer reasons the reasoning as reasoning', async () => {
-    const [generating, other] = await nodes.start(2, {
+  it('give a client that opens the thread on another instance while the answer reasons the reasoning as reasoning', async () => {
+    const [generating, other] = await instances.start(2, {
       chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'],
     });
     const writer = await generating!.connect();
@@ -333,7 +337,7 @@ describe('servers sharing a store through a LocalCluster', () => {
     call.release(1);
     await chunksReceived(writer, assistantNodeId, 1, 'reasoning');
 
-    // Joins between the store's batches: the streamed text the other node holds is all it has of the answer.
+    // Joins between the store's batches: the streamed text the other instance holds is all it has of the answer.
     const late = await other!.connect();
     const sync = await openThread(late, { threadId, patches: true });
     expect(sync.nodes[assistantNodeId]).toMatchObject({ status: 'streaming', content: '', reasoning: 'Plan. ' });
@@ -344,8 +348,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(late.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it("sync a copy's clients with the text another node streamed since their last sync, which set no new version", async () => {
-    const [generating, copy] = await nodes.start(2, { chunks: CHUNKS });
+  it("sync a copy's clients with the text another instance streamed since their last sync, which set no new version", async () => {
+    const [generating, copy] = await instances.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
     const reader = await copy!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -366,8 +370,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     await completion(reader, threadId, assistantNodeId);
   });
 
-  it("sync a copy's clients with the reasoning another node streamed since their last sync", async () => {
-    const [generating, copy] = await nodes.start(2, {
+  it("sync a copy's clients with the reasoning another instance streamed since their last sync", async () => {
+    const [generating, copy] = await instances.start(2, {
       chunks: [{ reasoning: 'Plan. ' }, { reasoning: 'Then. ' }, 'Hi.'],
     });
     const writer = await generating!.connect();
@@ -394,7 +398,7 @@ describe('servers sharing a store through a LocalCluster', () => {
 
   it("tell the clients of a copy that reloaded after a gap in the answer's reasoning the reasoning it reloaded", async () => {
     const chunks = [{ reasoning: 'Plan. ' }, 'Hi ', { reasoning: 'More. ' }, { reasoning: 'Then. ' }, 'there.'];
-    const [generating, watching] = await nodes.start(2, { chunks });
+    const [generating, watching] = await instances.start(2, { chunks });
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const client = await watching!.connect();
@@ -403,16 +407,16 @@ describe('servers sharing a store through a LocalCluster', () => {
     const call = await generating!.model.call(0);
     call.release(2);
     await chunksReceived(client, assistantNodeId, 1);
-    // The watching node misses the second reasoning chunk, so the third shows it a gap and it reloads the thread.
+    // The watching instance misses the second reasoning chunk, so the third shows it a gap and it reloads the thread.
     const dropped = new Promise<void>((resolve) => {
-      for (const listener of nodes.cluster.listeners.get(threadId)!) {
+      for (const listener of instances.cluster.listeners.get(threadId)!) {
         const deliver = listener.deliver;
         listener.deliver = (message) => (message.frame.includes('"delta":"More. "') ? resolve() : deliver(message));
       }
     });
     call.release(1);
     await dropped;
-    const saved = async () => (await nodes.store.loadThread(threadId))!.graph.nodes[assistantNodeId]!;
+    const saved = async () => (await instances.store.loadThread(threadId))!.graph.nodes[assistantNodeId]!;
     await eventually(
       async () => ((await saved()).reasoning === 'Plan. More. ' ? true : undefined),
       'the second reasoning chunk saved',
@@ -434,8 +438,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId).graph).toEqual(stored);
   });
 
-  it('forward a continue to the node whose generation runs, which refuses it while another answer streams', async () => {
-    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+  it('forward a continue to the instance whose generation runs, which refuses it while another answer streams', async () => {
+    const [generating, other] = await instances.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const first = await prompt(writer, threadId, 'What is Clojure?');
@@ -456,8 +460,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(generating!.model.calls).toHaveLength(2);
   });
 
-  it('resume a stream on another node with nothing missing or doubled', async () => {
-    const [generating, other] = await nodes.start(2, { chunks: CHUNKS });
+  it('resume a stream on another instance with nothing missing or doubled', async () => {
+    const [generating, other] = await instances.start(2, { chunks: CHUNKS });
     const first = await generating!.connect();
     const { threadId } = await openThread(first, { patches: true });
     const exchange = await prompt(first, threadId, 'What is Clojure?');
@@ -480,8 +484,10 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(moved.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it('let exactly one of two pivots at once on two nodes halt the generation; the other branches under it', async () => {
-    const [generating, left, right] = await nodes.start(3, (index) => (index === 0 ? { chunks: CHUNKS } : NEW_ANSWER));
+  it('let exactly one of two pivots at once on two instances halt the generation; the other branches under it', async () => {
+    const [generating, left, right] = await instances.start(3, (index) =>
+      index === 0 ? { chunks: CHUNKS } : NEW_ANSWER,
+    );
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const exchange = await prompt(writer, threadId, 'What is Clojure?');
@@ -525,10 +531,10 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(clients.flatMap((client) => client.all('CPP_STREAM_HALTED'))).toHaveLength(2);
   });
 
-  it('recover the answer of a node that died as soon as its lock expires when a pivot is sent to another node, not after the reply timeout', async () => {
-    // A reply timeout no test waits out: the pivot must not wait for the dead node's answer.
+  it('recover the answer of an instance that died as soon as its lock expires when a pivot is sent to another instance, not after the reply timeout', async () => {
+    // A reply timeout no test waits out: the pivot must not wait for the dead instance's answer.
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100, replyTimeoutMs: 3_600_000 } };
-    const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS }, timings);
+    const [dying, surviving] = await instances.start(2, { chunks: CHUNKS }, timings);
     const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
@@ -545,11 +551,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
-  it("tell the clients on another node, within 5 s of a death with the default timings, that the dead node's answer was interrupted", async () => {
+  it("tell the clients on another instance, within 5 s of a death with the default timings, that the dead instance's answer was interrupted", async () => {
     // The cluster's clock is fake (its lock's expiry, its renewals and sweeps); the sockets and the models are real.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     onTestFinished(() => void vi.useRealTimers());
-    const [dying, surviving] = await nodes.start(2, { chunks: CHUNKS });
+    const [dying, surviving] = await instances.start(2, { chunks: CHUNKS });
     const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
     await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
 
@@ -567,9 +573,9 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: await expectSoundStore(threadId), problems: [] });
   });
 
-  it('stop a node that lost its generation lock from writing; another node recovers its answer once the lock expires', async () => {
+  it('stop an instance that lost its generation lock from writing; another instance recovers its answer once the lock expires', async () => {
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
-    const [generating, other] = await nodes.start(2, { chunks: () => 'word ' }, timings);
+    const [generating, other] = await instances.start(2, { chunks: () => 'word ' }, timings);
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const watcher = await other!.connect();
@@ -579,11 +585,12 @@ describe('servers sharing a store through a LocalCluster', () => {
     call.release(3);
     await chunksReceived(watcher, exchange.assistantNodeId, 3);
 
-    // Another node takes the lock over, as if the generating node had stalled past the lock's lifetime, then dies.
-    nodes.cluster.locks.delete(threadId);
-    expect(await nodes.cluster.join().acquireLock(threadId, 300)).toBeGreaterThan(1);
+    // Another instance takes the lock over, as if the generating instance had stalled past the lock's lifetime, then
+    // dies.
+    instances.cluster.locks.delete(threadId);
+    expect(await instances.cluster.join().acquireLock(threadId, 300)).toBeGreaterThan(1);
 
-    // The generating node stops its answer.
+    // The generating instance stops its answer.
     if (!call.signal.aborted) await once(call.signal, 'abort');
     for (const client of [watcher, writer]) {
       expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({

@@ -8,16 +8,16 @@ import {
   prompt,
   requestSync,
 } from '../support/protocol-steps.js';
-import { useLocalNodes } from './local-nodes.js';
+import { useLocalInstances } from './local-instances.js';
 
 const ANSWER = { chunks: ['Rivers ', 'run.'], gated: false };
 
-/** Rename, delete, search and import from any node of a cluster (PROTOCOL.md §24). */
+/** Rename, delete, search and import from any instance of a cluster (PROTOCOL.md §24). */
 describe('thread operations on servers sharing a store through a LocalCluster', () => {
-  const nodes = useLocalNodes();
+  const instances = useLocalInstances();
 
-  it("rename on one node reaches the thread's clients on the other", async () => {
-    const [first, second] = await nodes.start(2, ANSWER);
+  it("rename on one instance reaches the thread's clients on the other", async () => {
+    const [first, second] = await instances.start(2, ANSWER);
     const writer = await first!.connect();
     const reader = await second!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -35,11 +35,11 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
       title: 'Long rivers',
     });
     expect((await requestSync(writer, threadId)).title).toBe('Long rivers');
-    expect((await nodes.store.loadThread(threadId))?.title).toBe('Long rivers');
+    expect((await instances.store.loadThread(threadId))?.title).toBe('Long rivers');
   });
 
-  it('delete on one node tells and unsubscribes the clients of every node, and the thread is gone on each', async () => {
-    const [first, second] = await nodes.start(2, ANSWER);
+  it('delete on one instance tells and unsubscribes the clients of every instance, and the thread is gone on each', async () => {
+    const [first, second] = await instances.start(2, ANSWER);
     const owner = await first!.connect();
     const watcher = await second!.connect();
     const { threadId } = await openThread(owner, { patches: true });
@@ -51,7 +51,7 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
     remover.send('CPP_THREAD_DELETE', { threadId });
     for (const client of [owner, watcher, remover])
       expect((await client.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
-    expect(await nodes.store.loadThread(threadId)).toBeUndefined();
+    expect(await instances.store.loadThread(threadId)).toBeUndefined();
     for (const client of [owner, watcher]) {
       client.send('CPP_SYNC_REQUEST', { threadId }, { id: 'gone' });
       await expectError(client, 'NOT_FOUND', { refId: 'gone' });
@@ -59,8 +59,8 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
     expect(await listThreads(owner)).toEqual([]);
   });
 
-  it('search and import from either node see the same threads', async () => {
-    const [first, second] = await nodes.start(2, ANSWER);
+  it('search and import from either instance see the same threads', async () => {
+    const [first, second] = await instances.start(2, ANSWER);
     const one = await first!.connect();
     const other = await second!.connect();
     const { threadId } = await openThread(one, { patches: true });
