@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ModelEntry } from '../model/model-catalog.js';
 import { PROVIDER_KINDS, type ProviderConfig } from '../model/provider-config.js';
+import { DEMO_REASONING_MODEL } from '../model/demo-provider.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 
 const PositiveNumber = z.number().positive();
@@ -12,25 +13,47 @@ const Count = z.number().int().nonnegative();
  * (`apiKeyEnv` names the variable), so that the file holds no secret. Unknown keys are refused: a misspelt setting
  * would otherwise be silently ignored.
  */
-const ModelsFileEntrySchema = z.strictObject({
-  id: z.string().min(1).max(200).optional(),
-  label: z.string().min(1).optional(),
-  provider: z.enum(PROVIDER_KINDS),
-  baseUrl: z.string().optional(),
-  model: z.string().min(1).optional(),
-  apiKeyEnv: z.string().min(1).optional(),
-  systemPrompt: z.string().optional(),
-  temperature: z.number().nonnegative().optional(),
-  maxTokens: z.number().int().positive().optional(),
-  reasoning: z.boolean().optional(),
-  firstTokenTimeoutMs: PositiveNumber.optional(),
-  stallTimeoutMs: PositiveNumber.optional(),
-  maxRetries: Count.optional(),
-  retryBaseDelayMs: Count.optional(),
-  demoDelayMs: Count.optional(),
-  /** Anthropic's extended thinking: its minimum budget is 1,024 tokens. */
-  thinkingBudgetTokens: z.number().int().min(1024).optional(),
-});
+const ModelsFileEntrySchema = z
+  .strictObject({
+    id: z.string().min(1).max(200).optional(),
+    label: z.string().min(1).optional(),
+    provider: z.enum(PROVIDER_KINDS, {
+      error: `expected one of ${PROVIDER_KINDS.join(', ')} (the demo's reasoning model is provider demo, model ${DEMO_REASONING_MODEL})`,
+    }),
+    baseUrl: z
+      .string()
+      .refine((url) => URL.canParse(url) && ['http:', 'https:'].includes(new URL(url).protocol), {
+        error: 'expected an http:// or https:// URL',
+      })
+      .optional(),
+    model: z.string().min(1).optional(),
+    apiKeyEnv: z.string().min(1).optional(),
+    systemPrompt: z.string().optional(),
+    temperature: z.number().nonnegative().optional(),
+    maxTokens: z.number().int().positive().optional(),
+    reasoning: z.boolean().optional(),
+    firstTokenTimeoutMs: PositiveNumber.optional(),
+    stallTimeoutMs: PositiveNumber.optional(),
+    maxRetries: Count.optional(),
+    retryBaseDelayMs: Count.optional(),
+    demoDelayMs: Count.optional(),
+    /** Anthropic's extended thinking: its minimum budget is 1,024 tokens. */
+    thinkingBudgetTokens: z.number().int().min(1024).optional(),
+  })
+  .superRefine((entry, context) => {
+    if (entry.thinkingBudgetTokens !== undefined && entry.provider !== 'anthropic')
+      context.addIssue({
+        code: 'custom',
+        path: ['thinkingBudgetTokens'],
+        message: 'only the anthropic provider takes it',
+      });
+    if (entry.provider === 'anthropic' && entry.apiKeyEnv === undefined)
+      context.addIssue({
+        code: 'custom',
+        path: ['apiKeyEnv'],
+        message: 'the anthropic provider needs a key: name the environment variable that holds it',
+      });
+  });
 
 const ModelsFileSchema = z.strictObject({
   /** The id of the model a prompt without `model` gets; default: the first. */
@@ -64,30 +87,51 @@ export async function readModelsFile(
       `The models file ${path} could not be read as JSON: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+  const invalid = (problem: string) => new Error(`The models file ${path} is not valid: ${problem}`);
   const parsed = ModelsFileSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`The models file ${path} is not valid: ${z.prettifyError(parsed.error)}`);
-  const configs = parsed.data.models.map((entry) => configOf(entry, policy, env));
+  if (!parsed.success) throw invalid(parsed.error.issues.map(describeIssue).join('; '));
+  const models = parsed.data.models.map((entry, index) => {
+    const { apiKeyEnv } = entry;
+    const apiKey = apiKeyEnv === undefined ? undefined : env[apiKeyEnv];
+    if (apiKeyEnv !== undefined && !apiKey)
+      throw invalid(`models[${index}].apiKeyEnv: names ${apiKeyEnv}, which is not set`);
+    const config = configOf(entry, policy, apiKey);
+    try {
+      return { entry, config, provider: createModelProvider(config) };
+    } catch (error) {
+      throw invalid(`models[${index}]: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  const ids = models.map(({ entry, provider }) => entry.id ?? provider.model);
+  ids.forEach((id, index) => {
+    const first = ids.indexOf(id);
+    if (first < index)
+      throw invalid(`models[${index}].id: "${id}" is the id of models[${first}] too; give each its own`);
+  });
+  const defaultModel = parsed.data.default;
+  if (defaultModel !== undefined && !ids.includes(defaultModel))
+    throw invalid(`default: "${defaultModel}" is not the id of any model (${ids.join(', ')})`);
   return {
-    models: parsed.data.models.map((entry, index) => ({
+    models: models.map(({ entry, provider }) => ({
       ...(entry.id === undefined ? {} : { id: entry.id }),
       ...(entry.label === undefined ? {} : { label: entry.label }),
-      provider: createModelProvider(configs[index]!),
+      provider,
     })),
-    ...(parsed.data.default === undefined ? {} : { defaultModel: parsed.data.default }),
-    descriptions: configs.map(
-      (config, index) =>
-        `${parsed.data.models[index]!.id ?? config.model ?? config.provider}: ${describeProvider(config)}`,
-    ),
+    ...(defaultModel === undefined ? {} : { defaultModel }),
+    descriptions: models.map(({ config }, index) => `${ids[index]}: ${describeProvider(config)}`),
   };
 }
 
+/** One problem on one line, led by the field it is about: `models[0].provider: expected one of …`. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
+  return `${path.replace(/^\./, '') || 'the file'}: ${issue.message}`;
+}
+
 function configOf(
-  { id: _id, label: _label, apiKeyEnv, ...entry }: ModelsFileEntry,
+  { id: _id, label: _label, apiKeyEnv: _apiKeyEnv, ...entry }: ModelsFileEntry,
   policy: Partial<ProviderConfig>,
-  env: NodeJS.ProcessEnv,
+  apiKey: string | undefined,
 ): ProviderConfig {
-  const apiKey = apiKeyEnv === undefined ? undefined : env[apiKeyEnv];
-  if (apiKeyEnv !== undefined && !apiKey)
-    throw new Error(`The models file names the key variable ${apiKeyEnv}, which is not set`);
   return { ...policy, ...entry, ...(apiKey ? { apiKey } : {}) };
 }

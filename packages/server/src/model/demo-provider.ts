@@ -10,9 +10,19 @@ export interface DemoProviderOptions {
    * answer of about 130 words, ending at the end of a sentence.
    */
   words?: number;
-  /** The reasoning mode (model `demo-reasoning`): reason in this many words before each answer. Default 0: none. */
+  /** The model name it lists and records on each answer. Default: `cpp-demo`, or `demo-reasoning` when it reasons. */
+  model?: string;
+  /**
+   * Reason in this many words before each answer (streamed apart from it, and pivotable). Default 0: none, except
+   * for the model `demo-reasoning`, which reasons in DEMO_REASONING_WORDS.
+   */
   reasoningWords?: number;
 }
+
+/** The demo's reasoning model: what `demoModels()` offers beside `cpp-demo`, and what a models file may name. */
+export const DEMO_REASONING_MODEL = 'demo-reasoning';
+/** How long the demo's reasoning model reasons before each answer, in words. */
+export const DEMO_REASONING_WORDS = 40;
 
 /**
  * What the demo model writes after quoting the prompt: Markdown of the kinds a real model writes (a heading, a
@@ -101,9 +111,9 @@ export class DemoProvider implements ModelProvider {
   constructor(options: DemoProviderOptions = {}) {
     this.delayMs = options.delayMs ?? 40;
     this.words = options.words;
-    this.reasoningWords = options.reasoningWords ?? 0;
+    this.reasoningWords = options.reasoningWords ?? (options.model === DEMO_REASONING_MODEL ? DEMO_REASONING_WORDS : 0);
     this.reasoning = this.reasoningWords > 0;
-    this.model = this.reasoning ? 'demo-reasoning' : 'cpp-demo';
+    this.model = options.model ?? (this.reasoning ? DEMO_REASONING_MODEL : 'cpp-demo');
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
@@ -132,12 +142,12 @@ export class DemoProvider implements ModelProvider {
 
 /**
  * The demo models a server offers when none is configured: `cpp-demo`, the default, and `demo-reasoning`, which
- * reasons in 40 words before it answers (its reasoning streams apart from its answer, and can be pivoted).
+ * reasons before it answers (its reasoning streams apart from its answer, and can be pivoted).
  */
-export function demoModels(options: Omit<DemoProviderOptions, 'reasoningWords'> = {}): ModelEntry[] {
+export function demoModels(options: Omit<DemoProviderOptions, 'model' | 'reasoningWords'> = {}): ModelEntry[] {
   return [
     { provider: new DemoProvider(options), label: 'Demo' },
-    { provider: new DemoProvider({ ...options, reasoningWords: 40 }), label: 'Demo (reasoning)' },
+    { provider: new DemoProvider({ ...options, model: DEMO_REASONING_MODEL }), label: 'Demo (reasoning)' },
   ];
 }
 

@@ -1,4 +1,4 @@
-import { DemoProvider } from './demo-provider.js';
+import { DEMO_REASONING_WORDS, DemoProvider } from './demo-provider.js';
 import { LazyProvider } from './lazy-provider.js';
 import type { ModelProvider } from './model-provider.js';
 import {
@@ -16,7 +16,11 @@ import { OpenAICompatibleProvider } from './providers/openai-compatible-provider
 export function createModelProvider(config: ProviderConfig): ModelProvider {
   switch (config.provider) {
     case 'demo':
-      return new DemoProvider({ delayMs: config.demoDelayMs });
+      return new DemoProvider({
+        delayMs: config.demoDelayMs,
+        model: config.model,
+        ...(config.reasoning === undefined ? {} : { reasoningWords: config.reasoning ? DEMO_REASONING_WORDS : 0 }),
+      });
     case 'openai-compatible':
       return new OpenAICompatibleProvider(providerSettings(config, 'openai-compatible'));
     case 'ollama':

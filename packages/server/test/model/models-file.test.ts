@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readModelsFile } from '../../src/cli/models-file.js';
+import { ModelCatalog } from '../../src/model/model-catalog.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { RawClient } from '../support/raw-client.js';
 import { drain, streamOf } from './provider-contract.js';
@@ -77,17 +78,79 @@ describe('a models file', () => {
   });
 
   it.each([
-    ['not JSON', '{ models: ', /could not be read as JSON/],
-    ['without models', { models: [] }, /models/],
-    ['with a misspelt setting', { models: [{ provider: 'ollama', temprature: 0.2 }] }, /temprature/],
-    ['with an unknown provider', { models: [{ provider: 'gpt' }] }, /provider/],
+    ['not JSON', '{ models: ', /could not be read as JSON: /],
+    ['empty, as a crash can leave it', '', /could not be read as JSON: /],
+    ['without models', { models: [] }, /: models: /],
+    ['with a misspelt setting', { models: [{ provider: 'ollama', temprature: 0.2 }] }, /: models\[0\]: .*temprature/],
+    ['with an unknown key', { models: [{ provider: 'demo' }], extra: 1 }, /: the file: .*extra/],
+    [
+      'with an unknown provider',
+      { models: [{ provider: 'demo-reasoning' }] },
+      /: models\[0\]\.provider: expected one of demo, .* provider demo, model demo-reasoning/,
+    ],
+    [
+      'with a setting of the wrong type',
+      { models: [{ provider: 'demo', temperature: 'warm' }] },
+      /models\[0\]\.temperature: /,
+    ],
+    [
+      'with a base URL that is not http',
+      { models: [{ provider: 'ollama', baseUrl: 'localhost:1' }] },
+      /models\[0\]\.baseUrl: /,
+    ],
+    [
+      'with a thinking budget for a provider without one',
+      { models: [{ provider: 'ollama', thinkingBudgetTokens: 2048 }] },
+      /models\[0\]\.thinkingBudgetTokens: only the anthropic provider/,
+    ],
+    ['with an anthropic model without a key', { models: [{ provider: 'anthropic' }] }, /models\[0\]\.apiKeyEnv: /],
     [
       'naming a key variable that is not set',
       { models: [{ provider: 'openai-compatible', apiKeyEnv: 'TEST_UNSET_KEY' }] },
-      /TEST_UNSET_KEY, which is not set/,
+      /models\[0\]\.apiKeyEnv: names TEST_UNSET_KEY, which is not set/,
     ],
-  ])('is refused %s, saying why', async (_case, content, message) => {
-    await expect(readModelsFile(modelsFile(content), {}, {})).rejects.toThrow(message);
+    [
+      'with two models of one id',
+      { models: [{ provider: 'demo' }, { provider: 'demo', model: 'cpp-demo' }] },
+      /models\[1\]\.id: "cpp-demo" is the id of models\[0\] too/,
+    ],
+    ['with a default that is no model', { default: 'big', models: [{ provider: 'demo' }] }, /default: "big" is not/],
+  ])('is refused %s, in one line naming the file and the field', async (_case, content, message) => {
+    const path = modelsFile(content);
+    const error = await readModelsFile(path, {}, {}).then(
+      () => undefined,
+      (thrown: Error) => thrown,
+    );
+    expect(error?.message).toMatch(message);
+    expect(error?.message).toContain(`The models file ${path} `);
+    expect(error?.message).not.toContain('\n');
+  });
+
+  it("offers the demo's two models like any provider's: named by model, reasoning when asked to", async () => {
+    const configured = await readModelsFile(
+      modelsFile({
+        models: [
+          { id: 'thinker', provider: 'demo', model: 'demo-reasoning', reasoning: true, demoDelayMs: 0 },
+          { provider: 'demo', model: 'demo-reasoning', demoDelayMs: 0 },
+          { provider: 'demo', demoDelayMs: 0 },
+          { id: 'pondering', provider: 'demo', reasoning: true, demoDelayMs: 0 },
+        ],
+      }),
+      {},
+      {},
+    );
+    const catalog = new ModelCatalog(configured.models, configured.defaultModel);
+    expect(catalog.list().map(({ id, reasoning }) => [id, reasoning])).toEqual([
+      ['thinker', true],
+      ['demo-reasoning', true],
+      ['cpp-demo', false],
+      ['pondering', true],
+    ]);
+    const reasoningOf = async (id: string) =>
+      (await drain(streamOf(catalog.providerOf(id)))).parts.some((part) => part.type === 'reasoning-delta');
+    expect(await reasoningOf('thinker')).toBe(true);
+    expect(await reasoningOf('cpp-demo')).toBe(false);
+    expect(await reasoningOf('pondering')).toBe(true);
   });
 
   it('gives cpp-server its models, listed to clients', async () => {
