@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DidKeyIdentity, type StoredIdentity } from './did-key-identity.js';
 
@@ -22,11 +22,15 @@ export async function fileIdentity(path: string): Promise<DidKeyIdentity> {
   // the others read it back.
   const written = `${path}.${randomUUID()}.tmp`;
   try {
-    await writeFile(written, `${JSON.stringify(await identity.toStored(), null, 2)}\n`, {
-      mode: OWNER_ONLY,
-      flag: 'wx',
-    });
-    // The mode given to writeFile is narrowed by the umask, never widened; chmod makes it exact.
+    const file = await open(written, 'wx', OWNER_ONLY);
+    try {
+      await file.writeFile(`${JSON.stringify(await identity.toStored(), null, 2)}\n`);
+      // On disk before it takes its name: a crash then leaves the identity whole or no file, never an empty one.
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    // The mode given to open is narrowed by the umask, never widened; chmod makes it exact.
     await chmod(written, OWNER_ONLY);
     await link(written, path);
     return identity;
@@ -45,5 +49,14 @@ async function readIdentity(path: string): Promise<DidKeyIdentity> {
       `${path} holds a private key and may be read by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it`,
     );
   }
-  return DidKeyIdentity.fromStored(JSON.parse(await readFile(path, 'utf8')) as StoredIdentity);
+  const text = await readFile(path, 'utf8');
+  try {
+    return await DidKeyIdentity.fromStored(JSON.parse(text) as StoredIdentity);
+  } catch (error) {
+    const problem = text.trim() === '' ? 'it is empty' : error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `${path} does not hold an identity (${problem}; a crash while it was written can leave it so): restore it ` +
+        "from a backup, or move it away to make a new identity, which will not own the old one's threads",
+    );
+  }
 }

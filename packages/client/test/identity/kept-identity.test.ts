@@ -32,6 +32,26 @@ describe('fileIdentity (Node)', () => {
   });
 });
 
+describe('fileIdentity (Node), refusing a file that holds no identity', () => {
+  it.each([
+    ['empty, as a crash can leave it', '', /it is empty/],
+    ['not JSON', '{"did": "did:key:z6Mk', /JSON/],
+    ['of another shape', '{"did": 1}', /identity\.json does not hold an identity \(/],
+  ])('says which file, what is wrong and what to do when it is %s', async (_case, content, problem) => {
+    const path = join(mkdtempSync(join(folder, 'broken-')), 'identity.json');
+    writeFileSync(path, content, { mode: 0o600 });
+    const error = await fileIdentity(path).then(
+      () => undefined,
+      (thrown: Error) => thrown,
+    );
+    expect(error?.message).toMatch(problem);
+    expect(error?.message).toContain(`${path} does not hold an identity`);
+    expect(error?.message).toMatch(/move it away to make a new identity/);
+    // The broken file is the person's to decide about: it is left as it was.
+    expect(readFileSync(path, 'utf8')).toBe(content);
+  });
+});
+
 describe('browserIdentity outside a browser', () => {
   it('says that it needs IndexedDB', async () => {
     await expect(browserIdentity()).rejects.toThrow(/no IndexedDB to keep an identity in/);
