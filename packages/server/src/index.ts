@@ -37,7 +37,15 @@ export type {
 } from './cluster/cluster-transport.js';
 export { LocalCluster, LocalClusterTransport } from './cluster/local-cluster.js';
 export { DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
-export type { ModelProvider, ModelRequest, ModelMessage, ModelStreamPart } from './model/model-provider.js';
+export type {
+  ModelProvider,
+  ModelRequest,
+  ModelMessage,
+  ModelStreamPart,
+  ModelTool,
+  ModelToolCall,
+  ToolCallStreamPart,
+} from './model/model-provider.js';
 export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, demoModels, type DemoProviderOptions } from './model/demo-provider.js';

@@ -1,9 +1,46 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 
-/** One turn of the context given to a model: the branch from the root to the new prompt, nothing else. */
-export interface ModelMessage {
-  role: 'user' | 'assistant';
+/**
+ * One turn of the context given to a model: the branch from the root to the new prompt, nothing else. An assistant
+ * turn may end in tool calls; each call's result follows it as a `tool` turn, in the order of the calls.
+ */
+export type ModelMessage = ModelUserMessage | ModelAssistantMessage | ModelToolMessage;
+
+export interface ModelUserMessage {
+  role: 'user';
   content: string;
+}
+
+export interface ModelAssistantMessage {
+  role: 'assistant';
+  content: string;
+  /** The tools this turn called, after its text; absent or empty: none. */
+  toolCalls?: readonly ModelToolCall[];
+}
+
+/** A tool call as a model made it: `input` is the JSON text of the arguments, as the model wrote it. */
+export interface ModelToolCall {
+  toolCallId: string;
+  toolName: string;
+  input: string;
+}
+
+/** The result of one tool call, given back to the model: what the tool returned, or why it gave nothing. */
+export interface ModelToolMessage {
+  role: 'tool';
+  toolCallId: string;
+  toolName: string;
+  /** The tool's output as text, or the error (a failure, a denial, an interruption) the model is told instead. */
+  content: string;
+  /** The call gave no output: `content` says why. */
+  isError?: boolean;
+}
+
+/** A tool a model may call: its name, what it is for, and the JSON Schema (draft 2020-12 or 7) of its input object. */
+export interface ModelTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
 }
 
 export interface ModelRequest {
@@ -14,6 +51,8 @@ export interface ModelRequest {
    * the others send `messagesToContinue(messages)`.
    */
   continues?: boolean;
+  /** The tools the model may call in this step; absent or empty: none. */
+  tools?: readonly ModelTool[];
   /** Aborted on pivot, stop or shutdown: the provider must end its upstream request at once. */
   signal: AbortSignal;
 }
@@ -35,7 +74,18 @@ export function messagesToContinue(request: Pick<ModelRequest, 'messages' | 'con
 export type ModelStreamPart =
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
+  | ToolCallStreamPart
   | { type: 'finish'; finishReason: FinishReason; usage?: TokenUsage };
+
+/**
+ * A tool call as it streams: `tool-input-start` names the call and its tool, `tool-input-delta`s carry pieces of its
+ * input's JSON text, and `tool-call` gives the whole input once the model has written it. Parallel calls of one
+ * step may interleave; `toolCallId` tells them apart. Every started call ends in a `tool-call` before `finish`.
+ */
+export type ToolCallStreamPart =
+  | { type: 'tool-input-start'; toolCallId: string; toolName: string }
+  | { type: 'tool-input-delta'; toolCallId: string; delta: string }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
 
 /**
  * A language model that streams text. `stream` yields text and reasoning deltas and at most one `finish`; it throws a

@@ -1,4 +1,12 @@
-import { APICallError, type LanguageModel, streamText } from 'ai';
+import {
+  APICallError,
+  jsonSchema,
+  type LanguageModel,
+  type ModelMessage as AiSdkMessage,
+  streamText,
+  type ToolSet,
+  tool,
+} from 'ai';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
 import {
   messagesToContinue,
@@ -6,6 +14,7 @@ import {
   type ModelProvider,
   type ModelRequest,
   type ModelStreamPart,
+  type ModelTool,
 } from '../model-provider.js';
 import {
   malformedStream,
@@ -17,7 +26,8 @@ import {
 } from '../provider-error.js';
 import { lineTooLong } from '../upstream/bounded-fetch.js';
 import { streamChunks } from '../upstream/stream-chunks.js';
-import { toFinishReason, tokenUsage } from './vendor-formats.js';
+import { ToolCallParts } from './tool-call-parts.js';
+import { toFinishReason, tokenUsage, toolInputObject } from './vendor-formats.js';
 
 /** For the model's provider factory (`createOpenAI({ fetch: boundedFetch() })`): the bridge cannot reach its HTTP. */
 export { boundedFetch } from '../upstream/bounded-fetch.js';
@@ -53,16 +63,22 @@ export class AiSdkProvider implements ModelProvider {
     return runGeneration(request.signal, {
       vendor: this.vendor,
       policy: this.policy,
-      open: (signal) => this.attempt(messagesToContinue(request), signal),
+      open: (signal) => this.attempt(messagesToContinue(request), request.tools ?? [], signal),
       describeFailure: (error) => this.describeFailure(error),
     });
   }
 
-  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+  private async *attempt(
+    messages: readonly ModelMessage[],
+    tools: readonly ModelTool[],
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamPart> {
     const { model, systemPrompt, temperature, maxTokens } = this.options;
     const result = streamText({
       model,
-      messages: messages.map(({ role, content }) => ({ role, content })),
+      messages: messages.map(aiSdkMessage),
+      // Tools without `execute`: streamText ends the step at the calls, and the server runs them (one step per call).
+      ...(tools.length > 0 ? { tools: aiSdkTools(tools) } : {}),
       abortSignal: signal,
       maxRetries: 0,
       // Errors arrive as `error` parts below; without a handler the AI SDK also prints them.
@@ -71,9 +87,24 @@ export class AiSdkProvider implements ModelProvider {
       ...(temperature !== undefined ? { temperature } : {}),
       ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
     });
+    const toolCalls = new ToolCallParts();
     // An AI SDK stream ends on abort only if the model's own stream does; cancelling it ends it in any case.
     for await (const part of streamChunks(result.fullStream, signal)) {
       switch (part.type) {
+        case 'tool-input-start':
+          yield* toolCalls.start(part.id, part.id, part.toolName);
+          break;
+        case 'tool-input-delta':
+          yield* toolCalls.delta(part.id, part.delta);
+          break;
+        case 'tool-call': {
+          // A call the model's provider does not stream arrives whole. An invalid one (unknown tool, input that is
+          // not JSON) carries its input as the model wrote it: the server's checks answer it.
+          const input = typeof part.input === 'string' ? part.input : JSON.stringify(part.input ?? {});
+          if (toolCalls.has(part.toolCallId)) yield* toolCalls.end(part.toolCallId, input);
+          else yield* toolCalls.whole(part.toolCallId, part.toolName, input);
+          break;
+        }
         case 'text-delta':
           if (part.text) yield { type: 'text-delta', text: part.text };
           break;
@@ -117,4 +148,36 @@ export class AiSdkProvider implements ModelProvider {
 /** AI SDK providers keep the response's header names as the server sent them. */
 function headerOf(headers: Record<string, string>, name: string): string | undefined {
   return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+}
+
+function aiSdkMessage(message: ModelMessage): AiSdkMessage {
+  if (message.role === 'tool') {
+    const { toolCallId, toolName, content, isError } = message;
+    const output = isError
+      ? { type: 'error-text' as const, value: content }
+      : { type: 'text' as const, value: content };
+    return { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName, output }] };
+  }
+  if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
+  return {
+    role: 'assistant',
+    content: [
+      ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
+      ...message.toolCalls.map(({ toolCallId, toolName, input }) => ({
+        type: 'tool-call' as const,
+        toolCallId,
+        toolName,
+        input: toolInputObject(input),
+      })),
+    ],
+  };
+}
+
+function aiSdkTools(tools: readonly ModelTool[]): ToolSet {
+  return Object.fromEntries(
+    tools.map(({ name, description, inputSchema }) => [
+      name,
+      tool({ ...(description ? { description } : {}), inputSchema: jsonSchema(inputSchema) }),
+    ]),
+  );
 }

@@ -1,11 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
+import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import {
   messagesToContinue,
   type ModelMessage,
   type ModelProvider,
   type ModelRequest,
   type ModelStreamPart,
+  type ModelTool,
 } from '../model-provider.js';
 import {
   connectionFailure,
@@ -20,7 +21,8 @@ import type { ProviderSettings } from '../provider-config.js';
 import { runGeneration } from '../generation-runner.js';
 import { boundedFetch, lineTooLong } from '../upstream/bounded-fetch.js';
 import { untilTerminator } from '../upstream/until-terminator.js';
-import { toFinishReason, tokenUsage } from './vendor-formats.js';
+import { ToolCallParts } from './tool-call-parts.js';
+import { toFinishReason, tokenUsage, toolInputObject } from './vendor-formats.js';
 
 const VENDOR = 'Anthropic';
 
@@ -58,13 +60,18 @@ export class AnthropicProvider implements ModelProvider {
       open: (signal) =>
         this.attempt(
           this.settings.thinkingBudgetTokens === undefined ? request.messages : messagesToContinue(request),
+          request.tools ?? [],
           signal,
         ),
       describeFailure: (error) => describeAnthropicFailure(VENDOR, error, this.settings.apiKey),
     });
   }
 
-  private async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
+  private async *attempt(
+    messages: readonly ModelMessage[],
+    tools: readonly ModelTool[],
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamPart> {
     const { model, maxTokens, systemPrompt, temperature, thinkingBudgetTokens } = this.settings;
     const thinking =
       thinkingBudgetTokens === undefined
@@ -81,23 +88,34 @@ export class AnthropicProvider implements ModelProvider {
         // Extended thinking refuses a changed temperature.
         ...(temperature !== undefined && !thinking ? { temperature } : {}),
         ...(thinking ? { thinking } : {}),
+        ...(tools.length > 0 ? { tools: tools.map(anthropicTool) } : {}),
       },
       { signal },
     );
     let inputTokens: number | null = null;
     let outputTokens: number | null = null;
     let stopReason: string | null = null;
+    const toolCalls = new ToolCallParts();
     for await (const event of untilTerminator(events, (event) => event.type === 'message_stop')) {
       switch (event.type) {
         case 'message_start':
           inputTokens = event.message.usage.input_tokens;
           outputTokens = event.message.usage.output_tokens;
           break;
+        case 'content_block_start':
+          if (event.content_block.type === 'tool_use')
+            yield* toolCalls.start(event.index, event.content_block.id, event.content_block.name);
+          break;
         case 'content_block_delta':
           if (event.delta.type === 'text_delta' && event.delta.text)
             yield { type: 'text-delta', text: event.delta.text };
           else if (event.delta.type === 'thinking_delta' && event.delta.thinking)
             yield { type: 'reasoning-delta', text: event.delta.thinking };
+          else if (event.delta.type === 'input_json_delta')
+            yield* toolCalls.delta(event.index, event.delta.partial_json);
+          break;
+        case 'content_block_stop':
+          yield* toolCalls.end(event.index);
           break;
         case 'message_delta':
           // The counts in message_delta are cumulative for the whole message.
@@ -111,7 +129,7 @@ export class AnthropicProvider implements ModelProvider {
           return;
         }
         default:
-          // content_block_start/stop carry no text of a text block; ping is keep-alive.
+          // ping is keep-alive.
           break;
       }
     }
@@ -125,22 +143,66 @@ const OPENING_TURN = '(The conversation so far follows.)';
 
 /**
  * The branch in the Messages API's shape: roles strictly alternate, starting with the user. Consecutive turns of one
- * role (a prompt after a failed or skipped answer) are merged, and whitespace-only turns, which the API rejects,
- * are left out. A last assistant turn (a partial answer to continue) is the prefill the model goes on from, without
- * the trailing white space the API refuses in one.
+ * role (a prompt after a failed or skipped answer; a tool's results, which are a user turn here, and the prompt after
+ * them) are merged, and whitespace-only text, which the API rejects, is left out. A last assistant turn (a partial
+ * answer to continue) is the prefill the model goes on from, without the trailing white space the API refuses in one.
+ * A turn of text only is a string, its texts joined by a blank line; one with tool calls or results is a list of
+ * blocks, results first as the API requires.
  */
 export function anthropicMessages(messages: readonly ModelMessage[]): MessageParam[] {
-  const turns: ModelMessage[] = [];
-  for (const { role, content } of messages) {
-    if (content.trim() === '') continue;
+  const turns: Array<{ role: 'user' | 'assistant'; blocks: ContentBlockParam[] }> = [];
+  for (const message of messages) {
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const blocks = anthropicBlocks(message);
+    if (blocks.length === 0) continue;
     const previous = turns.at(-1);
-    if (previous?.role === role) previous.content = `${previous.content}\n\n${content}`;
-    else turns.push({ role, content });
+    if (previous?.role === role) previous.blocks.push(...blocks);
+    else turns.push({ role, blocks });
   }
-  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', content: OPENING_TURN });
-  const last = turns.at(-1);
-  if (last?.role === 'assistant') last.content = last.content.trimEnd();
-  return turns;
+  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', blocks: [{ type: 'text', text: OPENING_TURN }] });
+  const last = turns.at(-1)?.blocks.at(-1);
+  if (turns.at(-1)?.role === 'assistant' && last?.type === 'text') last.text = last.text.trimEnd();
+  return turns.map(({ role, blocks }) => ({
+    role,
+    content: blocks.every((block) => block.type === 'text')
+      ? blocks.map((block) => block.text).join('\n\n')
+      : [
+          ...blocks.filter((block) => block.type === 'tool_result'),
+          ...blocks.filter((block) => block.type !== 'tool_result'),
+        ],
+  }));
+}
+
+function anthropicBlocks(message: ModelMessage): ContentBlockParam[] {
+  if (message.role === 'tool') {
+    return [
+      {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId,
+        content: message.content,
+        ...(message.isError ? { is_error: true } : {}),
+      },
+    ];
+  }
+  const text: ContentBlockParam[] = message.content.trim() === '' ? [] : [{ type: 'text', text: message.content }];
+  if (message.role === 'user') return text;
+  const calls = (message.toolCalls ?? []).map(
+    ({ toolCallId, toolName, input }): ContentBlockParam => ({
+      type: 'tool_use',
+      id: toolCallId,
+      name: toolName,
+      input: toolInputObject(input),
+    }),
+  );
+  return [...text, ...calls];
+}
+
+function anthropicTool({ name, description, inputSchema }: ModelTool): Tool {
+  return {
+    name,
+    ...(description ? { description } : {}),
+    input_schema: { type: 'object', ...inputSchema } as Tool.InputSchema,
+  };
 }
 
 /** The HTTP status Anthropic documents for each error type, for error events that arrive inside a 200 stream. */

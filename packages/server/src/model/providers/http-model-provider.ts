@@ -5,6 +5,7 @@ import {
   type ModelProvider,
   type ModelRequest,
   type ModelStreamPart,
+  type ModelTool,
 } from '../model-provider.js';
 import { endpoint, type ProviderSettings } from '../provider-config.js';
 import { postJson } from '../upstream/http-post.js';
@@ -33,12 +34,16 @@ export abstract class HttpModelProvider implements ModelProvider {
       vendor: this.vendor,
       policy: this.settings.policy,
       // The chat completions formats have no assistant prefill that every server honours.
-      open: (signal) => this.attempt(messagesToContinue(request), signal),
+      open: (signal) => this.attempt(messagesToContinue(request), request.tools ?? [], signal),
     });
   }
 
   /** One attempt: post, then turn the vendor's stream into parts; a malformed or cut stream throws a ProviderError. */
-  protected abstract attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncIterable<ModelStreamPart>;
+  protected abstract attempt(
+    messages: readonly ModelMessage[],
+    tools: readonly ModelTool[],
+    signal: AbortSignal,
+  ): AsyncIterable<ModelStreamPart>;
 
   /** POSTs `body` to `path` under the base URL, with the API key as a bearer token when one is set. */
   protected post(

@@ -1,11 +1,12 @@
 import type { TokenUsage } from '@promethea/cpp-protocol';
 import { z } from 'zod';
-import type { ModelMessage, ModelStreamPart } from '../model-provider.js';
+import type { ModelMessage, ModelStreamPart, ModelTool } from '../model-provider.js';
 import { missingTerminator, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
 import { parseStreamPayload, serverSentEvents } from '../upstream/stream-frames.js';
 import { HttpModelProvider } from './http-model-provider.js';
-import { chatMessages, TokenCountSchema, toFinishReason, tokenUsage } from './vendor-formats.js';
+import { ToolCallParts } from './tool-call-parts.js';
+import { chatMessages, chatTools, TokenCountSchema, toFinishReason, tokenUsage } from './vendor-formats.js';
 
 /**
  * One `data:` payload of an OpenAI chat-completions stream, as far as CPP reads it. Servers differ in what else they
@@ -22,6 +23,17 @@ export const ChatCompletionChunkSchema = z.object({
             content: z.string().nullish(),
             reasoning_content: z.string().nullish(),
             reasoning: z.string().nullish(),
+            // A call's first piece has its id and name, the later ones more of its arguments' JSON text; parallel
+            // calls of one step are told apart by `index`.
+            tool_calls: z
+              .array(
+                z.object({
+                  index: z.number().int().nonnegative().nullish(),
+                  id: z.string().nullish(),
+                  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+                }),
+              )
+              .nullish(),
           })
           .nullish(),
         finish_reason: z.string().nullish(),
@@ -48,14 +60,20 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
     super(settings, VENDOR);
   }
 
-  protected async *attempt(messages: readonly ModelMessage[], signal: AbortSignal): AsyncGenerator<ModelStreamPart> {
-    const body = await this.post('/chat/completions', this.requestBody(messages), signal, {
+  protected async *attempt(
+    messages: readonly ModelMessage[],
+    tools: readonly ModelTool[],
+    signal: AbortSignal,
+  ): AsyncGenerator<ModelStreamPart> {
+    const body = await this.post('/chat/completions', this.requestBody(messages, tools), signal, {
       accept: 'text/event-stream',
     });
     let finishReason: string | undefined;
     let usage: TokenUsage | undefined;
+    const toolCalls = new ToolCallParts();
     for await (const event of serverSentEvents(body, VENDOR)) {
       if (event.data === '[DONE]') {
+        yield* toolCalls.endAll();
         yield { type: 'finish', finishReason: toFinishReason(finishReason), ...(usage ? { usage } : {}) };
         return;
       }
@@ -65,24 +83,49 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
       const reasoning = choice?.delta?.reasoning_content || choice?.delta?.reasoning;
       if (reasoning) yield { type: 'reasoning-delta', text: reasoning };
       if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
+      for (const [position, piece] of (choice?.delta?.tool_calls ?? []).entries()) {
+        const index = piece.index ?? position;
+        if (!toolCalls.has(index)) {
+          // Servers that do not name a call (some local ones) still get an id unique within the step.
+          yield* toolCalls.start(index, piece.id || `call_${index}`, piece.function?.name ?? '');
+        }
+        yield* toolCalls.delta(index, piece.function?.arguments);
+      }
       finishReason = choice?.finish_reason ?? finishReason;
       usage = tokenUsage(chunk.usage?.prompt_tokens, chunk.usage?.completion_tokens) ?? usage;
     }
     throw missingTerminator(VENDOR, 'data: [DONE]');
   }
 
-  private requestBody(messages: readonly ModelMessage[]): Record<string, unknown> {
+  private requestBody(messages: readonly ModelMessage[], tools: readonly ModelTool[]): Record<string, unknown> {
     const { model, systemPrompt, temperature, maxTokens, reasoning } = this.settings;
     // `max_tokens` for every compatible server, which all accept it; OpenAI's reasoning models refuse it and take
     // `max_completion_tokens`, a limit that also counts the reasoning tokens.
     const limit = reasoning ? 'max_completion_tokens' : 'max_tokens';
     return {
       model,
-      messages: chatMessages(messages, systemPrompt),
+      messages: chatMessages(messages, systemPrompt, openAiMessage),
       stream: true,
       stream_options: { include_usage: true },
+      ...(tools.length > 0 ? { tools: chatTools(tools) } : {}),
       ...(temperature !== undefined ? { temperature } : {}),
       ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
     };
   }
+}
+
+/** A turn as chat completions spell it: tool calls on the assistant's turn, each result a `tool` turn of its own. */
+function openAiMessage(message: ModelMessage): Record<string, unknown> {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
+  return {
+    role: 'assistant',
+    // OpenAI documents `null` for an assistant turn that only calls tools.
+    content: message.content || null,
+    tool_calls: message.toolCalls.map(({ toolCallId, toolName, input }) => ({
+      id: toolCallId,
+      type: 'function',
+      function: { name: toolName, arguments: input },
+    })),
+  };
 }

@@ -1,16 +1,42 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import { z } from 'zod';
-import type { ModelMessage } from '../model-provider.js';
+import type { ModelMessage, ModelTool } from '../model-provider.js';
 
-/** A turn in the chat format shared by OpenAI-compatible servers and Ollama: the system prompt is a first turn. */
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/**
+ * The chat format shared by OpenAI-compatible servers and Ollama: the system prompt is a first turn; each vendor
+ * spells a turn (its tool calls and results above all) its own way.
+ */
+export function chatMessages<Turn>(
+  messages: readonly ModelMessage[],
+  systemPrompt: string | undefined,
+  turn: (message: ModelMessage) => Turn,
+): Array<Turn | { role: 'system'; content: string }> {
+  const turns = messages.map(turn);
+  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...turns] : turns;
 }
 
-export function chatMessages(messages: readonly ModelMessage[], systemPrompt: string | undefined): ChatMessage[] {
-  const turns = messages.map(({ role, content }): ChatMessage => ({ role, content }));
-  return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...turns] : turns;
+/** Tools as OpenAI's chat completions and Ollama's /api/chat both take them. */
+export function chatTools(tools: readonly ModelTool[]): Array<Record<string, unknown>> {
+  return tools.map(({ name, description, inputSchema }) => ({
+    type: 'function',
+    function: { name, ...(description ? { description } : {}), parameters: inputSchema },
+  }));
+}
+
+/**
+ * A tool call's input as an object, for the vendors that take it parsed (Anthropic, Ollama, the AI SDK). An input
+ * that is not a JSON object (a model's malformed call, which never ran) is given back as `{}`: its result already
+ * tells the model what was wrong.
+ */
+export function toolInputObject(input: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(input);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Every vendor's stop reasons (OpenAI, Anthropic, Ollama, the AI SDK) mapped onto CPP's four. */
