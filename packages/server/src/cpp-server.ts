@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
@@ -29,7 +29,8 @@ import { ConnectionSession, type SessionDependencies } from './session/connectio
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
 import { createHttpServer } from './transport/http-server.js';
-import { attachWsTransport } from './transport/ws-transport.js';
+import { createWsTransport, type WsTransport } from './transport/ws-transport.js';
+import type { WebSocket } from 'ws';
 
 export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   /** Listen on this port (0 picks a free one). Omit when attaching to `server`. */
@@ -38,6 +39,11 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   host?: string;
   /** Attach to an existing HTTP server instead of creating one; its other routes and upgrades are left alone. */
   server?: HttpServer;
+  /**
+   * Neither listen nor attach to an HTTP server: every connection comes through `accept`, from the application's
+   * own server (Fastify, Express, a `ws` server). Not together with `port` or `server`.
+   */
+  noServer?: boolean;
   /** Where conversations live. Default: in memory (gone on exit); the CLI uses SQLite. */
   store?: ConversationStore;
   /**
@@ -149,8 +155,10 @@ const NOTIFIED: Partial<
 export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** Settles when crash recovery is done and the server accepts connections. */
   readonly ready: Promise<void>;
-  private readonly httpServer: HttpServer;
-  private readonly ownsHttpServer: boolean;
+  /** The HTTP server of the upgrades: undefined with `noServer`. */
+  private readonly httpServer: HttpServer | undefined;
+  /** The same one when this server made it (and listens), undefined when it is the application's. */
+  private readonly ownHttpServer: HttpServer | undefined;
   private readonly ownsStore: boolean;
   private readonly store: ConversationStore;
   private readonly models: ModelCatalog;
@@ -166,7 +174,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private started = false;
   /** Each open connection, with what its 'connection' event said (its 'disconnect' says the same). */
   private readonly sessions = new Map<ConnectionSession, ConnectionEvent>();
-  private transport: { close(): void } | undefined;
+  private transport: WsTransport | undefined;
   private closing: Promise<void> | undefined;
   /** Set while shutdown waits for the connections to close. */
   private allSessionsClosed: (() => void) | undefined;
@@ -215,18 +223,22 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.access = new AccessControl(options, this.registry, this.store, (identity, connectionId) =>
       this.emit('authenticated', { connectionId, identity }),
     );
-    this.ownsHttpServer = options.server === undefined;
-    const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
-    const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
-    this.httpServer = options.server ?? createHttpServer(httpOptions, createHttpHandler(routes));
-    if (this.ownsHttpServer) this.httpServer.on('connection', (socket: Socket) => this.access.admitSocket(socket));
+    if (options.noServer && (options.server || options.port !== undefined))
+      throw new Error('Give the server `noServer`, or `port` or `server`, not both');
+    if (options.server === undefined && !options.noServer) {
+      const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
+      const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
+      this.ownHttpServer = createHttpServer(httpOptions, createHttpHandler(routes));
+      this.ownHttpServer.on('connection', (socket: Socket) => this.access.admitSocket(socket));
+    }
+    this.httpServer = this.ownHttpServer ?? options.server;
     this.ready = this.start();
     this.ready.catch(() => undefined);
   }
 
   /** The port listened on, once `ready`. */
   get port(): number {
-    const address = this.httpServer.address() as AddressInfo | null;
+    const address = this.httpServer?.address() as AddressInfo | null | undefined;
     if (!address) throw new Error('the server is not listening');
     return address.port;
   }
@@ -235,6 +247,28 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   get url(): string {
     const host = this.options.host && !['0.0.0.0', '::'].includes(this.options.host) ? this.options.host : 'localhost';
     return `${this.options.tls ? 'wss' : 'ws'}://${host.includes(':') ? `[${host}]` : host}:${this.port}${CPP_SESSION_PATH}`;
+  }
+
+  /**
+   * Serves a WebSocket the application's own server upgraded (Fastify's `@fastify/websocket`, a `ws` server with
+   * `noServer`, …), with the request of its upgrade: the request's URL and headers, and its socket's address, are
+   * checked as an upgrade of this server's own is (Host, Origin, connections per address, the identity and its
+   * proof; docs/PROTOCOL.md §18.1), and a refusal closes the WebSocket with 4000 + the HTTP status it would have had.
+   * The WebSocket must have selected the subprotocol `cpp-v1.0.0` (ws: `handleProtocols`), else it is closed with
+   * 4400. Frames it receives before the checks are done wait for them. Before `ready` it waits for it; after `close`
+   * it is closed with 1001.
+   */
+  accept(webSocket: WebSocket, request: IncomingMessage): void {
+    if (this.transport) return this.transport.accept(webSocket, request);
+    // Not yet started: held unread until the transport exists (or the server failed to start).
+    webSocket.pause();
+    this.ready.then(
+      () => {
+        webSocket.resume();
+        this.accept(webSocket, request);
+      },
+      () => webSocket.terminate(),
+    );
   }
 
   get connectionCount(): number {
@@ -276,9 +310,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
       onClosed: (session) => this.sessionClosed(session),
     };
-    this.transport = attachWsTransport<Admission>(this.httpServer, {
+    this.transport = createWsTransport<Admission>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
-      refuseOtherPaths: this.ownsHttpServer,
+      refuseOtherPaths: this.ownHttpServer !== undefined,
       heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
       closeHandshakeMs: this.closeHandshakeMs,
       messageTimeoutMs: this.access.limits.messageTimeoutMs,
@@ -287,11 +321,12 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       connect: (socket, admission) =>
         this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
     });
-    if (this.ownsHttpServer) {
+    const httpServer = this.ownHttpServer;
+    if (httpServer) {
       await new Promise<void>((resolve, reject) => {
-        this.httpServer.once('error', reject);
-        this.httpServer.listen(this.options.port ?? 8080, this.options.host, () => {
-          this.httpServer.off('error', reject);
+        httpServer.once('error', reject);
+        httpServer.listen(this.options.port ?? 8080, this.options.host, () => {
+          httpServer.off('error', reject);
           resolve();
         });
       });
@@ -354,17 +389,16 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     await this.ready.catch(() => undefined);
     this.transport?.close();
     // Stop accepting connections at once; the promise settles once the open ones are gone.
-    const stoppedListening = this.ownsHttpServer
-      ? new Promise<void>((resolve) => this.httpServer.close(() => resolve()))
-      : undefined;
+    const httpServer = this.ownHttpServer;
+    const stoppedListening = httpServer && new Promise<void>((resolve) => httpServer.close(() => resolve()));
     await Promise.all(
       this.registry.all().map((engine) => engine.shutdown().catch((error: unknown) => this.reportError(error))),
     );
     // Every answer was just committed with its text: a batch would have nothing to add.
     this.persister.stop();
     await this.closeSessions();
-    if (stoppedListening) {
-      this.httpServer.closeAllConnections();
+    if (httpServer) {
+      httpServer.closeAllConnections();
       await stoppedListening;
     }
     await this.cluster?.close();

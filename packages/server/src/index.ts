@@ -16,7 +16,7 @@ export type { AccessOptions } from './auth/access-options.js';
 export type { AuthOption, IdentityVerifier } from './auth/auth-mode.js';
 export { DEFAULT_LIMITS, type ServerLimits } from './auth/limits/server-limits.js';
 export { MemoryReplayCache, type ReplayCache } from './auth/replay-cache.js';
-export { UpgradeRefusal } from './transport/ws-transport.js';
+export { UpgradeRefusal } from './auth/upgrade-refusal.js';
 export type {
   ConversationStore,
   StoredThread,

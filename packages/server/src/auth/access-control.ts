@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Identity } from '../engine/identity.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
-import type { UpgradeRefusal } from '../transport/ws-transport.js';
+import type { UpgradeRefusal } from './upgrade-refusal.js';
 import { publicSessionUrl } from './audience.js';
 import type { AccessOptions } from './access-options.js';
 import { ConnectionGuard, type GuardSettings } from './connection-guard.js';

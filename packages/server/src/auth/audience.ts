@@ -7,7 +7,8 @@ export const HOST_PATTERN = /^[A-Za-z0-9.:[\]-]{1,255}$/;
 /**
  * The endpoint a challenge names as its audience, which a client checks against the URL it connected to. A
  * configured public URL pins it; without one it is derived from the request's `Host` (and, behind a trusted proxy,
- * `X-Forwarded-Proto`), which a relaying server can forge: production servers set their public URL. `undefined`
+ * `X-Forwarded-Proto`) and its path (the session path, or wherever an application mounted CPP and handed the connection
+ * to `CPPServer.accept`), which a relaying server can forge: production servers set their public URL. `undefined`
  * when the Host header cannot be part of a URL.
  */
 export function audienceOf(
@@ -19,7 +20,8 @@ export function audienceOf(
   if (host === undefined || !HOST_PATTERN.test(host)) return undefined;
   const forwardedProto = options.trustProxy ? request.headers['x-forwarded-proto'] : undefined;
   const secure = options.secure || forwardedProto === 'https';
-  return `${secure ? 'wss' : 'ws'}://${host.toLowerCase()}${CPP_SESSION_PATH}`;
+  const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+  return `${secure ? 'wss' : 'ws'}://${host.toLowerCase()}${path}`;
 }
 
 /** A configured public URL as an audience: the session URL it names (`https://chat.example` → `wss://chat.example/v1/cpp/session`). */

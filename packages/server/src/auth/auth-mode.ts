@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Identity } from '../engine/identity.js';
-import type { UpgradeRefusal } from '../transport/ws-transport.js';
+import type { UpgradeRefusal } from './upgrade-refusal.js';
 
 /**
  * Decides who connects from the upgrade request alone (a session cookie, a bearer token, a client certificate),

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { CPP_DID_HEADER, CPP_DID_QUERY_PARAMETER } from '@promethea/cpp-protocol';
-import { UpgradeRefusal } from '../transport/ws-transport.js';
+import { UpgradeRefusal } from './upgrade-refusal.js';
 import { ANONYMOUS_DID, isDid, type Identity } from '../engine/identity.js';
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { isEd25519DidKey } from '@promethea/cpp-protocol';
 import { claimedIdentity } from './claimed-identity.js';
 import { ANONYMOUS_DID, type Identity } from '../engine/identity.js';
-import { UpgradeRefusal } from '../transport/ws-transport.js';
+import { UpgradeRefusal } from './upgrade-refusal.js';
 import { audienceOf } from './audience.js';
 import type { AuthOption } from './auth-mode.js';
 import { issueChallenge, type Challenge } from './challenge.js';

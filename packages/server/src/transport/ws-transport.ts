@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
+import { CPP_SESSION_PATH, CPP_SUBPROTOCOL, CloseCode } from '@promethea/cpp-protocol';
 import type { RawData, ServerOptions, WebSocket } from 'ws';
+import { UpgradeRefusal } from '../auth/upgrade-refusal.js';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
 import { Heartbeat } from './heartbeat.js';
 import { watchMessageTime } from './message-deadline.js';
@@ -14,14 +15,6 @@ import { watchMessageTime } from './message-deadline.js';
  * `import 'ws'` gets these very instances (both ways share Node's require cache).
  */
 const { WebSocketServer } = createRequire(import.meta.url)('ws') as typeof import('ws');
-
-/** An HTTP refusal of the upgrade, with a plain-text body saying why. */
-export class UpgradeRefusal {
-  constructor(
-    readonly status: number,
-    readonly body: string,
-  ) {}
-}
 
 export interface WsTransportOptions<Identity> {
   /** The transport's hard limit: a larger frame closes the connection with 1009 before it is read. */
@@ -51,6 +44,17 @@ export interface WsTransportOptions<Identity> {
   connect(socket: CPPSocket, identity: Identity, request: IncomingMessage): SocketHandlers;
 }
 
+/** CPP over `ws`: the upgrades of an HTTP server, and WebSockets an application upgraded itself. */
+export interface WsTransport {
+  /**
+   * Serves a WebSocket another server upgraded, with the request of its upgrade, after the checks an upgrade gets;
+   * a refusal closes it with 4000 + the refusal's status.
+   */
+  accept(webSocket: WebSocket, request: IncomingMessage): void;
+  /** Takes no more connections; the open ones are the server's to close. */
+  close(): void;
+}
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -61,16 +65,23 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+const SUBPROTOCOL_REQUIRED = `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`;
+const SHUT_DOWN = 'this CPP server has shut down';
+
 type UpgradeListener = (request: IncomingMessage, stream: Duplex, head: Buffer) => void;
 
 /** Per HTTP server, the listener a transport closed on it left behind; the next transport attached removes it. */
 const closedTransports = new WeakMap<HttpServer, UpgradeListener>();
 
-/** The only module that knows `ws`: it turns upgrades on the CPP path into sessions over `CPPSocket`. */
-export function attachWsTransport<Identity>(
-  httpServer: HttpServer,
+/**
+ * Turns upgrades on the CPP path of `httpServer` (none without one) and WebSockets an application accepted into
+ * sessions over `CPPSocket`. `ws` is known here and in the two watchers beside it (heartbeat.ts, message-deadline.ts);
+ * the sessions and everything under them know only `CPPSocket`.
+ */
+export function createWsTransport<Identity>(
+  httpServer: HttpServer | undefined,
   options: WsTransportOptions<Identity>,
-): { close(): void } {
+): WsTransport {
   // `closeTimeout` is an option of ws, not yet of @types/ws.
   const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
@@ -85,41 +96,93 @@ export function attachWsTransport<Identity>(
     compressionThresholdBytes: options.compressionThresholdBytes,
   };
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
-  const closedOne = closedTransports.get(httpServer);
-  if (closedOne) httpServer.off('upgrade', closedOne);
+  let closed = false;
+
+  const serve = (webSocket: WebSocket, stream: Duplex, identity: Identity, request: IncomingMessage) => {
+    heartbeat?.watch(webSocket);
+    watchMessageTime(webSocket, stream, options.messageTimeoutMs);
+    listen(webSocket, options.connect(new WsCppSocket(webSocket, socketSettings), identity, request));
+  };
 
   const onUpgrade: UpgradeListener = (request, stream, head) => {
     if (!isSessionUpgrade(request, stream, options.refuseOtherPaths)) return;
-    const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
-    if (!offered.includes(CPP_SUBPROTOCOL)) {
-      return refuse(stream, new UpgradeRefusal(400, `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`));
-    }
-    const upgrade = (identity: Identity | UpgradeRefusal) => {
+    if (!offersSubprotocol(request)) return refuse(stream, new UpgradeRefusal(400, SUBPROTOCOL_REQUIRED));
+    decide(options.identify(request), (identity) => {
       if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
-      sockets.handleUpgrade(request, stream, head, (webSocket) => {
-        heartbeat?.watch(webSocket);
-        watchMessageTime(webSocket, stream, options.messageTimeoutMs);
-        listen(webSocket, options.connect(new WsCppSocket(webSocket, socketSettings), identity, request));
-      });
-    };
-    const decided = options.identify(request);
-    if (!(decided instanceof Promise)) return upgrade(decided);
-    decided.then(upgrade, () =>
-      refuse(stream, new UpgradeRefusal(500, 'the server could not decide who is connecting')),
-    );
+      sockets.handleUpgrade(request, stream, head, (webSocket) => serve(webSocket, stream, identity, request));
+    });
   };
-  httpServer.on('upgrade', onUpgrade);
+  if (httpServer) {
+    const closedOne = closedTransports.get(httpServer);
+    if (closedOne) httpServer.off('upgrade', closedOne);
+    httpServer.on('upgrade', onUpgrade);
+  }
 
   return {
+    accept(webSocket, request) {
+      if (closed) return webSocket.close(CloseCode.GOING_AWAY, SHUT_DOWN);
+      if (webSocket.protocol !== CPP_SUBPROTOCOL)
+        return closeRefused(webSocket, new UpgradeRefusal(400, SUBPROTOCOL_REQUIRED));
+      // Nothing is read until the connection's session listens: a frame sent meanwhile waits in the socket.
+      webSocket.pause();
+      const internals = webSocket as unknown as WsInternals;
+      // This transport's limits, not those of the application's ws server.
+      limitMessages(internals, options.maxPayload);
+      internals._closeTimeout = options.closeHandshakeMs;
+      decide(options.identify(request), (identity) => {
+        webSocket.resume();
+        if (identity instanceof UpgradeRefusal) return closeRefused(webSocket, identity);
+        if (webSocket.readyState !== webSocket.OPEN || !internals._socket) return;
+        serve(webSocket, internals._socket, identity, request);
+      });
+    },
     close() {
-      httpServer.off('upgrade', onUpgrade);
-      const refusing = refuseAfterClose(options.refuseOtherPaths);
-      httpServer.on('upgrade', refusing);
-      closedTransports.set(httpServer, refusing);
+      closed = true;
+      if (httpServer) {
+        httpServer.off('upgrade', onUpgrade);
+        const refusing = refuseAfterClose(options.refuseOtherPaths);
+        httpServer.on('upgrade', refusing);
+        closedTransports.set(httpServer, refusing);
+      }
       heartbeat?.stop();
       sockets.close();
     },
   };
+}
+
+/** Calls `then` with the identity or refusal `identify` decided, at once when it decided at once. */
+function decide<Identity>(
+  decided: Identity | UpgradeRefusal | Promise<Identity | UpgradeRefusal>,
+  then: (identity: Identity | UpgradeRefusal) => void,
+): void {
+  if (!(decided instanceof Promise)) return then(decided);
+  decided.then(then, () => then(new UpgradeRefusal(500, 'the server could not decide who is connecting')));
+}
+
+/**
+ * The refusal of an accepted WebSocket, which has no HTTP answer left to give: the close code mirrors the status
+ * (4400, 4401, 4403, 4429, 4500, …), and the reason is the refusal's text cut to the 123 bytes a close frame holds.
+ */
+function closeRefused(webSocket: WebSocket, refusal: UpgradeRefusal): void {
+  const code = refusal.status >= 400 && refusal.status < 500 ? 4000 + refusal.status : CloseCode.INTERNAL_ERROR;
+  webSocket.close(code, truncateUtf8(refusal.body, MAX_CLOSE_REASON_BYTES));
+}
+
+const MAX_CLOSE_REASON_BYTES = 123;
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.byteLength <= maxBytes) return text;
+  // A code point cut in two decodes to U+FFFD, three bytes: dropped, so the reason stays within the limit.
+  return bytes
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+}
+
+function offersSubprotocol(request: IncomingMessage): boolean {
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+  return offered.includes(CPP_SUBPROTOCOL);
 }
 
 /**
@@ -149,8 +212,7 @@ function isSessionUpgrade(request: IncomingMessage, stream: Duplex, refuseOtherP
  */
 function refuseAfterClose(refuseOtherPaths: boolean): UpgradeListener {
   return (request, stream) => {
-    if (isSessionUpgrade(request, stream, refuseOtherPaths))
-      refuse(stream, new UpgradeRefusal(503, 'this CPP server has shut down'));
+    if (isSessionUpgrade(request, stream, refuseOtherPaths)) refuse(stream, new UpgradeRefusal(503, SHUT_DOWN));
   };
 }
 
@@ -176,7 +238,8 @@ interface WsSocketSettings {
 }
 
 /**
- * What CPP adjusts of ws's internals (ws 8). ws has one `maxPayload` per server. Its receiver checks each frame
+ * What CPP adjusts of ws's internals: fields of ws 8.19 to 8.23 alike (read in their sources); packages/server pins
+ * ws to the minor its tests ran on, so that an upgrade of ws is one the tests have seen. ws has one `maxPayload` per server. Its receiver checks each frame
  * header against its own copy, so changing that copy limits this connection alone, before the frame's payload is
  * buffered; a compressed frame is inflated only as far as the connection's permessage-deflate copy allows (the
  * proof-of-possession tests check both). The compressor (`_deflate`) is the extension's, made again when needed;
@@ -187,6 +250,17 @@ interface WsInternals {
   _receiver?: { _maxPayload: number };
   _sender?: { _state: number };
   _extensions?: Record<string, { _maxPayload: number; _deflate: { close(): void } | null } | undefined>;
+  /** The connection's close handshake time, set from its server's `closeTimeout` (ws 8.19 on). */
+  _closeTimeout: number;
+  /** The network stream under the WebSocket. */
+  _socket: Duplex | null;
+}
+
+function limitMessages(internals: WsInternals, bytes: number): void {
+  const { _receiver: receiver, _extensions: extensions } = internals;
+  if (receiver) receiver._maxPayload = bytes;
+  const inflater = extensions?.['permessage-deflate'];
+  if (inflater) inflater._maxPayload = bytes;
 }
 
 const SENDER_IDLE = 0;
@@ -201,10 +275,7 @@ class WsCppSocket implements CPPSocket {
   ) {}
 
   limitMessageBytes(bytes = this.settings.maxPayload): void {
-    const { _receiver: receiver, _extensions: extensions } = this.webSocket as unknown as WsInternals;
-    if (receiver) receiver._maxPayload = bytes;
-    const inflater = extensions?.['permessage-deflate'];
-    if (inflater) inflater._maxPayload = bytes;
+    limitMessages(this.webSocket as unknown as WsInternals, bytes);
   }
 
   send(text: string, written?: () => void): void {

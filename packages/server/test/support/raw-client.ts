@@ -10,6 +10,8 @@ export interface ConnectOptions {
   did?: string;
   /** Subprotocols offered; `cpp-v1.0.0` by default. */
   protocols?: string[];
+  /** Sent as the Origin header, as a browser page's connection has it. */
+  origin?: string;
 }
 
 /** How the server answered an upgrade it refused. */
@@ -176,7 +178,7 @@ const publishedSchemas = new FrameValidator();
 
 function open(url: string, options: ConnectOptions): WebSocket {
   const headers = options.did ? { 'X-Client-Sovereign-DID': options.did } : undefined;
-  return new WebSocket(url, options.protocols ?? [CPP_SUBPROTOCOL], headers ? { headers } : {});
+  return new WebSocket(url, options.protocols ?? [CPP_SUBPROTOCOL], { headers, origin: options.origin });
 }
 
 function describeFrame(frame: ServerFrame): string {
