@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { audienceOf, publicSessionUrl } from '../../src/auth/audience.js';
 import { clientAddress } from '../../src/auth/client-address.js';
 
-const request = (headers: Record<string, string>, remoteAddress = '10.0.0.1') =>
-  ({ headers, socket: { remoteAddress } }) as unknown as IncomingMessage;
+const request = (headers: Record<string, string>, remoteAddress = '10.0.0.1', url = '/v1/cpp/session?did=x') =>
+  ({ headers, url, socket: { remoteAddress } }) as unknown as IncomingMessage;
 
 describe('clientAddress', () => {
   it('is the peer address unless the server trusts a proxy', () => {
@@ -28,6 +28,12 @@ describe('the audience', () => {
     ).toBe('wss://chat.example/v1/cpp/session');
     expect(audienceOf(request({ host: 'chat.example', 'x-forwarded-proto': 'https' }), options)).toBe(
       'ws://chat.example/v1/cpp/session',
+    );
+  });
+
+  it("is the request's path, without its query, where an application mounted CPP itself (CPPServer.accept)", () => {
+    expect(audienceOf(request({ host: 'chat.example' }, '10.0.0.1', '/app/cpp?did=x'), options)).toBe(
+      'ws://chat.example/app/cpp',
     );
   });
 
