@@ -489,10 +489,14 @@ export class CPPClient {
    * still waiting go again, except those the syncs show carried out.
    */
   private async resume(): Promise<void> {
-    const reopened = await Promise.allSettled(this.mirrors.threadIds().map((threadId) => this.reopen(threadId)));
-    for (const outcome of reopened)
-      if (outcome.status === 'rejected' && outcome.reason instanceof CPPServerError)
-        this.events.emit('error', outcome.reason);
+    const threadIds = this.mirrors.threadIds();
+    const reopened = await Promise.allSettled(threadIds.map((threadId) => this.reopen(threadId)));
+    reopened.forEach((outcome, index) => {
+      if (outcome.status !== 'rejected' || !(outcome.reason instanceof CPPServerError)) return;
+      // Deleted while this client was away: its id is retired, and the copy goes as on a CPP_THREAD_DELETED.
+      if (outcome.reason.code === 'NOT_FOUND') this.dropDeleted(threadIds[index]!);
+      else this.events.emit('error', outcome.reason);
+    });
     this.requests.skipCarriedOut();
   }
 

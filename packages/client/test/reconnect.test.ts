@@ -42,6 +42,30 @@ describe('CPPClient reconnecting', () => {
     ]);
   });
 
+  it('drops, as deleted, a thread whose re-open is NOT_FOUND: deleted while the client was away', async () => {
+    const client = connect();
+    const errors: unknown[] = [];
+    client.on('error', (error) => errors.push(error));
+    await client.openThread('thread_gone');
+    await client.openThread('thread_kept');
+    const deleted = new Promise<string>((resolve) => client.once('threadDeleted', resolve));
+    session.server.handleOnce('CPP_THREAD_OPEN', (frame, peer) =>
+      session.server.send(peer, 'CPP_ERROR', {
+        code: 'NOT_FOUND',
+        message: 'thread thread_gone was deleted',
+        refId: frame.id!,
+        refType: 'CPP_THREAD_OPEN',
+      }),
+    );
+
+    session.server.peers[0]!.terminate();
+    expect(await deleted).toBe('thread_gone');
+    await client.ready();
+    expect(client.graph('thread_gone')).toBeUndefined();
+    expect(client.graph('thread_kept')).toBeDefined();
+    expect(errors).toEqual([]);
+  });
+
   it.each([1001, 4408, 4429])('reconnects after the server closes with %i', async (code) => {
     const client = connect();
     const statuses = recordStatuses(client);

@@ -65,8 +65,12 @@ export class ThreadRegistry {
     try {
       await this.store.createThread({ threadId, ownerDid: identity.did, title: '', createdAt: now, updatedAt: now });
     } catch (error) {
-      // Another server created it between our look-up and our insert: open theirs.
       if (!StoreConflictError.isInstance(error)) throw error;
+      // Another server created it between our look-up and our insert (open theirs), or the id is a deleted
+      // thread's, retired for good (docs/PROTOCOL.md §25.2): an open of it is NOT_FOUND, never a new empty thread.
+      const created = await this.load(threadId);
+      if (!created) throw new CPPError(ErrorCode.NOT_FOUND, `thread ${threadId} was deleted`);
+      return created;
     }
     return this.load(threadId);
   }

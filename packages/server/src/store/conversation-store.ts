@@ -42,7 +42,10 @@ export interface StreamedText {
  * check, so a crash or a concurrent writer can never leave a half-spliced tree.
  */
 export interface ConversationStore {
-  /** Creates an empty thread (version 0). Throws `StoreConflictError` when the id is taken. */
+  /**
+   * Creates an empty thread (version 0). Throws `StoreConflictError` when the id is taken, or was taken by a thread
+   * since deleted: a deleted thread's id is retired for good (docs/PROTOCOL.md §25.2).
+   */
   createThread(record: ThreadRecord): Promise<void>;
 
   /**
@@ -63,13 +66,15 @@ export interface ConversationStore {
   searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]>;
 
   /**
-   * Deletes the thread with every node and every piece of streamed text. False when there was no such thread.
+   * Deletes the thread with every node and every piece of streamed text, and retires its id, in one transaction: no
+   * thread of that id is created or imported again. Its node ids are free again. False when there was no such thread.
    */
   deleteThread(threadId: string): Promise<boolean>;
 
   /**
    * Creates every thread with its whole graph (nodes in `nodesInTreeOrder`, at version 1), in one transaction:
-   * all of them or, throwing, none. Throws `StoreConflictError` when a thread id or a node id is already used.
+   * all of them or, throwing, none. Throws `StoreConflictError` when a thread id or a node id is already used, or a
+   * thread id is retired.
    */
   importThreads(threads: readonly StoredThread[]): Promise<void>;
 

@@ -27,11 +27,14 @@ export class MemoryStore implements ConversationStore {
    * table of their own.
    */
   private readonly pieces = new Map<string, Map<string, TextPieceRow>>();
+  /** The ids of deleted threads: retired, never created again (the SQL stores' `deleted_threads`). */
+  private readonly deletedThreadIds = new Set<string>();
   private closed = false;
 
   async createThread(record: ThreadRecord): Promise<void> {
     this.ensureOpen();
-    if (this.threads.has(record.threadId)) throw StoreConflictError.threadExists(record.threadId);
+    if (this.threads.has(record.threadId) || this.deletedThreadIds.has(record.threadId))
+      throw StoreConflictError.threadExists(record.threadId);
     this.threads.set(record.threadId, {
       record: { ...record },
       version: 0,
@@ -96,6 +99,7 @@ export class MemoryStore implements ConversationStore {
       this.nodeThreads.delete(nodeId);
       this.pieces.delete(nodeId);
     }
+    this.deletedThreadIds.add(threadId);
     return this.threads.delete(threadId);
   }
 
@@ -105,7 +109,8 @@ export class MemoryStore implements ConversationStore {
     const threadIds = new Set<string>();
     const nodeIds = new Set<string>();
     for (const { threadId, graph } of threads) {
-      if (this.threads.has(threadId) || threadIds.has(threadId)) throw StoreConflictError.threadExists(threadId);
+      if (this.threads.has(threadId) || this.deletedThreadIds.has(threadId) || threadIds.has(threadId))
+        throw StoreConflictError.threadExists(threadId);
       threadIds.add(threadId);
       for (const nodeId of Object.keys(graph.nodes)) {
         const owner = this.nodeThreads.get(nodeId) ?? (nodeIds.has(nodeId) ? 'another imported thread' : undefined);

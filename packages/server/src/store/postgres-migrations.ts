@@ -83,6 +83,17 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE streamed_text DROP CONSTRAINT streamed_text_pkey, ADD PRIMARY KEY (node_id, part, text_offset);
     `,
   },
+  {
+    name: 'retired thread ids',
+    sql: `
+    -- The ids of deleted threads, retired for good: an open of one must not create an empty thread of that id again
+    -- (docs/PROTOCOL.md §25.2). Only the id and when; nothing of the thread is kept.
+    CREATE TABLE deleted_threads (
+      thread_id text PRIMARY KEY,
+      deleted_at bigint NOT NULL
+    );
+    `,
+  },
 ];
 
 export interface MigrateOptions {

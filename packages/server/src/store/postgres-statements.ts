@@ -5,7 +5,8 @@
 export const POSTGRES_STATEMENTS = {
   insertThread: `
     INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version)
-    VALUES ($1, $2, $3, $4, $5, 0)
+    SELECT $1, $2, $3, $4, $5, 0
+    WHERE NOT EXISTS (SELECT FROM deleted_threads WHERE thread_id = $1)
     ON CONFLICT (thread_id) DO NOTHING`,
   selectThread: `
     SELECT thread_id AS "threadId", owner_did AS "ownerDid", title, created_at AS "createdAt", updated_at AS "updatedAt",
@@ -99,7 +100,11 @@ export const POSTGRES_STATEMENTS = {
     SELECT thread_id AS "threadId", title, node_id AS "nodeId",
            ts_headline('simple', left(content, 100000), to_tsquery('simple', $2), 'StartSel="", StopSel="", MaxWords=24, MinWords=8, ShortWord=0') AS snippet
     FROM hits ORDER BY rank DESC, updated_at DESC, node_id`,
-  deleteThread: 'DELETE FROM threads WHERE thread_id = $1',
+  /** Deletes the thread and retires its id in one statement; counts the thread deleted. */
+  deleteThread: `
+    WITH deleted AS (DELETE FROM threads WHERE thread_id = $1 RETURNING thread_id)
+    INSERT INTO deleted_threads (thread_id, deleted_at) SELECT thread_id, $2 FROM deleted
+    ON CONFLICT (thread_id) DO NOTHING`,
   bumpThreadVersions: `
     UPDATE threads SET version = version + 1, updated_at = $2
     WHERE thread_id = ANY ($1::text[])`,

@@ -80,7 +80,7 @@ export class PostgresStore implements ConversationStore {
 
   async deleteThread(threadId: string): Promise<boolean> {
     // Its nodes and their pieces of text go with it (ON DELETE CASCADE).
-    const { rowCount } = await this.pool.query(SQL.deleteThread, [threadId]);
+    const { rowCount } = await this.pool.query(SQL.deleteThread, [threadId, Date.now()]);
     return (rowCount ?? 0) > 0;
   }
 

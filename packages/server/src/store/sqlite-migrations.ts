@@ -98,6 +98,14 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DROP TABLE streamed_text;
   ALTER TABLE streamed_parts RENAME TO streamed_text;
   `,
+  `
+  -- The ids of deleted threads, retired for good: an open of one must not create an empty thread of that id again
+  -- (docs/PROTOCOL.md §25.2). Only the id and when; nothing of the thread is kept.
+  CREATE TABLE deleted_threads (
+    thread_id TEXT PRIMARY KEY,
+    deleted_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /**

@@ -38,6 +38,7 @@ export interface SqliteStatements {
   searchNodes: Statement<SearchParameters, SearchHit>;
   deleteThreadNodes: Statement<[string]>;
   deleteThread: Statement<[string]>;
+  retireThreadId: Statement<{ threadId: string; deletedAt: number }>;
 }
 
 /** `match` is an FTS5 query: every term as a quoted prefix. */
@@ -51,7 +52,8 @@ export function prepareStatements(db: Database): SqliteStatements {
   return {
     insertThread: db.prepare<NewThreadRow>(`
       INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version)
-      VALUES (@threadId, @ownerDid, @title, @createdAt, @updatedAt, 0)
+      SELECT @threadId, @ownerDid, @title, @createdAt, @updatedAt, 0
+      WHERE NOT EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = @threadId)
       ON CONFLICT (thread_id) DO NOTHING`),
     selectThread: db.prepare<[string], ThreadRow>(`
       SELECT thread_id AS threadId, owner_did AS ownerDid, title, created_at AS createdAt, updated_at AS updatedAt,
@@ -124,5 +126,8 @@ export function prepareStatements(db: Database): SqliteStatements {
     // Nodes first, so that the index's delete triggers run for each (their pieces of text go with them).
     deleteThreadNodes: db.prepare<[string]>('DELETE FROM nodes WHERE thread_id = ?'),
     deleteThread: db.prepare<[string]>('DELETE FROM threads WHERE thread_id = ?'),
+    retireThreadId: db.prepare<{ threadId: string; deletedAt: number }>(
+      'INSERT INTO deleted_threads (thread_id, deleted_at) VALUES (@threadId, @deletedAt) ON CONFLICT DO NOTHING',
+    ),
   };
 }

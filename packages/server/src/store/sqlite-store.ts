@@ -103,7 +103,9 @@ export class SqliteStore implements ConversationStore {
     const deleted = this.db
       .transaction(() => {
         this.statements.deleteThreadNodes.run(threadId);
-        return this.statements.deleteThread.run(threadId).changes > 0;
+        const deleted = this.statements.deleteThread.run(threadId).changes > 0;
+        if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
+        return deleted;
       })
       .immediate();
     if (deleted) this.checkpointer.wrote();

@@ -57,6 +57,10 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
       await expectError(client, 'NOT_FOUND', { refId: 'gone' });
     }
     expect(await listThreads(owner)).toEqual([]);
+    // Retired on every instance: opened again on the one that did not delete it, it is not created anew.
+    owner.send('CPP_THREAD_OPEN', { threadId }, { id: 'reopen' });
+    await expectError(owner, 'NOT_FOUND', { refId: 'reopen' });
+    expect(await instances.store.loadThread(threadId)).toBeUndefined();
   });
 
   it('search and import from either instance see the same threads', async () => {

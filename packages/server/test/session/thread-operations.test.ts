@@ -121,10 +121,13 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         await expectError(alice, 'NOT_FOUND', { refId: 'after' });
         remover.send('CPP_THREAD_DELETE', { threadId }, { id: 'delete-2' });
         expect((await remover.next('CPP_THREAD_DELETED')).payload).toEqual({ threadId });
-        // Unsubscribed: a thread opened again under the same id is a new one, and the old subscribers hear nothing of it.
-        const reborn = await openThread(remover, { threadId });
-        expect(reborn.version).toBe(0);
-        await prompt(remover, threadId, 'A new start');
+        // The id is retired: an open of it, as a client that was away re-opens its threads, creates nothing.
+        remover.send('CPP_THREAD_OPEN', { threadId }, { id: 'reopen' });
+        expect((await expectError(remover, 'NOT_FOUND', { refId: 'reopen' })).message).toBe(
+          `thread ${threadId} was deleted`,
+        );
+        expect(await store.loadThread(threadId)).toBeUndefined();
+        expect(await listThreads(remover)).toEqual([]);
         await Promise.all([listThreads(tab), listThreads(alice)]);
         expect(tab.all('CPP_SYNC_GRAPH').map((frame) => frame.payload.version)).toEqual([2]);
         expect(alice.all('CPP_GRAPH_PATCH').map((frame) => frame.payload.version)).toEqual([1, 2]);

@@ -167,9 +167,35 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       expect((await store.listThreads(ALICE)).map((summary) => summary.threadId)).toEqual([kept.threadId]);
       await kept.expectStoreToMatch();
       expect(await store.deleteThread(doomed.threadId)).toBe(false);
-      // Its ids are free again: nothing of it is left behind.
-      await store.importThreads([{ ...doomed.expected(), graph: { ...doomed.expected().graph, version: 1 } }]);
-      expect((await loadSound(store, doomed.threadId)).graph.nodes[streaming.assistantNodeId]?.content).toBe('partial');
+      // Its node ids are free again: nothing of it is left behind, but its thread id.
+      const reborn = newThreadId();
+      const copy = doomed.expected();
+      await store.importThreads([
+        { ...copy, threadId: reborn, graph: { ...copy.graph, threadId: reborn, version: 1 } },
+      ]);
+      expect((await loadSound(store, reborn)).graph.nodes[streaming.assistantNodeId]?.content).toBe('partial');
+    });
+
+    it("retires a deleted thread's id: neither created nor imported again, also after a reopen", async () => {
+      const store = fixture.store();
+      const doomed = await fixture.startThread();
+      await exchange(doomed, 'Doomed', 'Answer');
+      const copy = doomed.expected();
+      await store.deleteThread(doomed.threadId);
+      const record = { threadId: doomed.threadId, ownerDid: ALICE, title: '', createdAt: 1, updatedAt: 1 };
+
+      await expect(store.createThread(record)).rejects.toSatisfy(StoreConflictError.isInstance);
+      const fresh = branchingThread(ALICE, 'Fresh', fixture.clock().now());
+      await expect(
+        store.importThreads([
+          fresh,
+          { ...copy, graph: { ...copy.graph, nodes: {}, rootNodeId: null, activeHeadMessageId: null, version: 1 } },
+        ]),
+      ).rejects.toSatisfy(StoreConflictError.isInstance);
+      expect(await store.loadThread(fresh.threadId)).toBeUndefined();
+      expect(await store.loadThread(doomed.threadId)).toBeUndefined();
+      const reopened = await fixture.reopen();
+      if (reopened) await expect(reopened.createThread(record)).rejects.toSatisfy(StoreConflictError.isInstance);
     });
   });
 
