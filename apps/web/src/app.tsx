@@ -1,15 +1,17 @@
 import { newThreadId, type SearchHit } from '@promethea/cpp-protocol';
 import { browserIdentity, readImportFile, type ExportFormat } from '@promethea/cpp-client';
 import { useBranch, useCPP, useThreadSearch, useThreads } from '@promethea/cpp-react';
-import { useCallback, useEffect, useMemo, useState, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { ConnectionBadge } from './components/connection-badge.js';
 import { Conversation } from './components/conversation.js';
 import { ErrorList } from './components/error-list.js';
+import { Notice } from './components/notice.js';
 import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
 import { useErrorFeed } from './hooks/use-error-feed.js';
 import { useModels } from './hooks/use-models.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
+import { distinctTitle } from './lib/import-titles.js';
 import { sessionEndpoint } from './lib/session-endpoint.js';
 import { threadAfterDeletion } from './lib/thread-groups.js';
 
@@ -38,6 +40,15 @@ export function App() {
   // The model picked for the next message, for every thread of this tab; the server's default until one is picked.
   const [pickedModel, setPickedModel] = useState<string>();
   const model = pickedModel ?? defaultModel;
+  const [notice, setNotice] = useState<string>();
+
+  // Back after a loss: said once, in words, so that a person who saw it go knows what they send now goes out.
+  const lastConnection = useRef(cpp.connection);
+  useEffect(() => {
+    if (lastConnection.current === 'reconnecting' && cpp.connection === 'live')
+      setNotice('Connected again: the conversation is up to date, and what you send goes out now.');
+    lastConnection.current = cpp.connection;
+  }, [cpp.connection]);
 
   useEffect(() => {
     if (client && threadId !== undefined) client.openThread(threadId).catch(report);
@@ -127,7 +138,27 @@ export function App() {
         const { format, document } = readImportFile(text);
         return client.importThreads(format, document);
       })
-      .then(refreshThreads)
+      .then(async (imported) => {
+        // Each imported thread gets a title no other thread has, and the first opens, so that the person sees
+        // what came in and where.
+        const taken = new Set((threads ?? []).map((thread) => thread.title));
+        const titles: string[] = [];
+        for (const thread of imported) {
+          const title = distinctTitle(thread.title, taken);
+          taken.add(title);
+          titles.push(title || 'New conversation');
+          if (title !== thread.title) await client.renameThread(title, { threadId: thread.threadId });
+        }
+        refreshThreads();
+        const [first] = imported;
+        if (!first) return setNotice('The file holds no conversation: nothing was imported.');
+        setNotice(
+          imported.length === 1
+            ? `Imported “${titles[0]}”: it is open now.`
+            : `Imported ${imported.length} threads; the first, “${titles[0]}”, is open now.`,
+        );
+        selectThread(first.threadId);
+      })
       .catch((error: unknown) =>
         report(
           error instanceof Error && error.message.startsWith('the file is')
@@ -170,7 +201,7 @@ export function App() {
           Tree
         </button>
       </header>
-      <aside id="threads-panel" className="side threads-panel">
+      <div id="threads-panel" className="side threads-panel">
         <ThreadList
           threads={threads}
           activeThreadId={threadId}
@@ -186,9 +217,10 @@ export function App() {
           hits={hits}
           onOpenHit={openHit}
         />
-      </aside>
+      </div>
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
+        <Notice text={notice} onDismiss={() => setNotice(undefined)} />
         {graph ? (
           <Conversation
             key={graph.threadId}
@@ -209,9 +241,9 @@ export function App() {
           </p>
         )}
       </main>
-      <aside id="tree-panel" className="side tree-panel">
+      <div id="tree-panel" className="side tree-panel">
         {graph && <TreeMinimap graph={graph} branchIds={branchIds} onJump={jumpTo} />}
-      </aside>
+      </div>
     </div>
   );
 }

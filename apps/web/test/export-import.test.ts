@@ -64,17 +64,27 @@ describe('export and import in the browser', () => {
         ),
       ).toBe(true);
 
-      // Import: the JSON just exported comes back as a second thread of the same title.
+      // Import: the JSON just exported comes back as a second thread, told apart from the first by its title, and
+      // opens, as a notice says.
+      const exportedThreadId = chat.threadId();
       const picker = threads.getByLabel('File to import: a CPP JSON export or a ChatGPT conversations.json');
       await picker.setInputFiles(await jsonFile.path());
-      const danube = threads.getByRole('button', { name: /^Tell me about the Danube/ });
-      await danube.nth(1).waitFor();
-      expect(await danube.count()).toBe(2);
+      await page.getByRole('status').getByText('Imported “Tell me about the Danube (copy)”: it is open now.').waitFor();
+      const copy = threads.getByRole('button', { name: /^Tell me about the Danube \(copy\)/ });
+      await copy.waitFor();
+      expect(await threads.getByRole('button', { name: /^Tell me about the Danube/ }).count()).toBe(2);
+      await page.waitForFunction((id) => !window.location.hash.includes(id), exportedThreadId);
+      expect(await copy.getAttribute('aria-current')).toBe('page');
+      await chat.page.getByRole('log').getByText('Tell me about the Danube', { exact: true }).waitFor();
       expect(chat.frames.sent.find((frame) => frame.type === 'CPP_THREAD_IMPORT')?.payload).toMatchObject({
         format: 'cpp-thread',
       });
 
       await picker.setInputFiles(CHATGPT_EXPORT);
+      await page
+        .getByRole('status')
+        .getByText(/^Imported \d+ threads; the first, “.+”, is open now\.$/)
+        .waitFor();
       await threads.getByRole('button', { name: /^Rivers of Europe/ }).waitFor();
       await threads.getByRole('button', { name: /^Plotting with code/ }).waitFor();
       expect(chat.frames.sent.filter((frame) => frame.type === 'CPP_THREAD_IMPORT').at(-1)?.payload).toMatchObject({

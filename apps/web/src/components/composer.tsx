@@ -115,14 +115,15 @@ export function Composer(props: ComposerProps) {
           </button>
         </p>
       )}
-      {mode === 'pivot' && (
+      {/* Said while the person types, when it matters: not on every answer that streams. */}
+      {mode === 'pivot' && text !== '' && (
         <p className="composer-note pivot-note">
           {shownLength === 0 && shownReasoningLength > 0
             ? `Sending now pivots: the model stops thinking here, at the ${shownReasoningLength} characters of reasoning on screen, and your message branches from it.`
             : `Sending now pivots: the answer stops here, at the ${shownLength} characters on screen, and your message branches from it.`}
         </p>
       )}
-      {mode === 'stop-then-prompt' && (
+      {mode === 'stop-then-prompt' && text !== '' && (
         <p className="composer-note pivot-note">An answer is streaming on another branch: sending stops it first.</p>
       )}
       <label htmlFor={inputId} className="visually-hidden">
@@ -142,21 +143,6 @@ export function Composer(props: ComposerProps) {
           onKeyDown={onKeyDown}
         />
         <div className="composer-actions">
-          {models.length > 1 && (
-            <select
-              className="model-picker"
-              aria-label="Model"
-              title="The model that answers your next message"
-              value={model}
-              onChange={(event) => props.onModelChange(event.target.value)}
-            >
-              {models.map((offered) => (
-                <option key={offered.id} value={offered.id}>
-                  {offered.label}
-                </option>
-              ))}
-            </select>
-          )}
           {streaming && (
             <button type="button" className="stop" onClick={onStop} aria-keyshortcuts="Escape">
               ■ Stop
@@ -167,23 +153,41 @@ export function Composer(props: ComposerProps) {
           </button>
         </div>
       </div>
-      <p
-        id={hintId}
-        className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}
-      >
-        <span className="composer-hint-text">
-          {tooLong
-            ? `${promptTooLong(text.length, PROMPT_LIMIT)} Shorten it to send.`
-            : (blockedBy ??
-              notice ??
-              `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
-        </span>
-        {text.length >= PROMPT_LIMIT * COUNTER_FROM && (
-          <span className={`length-counter${tooLong ? ' over' : ''}`}>
-            {text.length.toLocaleString('en')} / {PROMPT_LIMIT.toLocaleString('en')}
-          </span>
+      {/* Below the box rather than beside it: on a phone the box keeps the width of the screen. */}
+      <div className="composer-footer">
+        {models.length > 1 && (
+          <select
+            className="model-picker"
+            aria-label="Model"
+            title="The model that answers your next message"
+            value={model}
+            onChange={(event) => props.onModelChange(event.target.value)}
+          >
+            {models.map((offered) => (
+              <option key={offered.id} value={offered.id}>
+                {offered.label}
+              </option>
+            ))}
+          </select>
         )}
-      </p>
+        <p
+          id={hintId}
+          className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}
+        >
+          <span className="composer-hint-text">
+            {tooLong
+              ? `${promptTooLong(text.length, PROMPT_LIMIT)} Shorten it to send.`
+              : (blockedBy ??
+                notice ??
+                `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
+          </span>
+          {text.length >= PROMPT_LIMIT * COUNTER_FROM && (
+            <span className={`length-counter${tooLong ? ' over' : ''}`}>
+              {text.length.toLocaleString('en')} / {PROMPT_LIMIT.toLocaleString('en')}
+            </span>
+          )}
+        </p>
+      </div>
     </form>
   );
 }

@@ -62,10 +62,13 @@ export class WebHarness {
     return `http://127.0.0.1:${this.server.port}/`;
   }
 
-  /** A new browser profile (its own IndexedDB, so its own identity). */
+  /**
+   * A new browser profile (its own IndexedDB, so its own identity). `bypassCSP` for axe-core (support/accessibility.ts):
+   * the page's own policy stays in force in every other test.
+   */
   async newContext(
     viewport = DESKTOP,
-    options: Pick<BrowserContextOptions, 'colorScheme'> = {},
+    options: Pick<BrowserContextOptions, 'colorScheme' | 'bypassCSP'> = {},
   ): Promise<BrowserContext> {
     const context = await this.browser.newContext({ viewport, ...options });
     this.contexts.push(context);
