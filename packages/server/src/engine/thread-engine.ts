@@ -19,6 +19,7 @@ import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
 import { AnswerStream } from './answer-stream.js';
+import { commitUntilStored } from './commit-retry.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
 import type { Identity } from './identity.js';
@@ -500,9 +501,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         },
         onEnd: () => {
           this.generation.end(stream);
-          this.queue
-            .run(() => this.finish(stream))
-            .catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
+          // The lock stays held until the end is stored: no other server takes an answer whose end is on its way.
+          commitUntilStored(() => this.queue.run(() => this.finish(stream)), {
+            wanted: () => this.generation.stream === stream,
+            onRetry: (error) => this.dependencies.onBackgroundError(error, threadId),
+          }).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
         },
         onStopped: admitted,
       },
