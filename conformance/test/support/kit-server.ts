@@ -17,10 +17,15 @@ export const KIT_TEST_CONCURRENCY = 16;
  */
 export const KIT_TEST_TIMEOUT_MS = 60_000;
 
-/** `cpp-server` as the kit's README tells to start it: the demo model at the kit's pace, on a fresh SQLite file. */
-export async function startKitServer(): Promise<{ server: CliServer; stop(): Promise<void> }> {
+/**
+ * `cpp-server` as the kit's README tells to start it: the demo model at the kit's pace, on a fresh SQLite file;
+ * `flags` (such as a models file) go after those.
+ */
+export async function startKitServer(
+  flags: readonly string[] = [],
+): Promise<{ server: CliServer; stop(): Promise<void> }> {
   const database = temporaryDatabase();
-  const server = await startCliServer(['--db', database.path, '--demo-delay-ms', String(KIT_DEMO_DELAY_MS)]);
+  const server = await startCliServer(['--db', database.path, '--demo-delay-ms', String(KIT_DEMO_DELAY_MS), ...flags]);
   return {
     server,
     async stop() {

@@ -29,8 +29,14 @@ const ContentLengthSchema = z.number().int().nonnegative();
 /** A count of UTF-16 code units the client had shown of a streaming node's reasoning. */
 const ReasoningLengthSchema = z.number().int().nonnegative();
 
+/**
+ * JSON Schema's maxLength counts code points where CPP counts UTF-16 code units (docs/PROTOCOL.md §3.3): the
+ * published schema's bound is then the looser one, and this description says which is meant.
+ */
+const utf16Length = (max: number) => `at most ${max} UTF-16 code units (maxLength, in code points, is looser)`;
+
 /** One of the ids `CPP_MODELS` lists; absent: the server's default model. */
-export const ModelIdSchema = z.string().min(1).max(200);
+export const ModelIdSchema = z.string().min(1).max(200).meta({ description: `1 to ${utf16Length(200)}` });
 
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
@@ -147,12 +153,17 @@ export const BranchDeleteFrameSchema = clientFrame(
 /** The longest title a user may give a thread, in UTF-16 code units. */
 export const THREAD_TITLE_MAX_LENGTH = 200;
 
-/** A title says something (a non-space character), fits a list, and holds no NUL (PostgreSQL text cannot). */
+/**
+ * A title says something (a non-space character), fits a list, and holds what every store keeps as it is: no NUL
+ * (PostgreSQL text cannot) and no lone surrogate (UTF-8 cannot), as a prompt.
+ */
 export const ThreadTitleSchema = z
   .string()
   .max(THREAD_TITLE_MAX_LENGTH)
   .regex(/\S/, 'expected a title with at least one non-space character')
-  .regex(/^[^\u0000]*$/, 'a title may not contain the NUL character (U+0000)');
+  .regex(/^[^\u0000]*$/, 'a title may not contain the NUL character (U+0000)')
+  .regex(/^\P{Surrogate}*$/u, 'a title may not contain a lone surrogate (half of a UTF-16 pair)')
+  .meta({ description: utf16Length(THREAD_TITLE_MAX_LENGTH) });
 
 /** Give a thread the user's own title, which automatic titles never replace. */
 export const ThreadRenameFrameSchema = clientFrame(
