@@ -36,7 +36,11 @@ const ReasoningLengthSchema = z.number().int().nonnegative();
 const utf16Length = (max: number) => `at most ${max} UTF-16 code units (maxLength, in code points, is looser)`;
 
 /** One of the ids `CPP_MODELS` lists; absent: the server's default model. */
-export const ModelIdSchema = z.string().min(1).max(200).meta({ description: `1 to ${utf16Length(200)}` });
+export const ModelIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .meta({ description: `1 to ${utf16Length(200)}` });
 
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
