@@ -19,28 +19,119 @@ interface MessageListProps extends MessageActionHandlers {
 /** How close to the bottom (px) still counts as reading the newest text, so the view follows the stream. */
 const FOLLOW_MARGIN = 80;
 
+/**
+ * A switch of branches at the fork of the message at `index` (the node `nodeId` until the switch shows): the message
+ * that takes its place is kept `offset` px from the list's top, where the one switched away from was.
+ */
+interface PlaceKept {
+  index: number;
+  nodeId: string;
+  offset: number;
+}
+
+/** The control of a message that had the focus, to give it back in the message that replaces it. */
+interface FocusKept {
+  element: HTMLElement;
+  index: number;
+  /** The accessible name of a switcher button ("Previous branch"), to focus the same one; else the message. */
+  control: string | undefined;
+}
+
 export function MessageList(props: MessageListProps) {
-  const { entries, headId, revealId, onRevealed, empty, onDelete } = props;
+  const { entries, headId, revealId, onRevealed, empty, onDelete, onShowBranch } = props;
   const list = useRef<HTMLDivElement>(null);
   const following = useRef(true);
+  // Shown while the person reads above the end: a way back to the newest text.
+  const [awayFromLatest, setAwayFromLatest] = useState(false);
+  const placeKept = useRef<PlaceKept>(undefined);
+  const focusKept = useRef<FocusKept>(undefined);
   // The message that is the list's one tab stop: the last one focused, else the newest.
   const [focusedId, setFocusedId] = useState<string>();
   const last = entries.at(-1)?.node;
   const focusStopId = entries.some((entry) => entry.node.id === focusedId) ? focusedId : last?.id;
+  const lastUserId = entries.findLast((entry) => entry.node.role === 'user')?.node.id;
 
+  const follow = useCallback((value: boolean) => {
+    following.current = value;
+    setAwayFromLatest(!value);
+  }, []);
+
+  const scrollToLatest = useCallback(() => {
+    const element = list.current;
+    if (element) element.scrollTop = element.scrollHeight;
+  }, []);
+
+  // A message the person just sent is what they look at next, wherever they had scrolled to: the view goes to it and
+  // follows its answer, as the big chat apps do.
+  const shownUserId = useRef(lastUserId);
+  useLayoutEffect(() => {
+    if (lastUserId === shownUserId.current) return;
+    // Appended: at the end of the branch, or just above its answer.
+    const appended =
+      shownUserId.current !== undefined && entries.slice(-2).some((entry) => entry.node.id === lastUserId);
+    shownUserId.current = lastUserId;
+    if (appended) follow(true);
+  }, [lastUserId, entries, follow]);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the list follows each change of its newest text.
+  useLayoutEffect(() => {
+    if (following.current) scrollToLatest();
+  }, [entries.length, last?.id, last?.content.length, last?.status, scrollToLatest]);
+
+  // After a switch of branches, the message that replaced the one switched is where that one was; the focus, if it
+  // was in the message that went, goes to the same place in the one that came.
   useLayoutEffect(() => {
     const element = list.current;
-    if (element && following.current) element.scrollTop = element.scrollHeight;
-  }, [entries.length, last?.id, last?.content.length]);
+    if (!element) return;
+    const place = placeKept.current;
+    if (place && entries[place.index] && entries[place.index]!.node.id !== place.nodeId) {
+      placeKept.current = undefined;
+      const message = element.querySelectorAll<HTMLElement>('article.message')[place.index];
+      if (message) {
+        element.scrollTop += message.getBoundingClientRect().top - element.getBoundingClientRect().top - place.offset;
+        follow(element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_MARGIN);
+      }
+    }
+    const kept = focusKept.current;
+    if (
+      kept &&
+      !kept.element.isConnected &&
+      (document.activeElement === null || document.activeElement === document.body)
+    ) {
+      focusKept.current = undefined;
+      const messages = element.querySelectorAll<HTMLElement>('article.message');
+      const message = messages[Math.min(kept.index, messages.length - 1)];
+      const buttons = message
+        ? [...message.querySelectorAll<HTMLButtonElement>('.siblings button:not(:disabled)')]
+        : [];
+      const control = buttons.find((button) => button.getAttribute('aria-label') === kept.control) ?? buttons[0];
+      (kept.control !== undefined && control ? control : message)?.focus({ preventScroll: true });
+    }
+  }, [entries, follow]);
 
   useLayoutEffect(() => {
     if (revealId === undefined || !entries.some((entry) => entry.node.id === revealId)) return;
     const message = list.current?.querySelector<HTMLElement>(`[data-node-id="${revealId}"]`);
     message?.scrollIntoView({ block: 'center' });
     message?.focus({ preventScroll: true });
-    following.current = false;
+    follow(false);
     onRevealed();
-  }, [revealId, entries, onRevealed]);
+  }, [revealId, entries, onRevealed, follow]);
+
+  const showBranch = useCallback(
+    (nodeId: string) => {
+      const index = entries.findIndex((entry) => entry.siblingIds.includes(nodeId));
+      const message = list.current?.querySelectorAll<HTMLElement>('article.message')[index];
+      if (list.current && message && index !== -1)
+        placeKept.current = {
+          index,
+          nodeId: entries[index]!.node.id,
+          offset: message.getBoundingClientRect().top - list.current.getBoundingClientRect().top,
+        };
+      onShowBranch(nodeId);
+    },
+    [entries, onShowBranch],
+  );
 
   // The focus is in the deleted message's confirm, which goes with it: it moves up to the message above, the
   // deleted one's parent, which stays.
@@ -54,46 +145,70 @@ export function MessageList(props: MessageListProps) {
   );
 
   return (
-    <div
-      ref={list}
-      className="message-list"
-      role="log"
-      aria-label="Conversation"
-      aria-relevant="additions"
-      aria-describedby="message-list-keys"
-      onScroll={(event) => {
-        const element = event.currentTarget;
-        following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_MARGIN;
-      }}
-      onFocus={(event) => {
-        const id = (event.target as HTMLElement).closest<HTMLElement>('article.message')?.dataset.nodeId;
-        if (id !== undefined) setFocusedId(id);
-      }}
-      onKeyDown={(event) => {
-        if (list.current && moveFocus(list.current, event.target as HTMLElement, event.key)) event.preventDefault();
-      }}
-    >
-      <p id="message-list-keys" className="visually-hidden">
-        Up and down arrows move between messages; left and right arrows reach a message&apos;s actions.
-      </p>
-      {entries.length === 0 && empty}
-      {entries.map(({ node, siblingIds, siblingIndex }) => (
-        <MessageBubble
-          key={node.id}
-          node={node}
-          siblingIds={siblingIds}
-          siblingIndex={siblingIndex}
-          isHead={node.id === headId}
-          isFocusStop={node.id === focusStopId}
-          onShowBranch={props.onShowBranch}
-          onEdit={props.onEdit}
-          onAnchor={props.onAnchor}
-          onRegenerate={props.onRegenerate}
-          onContinue={props.onContinue}
-          onDelete={deleteMessage}
-          report={props.report}
-        />
-      ))}
+    <div className="message-pane">
+      <div
+        ref={list}
+        className="message-list"
+        role="log"
+        aria-label="Conversation"
+        aria-relevant="additions"
+        aria-describedby="message-list-keys"
+        onScroll={(event) => {
+          const element = event.currentTarget;
+          const atEnd = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_MARGIN;
+          if (atEnd !== following.current) follow(atEnd);
+        }}
+        onFocus={(event) => {
+          const target = event.target as HTMLElement;
+          const message = target.closest<HTMLElement>('article.message');
+          const id = message?.dataset.nodeId;
+          if (id !== undefined) setFocusedId(id);
+          focusKept.current = message
+            ? {
+                element: target,
+                index: [...(list.current?.querySelectorAll('article.message') ?? [])].indexOf(message),
+                control: target.closest('.siblings') ? (target.getAttribute('aria-label') ?? undefined) : undefined,
+              }
+            : undefined;
+        }}
+        onKeyDown={(event) => {
+          if (list.current && moveFocus(list.current, event.target as HTMLElement, event.key)) event.preventDefault();
+        }}
+      >
+        <p id="message-list-keys" className="visually-hidden">
+          Up and down arrows move between messages; left and right arrows reach a message&apos;s actions.
+        </p>
+        {entries.length === 0 && empty}
+        {entries.map(({ node, siblingIds, siblingIndex }) => (
+          <MessageBubble
+            key={node.id}
+            node={node}
+            siblingIds={siblingIds}
+            siblingIndex={siblingIndex}
+            isHead={node.id === headId}
+            isFocusStop={node.id === focusStopId}
+            onShowBranch={showBranch}
+            onEdit={props.onEdit}
+            onAnchor={props.onAnchor}
+            onRegenerate={props.onRegenerate}
+            onContinue={props.onContinue}
+            onDelete={deleteMessage}
+            report={props.report}
+          />
+        ))}
+      </div>
+      {awayFromLatest && entries.length > 0 && (
+        <button
+          type="button"
+          className="jump-latest"
+          onClick={() => {
+            follow(true);
+            scrollToLatest();
+          }}
+        >
+          ↓ Latest
+        </button>
+      )}
     </div>
   );
 }

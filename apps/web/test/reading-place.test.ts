@@ -1,0 +1,119 @@
+import type { Locator } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { waitForFocus, type ChatPage } from './support/chat-page.js';
+import { openLongThread } from './support/long-thread.js';
+import { WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 90_000;
+
+/** Where `element`'s top is, in px below the top of the message list's visible area. */
+async function offsetInList(chat: ChatPage, element: Locator): Promise<number> {
+  const [box, list] = await Promise.all([element.boundingBox(), chat.messageList.boundingBox()]);
+  return box!.y - list!.y;
+}
+
+/** Whether `element` is entirely inside the message list's visible area. */
+async function inView(chat: ChatPage, element: Locator): Promise<boolean> {
+  const [box, list] = await Promise.all([element.boundingBox(), chat.messageList.boundingBox()]);
+  return box!.y >= list!.y - 1 && box!.y + box!.height <= list!.y + list!.height + 1;
+}
+
+function scrollListToTop(chat: ChatPage): Promise<void> {
+  return chat.messageList.evaluate((element) => {
+    element.scrollTop = 0;
+    element.dispatchEvent(new Event('scroll'));
+  });
+}
+
+describe('the reading place in the browser', () => {
+  it(
+    'shows a message sent while scrolled up, and its answer',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      await openLongThread(chat);
+      await scrollListToTop(chat);
+      await chat.send('A question sent from far above');
+      const answer = await chat.waitForAnswer('completed');
+      const list = chat.messageList;
+      expect(
+        await list.evaluate((element) => element.scrollHeight - element.scrollTop - element.clientHeight),
+      ).toBeLessThan(2);
+      // The answer is taller than the list: its end is in view, and the prompt above it was passed on the way down.
+      const [box, shown] = await Promise.all([chat.message(answer.id).boundingBox(), list.boundingBox()]);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(shown!.y + shown!.height + 1);
+      expect(await chat.page.getByRole('button', { name: '↓ Latest' }).count()).toBe(0);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'offers a way back to the latest while the person reads above a streaming answer',
+    async () => {
+      const harness = await WebHarness.start({ slow: true });
+      const chat = await harness.openChat();
+      await openLongThread(chat, 12);
+      await chat.send('Tell me about trees');
+      const streaming = await chat.waitForAnswer('streaming', { minLength: 20 });
+      await scrollListToTop(chat);
+      const jump = chat.page.getByRole('button', { name: '↓ Latest' });
+      await jump.waitFor();
+      // The stream goes on without pulling the reader down.
+      const length = (await chat.lastMessage()).length;
+      await chat.waitForAnswer('streaming', { minLength: length + 40 });
+      expect(await chat.messageList.evaluate((element) => element.scrollTop)).toBe(0);
+
+      await jump.click();
+      await jump.waitFor({ state: 'detached' });
+      await chat.waitForAnswer('streaming', { minLength: length + 80 });
+      const list = chat.messageList;
+      expect(
+        await list.evaluate((element) => element.scrollHeight - element.scrollTop - element.clientHeight),
+      ).toBeLessThan(80);
+      expect(await inView(chat, chat.message(streaming.id).locator('.message-body > :last-child'))).toBe(true);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'keeps a switched message where it was, and the focus on the switcher and the regenerated answer',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      await openLongThread(chat);
+      const articles = chat.messageList.locator('article.message');
+      const original = articles.nth(21);
+      const originalId = await original.getAttribute('data-node-id');
+      await original.scrollIntoViewIfNeeded();
+      await original.getByRole('button', { name: 'Regenerate' }).click();
+      await chat.waitForAnswer('completed', { otherThan: originalId! });
+      expect(await articles.count()).toBe(22);
+
+      // Back to the original: the branch below it comes back, and the message stays where the switcher was used.
+      const regenerated = articles.nth(21);
+      const previous = regenerated.getByRole('button', { name: 'Previous branch' });
+      await previous.scrollIntoViewIfNeeded();
+      const before = await offsetInList(chat, regenerated);
+      await previous.click();
+      await chat.page.waitForFunction(() => document.querySelectorAll('[role="log"] article.message').length === 48);
+      expect(Math.abs((await offsetInList(chat, chat.message(originalId!))) - before)).toBeLessThanOrEqual(2);
+
+      // By keyboard: the focus stays on the switcher of the message shown instead.
+      await chat.message(originalId!).getByRole('button', { name: 'Next branch' }).focus();
+      await chat.page.keyboard.press('Enter');
+      await chat.page.waitForFunction(() => document.querySelectorAll('[role="log"] article.message').length === 22);
+      await waitForFocus(articles.nth(21).getByRole('button', { name: 'Previous branch' }));
+
+      // Regenerate by keyboard: the focus goes to the answer that replaces the one it was on.
+      await articles.nth(21).getByRole('button', { name: 'Regenerate' }).focus();
+      await chat.page.keyboard.press('Enter');
+      const third = articles.nth(21).and(chat.page.locator('[aria-label="Assistant"], [aria-label^="Assistant,"]'));
+      await chat.page.getByRole('group', { name: 'Branch 3 of 3' }).waitFor();
+      await waitForFocus(third);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+});
