@@ -26,7 +26,10 @@ export interface CPPClientEvents {
   completed: (completed: StreamCompletedFrame['payload']) => void;
   /** A CPP_ERROR that answers no pending request (e.g. PROVIDER_ERROR of another client's prompt), or an invalid frame. */
   error: (error: CPPServerError) => void;
+  /** A page of the thread list arrived (PROTOCOL.md §7.6). */
   threads: (threads: ThreadSummary[]) => void;
+  /** A thread was created or changed, told to a connection subscribed to the list (PROTOCOL.md §7.11). */
+  threadUpdated: (thread: ThreadSummary) => void;
   /** A thread was deleted, by this client or another (PROTOCOL.md §25.2); its mirror is gone. */
   threadDeleted: (threadId: string) => void;
 }

@@ -133,6 +133,20 @@ export interface SearchOptions {
   limit?: number;
 }
 
+/** Which page of the thread list (PROTOCOL.md §6.3). */
+export interface ListThreadsOptions {
+  /** 1–200 threads; the server's default is 50. */
+  limit?: number;
+  /** The `nextCursor` of the page before; absent: the first page. */
+  cursor?: string;
+  /**
+   * `true`: the server tells this connection of every thread created, changed (`threadUpdated`) or deleted
+   * (`threadDeleted`) from now on; `false`: no longer. A subscription ends with its connection: list again with
+   * `subscribe: true` when the status is `open` again, as `useThreads` does.
+   */
+  subscribe?: boolean;
+}
+
 /** `cpp-thread`: the whole tree as CPP JSON; `markdown`: the active branch (PROTOCOL.md §25.4). */
 export type ExportFormat = 'cpp-thread' | 'markdown';
 

@@ -16,6 +16,7 @@ import {
   type ServerFrame,
   type ThreadGraph,
   type ThreadSummary,
+  type ThreadsFrame,
   type ModelsFrame,
 } from '@promethea/cpp-protocol';
 import type {
@@ -28,6 +29,7 @@ import type {
   PivotOptions,
   PromptOptions,
   RegenerateOptions,
+  ListThreadsOptions,
   RenameOptions,
   SearchOptions,
   StopOptions,
@@ -321,13 +323,22 @@ export class CPPClient {
     );
   }
 
-  listThreads(): Promise<ThreadSummary[]> {
-    const frame = this.frames.create('CPP_THREAD_LIST', {});
+  /** The threads of one page of the list (default: the first 50, newest first); `listThreadPage` tells if there are more. */
+  async listThreads(options: ListThreadsOptions = {}): Promise<ThreadSummary[]> {
+    return (await this.listThreadPage(options)).threads;
+  }
+
+  /** One page of the thread list and the cursor of the next (`null`: no more), PROTOCOL.md §6.3. */
+  listThreadPage(options: ListThreadsOptions = {}): Promise<ThreadsFrame['payload']> {
+    const { limit, cursor, subscribe } = options;
+    const frame = this.frames.create('CPP_THREAD_LIST', {
+      ...(limit === undefined ? {} : { limit }),
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(subscribe === undefined ? {} : { subscribe }),
+    });
     return this.request(
       frame,
-      new FrameWaiter(frame.id, (reply) =>
-        reply.type === 'CPP_THREADS' ? { value: reply.payload.threads } : undefined,
-      ),
+      new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS' ? { value: reply.payload } : undefined)),
     );
   }
 
@@ -525,6 +536,7 @@ export class CPPClient {
     else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
     else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
     else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);
+    else if (frame.type === 'CPP_THREAD_UPDATED') this.events.emit('threadUpdated', frame.payload.thread);
   }
 
   /** The thread no longer exists: its mirror goes, and requests waiting on it fail, as when it is closed. */

@@ -6,6 +6,7 @@ export type {
   DeleteBranchOptions,
   EditOptions,
   ExportFormat,
+  ListThreadsOptions,
   PivotOptions,
   PromptOptions,
   RegenerateOptions,
@@ -17,6 +18,7 @@ export type { CPPClientEvents, GraphEvent } from './client-events.js';
 export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';
 export { readImportFile, type ImportFile } from './import-file.js';
+export { ThreadListMirror } from './thread-list-mirror.js';
 export { ConnectionClosedError } from './connection-closed-error.js';
 export { SendQueueFullError } from './send-queue-full-error.js';
 export { ThreadClosedError } from './thread-closed-error.js';
@@ -34,4 +36,5 @@ export {
   type SearchHit,
   type ThreadGraph,
   type ThreadSummary,
+  type ThreadsFrame,
 } from '@promethea/cpp-protocol';

@@ -35,6 +35,7 @@ export * from './tree/invariants.js';
 export * from './tree/mirror.js';
 export * from './tree/text-parts.js';
 export * from './threads/search-terms.js';
+export * from './threads/thread-list-page.js';
 export * from './threads/thread-export.js';
 export * from './threads/thread-export-schema.js';
 export * from './threads/thread-import.js';

@@ -1,6 +1,6 @@
 export { useCPP, type CPP, type ConnectionState, type UseCPPOptions } from './use-cpp.js';
 export { useCPPState } from './use-cpp-state.js';
-export { useThreads, type ThreadsState } from './use-threads.js';
+export { useThreads, type ThreadsOptions, type ThreadsState } from './use-threads.js';
 export { useThreadSearch, type ThreadSearch, type ThreadSearchOptions } from './use-thread-search.js';
 export { useBranch, type Branch } from './use-branch.js';
 export { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';

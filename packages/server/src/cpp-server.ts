@@ -28,6 +28,8 @@ import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/
 import { ConnectionSession, type SessionDependencies } from './session/connection-session.js';
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
+import { ListFeedingStore } from './threads/list-feeding-store.js';
+import { ThreadListFeed } from './threads/thread-list-feed.js';
 import { createHttpServer } from './transport/http-server.js';
 import { createWsTransport, type WsTransport } from './transport/ws-transport.js';
 import type { WebSocket } from 'ws';
@@ -160,6 +162,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** The same one when this server made it (and listens), undefined when it is the application's. */
   private readonly ownHttpServer: HttpServer | undefined;
   private readonly ownsStore: boolean;
+  /** Connections subscribed to their identity's thread list; the store tells it what changed. */
+  private readonly threadList = new ThreadListFeed();
   private readonly store: ConversationStore;
   private readonly models: ModelCatalog;
   private readonly registry: ThreadRegistry;
@@ -189,7 +193,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.models = modelCatalogOf(options);
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore();
-    this.store = new ObservedStore(store, this.observers);
+    this.store = new ListFeedingStore(new ObservedStore(store, this.observers), this.threadList, (error, threadId) =>
+      this.reportError(error, { threadId }),
+    );
     // Probes go to the store itself: they are not store operations to time.
     this.storeReachable = storeReachable(store);
     const timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.clusterTimings };
@@ -301,6 +307,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     // One for every session: a connection keeps only what is its own.
     const sessionDependencies: SessionDependencies = {
       access: this.access.threads,
+      threadList: this.threadList,
       store: this.store,
       models: this.models,
       maxFrameBytes,

@@ -7,7 +7,7 @@ import { groupThreads, markTerms, threadAfterDeletion } from '../lib/thread-grou
 import { InlineConfirm, InlineQuestion, useConfirmation } from './inline-confirm.js';
 
 interface ThreadListProps {
-  threads: ThreadSummary[] | undefined;
+  threads: readonly ThreadSummary[] | undefined;
   activeThreadId: string | undefined;
   /** The thread whose conversation is on screen (the active one once it has opened). */
   shownThreadId: string | undefined;

@@ -199,7 +199,7 @@ export class FakeServer {
       case 'CPP_SYNC_REQUEST':
         return this.sendSync(peer, frame.payload.threadId);
       case 'CPP_THREAD_LIST':
-        return this.send(peer, 'CPP_THREADS', { threads: [...this.threads.values()].map(summary) });
+        return this.send(peer, 'CPP_THREADS', { threads: [...this.threads.values()].map(summary), nextCursor: null });
       case 'CPP_PROMPT':
         return this.prompt(frame.payload);
       case 'CPP_PIVOT_INIT':

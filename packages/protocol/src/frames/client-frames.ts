@@ -3,6 +3,7 @@ import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema } from '../node.js';
 import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
+import { THREAD_LIST_CURSOR_MAX_LENGTH, THREAD_LIST_MAX_LIMIT } from '../threads/thread-list-page.js';
 import { AuthProofFrameSchema } from './auth-frames.js';
 
 export const ThreadIdSchema = z
@@ -104,8 +105,18 @@ export const StreamStopFrameSchema = clientFrame(
   }),
 );
 
-/** List the threads of this identity; answered by CPP_THREADS. */
-export const ThreadListFrameSchema = clientFrame('CPP_THREAD_LIST', z.object({}));
+/**
+ * One page of this identity's threads, most recently updated first; answered by CPP_THREADS. `cursor` continues
+ * after the page that returned it; `subscribe` turns the list's small updates (CPP_THREAD_UPDATED) on or off.
+ */
+export const ThreadListFrameSchema = clientFrame(
+  'CPP_THREAD_LIST',
+  z.object({
+    limit: z.number().int().min(1).max(THREAD_LIST_MAX_LIMIT).optional(),
+    cursor: z.string().min(1).max(THREAD_LIST_CURSOR_MAX_LENGTH).optional(),
+    subscribe: z.boolean().optional(),
+  }),
+);
 
 /** List the models this server offers; answered by CPP_MODELS. */
 export const ModelListFrameSchema = clientFrame('CPP_MODEL_LIST', z.object({}));

@@ -38,4 +38,5 @@ export const SERVER_FRAME_TYPES = [
   'CPP_THREAD_DELETED',
   'CPP_SEARCH_RESULTS',
   'CPP_THREADS_IMPORTED',
+  'CPP_THREAD_UPDATED',
 ] as const satisfies readonly ServerFrameType[];

@@ -101,8 +101,14 @@ export const ThreadSummarySchema = z.object({
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 
-/** The identity's threads, most recently active first. */
-export const ThreadsFrameSchema = serverFrame('CPP_THREADS', z.object({ threads: z.array(ThreadSummarySchema) }));
+/** A page of the identity's threads, most recently active first; `nextCursor` asks for the next (null: no more). */
+export const ThreadsFrameSchema = serverFrame(
+  'CPP_THREADS',
+  z.object({ threads: z.array(ThreadSummarySchema), nextCursor: z.string().nullable() }),
+);
+
+/** A thread of the identity was created or changed: its summary now, for a connection subscribed to the list. */
+export const ThreadUpdatedFrameSchema = serverFrame('CPP_THREAD_UPDATED', z.object({ thread: ThreadSummarySchema }));
 
 /** One model a server offers. */
 export const ModelInfoSchema = z.object({
@@ -177,6 +183,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   ThreadDeletedFrameSchema,
   SearchResultsFrameSchema,
   ThreadsImportedFrameSchema,
+  ThreadUpdatedFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;
@@ -190,6 +197,7 @@ export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
 export type ThreadDeletedFrame = z.infer<typeof ThreadDeletedFrameSchema>;
 export type SearchResultsFrame = z.infer<typeof SearchResultsFrameSchema>;
 export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
+export type ThreadUpdatedFrame = z.infer<typeof ThreadUpdatedFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];

@@ -166,6 +166,23 @@ describe('decodeClientFrame: INVALID_FRAME', () => {
       variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.userPrompt = ['hi'])),
       'payload.userPrompt',
     ],
+    ['a list limit of 0', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload.limit = 0)), 'payload.limit'],
+    [
+      'a list limit above 200',
+      variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload.limit = 201)),
+      'payload.limit',
+    ],
+    ['an empty cursor', variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload.cursor = '')), 'payload.cursor'],
+    [
+      'a cursor longer than 200',
+      variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload.cursor = 'c'.repeat(201))),
+      'payload.cursor',
+    ],
+    [
+      'subscribe that is not a boolean',
+      variant(clientSamples.CPP_THREAD_LIST, (copy) => (copy.payload.subscribe = 1)),
+      'payload.subscribe',
+    ],
   ];
 
   it.each(brokenFields)('refuses a frame with %s, naming %s and echoing the id', (_, frame, path) => {

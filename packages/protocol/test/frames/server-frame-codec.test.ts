@@ -18,7 +18,7 @@ describe('decodeServerFrame', () => {
 
   it('stamps frames with the current time in integer milliseconds by default', () => {
     const before = Date.now();
-    const frame = JSON.parse(encodeServerFrame('CPP_THREADS', { threads: [] }));
+    const frame = JSON.parse(encodeServerFrame('CPP_THREADS', { threads: [], nextCursor: null }));
     const after = Date.now();
     expect(Number.isInteger(frame.timestamp)).toBe(true);
     expect(frame.timestamp).toBeGreaterThanOrEqual(before);

@@ -81,7 +81,12 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-6',
     payload: { activeThreadId: THREAD_ID, nodeId: 'msg_01h8v1', receivedContentLength: 0 },
   },
-  CPP_THREAD_LIST: { type: 'CPP_THREAD_LIST', timestamp: TIMESTAMP, id: 'request-7', payload: {} },
+  CPP_THREAD_LIST: {
+    type: 'CPP_THREAD_LIST',
+    timestamp: TIMESTAMP,
+    id: 'request-7',
+    payload: { limit: 50, cursor: '1781100000005.thread_01J0ABCDEF', subscribe: true },
+  },
   CPP_MODEL_LIST: { type: 'CPP_MODEL_LIST', timestamp: TIMESTAMP, id: 'request-10', payload: {} },
   CPP_SYNC_REQUEST: {
     type: 'CPP_SYNC_REQUEST',
@@ -225,6 +230,7 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
           nodeCount: 2,
         },
       ],
+      nextCursor: null,
     },
   },
   CPP_MODELS: {
@@ -297,6 +303,20 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
           nodeCount: 4,
         },
       ],
+    },
+  },
+  CPP_THREAD_UPDATED: {
+    type: 'CPP_THREAD_UPDATED',
+    timestamp: TIMESTAMP,
+    payload: {
+      thread: {
+        threadId: THREAD_ID,
+        title: 'Explain spiking neural networks.',
+        createdAt: TIMESTAMP,
+        updatedAt: TIMESTAMP + 9,
+        version: 2,
+        nodeCount: 2,
+      },
     },
   },
 };

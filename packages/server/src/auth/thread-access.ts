@@ -170,7 +170,7 @@ export class ThreadAccess implements ThreadLimits {
 
   private async checkQuota(identity: Identity): Promise<void> {
     const max = this.settings.limits.maxThreadsPerDid;
-    const owned = (await this.store.listThreads(identity.did)).length;
+    const owned = await this.store.countThreads(identity.did, max);
     if (owned >= max)
       throw new CPPError(ErrorCode.RATE_LIMITED, `${identity.did} owns ${owned} threads; the limit is ${max}`);
   }

@@ -3,8 +3,10 @@ import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protoc
 import type {
   CommitMeta,
   ConversationStore,
+  OwnedThreadSummary,
   StoredThread,
   StreamedText,
+  ThreadPage,
   ThreadRecord,
 } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
@@ -26,8 +28,16 @@ export class ObservedStore implements ConversationStore {
     return this.timed('loadThread', () => this.store.loadThread(threadId));
   }
 
-  listThreads(ownerDid: string): Promise<ThreadSummary[]> {
-    return this.timed('listThreads', () => this.store.listThreads(ownerDid));
+  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]> {
+    return this.timed('listThreads', () => this.store.listThreads(ownerDid, page));
+  }
+
+  countThreads(ownerDid: string, upTo: number): Promise<number> {
+    return this.timed('countThreads', () => this.store.countThreads(ownerDid, upTo));
+  }
+
+  threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined> {
+    return this.timed('threadSummary', () => this.store.threadSummary(threadId));
   }
 
   searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {

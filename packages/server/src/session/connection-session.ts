@@ -3,9 +3,11 @@ import {
   CloseCode,
   ErrorCode,
   SEARCH_RESULTS_DEFAULT,
+  THREAD_LIST_DEFAULT_LIMIT,
   decodeClientFrame,
   encodeServerFrame,
   type ClientFrame,
+  type ClientPayload,
   type ErrorCode as ErrorCodeType,
   searchTerms,
 } from '@promethea/cpp-protocol';
@@ -19,6 +21,8 @@ import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import { isThreadFrame, threadOf } from '../engine/thread-frame.js';
 import type { Observers } from '../observability/observers.js';
+import { readThreadListCursor, threadListCursor } from '../threads/thread-list-cursor.js';
+import type { ThreadListFeed } from '../threads/thread-list-feed.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
 import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from './backpressure.js';
 
@@ -28,6 +32,8 @@ export interface SessionDependencies {
   models: ModelCatalog;
   /** Whose threads it may act on, and how much. */
   access: ThreadAccess;
+  /** The connections subscribed to their identity's thread list. */
+  threadList: ThreadListFeed;
   maxFrameBytes: number;
   backpressure: BackpressureLimits;
   observers: Observers;
@@ -68,6 +74,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   private readonly receipt = new SerialQueue();
   /** The frames queued on their threads and not yet applied: a thread list waits for those sent before it. */
   private applying: Set<Promise<void>> | undefined;
+  /** The DID whose thread list this connection is subscribed to, if it is. */
+  private listSubscription: string | undefined;
 
   constructor(
     private readonly socket: CPPSocket,
@@ -139,6 +147,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.guard.detach();
     for (const engine of this.threads ?? []) engine.unsubscribe(this);
     this.threads = undefined;
+    this.subscribeToList(false);
     this.dependencies.onClosed(this);
   }
 
@@ -168,10 +177,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return this.answered(frame, engine.leave(this));
       }
       case 'CPP_THREAD_LIST':
-        return this.inTurn(frame, async () => {
-          const threads = await this.dependencies.store.listThreads(this.identity.did);
-          this.send(encodeServerFrame('CPP_THREADS', { threads }));
-        });
+        return this.inTurn(frame, () => this.listThreads(frame.payload));
       case 'CPP_MODEL_LIST': {
         const { models } = this.dependencies;
         return this.send(encodeServerFrame('CPP_MODELS', { models: models.list(), defaultModel: models.defaultId }));
@@ -230,6 +236,32 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     const done = Promise.allSettled([...(this.applying ?? [])]).then(work);
     this.answered(frame, done);
     return done.catch(() => undefined);
+  }
+
+  /**
+   * One page of the list (docs/PROTOCOL.md §6.3). A subscription starts before the page is read, so that no change
+   * falls between the two; one more thread than asked for is read to tell whether there are more.
+   */
+  private async listThreads({
+    limit = THREAD_LIST_DEFAULT_LIMIT,
+    cursor,
+    subscribe,
+  }: ClientPayload<'CPP_THREAD_LIST'>) {
+    const after = cursor === undefined ? undefined : readThreadListCursor(cursor);
+    if (subscribe !== undefined) this.subscribeToList(subscribe);
+    const threads = await this.dependencies.store.listThreads(this.identity.did, { limit: limit + 1, after });
+    const more = threads.length > limit;
+    if (more) threads.length = limit;
+    const last = threads.at(-1);
+    const nextCursor = more && last ? threadListCursor(last) : null;
+    this.send(encodeServerFrame('CPP_THREADS', { threads, nextCursor }));
+  }
+
+  private subscribeToList(subscribe: boolean): void {
+    const { threadList } = this.dependencies;
+    if (this.listSubscription !== undefined) threadList.unsubscribe(this.listSubscription, this);
+    this.listSubscription = subscribe ? this.identity.did : undefined;
+    if (this.listSubscription !== undefined) threadList.subscribe(this.listSubscription, this);
   }
 
   /**

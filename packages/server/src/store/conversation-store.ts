@@ -15,6 +15,23 @@ export interface StoredThread extends ThreadRecord {
   graph: ThreadGraph;
 }
 
+/** A place in the thread list's order: threads sort by `updatedAt` descending, then `threadId` descending. */
+export interface ThreadPosition {
+  updatedAt: number;
+  threadId: string;
+}
+
+/** Which threads of an owner to list: at most `limit`, those after `after` when given. */
+export interface ThreadPage {
+  limit: number;
+  after?: ThreadPosition | undefined;
+}
+
+export interface OwnedThreadSummary {
+  ownerDid: string;
+  summary: ThreadSummary;
+}
+
 /** Metadata that changes with a commit. */
 export interface CommitMeta {
   updatedAt: number;
@@ -54,8 +71,18 @@ export interface ConversationStore {
    */
   loadThread(threadId: string): Promise<StoredThread | undefined>;
 
-  /** The owner's threads, most recently updated first (ties: greater thread id first, i.e. newer ULID). */
-  listThreads(ownerDid: string): Promise<ThreadSummary[]>;
+  /**
+   * A page of the owner's threads, most recently updated first (ties: greater thread id first, i.e. newer ULID):
+   * at most `page.limit` of them, those after `page.after` in that order when given. The SQL stores read it from
+   * an index on (owner, updatedAt, threadId), so a page costs the same however many threads the owner has.
+   */
+  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]>;
+
+  /** How many threads the owner has, counting no further than `upTo` (a quota needs no more). */
+  countThreads(ownerDid: string, upTo: number): Promise<number>;
+
+  /** One thread's summary, as `listThreads` lists it, with its owner; `undefined` when there is no such thread. */
+  threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined>;
 
   /**
    * The owner's threads whose title or message text holds every term (`searchTerms`: each term begins a word of

@@ -1,5 +1,14 @@
 import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
-import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
+import type {
+  CommitMeta,
+  ConversationStore,
+  OwnedThreadSummary,
+  StoredThread,
+  StreamedText,
+  ThreadPage,
+  ThreadPosition,
+  ThreadRecord,
+} from './conversation-store.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText, rankHits } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
@@ -59,19 +68,31 @@ export class MemoryStore implements ConversationStore {
     return { ...thread.record, graph };
   }
 
-  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
+  /** Sorts the owner's threads for each page: the memory store is for tests and demos, not for long histories. */
+  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
     this.ensureOpen();
     return [...this.threads.values()]
       .filter((thread) => thread.record.ownerDid === ownerDid)
-      .map(({ record, version, nodes }) => ({
-        threadId: record.threadId,
-        title: record.title,
-        createdAt: record.createdAt,
-        updatedAt: record.updatedAt,
-        version,
-        nodeCount: nodes.size,
-      }))
-      .sort(byMostRecentlyUpdated);
+      .map(summaryOf)
+      .filter((summary) => after === undefined || byMostRecentlyUpdated(summary, after) > 0)
+      .sort(byMostRecentlyUpdated)
+      .slice(0, limit);
+  }
+
+  async countThreads(ownerDid: string, upTo: number): Promise<number> {
+    this.ensureOpen();
+    let count = 0;
+    for (const thread of this.threads.values()) {
+      if (count >= upTo) break;
+      if (thread.record.ownerDid === ownerDid) count += 1;
+    }
+    return count;
+  }
+
+  async threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined> {
+    this.ensureOpen();
+    const thread = this.threads.get(threadId);
+    return thread && { ownerDid: thread.record.ownerDid, summary: summaryOf(thread) };
   }
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
@@ -199,7 +220,13 @@ export class MemoryStore implements ConversationStore {
 }
 
 /** Ties are broken by thread id, newest first: generated thread ids are ULIDs, which sort by creation time. */
-function byMostRecentlyUpdated(a: ThreadSummary, b: ThreadSummary): number {
+function summaryOf({ record, version, nodes }: MemoryThread): ThreadSummary {
+  const { threadId, title, createdAt, updatedAt } = record;
+  return { threadId, title, createdAt, updatedAt, version, nodeCount: nodes.size };
+}
+
+/** Negative when `a` comes first in the list, most recently updated first. */
+function byMostRecentlyUpdated(a: ThreadPosition, b: ThreadPosition): number {
   return b.updatedAt - a.updatedAt || compareDescending(a.threadId, b.threadId);
 }
 

@@ -1,3 +1,7 @@
+/** A thread's summary as lists show it; the node count is one range of the index on nodes (thread_id, seq). */
+const SUMMARY_COLUMNS = `thread_id AS "threadId", title, created_at AS "createdAt", updated_at AS "updatedAt", version,
+  (SELECT COUNT(*)::integer FROM nodes WHERE nodes.thread_id = threads.thread_id) AS "nodeCount"`;
+
 /**
  * The SQL the PostgreSQL store runs, beside sqlite-statements.ts. Column aliases are quoted so that rows come back
  * with the field names of `ThreadRow`, `NodeRow` and `ThreadSummary`.
@@ -14,11 +18,16 @@ export const POSTGRES_STATEMENTS = {
     FROM threads WHERE thread_id = $1`,
   // The row lock makes every other commit to the thread wait until this transaction ends.
   lockThreadVersion: 'SELECT version FROM threads WHERE thread_id = $1 FOR UPDATE',
-  selectThreadSummaries: `
-    SELECT thread_id AS "threadId", title, created_at AS "createdAt", updated_at AS "updatedAt", version,
-           (SELECT COUNT(*)::integer FROM nodes WHERE nodes.thread_id = threads.thread_id) AS "nodeCount"
-    FROM threads WHERE owner_did = $1
-    ORDER BY updated_at DESC, thread_id DESC`,
+  // Pages walk the index threads_by_owner (owner_did, updated_at DESC, thread_id DESC); the row comparison starts
+  // the page after a cursor right at it in the index (EXPLAIN: postgres-store.test.ts).
+  selectFirstThreads: `
+    SELECT ${SUMMARY_COLUMNS} FROM threads WHERE owner_did = $1
+    ORDER BY updated_at DESC, thread_id DESC LIMIT $2`,
+  selectThreadsAfter: `
+    SELECT ${SUMMARY_COLUMNS} FROM threads WHERE owner_did = $1 AND (updated_at, thread_id) < ($3, $4)
+    ORDER BY updated_at DESC, thread_id DESC LIMIT $2`,
+  countThreads: 'SELECT COUNT(*)::integer AS count FROM (SELECT 1 FROM threads WHERE owner_did = $1 LIMIT $2) AS owned',
+  selectThreadSummary: `SELECT owner_did AS "ownerDid", ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = $1`,
   updateThreadHeader: `
     UPDATE threads
     SET root_node_id = $2, head_node_id = $3, version = $4, updated_at = $5, title = COALESCE($6, title)

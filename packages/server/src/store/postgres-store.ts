@@ -1,6 +1,14 @@
 import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
-import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
+import type {
+  CommitMeta,
+  ConversationStore,
+  OwnedThreadSummary,
+  StoredThread,
+  StreamedText,
+  ThreadPage,
+  ThreadRecord,
+} from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrate } from './postgres-migrations.js';
@@ -59,8 +67,24 @@ export class PostgresStore implements ConversationStore {
     return inTransaction(this.pool, (client) => loadInTransaction(client, threadId), BEGIN_SNAPSHOT);
   }
 
-  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
-    return (await this.pool.query<ThreadSummary>(SQL.selectThreadSummaries, [ownerDid])).rows;
+  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
+    const query =
+      after === undefined
+        ? this.pool.query<ThreadSummary>(SQL.selectFirstThreads, [ownerDid, limit])
+        : this.pool.query<ThreadSummary>(SQL.selectThreadsAfter, [ownerDid, limit, after.updatedAt, after.threadId]);
+    return (await query).rows;
+  }
+
+  async countThreads(ownerDid: string, upTo: number): Promise<number> {
+    return (await this.pool.query<{ count: number }>(SQL.countThreads, [ownerDid, upTo])).rows[0]?.count ?? 0;
+  }
+
+  async threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined> {
+    const [row] = (await this.pool.query<ThreadSummary & { ownerDid: string }>(SQL.selectThreadSummary, [threadId]))
+      .rows;
+    if (!row) return undefined;
+    const { ownerDid, ...summary } = row;
+    return { ownerDid, summary };
   }
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {

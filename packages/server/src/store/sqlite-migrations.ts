@@ -106,6 +106,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     deleted_at INTEGER NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  `
+  -- The thread list in pages (issue 37): the index holds the whole order, (updated_at, thread_id), so that a page,
+  -- the first or one after a cursor, is a short range of it. The old index lacked thread_id, and every page sorted
+  -- all of the owner's threads to break ties.
+  CREATE INDEX threads_by_owner_recent ON threads (owner_did, updated_at, thread_id);
+  DROP INDEX threads_by_owner;
+  `,
 ];
 
 /**

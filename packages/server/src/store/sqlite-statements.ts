@@ -1,6 +1,6 @@
 import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { StreamedText } from './conversation-store.js';
+import type { OwnedThreadSummary, StreamedText, ThreadPosition } from './conversation-store.js';
 import type { NodeColumns, NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
 import type { TextPieceRow } from './streamed-text.js';
 
@@ -16,12 +16,19 @@ export interface CommittedHeader {
 
 export type NewThreadRow = Omit<ThreadRow, 'rootNodeId' | 'headNodeId' | 'version'>;
 
+/** A thread's summary as lists show it; the node count is one range of the index nodes_by_thread. */
+const SUMMARY_COLUMNS = `thread_id AS threadId, title, created_at AS createdAt, updated_at AS updatedAt, version,
+  (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount`;
+
 /** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
   selectThread: Statement<[string], ThreadRow>;
   selectThreadVersion: Statement<[string], number>;
-  selectThreadSummaries: Statement<[string], ThreadSummary>;
+  selectFirstThreads: Statement<{ ownerDid: string; limit: number }, ThreadSummary>;
+  selectThreadsAfter: Statement<ThreadPosition & { ownerDid: string; limit: number }, ThreadSummary>;
+  countThreads: Statement<{ ownerDid: string; upTo: number }, number>;
+  selectThreadSummary: Statement<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>;
   updateThreadHeader: Statement<CommittedHeader>;
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
   selectNodes: Statement<[string], NodeColumns>;
@@ -60,11 +67,22 @@ export function prepareStatements(db: Database): SqliteStatements {
              version, root_node_id AS rootNodeId, head_node_id AS headNodeId
       FROM threads WHERE thread_id = ?`),
     selectThreadVersion: db.prepare<[string], number>('SELECT version FROM threads WHERE thread_id = ?').pluck(),
-    selectThreadSummaries: db.prepare<[string], ThreadSummary>(`
-      SELECT thread_id AS threadId, title, created_at AS createdAt, updated_at AS updatedAt, version,
-             (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount
-      FROM threads WHERE owner_did = ?
-      ORDER BY updated_at DESC, thread_id DESC`),
+    // Pages walk the index threads_by_owner_recent backwards; the row value compares (updated_at, thread_id) as the
+    // order does, so the page after a cursor starts right at it in the index (EXPLAIN: sqlite-store.test.ts).
+    selectFirstThreads: db.prepare<{ ownerDid: string; limit: number }, ThreadSummary>(`
+      SELECT ${SUMMARY_COLUMNS} FROM threads WHERE owner_did = @ownerDid
+      ORDER BY updated_at DESC, thread_id DESC LIMIT @limit`),
+    selectThreadsAfter: db.prepare<ThreadPosition & { ownerDid: string; limit: number }, ThreadSummary>(`
+      SELECT ${SUMMARY_COLUMNS} FROM threads WHERE owner_did = @ownerDid AND (updated_at, thread_id) < (@updatedAt, @threadId)
+      ORDER BY updated_at DESC, thread_id DESC LIMIT @limit`),
+    countThreads: db
+      .prepare<{ ownerDid: string; upTo: number }, number>(
+        'SELECT COUNT(*) FROM (SELECT 1 FROM threads WHERE owner_did = @ownerDid LIMIT @upTo)',
+      )
+      .pluck(),
+    selectThreadSummary: db.prepare<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>(
+      `SELECT owner_did AS ownerDid, ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = ?`,
+    ),
     updateThreadHeader: db.prepare<CommittedHeader>(`
       UPDATE threads
       SET root_node_id = @rootNodeId, head_node_id = @headNodeId, version = @version, updated_at = @updatedAt,

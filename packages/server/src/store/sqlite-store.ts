@@ -2,7 +2,15 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
-import type { CommitMeta, ConversationStore, StoredThread, StreamedText, ThreadRecord } from './conversation-store.js';
+import type {
+  CommitMeta,
+  ConversationStore,
+  OwnedThreadSummary,
+  StoredThread,
+  StreamedText,
+  ThreadPage,
+  ThreadRecord,
+} from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
@@ -85,8 +93,20 @@ export class SqliteStore implements ConversationStore {
     })();
   }
 
-  async listThreads(ownerDid: string): Promise<ThreadSummary[]> {
-    return this.statements.selectThreadSummaries.all(ownerDid);
+  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
+    if (after === undefined) return this.statements.selectFirstThreads.all({ ownerDid, limit });
+    return this.statements.selectThreadsAfter.all({ ownerDid, limit, ...after });
+  }
+
+  async countThreads(ownerDid: string, upTo: number): Promise<number> {
+    return this.statements.countThreads.get({ ownerDid, upTo }) ?? 0;
+  }
+
+  async threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined> {
+    const row = this.statements.selectThreadSummary.get(threadId);
+    if (!row) return undefined;
+    const { ownerDid, ...summary } = row;
+    return { ownerDid, summary };
   }
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {

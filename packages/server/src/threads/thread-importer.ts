@@ -93,7 +93,7 @@ async function checkLimits(
     }
   }
   if (maxThreadsPerDid <= 0) return;
-  const owned = (await store.listThreads(ownerDid)).length;
+  const owned = await store.countThreads(ownerDid, maxThreadsPerDid);
   if (owned + threads.length > maxThreadsPerDid) {
     throw new CPPError(
       ErrorCode.RATE_LIMITED,

@@ -103,7 +103,7 @@ describe('the server under random and mutated frames', () => {
     await Promise.all(lanes.map((lane) => lane.connection.close()));
     let threads = 0;
     for (const identity of identities) {
-      for (const summary of await store.listThreads(identity.did)) {
+      for (const summary of await store.listThreads(identity.did, { limit: 200 })) {
         const stored = await store.loadThread(summary.threadId);
         expect(findInvariantViolations(stored!.graph), summary.threadId).toEqual([]);
         threads += 1;

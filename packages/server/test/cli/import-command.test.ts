@@ -81,9 +81,9 @@ describe('cpp-server import into SQLite', () => {
     expect(stdout).toMatch(/^imported 1 thread \(cpp-thread\)/);
     const store = SqliteStore.open(database.path);
     try {
-      expect((await store.listThreads(ALICE)).map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual([
-        { title: 'Saved', nodeCount: 1 },
-      ]);
+      expect(
+        (await store.listThreads(ALICE, { limit: 200 })).map(({ title, nodeCount }) => ({ title, nodeCount })),
+      ).toEqual([{ title: 'Saved', nodeCount: 1 }]);
     } finally {
       await store.close();
     }
@@ -121,7 +121,7 @@ describeWithPostgres('cpp-server import into PostgreSQL', () => {
 
 async function expectImported(store: ConversationStore): Promise<void> {
   try {
-    const threads = await store.listThreads(ALICE);
+    const threads = await store.listThreads(ALICE, { limit: 200 });
     expect(threads.map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual([
       { title: 'Rivers of Europe', nodeCount: 7 },
       { title: 'Plotting with code', nodeCount: 2 },

@@ -54,7 +54,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
           ...record,
           graph: emptyGraph(record.threadId),
         });
-        expect(await store.listThreads(ALICE)).toStrictEqual([
+        expect(await store.listThreads(ALICE, { limit: 200 })).toStrictEqual([
           { threadId: record.threadId, title: '', createdAt: 10, updatedAt: 11, version: 0, nodeCount: 0 },
         ]);
       });
@@ -65,7 +65,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         await expect(store.createThread(taken)).rejects.toSatisfy(StoreConflictError.isInstance);
         await driver.expectStoreToMatch();
-        expect(await store.listThreads(BOB)).toEqual([]);
+        expect(await store.listThreads(BOB, { limit: 200 })).toEqual([]);
       });
 
       it('loads nothing for an unknown thread', async () => {
@@ -184,7 +184,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(graph.nodes[first.assistantNodeId]?.childrenIds).toEqual([kept.userNodeId]);
         expect(graph.activeHeadMessageId).toBe(first.assistantNodeId);
         expect(await store.findNodeThread(doomed.assistantNodeId)).toBeUndefined();
-        expect((await store.listThreads(ALICE))[0]?.nodeCount).toBe(4);
+        expect((await store.listThreads(ALICE, { limit: 200 }))[0]?.nodeCount).toBe(4);
         await driver.expectStoreToMatch();
       });
 
@@ -199,13 +199,13 @@ export function describeConversationStoreContract(name: string, open: () => Prom
           createdAt: clock.now(),
         });
         await driver.anchor(userNodeId);
-        const before = await store.listThreads(ALICE);
+        const before = await store.listThreads(ALICE, { limit: 200 });
 
         await expect(store.commit(stale, { updatedAt: clock.now(), title: 'Late' })).rejects.toSatisfy(
           StoreConflictError.isInstance,
         );
         await driver.expectStoreToMatch();
-        expect(await store.listThreads(ALICE)).toStrictEqual(before);
+        expect(await store.listThreads(ALICE, { limit: 200 })).toStrictEqual(before);
         for (const node of stale.nodes)
           if (!planned.nodes[node.id]) expect(await store.findNodeThread(node.id)).toBeUndefined();
       });
@@ -314,7 +314,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await older.prompt('Older, but updated last');
         await bobs.prompt('Not yours');
 
-        const summaries = await store.listThreads(ALICE);
+        const summaries = await store.listThreads(ALICE, { limit: 200 });
         expect(summaries).toStrictEqual([
           {
             threadId: older.threadId,
@@ -333,7 +333,52 @@ export function describeConversationStoreContract(name: string, open: () => Prom
             nodeCount: 2,
           },
         ]);
-        expect(await store.listThreads('did:example:nobody')).toEqual([]);
+        expect(await store.listThreads('did:example:nobody', { limit: 200 })).toEqual([]);
+      });
+
+      it('lists in pages: each page after the position of the last one, ties by thread id, none twice', async () => {
+        // Seven threads, the first four updated in the same millisecond: the order breaks ties by id.
+        const records = Array.from({ length: 7 }, (_, index) => ({
+          threadId: newThreadId(),
+          ownerDid: ALICE,
+          title: `thread ${index}`,
+          createdAt: 100,
+          updatedAt: index < 4 ? 500 : 500 + index,
+        }));
+        for (const record of records) await store.createThread(record);
+        await store.createThread({ ...records[0]!, threadId: newThreadId(), ownerDid: BOB });
+        const whole = await store.listThreads(ALICE, { limit: 200 });
+        expect(whole.map((summary) => summary.threadId)).toEqual(
+          [...records]
+            .sort((a, b) => b.updatedAt - a.updatedAt || (a.threadId < b.threadId ? 1 : -1))
+            .map((record) => record.threadId),
+        );
+
+        const paged = [];
+        let page = await store.listThreads(ALICE, { limit: 3 });
+        while (page.length > 0) {
+          paged.push(...page);
+          const last = page.at(-1)!;
+          page = await store.listThreads(ALICE, { limit: 3, after: last });
+        }
+        expect(paged).toStrictEqual(whole);
+
+        // A position names a place in the order, not a thread: it still works once its thread is gone.
+        await store.deleteThread(whole[2]!.threadId);
+        expect(await store.listThreads(ALICE, { limit: 2, after: whole[2] })).toStrictEqual(whole.slice(3, 5));
+      });
+
+      it("counts an owner's threads up to a bound, and gives one thread's summary with its owner", async () => {
+        const threads = [await startThread(), await startThread(), await startThread()];
+        await startThread(BOB);
+        await threads[1]!.prompt('Counted');
+
+        expect(await store.countThreads(ALICE, 10)).toBe(3);
+        expect(await store.countThreads(ALICE, 2)).toBe(2);
+        expect(await store.countThreads('did:example:nobody', 10)).toBe(0);
+        const [listed] = await store.listThreads(ALICE, { limit: 1 });
+        expect(await store.threadSummary(threads[1]!.threadId)).toStrictEqual({ ownerDid: ALICE, summary: listed });
+        expect(await store.threadSummary(newThreadId())).toBeUndefined();
       });
 
       it('finds the thread that holds a node', async () => {
@@ -367,7 +412,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const a = await twoStreams.prompt('First');
         const b = await twoStreams.prompt('Second, on the side', { parentNodeId: a.userNodeId });
         const c = await oneStream.prompt('Third');
-        const listed = [await store.listThreads(ALICE), await store.listThreads(BOB)];
+        const listed = [await store.listThreads(ALICE, { limit: 200 }), await store.listThreads(BOB, { limit: 200 })];
 
         await streamBatch(store, [
           { driver: twoStreams, nodeId: a.assistantNodeId, offset: 0, text: 'Partial A' },
@@ -378,7 +423,10 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect((await loadSound(store, twoStreams.threadId)).graph.nodes[b.assistantNodeId]?.content).toBe('Partial B');
         await twoStreams.expectStoreToMatch();
         await oneStream.expectStoreToMatch();
-        expect([await store.listThreads(ALICE), await store.listThreads(BOB)]).toStrictEqual(listed);
+        expect([
+          await store.listThreads(ALICE, { limit: 200 }),
+          await store.listThreads(BOB, { limit: 200 }),
+        ]).toStrictEqual(listed);
       });
 
       it('skips the entries for a node no longer streaming, not in the thread named, or unknown, and applies the others', async () => {
@@ -455,12 +503,12 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         const driver = await startThread();
         const { assistantNodeId } = await driver.prompt('Hello');
         await driver.stream(assistantNodeId, 'Hi');
-        const listed = await store.listThreads(ALICE);
+        const listed = await store.listThreads(ALICE, { limit: 200 });
 
         await store.saveStreamedText([]);
 
         await driver.expectStoreToMatch();
-        expect(await store.listThreads(ALICE)).toStrictEqual(listed);
+        expect(await store.listThreads(ALICE, { limit: 200 })).toStrictEqual(listed);
       });
 
       it('recovers streaming nodes as interrupted with their persisted text, one new version per thread', async () => {
@@ -573,7 +621,7 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await store.close();
 
         await expect(store.loadThread(driver.threadId)).rejects.toThrow();
-        await expect(store.listThreads(ALICE)).rejects.toThrow();
+        await expect(store.listThreads(ALICE, { limit: 200 })).rejects.toThrow();
         await expect(store.saveStreamedText([])).rejects.toThrow();
       });
 
@@ -592,12 +640,15 @@ export function describeConversationStoreContract(name: string, open: () => Prom
           await driver.prompt('Side branch', { parentNodeId: first.userNodeId });
           await driver.anchor(pivot.userNodeId);
         }
-        const listed = [await store.listThreads(ALICE), await store.listThreads(BOB)];
+        const listed = [await store.listThreads(ALICE, { limit: 200 }), await store.listThreads(BOB, { limit: 200 })];
 
         const reopened = await reopen(context);
 
         for (const driver of drivers) await driver.expectStoreToMatch(reopened);
-        expect([await reopened.listThreads(ALICE), await reopened.listThreads(BOB)]).toStrictEqual(listed);
+        expect([
+          await reopened.listThreads(ALICE, { limit: 200 }),
+          await reopened.listThreads(BOB, { limit: 200 }),
+        ]).toStrictEqual(listed);
         const someNode = Object.keys(drivers[1]!.graph.nodes)[2]!;
         expect(await reopened.findNodeThread(someNode)).toBe(drivers[1]!.threadId);
       });

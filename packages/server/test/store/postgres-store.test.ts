@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPool } from '../../src/store/postgres-connection.js';
 import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
+import { POSTGRES_STATEMENTS as SQL } from '../../src/store/postgres-statements.js';
 import { PostgresStore } from '../../src/store/postgres-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { eventually } from '../support/eventually.js';
@@ -87,7 +88,7 @@ describeWithPostgres('PostgresStore', () => {
 
         expect(recorders.flatMap(({ messages }) => applying(messages))).toHaveLength(POSTGRES_MIGRATIONS.length);
         expect(await migrationsTable()).toStrictEqual(expectedMigrations);
-        for (const store of stores) expect(await store.listThreads('did:example:alice')).toEqual([]);
+        for (const store of stores) expect(await store.listThreads('did:example:alice', { limit: 200 })).toEqual([]);
       });
 
       it('migrates through the migrate function on any pool, counting only what this call applied', async () => {
@@ -167,6 +168,37 @@ describeWithPostgres('PostgresStore', () => {
 
         await expect(open()).rejects.toThrow(/lowercase identifier/);
       });
+    });
+
+    it('reads a page of the thread list, the first or one after a cursor, as a range of one index, sorting nothing', async () => {
+      await open();
+      // Enough threads that the planner's choice is the one a long history gets.
+      await schemas.query(`
+        INSERT INTO ${schema}.threads (thread_id, owner_did, title, created_at, updated_at, version)
+        SELECT 'thread_' || lpad(n::text, 8, '0'), CASE WHEN n % 10 = 0 THEN 'did:example:bob' ELSE 'did:example:alice' END,
+               'title ' || n, n, n, 0
+        FROM generate_series(1, 20000) AS n`);
+      await schemas.query(`ANALYZE ${schema}.threads`);
+      const plan = async (sql: string, values: unknown[]) => {
+        const client = await schemas.pool.connect();
+        try {
+          await client.query(`SET search_path TO ${schema}`);
+          const lines = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows;
+          return lines.map((line) => line['QUERY PLAN']).join('\n');
+        } finally {
+          client.release();
+        }
+      };
+
+      const first = await plan(SQL.selectFirstThreads, ['did:example:alice', 51]);
+      const after = await plan(SQL.selectThreadsAfter, ['did:example:alice', 51, 10_000, 'thread_00010000']);
+      expect(first).toMatch(
+        /Index Scan using threads_by_owner on threads\s.*\n\s+Index Cond: \(owner_did = 'did:example:alice'::text\)/,
+      );
+      expect(after).toMatch(
+        /Index Scan using threads_by_owner on threads\s.*\n\s+Index Cond: \(\(owner_did = 'did:example:alice'::text\) AND \(ROW\(updated_at, thread_id\) < ROW\('10000'::bigint, 'thread_00010000'::text\)\)\)/,
+      );
+      for (const text of [first, after]) expect(text).not.toMatch(/Sort|Seq Scan on threads/);
     });
 
     describe('concurrent writers', () => {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
+import { prepareStatements } from '../../src/store/sqlite-statements.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { describeConversationStoreContract } from './conversation-store-contract.js';
@@ -137,7 +138,7 @@ describe('SqliteStore on its file', () => {
   it('starts that thread with its first write: a store opened and only read runs none', async () => {
     const store = SqliteStore.open(path, { checkpointIntervalMs: 20 });
     const checkpointer = (store as unknown as { checkpointer: SqliteCheckpointer }).checkpointer;
-    await store.listThreads('did:example:alice');
+    await store.listThreads('did:example:alice', { limit: 200 });
     await store.interruptStreamingNodes(1);
     expect(checkpointer.isRunning).toBe(false);
 
@@ -145,6 +146,29 @@ describe('SqliteStore on its file', () => {
     expect(checkpointer.isRunning).toBe(true);
     await store.close();
     expect(checkpointer.isRunning).toBe(false);
+  });
+
+  it('reads a page of the thread list, the first or one after a cursor, as a range of one index, sorting nothing', () => {
+    SqliteStore.open(path).close();
+    const statements = prepareStatements(inspect());
+    const plan = (statement: { source: string }, parameters: object) =>
+      inspect()
+        .prepare(`EXPLAIN QUERY PLAN ${statement.source}`)
+        .all(parameters)
+        .map((row) => (row as { detail: string }).detail);
+    const owner = { ownerDid: 'did:example:alice', limit: 51 };
+
+    const first = plan(statements.selectFirstThreads, owner);
+    const after = plan(statements.selectThreadsAfter, { ...owner, updatedAt: 5, threadId: 'thread_x' });
+    expect(first[0]).toBe('SEARCH threads USING INDEX threads_by_owner_recent (owner_did=?)');
+    expect(after[0]).toBe(
+      'SEARCH threads USING INDEX threads_by_owner_recent (owner_did=? AND (updated_at,thread_id)<(?,?))',
+    );
+    // The node count of each listed thread is one range of nodes_by_thread; no step sorts.
+    for (const steps of [first, after]) {
+      expect(steps.some((step) => step.includes('USING COVERING INDEX nodes_by_thread (thread_id=?)'))).toBe(true);
+      expect(steps.filter((step) => step.includes('TEMP B-TREE'))).toEqual([]);
+    }
   });
 
   it('refuses a file whose schema is newer than it knows', () => {

@@ -164,7 +164,9 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
 
       expect(await store.loadThread(doomed.threadId)).toBeUndefined();
       expect(await store.findNodeThread(streaming.assistantNodeId)).toBeUndefined();
-      expect((await store.listThreads(ALICE)).map((summary) => summary.threadId)).toEqual([kept.threadId]);
+      expect((await store.listThreads(ALICE, { limit: 200 })).map((summary) => summary.threadId)).toEqual([
+        kept.threadId,
+      ]);
       await kept.expectStoreToMatch();
       expect(await store.deleteThread(doomed.threadId)).toBe(false);
       // Its node ids are free again: nothing of it is left behind, but its thread id.
@@ -209,7 +211,11 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
 
       for (const thread of threads) expect(await loadSound(store, thread.threadId)).toStrictEqual(thread);
       expect(
-        (await store.listThreads(ALICE)).map(({ title, version, nodeCount }) => ({ title, version, nodeCount })),
+        (await store.listThreads(ALICE, { limit: 200 })).map(({ title, version, nodeCount }) => ({
+          title,
+          version,
+          nodeCount,
+        })),
       ).toEqual([
         { title: 'Second', version: 1, nodeCount: 6 },
         { title: 'First', version: 1, nodeCount: 6 },
@@ -245,7 +251,9 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       ).rejects.toSatisfy(StoreConflictError.isInstance);
 
       expect(await store.loadThread(fresh.threadId)).toBeUndefined();
-      expect((await store.listThreads(ALICE)).map((summary) => summary.threadId)).toEqual([existing.threadId]);
+      expect((await store.listThreads(ALICE, { limit: 200 })).map((summary) => summary.threadId)).toEqual([
+        existing.threadId,
+      ]);
       await existing.expectStoreToMatch();
     });
   });

@@ -9,6 +9,7 @@ import {
   type SyncGraphFrame,
   type TextPart,
   type ThreadSummary,
+  type ThreadsFrame,
 } from '@promethea/cpp-protocol';
 import { expect } from 'vitest';
 import type { RawClient } from './raw-client.js';
@@ -161,4 +162,14 @@ export async function listThreads(client: RawClient): Promise<ThreadSummary[]> {
   const mark = client.mark();
   client.send('CPP_THREAD_LIST', {});
   return (await client.next('CPP_THREADS', (frame) => client.frames.indexOf(frame) >= mark)).payload.threads;
+}
+
+/** One CPP_THREAD_LIST with `fields` (limit, cursor, subscribe), and its CPP_THREADS. */
+export async function listPage(
+  client: RawClient,
+  fields: { limit?: number; cursor?: string; subscribe?: boolean } = {},
+): Promise<ThreadsFrame['payload']> {
+  const mark = client.mark();
+  client.send('CPP_THREAD_LIST', fields);
+  return (await client.next('CPP_THREADS', (frame) => client.frames.indexOf(frame) >= mark)).payload;
 }

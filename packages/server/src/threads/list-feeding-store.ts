@@ -1,0 +1,102 @@
+import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type {
+  CommitMeta,
+  ConversationStore,
+  OwnedThreadSummary,
+  StoredThread,
+  StreamedText,
+  ThreadPage,
+  ThreadRecord,
+} from '../store/conversation-store.js';
+import { importChange } from '../store/graph-records.js';
+import type { ThreadListFeed } from './thread-list-feed.js';
+
+/**
+ * A store that tells the thread list's subscribers what each of its writes changed (docs/PROTOCOL.md §7.11); every
+ * operation is the wrapped store's. It sits under the engine, so every way a thread changes passes through it.
+ */
+export class ListFeedingStore implements ConversationStore {
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly feed: ThreadListFeed,
+    /** A summary that could not be read after a change that was committed: the change stands, the update is lost. */
+    private readonly onError: (error: unknown, threadId: string) => void,
+  ) {}
+
+  async createThread(record: ThreadRecord): Promise<void> {
+    await this.store.createThread(record);
+    const { threadId, ownerDid, title, createdAt, updatedAt } = record;
+    this.feed.updated(ownerDid, { threadId, title, createdAt, updatedAt, version: 0, nodeCount: 0 });
+  }
+
+  loadThread(threadId: string): Promise<StoredThread | undefined> {
+    return this.store.loadThread(threadId);
+  }
+
+  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]> {
+    return this.store.listThreads(ownerDid, page);
+  }
+
+  countThreads(ownerDid: string, upTo: number): Promise<number> {
+    return this.store.countThreads(ownerDid, upTo);
+  }
+
+  threadSummary(threadId: string): Promise<OwnedThreadSummary | undefined> {
+    return this.store.threadSummary(threadId);
+  }
+
+  searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
+    return this.store.searchThreads(ownerDid, terms, limit);
+  }
+
+  /** The owner is read before the thread goes, and only while someone listens. */
+  async deleteThread(threadId: string): Promise<boolean> {
+    const owner = this.feed.listened ? (await this.store.threadSummary(threadId))?.ownerDid : undefined;
+    const deleted = await this.store.deleteThread(threadId);
+    if (deleted && owner !== undefined) this.feed.deleted(owner, threadId);
+    return deleted;
+  }
+
+  /** An imported thread's summary is known from the thread itself: no store read per thread. */
+  async importThreads(threads: readonly StoredThread[]): Promise<void> {
+    await this.store.importThreads(threads);
+    for (const thread of threads) {
+      if (!this.feed.isListening(thread.ownerDid)) continue;
+      const { threadId, title, createdAt, updatedAt } = thread;
+      const { version, nodes } = importChange(thread);
+      this.feed.updated(thread.ownerDid, { threadId, title, createdAt, updatedAt, version, nodeCount: nodes.length });
+    }
+  }
+
+  findNodeThread(nodeId: string): Promise<string | undefined> {
+    return this.store.findNodeThread(nodeId);
+  }
+
+  /** The summary is read after the commit and sent without holding the commit up. */
+  async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+    await this.store.commit(change, meta);
+    this.tell(change.threadId);
+  }
+
+  saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
+    return this.store.saveStreamedText(batch);
+  }
+
+  async interruptStreamingNodes(now: number): Promise<string[]> {
+    const threadIds = await this.store.interruptStreamingNodes(now);
+    for (const threadId of threadIds) this.tell(threadId);
+    return threadIds;
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+
+  private tell(threadId: string): void {
+    if (!this.feed.listened) return;
+    this.store.threadSummary(threadId).then(
+      (owned) => owned && this.feed.updated(owned.ownerDid, owned.summary),
+      (error: unknown) => this.onError(error, threadId),
+    );
+  }
+}
