@@ -10,6 +10,7 @@ import { AccessControl } from './auth/access-control.js';
 import type { AccessOptions } from './auth/access-options.js';
 import type { Admission } from './auth/upgrade-admission.js';
 import type { Identity } from './engine/identity.js';
+import type { HookedFrameType, OperationContext } from './engine/operation-context.js';
 import type { PivotContext } from './engine/pivot-context.js';
 import { SolitaryLinks } from './engine/solitary-link.js';
 import { ThreadRegistry } from './engine/thread-registry.js';
@@ -113,6 +114,21 @@ export interface CPPServerEvents {
    * leave undone is done once they settle, and one that throws refuses the pivot (see `PivotContext`).
    */
   pivot: [context: PivotContext];
+  /**
+   * Hooks: an operation that changes a thread, its checks passed and none of its steps run. Each listener is awaited
+   * in turn, in the order they were added (`once` ones run once); one that throws refuses the operation, which then
+   * changes nothing, and the client gets the code of a thrown `CPPError`, else INTERNAL (docs/PROTOCOL.md §11.6).
+   * An edit is a prompt with a `parentNodeId` (§24.2).
+   */
+  beforePrompt: [context: OperationContext<'CPP_PROMPT'>];
+  beforeRegenerate: [context: OperationContext<'CPP_REGENERATE'>];
+  beforeContinue: [context: OperationContext<'CPP_CONTINUE'>];
+  beforeStop: [context: OperationContext<'CPP_STREAM_STOP'>];
+  beforeAnchor: [context: OperationContext<'CPP_ANCHOR_HEAD'>];
+  beforeDeleteBranch: [context: OperationContext<'CPP_BRANCH_DELETE'>];
+  beforeRename: [context: OperationContext<'CPP_THREAD_RENAME'>];
+  beforeDeleteThread: [context: OperationContext<'CPP_THREAD_DELETE'>];
+  /** Notifications: an operation a connection carried out, once its answer is sent. */
   prompt: [event: OperationEvent];
   anchor: [event: OperationEvent];
   stop: [event: OperationEvent];
@@ -126,6 +142,18 @@ export interface CPPServerEvents {
   /** A failure no client frame could report (emitted only when someone listens). */
   error: [error: unknown];
 }
+
+/** The hook event of each operation that has hooks. */
+const HOOKS = {
+  CPP_PROMPT: 'beforePrompt',
+  CPP_REGENERATE: 'beforeRegenerate',
+  CPP_CONTINUE: 'beforeContinue',
+  CPP_STREAM_STOP: 'beforeStop',
+  CPP_ANCHOR_HEAD: 'beforeAnchor',
+  CPP_BRANCH_DELETE: 'beforeDeleteBranch',
+  CPP_THREAD_RENAME: 'beforeRename',
+  CPP_THREAD_DELETE: 'beforeDeleteThread',
+} as const satisfies Record<HookedFrameType, keyof CPPServerEvents>;
 
 /**
  * A third fewer frames than tokens for a 50 tokens/s answer (a half at 40 ms, a quarter at 100 tokens/s) while no
@@ -221,7 +249,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
           checkContinue: (graph, nodeId) => this.access.threads.checkContinue(graph, nodeId),
         },
         admitGeneration: (requester) => this.access.generations.admit(requester),
-        pivotListeners: (context) => this.runPivotListeners(context),
+        pivotListeners: (context) => this.runHooks('pivot', context),
+        runHooks: (context) => this.runHooks(HOOKS[context.type], context),
         onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
       },
       this.cluster ?? new SolitaryLinks(this.store),
@@ -362,9 +391,13 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return this.options.closeHandshakeMs ?? CLOSE_HANDSHAKE_MS;
   }
 
-  /** One after the other; the engine then completes the pivot (see `PivotContext`). */
-  private async runPivotListeners(context: PivotContext): Promise<void> {
-    for (const listener of this.listeners('pivot')) await listener(context);
+  /**
+   * The listeners of a hook, one after the other, each awaited. Their raw form: a `once` listener is one that
+   * removes itself when called (`listeners()` gives the function it wraps, which would run on every operation).
+   */
+  private async runHooks(event: 'pivot' | (typeof HOOKS)[HookedFrameType], context: unknown): Promise<void> {
+    for (const listener of this.rawListeners(event))
+      await (listener as (context: unknown) => unknown).call(this, context);
   }
 
   private notify(session: ConnectionSession, frame: ClientFrame): void {

@@ -10,6 +10,7 @@ export {
   type ConnectionEvent,
 } from './cpp-server.js';
 export { PivotContext, type PivotRequest } from './engine/pivot-context.js';
+export type { OperationContext, HookedFrameType } from './engine/operation-context.js';
 export { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
 export type { Identity } from './engine/identity.js';
 export type { AccessOptions } from './auth/access-options.js';

@@ -17,7 +17,7 @@ export interface ForwardedCommand {
    * The client frame, encoded: the instance that runs it decodes and validates it again, as it would its own client's.
    */
   frame: string;
-  /** Who sent a pivot, as the receiving instance identified them: the owner's 'pivot' listeners are told. */
+  /** Who sent the frame, as the receiving instance identified them: the owner's hooks and 'pivot' listeners are told. */
   identity?: Identity;
 }
 

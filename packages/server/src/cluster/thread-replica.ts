@@ -124,12 +124,8 @@ export class ThreadReplica implements ThreadLink {
 
   async forward(frame: ThreadFrame, identity: Identity): Promise<CommandReply | undefined> {
     const { transport, replyTimeoutMs } = this.context;
-    // The identity goes with a pivot: the owner's 'pivot' listeners are told who asked.
-    const encoded = encodeClientFrame(frame);
-    const forwarded =
-      frame.type === 'CPP_PIVOT_INIT'
-        ? { threadId: this.threadId, frame: encoded, identity }
-        : { threadId: this.threadId, frame: encoded };
+    // The identity goes with the frame: the owner's hooks and 'pivot' listeners are told who asked.
+    const forwarded = { threadId: this.threadId, frame: encodeClientFrame(frame), identity };
     const settled = new AbortController();
     let owner: string;
     try {

@@ -12,6 +12,7 @@ import {
   type TreeChange,
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
+import type { Identity } from './identity.js';
 import { keepingTheCut } from './keeping-the-cut.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
@@ -21,8 +22,13 @@ import { checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode 
 type Frame<Type extends ClientFrame['type']> = Extract<ClientFrame, { type: Type }>;
 
 /** CPP_PROMPT, in the thread's turn: checks → commit (the user node and its answer, one transaction) → publish → spawn. */
-export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, requester: Subscriber): Promise<void> {
-  const { activeThreadId: _threadId, userPrompt, newNodeId, parentNodeId, expectedVersion } = frame.payload;
+export async function prompt(
+  thread: ThreadContext,
+  frame: Frame<'CPP_PROMPT'>,
+  identity: Identity,
+  requester: Subscriber,
+): Promise<void> {
+  const { activeThreadId: threadId, userPrompt, newNodeId, parentNodeId, expectedVersion } = frame.payload;
   thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId);
   if (await isRetry(thread.graph, thread.store, newNodeId, userPrompt, parentNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
@@ -34,6 +40,8 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
       `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
     );
   const model = thread.models.resolve(frame.payload.model);
+  if (parentNodeId !== undefined) requireNode(thread.graph, parentNodeId);
+  await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
   const assistantNodeId = newMessageId();
   await thread.generation.claim();
   const plan = () => {
@@ -59,10 +67,11 @@ export async function prompt(thread: ThreadContext, frame: Frame<'CPP_PROMPT'>, 
 export async function regenerate(
   thread: ThreadContext,
   frame: Frame<'CPP_REGENERATE'>,
+  identity: Identity,
   requester: Subscriber,
 ): Promise<void> {
   const {
-    activeThreadId: _threadId,
+    activeThreadId: threadId,
     userNodeId,
     newNodeId,
     receivedContentLength,
@@ -82,6 +91,7 @@ export async function regenerate(
       `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`,
     );
   }
+  await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
   const cut: Cut | undefined =
     halting &&
     (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
@@ -110,6 +120,7 @@ export async function regenerate(
 export async function continueAnswer(
   thread: ThreadContext,
   frame: Frame<'CPP_CONTINUE'>,
+  identity: Identity,
   requester: Subscriber,
 ): Promise<void> {
   const { nodeId, expectedVersion } = frame.payload;
@@ -129,6 +140,7 @@ export async function continueAnswer(
       ErrorCode.THREAD_BUSY,
       `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
     );
+  await thread.runHooks({ type: frame.type, threadId: thread.threadId, identity, request: frame.payload, model });
   await thread.generation.claim();
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);

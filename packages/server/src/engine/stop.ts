@@ -1,4 +1,5 @@
 import { CPPError, ErrorCode, getNode, type ClientFrame } from '@promethea/cpp-protocol';
+import type { Identity } from './identity.js';
 import type { ThreadContext } from './thread-context.js';
 import { requireNode } from './thread-guards.js';
 
@@ -6,17 +7,25 @@ import { requireNode } from './thread-guards.js';
 export async function stop(
   thread: ThreadContext,
   frame: Extract<ClientFrame, { type: 'CPP_STREAM_STOP' }>,
+  identity: Identity,
 ): Promise<void> {
   const { nodeId, receivedContentLength, receivedReasoningLength } = frame.payload;
   requireNode(thread.graph, nodeId);
+  const notStreaming = () =>
+    new CPPError(ErrorCode.NOT_STREAMING, `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`);
+  if (thread.generation.stream?.nodeId !== nodeId) throw notStreaming();
+  await thread.runHooks({
+    type: frame.type,
+    threadId: thread.threadId,
+    identity,
+    request: frame.payload,
+    model: undefined,
+  });
+  // The answer may have ended by itself while the hooks ran.
   const cut =
     thread.generation.stream?.nodeId === nodeId
       ? await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop')
       : undefined;
-  if (!cut)
-    throw new CPPError(
-      ErrorCode.NOT_STREAMING,
-      `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`,
-    );
+  if (!cut) throw notStreaming();
   await thread.commitHalt(nodeId, cut);
 }

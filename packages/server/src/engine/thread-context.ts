@@ -4,6 +4,7 @@ import type { ConversationStore, ThreadRecord } from '../store/conversation-stor
 import type { AnswerStream } from './answer-stream.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { EngineObserver } from './engine-observer.js';
+import type { OperationContext } from './operation-context.js';
 import type { PivotContext } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
 import type { Titling } from './thread-committer.js';
@@ -38,6 +39,8 @@ export interface ThreadContext {
   readonly generation: ThreadGeneration;
   /** Runs the server's 'pivot' listeners with the context (none: nothing; the engine completes the pivot). */
   pivotListeners(context: PivotContext): Promise<void>;
+  /** Runs the server's hooks of an operation, between its checks and its steps; one that throws refuses it. */
+  runHooks(context: OperationContext): Promise<void>;
 
   /** Answers a requester with the whole thread (an exact retry's answer). */
   sendSync(requester: Subscriber): void;

@@ -8,6 +8,7 @@ import {
   planFinish,
   setPartText,
   streamingNode,
+  type ClientFrame,
   type FinishInput,
   type HaltReason,
   type MessageNode,
@@ -24,6 +25,7 @@ import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
 import type { Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
+import type { OperationContext } from './operation-context.js';
 import { pivot } from './pivot.js';
 import type { PivotContext } from './pivot-context.js';
 import { CopyCatchUp } from './copy-catch-up.js';
@@ -65,6 +67,8 @@ export interface ThreadEngineDependencies {
   admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners; the engine completes what they leave undone. */
   pivotListeners(context: PivotContext): Promise<void>;
+  /** Runs the server's hooks of an operation (see `OperationContext`). */
+  runHooks(context: OperationContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
   onIdle(engine: ThreadEngine): void;
   /** A failure that no client frame answers (a batch that could not be persisted, a commit after a stream ended). */
@@ -183,7 +187,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   apply(frame: ThreadFrame, identity: Identity, requester: Subscriber): Promise<void> {
     switch (frame.type) {
       case 'CPP_PROMPT':
-        return this.runWhereItStreams(frame, identity, requester, () => prompt(this, frame, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => prompt(this, frame, identity, requester));
       case 'CPP_PIVOT_INIT': {
         // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
         const { activeThreadId, receivedContentLength, ...fields } = frame.payload;
@@ -203,23 +207,25 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         return pivoted;
       }
       case 'CPP_STREAM_STOP':
-        return this.runWhereItStreams(frame, identity, requester, () => stop(this, frame));
+        return this.runWhereItStreams(frame, identity, requester, () => stop(this, frame, identity));
       case 'CPP_REGENERATE':
-        return this.runWhereItStreams(frame, identity, requester, () => regenerate(this, frame, requester));
+        return this.runWhereItStreams(frame, identity, requester, () => regenerate(this, frame, identity, requester));
       case 'CPP_CONTINUE':
-        return this.runWhereItStreams(frame, identity, requester, () => continueAnswer(this, frame, requester));
+        return this.runWhereItStreams(frame, identity, requester, () =>
+          continueAnswer(this, frame, identity, requester),
+        );
       case 'CPP_ANCHOR_HEAD':
-        return this.queue.run(() => anchor(this, frame));
+        return this.queue.run(() => anchor(this, frame, identity));
       case 'CPP_BRANCH_DELETE':
-        return this.queue.run(() => deleteBranch(this, frame));
+        return this.queue.run(() => deleteBranch(this, frame, identity));
       case 'CPP_THREAD_RENAME':
-        return this.queue.run(() => rename(this, frame, requester));
+        return this.queue.run(() => rename(this, frame, identity, requester));
     }
   }
 
-  /** CPP_THREAD_DELETE (see `deleteThread`). */
-  delete(expectedVersion: number | undefined): Promise<void> {
-    return this.queue.run(() => deleteThread(this, expectedVersion));
+  /** CPP_THREAD_DELETE (see `deleteThread`), as asked by `identity`. */
+  delete(frame: Extract<ClientFrame, { type: 'CPP_THREAD_DELETE' }>, identity: Identity): Promise<void> {
+    return this.queue.run(() => deleteThread(this, frame, identity));
   }
 
   /** Server shutdown: the running answer is kept, as far as it was sent, as `interrupted`. */
@@ -235,6 +241,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   pivotListeners(context: PivotContext): Promise<void> {
     return this.dependencies.pivotListeners(context);
+  }
+
+  runHooks(context: OperationContext): Promise<void> {
+    return this.dependencies.runHooks(context);
   }
 
   sendSync(requester: Subscriber): void {

@@ -187,7 +187,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
       case 'CPP_THREAD_DELETE': {
         const engine = await access.existing(frame.payload.threadId, this.identity);
-        return this.answered(frame, this.deleteThread(frame.payload.threadId, engine, frame.payload.expectedVersion));
+        return this.answered(frame, this.deleteThread(frame, engine));
       }
       case 'CPP_THREAD_SEARCH':
         access.checkSearch(this.identity, this.id);
@@ -269,13 +269,13 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
    * when the thread is already gone (a retry).
    */
   private async deleteThread(
-    threadId: string,
+    frame: Extract<ClientFrame, { type: 'CPP_THREAD_DELETE' }>,
     engine: ThreadEngine | undefined,
-    expectedVersion: number | undefined,
   ): Promise<void> {
+    const { threadId } = frame.payload;
     const told = engine !== undefined && this.threads?.has(engine) === true;
     if (engine) {
-      await engine.delete(expectedVersion);
+      await engine.delete(frame, this.identity);
       this.forget(engine);
     }
     if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));

@@ -1,7 +1,7 @@
 import { MemoryStore, type CPPServer, type CPPServerOptions } from '@promethea/cpp-server';
 import { afterEach, expect } from 'vitest';
 import { LocalCluster } from '../../src/cluster/local-cluster.js';
-import { RawClient } from '../support/raw-client.js';
+import { type ConnectOptions, RawClient } from '../support/raw-client.js';
 import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
 import { startServer } from '../support/start-server.js';
 
@@ -9,7 +9,7 @@ export interface LocalInstance {
   server: CPPServer;
   /** The model of this instance: answers generated here are its calls. */
   model: ScriptedModel;
-  connect(): Promise<RawClient>;
+  connect(options?: ConnectOptions): Promise<RawClient>;
 }
 
 export interface LocalInstances {
@@ -57,8 +57,8 @@ export function useLocalInstances(): LocalInstances {
           const model = new ScriptedModel(answer);
           const server = await startServer({ store, model, cluster: cluster.join(), ...options });
           servers.push(server);
-          const connect = async () => {
-            const client = await RawClient.connect(server.url);
+          const connect = async (options?: ConnectOptions) => {
+            const client = await RawClient.connect(server.url, options);
             clients.push(client);
             return client;
           };

@@ -1,3 +1,4 @@
+import type { OperationContext } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
 import {
   completion,
@@ -15,6 +16,27 @@ const ANSWER = { chunks: ['Rivers ', 'run.'], gated: false };
 /** Rename, delete, search and import from any instance of a cluster (PROTOCOL.md §24). */
 describe('thread operations on servers sharing a store through a LocalCluster', () => {
   const instances = useLocalInstances();
+
+  it('a stop sent to another instance runs the hooks of the one writing the answer, told who asked', async () => {
+    const [writing, other] = await instances.start(2, { chunks: ['Rivers ', 'run.'] });
+    const toldWriting: OperationContext<'CPP_STREAM_STOP'>[] = [];
+    const toldOther: OperationContext<'CPP_STREAM_STOP'>[] = [];
+    writing!.server.on('beforeStop', (context) => void toldWriting.push(context));
+    other!.server.on('beforeStop', (context) => void toldOther.push(context));
+    const writer = await writing!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const { assistantNodeId } = await prompt(writer, threadId, 'Which river is the longest?');
+    await writing!.model.call(0);
+
+    const stopper = await other!.connect({ did: 'did:web:stopper.example' });
+    await openThread(stopper, { threadId });
+    stopper.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: assistantNodeId });
+    await stopper.next('CPP_STREAM_HALTED');
+    expect(toldWriting.map(({ type, identity }) => [type, identity.did])).toEqual([
+      ['CPP_STREAM_STOP', 'did:web:stopper.example'],
+    ]);
+    expect(toldOther).toEqual([]);
+  });
 
   it("rename on one instance reaches the thread's clients on the other", async () => {
     const [first, second] = await instances.start(2, ANSWER);

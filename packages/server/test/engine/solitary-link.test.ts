@@ -49,6 +49,7 @@ describe('the links of a server alone', () => {
         limits: { checkPrompt: () => undefined, checkRoom: () => undefined, checkContinue: () => undefined },
         admitGeneration: () => () => undefined,
         pivotListeners: async () => undefined,
+        runHooks: async () => undefined,
         onIdle: () => undefined,
         onBackgroundError: (error) => {
           throw error;
