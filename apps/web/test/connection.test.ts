@@ -1,5 +1,6 @@
 import { ProviderError, type ModelProvider, type ModelRequest, type ModelStreamPart } from '@promethea/cpp-server';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { TcpProxy } from '../../../packages/server/test/support/tcp-proxy.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 60_000;
@@ -46,6 +47,59 @@ describe('connection and errors in the browser', () => {
         after.text.slice(0, 15),
       ]);
       // Chromium itself logs each reconnection attempt that finds the server down: that is what this test does to it.
+      expect(chat.problems.filter((problem) => !/^WebSocket connection to '[^']*' failed: /.test(problem))).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'shows an answer cut off by a dead server as such, keeps a message sent meanwhile as unsent, and says when it is back',
+    async () => {
+      // The server dies as a crash or a cut network kills it, with no goodbye: the page reaches it through a proxy
+      // that is cut, and the server, unaware, goes on writing the answer.
+      const harness = await WebHarness.start({ slow: true });
+      const proxy = await TcpProxy.start(harness.url);
+      onTestFinished(() => proxy.close());
+      const chat = await harness.openChat(undefined, proxy.url(harness.url));
+      await chat.send('Tell me about trees');
+      const answer = await chat.waitForAnswer('streaming', { minLength: 40 });
+      await chat.page.getByRole('button', { name: '■ Stop' }).waitFor();
+
+      await proxy.cut();
+      await chat.page.getByRole('status', { name: 'Connection: Reconnecting…' }).waitFor();
+      // No blinking cursor, no Stop, no pivot: the answer is cut off by the connection, and said to be.
+      const cut = chat.message(answer.id);
+      await cut.getByText('The connection is lost: the answer stops here until it is back.').waitFor();
+      expect(await cut.getAttribute('aria-label')).toBe('Assistant, cut off by the lost connection');
+      expect(await cut.evaluate((element) => element.classList.contains('status-streaming'))).toBe(false);
+      expect(await chat.page.getByRole('button', { name: '■ Stop' }).count()).toBe(0);
+      await chat.composer.fill('Sent while away');
+      expect(await chat.page.getByText('Sending now pivots').count()).toBe(0);
+      await chat.composer.press('Enter');
+      // The message stays on screen, as not sent yet.
+      const unsent = chat.messageList.locator('.pending-message');
+      await unsent.getByText('Sent while away').waitFor();
+      await unsent.getByText('Not sent yet: it goes out once the connection is back.').waitFor();
+      expect(await chat.composer.inputValue()).toBe('');
+
+      await proxy.restore();
+      await chat.page.getByRole('status', { name: 'Connection: Live' }).waitFor({ timeout: 20_000 });
+      await chat.page
+        .getByRole('status')
+        .getByText('Connected again: the conversation is up to date, and what you send goes out now.')
+        .waitFor();
+      // Delivered: the unsent copy gives way to the message itself, branching from the cut answer.
+      const after = await chat.waitForAnswer('streaming', { otherThan: answer.id });
+      await unsent.waitFor({ state: 'detached' });
+      const shown = await chat.messages();
+      expect(shown.map((message) => [message.role, message.status])).toEqual([
+        ['user', 'completed'],
+        ['assistant', 'interrupted'],
+        ['user', 'completed'],
+        ['assistant', 'streaming'],
+      ]);
+      expect(shown[2]!.text).toBe('Sent while away');
+      expect(shown[3]!.id).toBe(after.id);
       expect(chat.problems.filter((problem) => !/^WebSocket connection to '[^']*' failed: /.test(problem))).toEqual([]);
     },
     BROWSER_TEST_MS,

@@ -1,7 +1,7 @@
 import type { CPPClient } from '@promethea/cpp-client';
 import { CPPError, ErrorCode, getNode, type ModelInfo, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
-import { useCallback, useRef } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Composer, type SendMode } from './composer.js';
 import { EmptyState } from './empty-state.js';
 import { MessageList } from './message-list.js';
@@ -33,22 +33,48 @@ export function Conversation({
   model,
   onModelChange,
 }: ConversationProps) {
-  const { entries, headId, streaming } = branch;
+  const { entries, headId, streaming: generating } = branch;
   const threadId = graph.threadId;
-  const streamingOnScreen = streaming !== undefined && entries.some((entry) => entry.node.id === streaming.id);
+  const live = connection === 'live';
+  // While the connection is down nothing streams here: the answer shows as cut off by it, with no Stop and no pivot.
+  const streaming = live ? generating : undefined;
+  const generatingOnScreen = generating !== undefined && entries.some((entry) => entry.node.id === generating.id);
+  const streamingOnScreen = live && generatingOnScreen;
   // What this render shows of the streaming answer is what a pivot or stop keeps: the person saw exactly that.
-  const shownLength = streamingOnScreen ? streaming.content.length : 0;
-  const shownReasoningLength = streamingOnScreen ? (streaming.reasoning?.length ?? 0) : 0;
+  const shownLength = generatingOnScreen ? generating.content.length : 0;
+  const shownReasoningLength = generatingOnScreen ? (generating.reasoning?.length ?? 0) : 0;
   const mode: SendMode = streaming === undefined ? 'prompt' : streamingOnScreen ? 'pivot' : 'stop-then-prompt';
   const head = headId === null ? undefined : getNode(graph, headId);
   const branchFrom = head && head.childrenIds.length > 0 && entries.at(-1)?.node.id === head.id ? head : undefined;
 
   const composerInput = useRef<HTMLTextAreaElement>(null);
 
+  // Sent while the connection is down: the client sends them once it is back; until the server has them (a user node
+  // with their text that was not there before), they show as unsent below the branch.
+  const [pending, setPending] = useState<{ id: number; text: string; before: ReadonlySet<string> }[]>([]);
+  const pendingCount = useRef(0);
+  useEffect(() => {
+    setPending((waiting) => {
+      const kept = waiting.filter(
+        ({ text, before }) =>
+          !Object.values(graph.nodes).some(
+            (node) => node.role === 'user' && node.content === text && !before.has(node.id),
+          ),
+      );
+      return kept.length === waiting.length ? waiting : kept;
+    });
+  }, [graph]);
+
   const onSend = async (userPrompt: string): Promise<boolean> => {
     if (!client) return false;
+    const unsent = live
+      ? undefined
+      : { id: (pendingCount.current += 1), text: userPrompt, before: new Set(Object.keys(graph.nodes)) };
+    if (unsent) setPending((waiting) => [...waiting, unsent]);
+    // Sent while away, a message is still a pivot of the answer that was streaming: if the server still writes it
+    // then, it is cut there; if it was cut meanwhile, the message branches under it just the same (PROTOCOL.md §6.6).
     const generation =
-      mode === 'pivot'
+      mode === 'pivot' || (unsent && generatingOnScreen)
         ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
             () => client.prompt({ userPrompt, threadId, model }),
@@ -56,6 +82,7 @@ export function Conversation({
     return generation.then(
       () => true,
       (error: unknown) => {
+        if (unsent) setPending((waiting) => waiting.filter((entry) => entry !== unsent));
         report(error);
         // A provider failure happened after the prompt was taken; anything else refused it, so give the text back.
         return CPPError.isInstance(error) && error.code === ErrorCode.PROVIDER_ERROR;
@@ -104,6 +131,8 @@ export function Conversation({
         onEdit={onEdit}
         onDelete={onDelete}
         report={report}
+        connectionLost={!live}
+        pending={pending}
         revealId={revealId}
         onRevealed={onRevealed}
         empty={

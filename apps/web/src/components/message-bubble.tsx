@@ -10,6 +10,8 @@ interface MessageBubbleProps extends MessageActionHandlers {
   siblingIds: readonly string[];
   siblingIndex: number;
   isHead: boolean;
+  /** The connection went while this answer streamed: what arrived is all there is here until it is back. */
+  connectionLost: boolean;
   /** The one message of the list that is a tab stop (roving focus). */
   isFocusStop: boolean;
   onShowBranch(nodeId: string): void;
@@ -19,13 +21,13 @@ interface MessageBubbleProps extends MessageActionHandlers {
 const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {
-  const { node, siblingIds, siblingIndex, isHead, isFocusStop, onShowBranch, onEdit } = props;
+  const { node, siblingIds, siblingIndex, isHead, connectionLost, isFocusStop, onShowBranch, onEdit } = props;
   const [editing, setEditing] = useState(false);
-  const streaming = node.status === 'streaming';
+  const streaming = node.status === 'streaming' && !connectionLost;
   return (
     <article
-      className={`message message-${node.role} status-${node.status}${isHead ? ' is-head' : ''}`}
-      aria-label={`${AUTHOR[node.role]}${statusLabel(node)}`}
+      className={`message message-${node.role} status-${connectionLost ? 'connection-lost' : node.status}${isHead ? ' is-head' : ''}`}
+      aria-label={`${AUTHOR[node.role]}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}`}
       aria-busy={streaming}
       data-node-id={node.id}
       data-status={node.status}
@@ -68,7 +70,13 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
           <Markdown text={node.content} report={props.report} />
         )}
       </div>
-      <MessageFooter node={node} />
+      {connectionLost ? (
+        <p className="message-note connection-lost-note">
+          ⚡ The connection is lost: the answer stops here until it is back.
+        </p>
+      ) : (
+        <MessageFooter node={node} />
+      )}
     </article>
   );
 });

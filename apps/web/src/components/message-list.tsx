@@ -14,6 +14,10 @@ interface MessageListProps extends MessageActionHandlers {
   onRevealed(): void;
   /** Shown while the branch is empty. */
   empty: ReactNode;
+  /** The connection is down: a streaming answer shows as cut off by it. */
+  connectionLost: boolean;
+  /** Messages sent while the connection is down, shown below the branch until the server has them. */
+  pending: readonly { id: number; text: string }[];
 }
 
 /** How close to the bottom (px) still counts as reading the newest text, so the view follows the stream. */
@@ -38,7 +42,7 @@ interface FocusKept {
 }
 
 export function MessageList(props: MessageListProps) {
-  const { entries, headId, revealId, onRevealed, empty, onDelete, onShowBranch } = props;
+  const { entries, headId, revealId, onRevealed, empty, onDelete, onShowBranch, connectionLost, pending } = props;
   const list = useRef<HTMLDivElement>(null);
   const following = useRef(true);
   // Shown while the person reads above the end: a way back to the newest text.
@@ -72,11 +76,14 @@ export function MessageList(props: MessageListProps) {
     shownUserId.current = lastUserId;
     if (appended) follow(true);
   }, [lastUserId, entries, follow]);
+  useLayoutEffect(() => {
+    if (pending.length > 0) follow(true);
+  }, [pending.length, follow]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the list follows each change of its newest text.
   useLayoutEffect(() => {
     if (following.current) scrollToLatest();
-  }, [entries.length, last?.id, last?.content.length, last?.status, scrollToLatest]);
+  }, [entries.length, last?.id, last?.content.length, last?.status, pending.length, scrollToLatest]);
 
   // After a switch of branches, the message that replaced the one switched is where that one was; the focus, if it
   // was in the message that went, goes to the same place in the one that came.
@@ -186,6 +193,7 @@ export function MessageList(props: MessageListProps) {
             siblingIds={siblingIds}
             siblingIndex={siblingIndex}
             isHead={node.id === headId}
+            connectionLost={connectionLost && node.status === 'streaming'}
             isFocusStop={node.id === focusStopId}
             onShowBranch={showBranch}
             onEdit={props.onEdit}
@@ -195,6 +203,14 @@ export function MessageList(props: MessageListProps) {
             onDelete={deleteMessage}
             report={props.report}
           />
+        ))}
+        {pending.map(({ id, text }) => (
+          // Not a message of the tree yet (no node, no actions, not a stop of the arrow keys): said as unsent.
+          <div key={id} className="message message-user pending-message">
+            <span className="visually-hidden">You, not sent yet: </span>
+            <p className="user-text">{text}</p>
+            <p className="message-note">⏳ Not sent yet: it goes out once the connection is back.</p>
+          </div>
         ))}
       </div>
       {awayFromLatest && entries.length > 0 && (
