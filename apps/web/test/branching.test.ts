@@ -60,6 +60,41 @@ describe('branches in the browser', () => {
   );
 
   it(
+    'offers Anchor on answers only, and sends from a prompt without its answer as another version of that prompt',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { first, second } = await chat.twoTurns();
+      const [, , prompt] = await chat.messages();
+      await chat.message(prompt!.id).hover();
+      await chat.action(prompt!.id, 'Edit').waitFor();
+      expect(await chat.action(prompt!.id, 'Anchor').count()).toBe(0);
+      expect(await chat.action(first.id, 'Anchor').count()).toBe(1);
+
+      // Its answer deleted, the prompt is the head: the next message goes beside it, not under it.
+      await chat.action(second.id, 'Delete').click();
+      await chat.message(second.id).getByRole('button', { name: 'Delete', exact: true }).click();
+      await chat.message(second.id).waitFor({ state: 'detached' });
+      await chat.page.getByText('Your next message goes beside').waitFor();
+      await chat.send('two, asked again');
+      const again = await chat.waitForAnswer('completed', { otherThan: first.id });
+      const shown = await chat.messages();
+      expect(shown.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+      expect(shown.map((message) => message.text.slice(0, 16))).toEqual([
+        'one',
+        first.text.slice(0, 16),
+        'two, asked again',
+        again.text.slice(0, 16),
+      ]);
+      // Its switcher counts the two versions of the prompt, and nothing else.
+      await chat.message(shown[2]!.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
+      expect(await chat.message(first.id).getByRole('group').count()).toBe(0);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
     'returns from an anchored message to the latest answer of its branch',
     async () => {
       const harness = await WebHarness.start();

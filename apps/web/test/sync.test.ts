@@ -24,16 +24,19 @@ describe('two tabs on one thread', () => {
       expect(cutB).toEqual(cutA);
       expect(cutA.length).toBe(tabA.frames.lastReceived('CPP_STREAM_HALTED')!.payload.finalContentLength);
 
-      // The head moved in one tab is the head in the other.
-      const [prompt] = await tabB.messages();
-      await tabB.action(prompt!.id, 'Anchor').click();
-      await tabA.message(prompt!.id).locator('[aria-pressed="true"]', { hasText: 'Anchor' }).waitFor();
+      // The head moved in one tab is the head in the other: a second exchange, then tab B anchors the first answer.
+      await tabA.send('A second question');
+      const second = await tabA.waitForAnswer('streaming', { minLength: 1, otherThan: answer.id });
+      await tabA.page.getByRole('button', { name: 'Stop' }).click();
+      await tabB.waitForAnswer('interrupted', { otherThan: answer.id });
+      await tabB.action(answer.id, 'Anchor').click();
+      await tabA.message(answer.id).locator('[aria-pressed="true"]', { hasText: 'Anchor' }).waitFor();
       await tabA.page.getByText('Your next message branches from').waitFor();
       await screenshot(tabA.page, 'sync-tab-a-anchored');
 
       await tabA.send('A new branch, sent in tab A');
-      const branched = await tabB.waitForAnswer('streaming', { minLength: 1, otherThan: answer.id });
-      expect((await tabB.messages()).map((message) => message.text)[1]).toBe('A new branch, sent in tab A');
+      const branched = await tabB.waitForAnswer('streaming', { minLength: 1, otherThan: second.id });
+      expect((await tabB.messages()).map((message) => message.text)[2]).toBe('A new branch, sent in tab A');
       expect((await tabA.waitForAnswer('streaming')).id).toBe(branched.id);
       expect([...tabA.problems, ...tabB.problems]).toEqual([]);
     },

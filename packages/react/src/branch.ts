@@ -6,7 +6,10 @@ export { streamingNode };
 /** One message of the branch on screen, with the sibling group it belongs to (for ‹ 2/3 › at a fork). */
 export interface BranchEntry {
   node: MessageNode;
-  /** The ids of the node and its siblings in creation order; only the node itself when there is no fork. */
+  /**
+   * The ids of the node and its siblings of the same role in creation order; only the node itself when there is no
+   * fork.
+   */
   siblingIds: readonly string[];
   /** Where the node stands among `siblingIds`. */
   siblingIndex: number;
@@ -35,7 +38,11 @@ export function currentBranch(graph: ThreadGraph): BranchEntry[] {
   const path = streamingPath.some((node) => node.id === headId) ? streamingPath : pathToRoot(graph, headId);
   return path.map((node) => {
     const parent = node.parentId === null ? undefined : getNode(graph, node.parentId);
-    const siblingIds = parent ? parent.childrenIds : [node.id];
+    // Like with like: a prompt's versions are the prompts beside it, an answer's the answers. A prompt sent from an
+    // anchored prompt sits among that prompt's answers in the tree, but is no version of any of them.
+    const siblingIds = parent
+      ? parent.childrenIds.filter((id) => id === node.id || getNode(graph, id)?.role === node.role)
+      : [node.id];
     return { node, siblingIds, siblingIndex: siblingIds.indexOf(node.id) };
   });
 }

@@ -36,6 +36,13 @@ describe('currentBranch', () => {
     expect(fork).toMatchObject({ siblingIds: ['msg_u2', 'msg_u3'], siblingIndex: 1 });
     expect(currentBranch(tree.graph)[0]).toMatchObject({ siblingIds: ['msg_u1'], siblingIndex: 0 });
   });
+
+  it('counts only the siblings of the same role: a prompt sent from an anchored prompt is no version of its answers', () => {
+    const tree = new TestGraph().prompt(1).finish(1).anchor('msg_u1').prompt(2).finish(2);
+    const entries = currentBranch(tree.graph);
+    expect(entries.map((entry) => entry.node.id)).toEqual(['msg_u1', 'msg_u2', 'msg_a2']);
+    expect(entries[1]).toMatchObject({ siblingIds: ['msg_u2'], siblingIndex: 0 });
+  });
 });
 
 describe('branchTip', () => {

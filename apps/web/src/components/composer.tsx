@@ -13,6 +13,8 @@ interface ComposerProps {
   notice: string | undefined;
   /** Set when the head was anchored on a message that already has replies: the next prompt opens a new branch. */
   branchFrom: MessageNode | undefined;
+  /** Set when the head is a prompt without its answer: the next prompt goes beside it, as another version. */
+  besidePrompt: MessageNode | undefined;
   /** An answer is streaming somewhere in the thread: Stop (and Esc) can end it. */
   streaming: boolean;
   /** Characters of the streaming answer on screen, which a pivot keeps. */
@@ -47,6 +49,7 @@ export function Composer(props: ComposerProps) {
     blockedBy,
     notice,
     branchFrom,
+    besidePrompt,
     streaming,
     shownLength,
     shownReasoningLength,
@@ -105,6 +108,14 @@ export function Composer(props: ComposerProps) {
 
   return (
     <form className={`composer composer-${mode}`} onSubmit={send} aria-label="Message composer">
+      {besidePrompt && (
+        <p className="composer-note branch-note">
+          <span>
+            ✎ Your next message goes beside <q className="excerpt">{excerpt(besidePrompt.content)}</q>, as another
+            version of it
+          </span>
+        </p>
+      )}
       {branchFrom && (
         <p className="composer-note branch-note">
           <span>

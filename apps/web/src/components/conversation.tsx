@@ -45,7 +45,12 @@ export function Conversation({
   const shownReasoningLength = generatingOnScreen ? (generating.reasoning?.length ?? 0) : 0;
   const mode: SendMode = streaming === undefined ? 'prompt' : streamingOnScreen ? 'pivot' : 'stop-then-prompt';
   const head = headId === null ? undefined : getNode(graph, headId);
-  const branchFrom = head && head.childrenIds.length > 0 && entries.at(-1)?.node.id === head.id ? head : undefined;
+  const headShownLast = head !== undefined && entries.at(-1)?.node.id === head.id;
+  // A head on a prompt (its answer deleted, or anchored there by another client): the next message is another version
+  // of that prompt, beside it, as an edit is, not a second prompt in a row under it. The first prompt has no parent to
+  // go beside, so a message goes under it as before.
+  const besidePrompt = headShownLast && head.role === 'user' && head.parentId !== null ? head : undefined;
+  const branchFrom = headShownLast && !besidePrompt && head.childrenIds.length > 0 ? head : undefined;
 
   const composerInput = useRef<HTMLTextAreaElement>(null);
 
@@ -77,7 +82,7 @@ export function Conversation({
       mode === 'pivot' || (unsent && generatingOnScreen)
         ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
-            () => client.prompt({ userPrompt, threadId, model }),
+            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId ?? undefined }),
           );
     return generation.then(
       () => true,
@@ -153,6 +158,7 @@ export function Conversation({
             : 'Not connected yet: what you send goes out as soon as the connection is back.'
         }
         branchFrom={branchFrom}
+        besidePrompt={besidePrompt}
         streaming={streaming !== undefined}
         shownLength={shownLength}
         shownReasoningLength={shownReasoningLength}

@@ -81,13 +81,16 @@ export function MessageActions({
           onClick={() => onContinue(node.id)}
         />
       )}
-      <Action
-        icon="anchor"
-        label="Anchor"
-        pressed={isHead}
-        title={isHead ? 'The next prompt continues from this message' : 'Branch the next prompt from this message'}
-        onClick={() => onAnchor(node.id)}
-      />
+      {/* Anchor is for answers: going on from a prompt is asking it again, which is Edit. */}
+      {answer && (
+        <Action
+          icon="anchor"
+          label="Anchor"
+          pressed={isHead}
+          title={isHead ? 'The next prompt continues from this answer' : 'Branch the next prompt from this answer'}
+          onClick={() => onAnchor(node.id)}
+        />
+      )}
       {node.parentId !== null && (
         <Action
           icon="delete"
