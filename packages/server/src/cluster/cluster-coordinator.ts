@@ -17,9 +17,19 @@ export interface ClusterTimings {
   sweepIntervalMs: number;
   /** How long a forwarded command may wait for its answer. Default: the lock's lifetime and a half second. */
   replyTimeoutMs: number;
+  /**
+   * How often an instance also asks the store which answers stream, for those that no instance holds the lock of
+   * and none has loaded (their instance lost its lock's trace in Redis, then died). Default 5000 ms.
+   */
+  storeSweepIntervalMs: number;
 }
 
-export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = { lockTtlMs: 3000, sweepIntervalMs: 500, replyTimeoutMs: 3500 };
+export const DEFAULT_CLUSTER_TIMINGS: ClusterTimings = {
+  lockTtlMs: 3000,
+  sweepIntervalMs: 500,
+  replyTimeoutMs: 3500,
+  storeSweepIntervalMs: 5000,
+};
 
 const INTERNAL_MESSAGE = 'the server failed to handle this frame; nothing was changed';
 
@@ -31,6 +41,8 @@ export class ClusterCoordinator implements ThreadLinks {
   private registry: ThreadRegistry | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private sweeping: Promise<void> | undefined;
+  /** When the store was last asked for the threads it shows streaming (see `ClusterTimings.storeSweepIntervalMs`). */
+  private storeSweptAt = Number.NEGATIVE_INFINITY;
   /** The replica of every thread held here. */
   private readonly replicas = new Set<ThreadReplica>();
 
@@ -117,7 +129,8 @@ export class ClusterCoordinator implements ThreadLinks {
   }
 
   /**
-   * One pass at a time: the generations whose instance died, known to the cluster or streaming in a thread held here.
+   * One pass at a time: the generations whose instance died, known to the cluster, streaming in a thread held here,
+   * or (now and then) streaming in the store.
    */
   private sweep(): Promise<void> {
     this.sweeping ??= this.recoverOrphans()
@@ -129,19 +142,38 @@ export class ClusterCoordinator implements ThreadLinks {
   private async recoverOrphans(): Promise<void> {
     const registry = this.requireRegistry();
     const orphans = new Set(await this.transport.orphanedGenerations());
-    // Copies that show an answer streaming that no server holds the lock of: its server died without a trace in
-    // Redis (which restarted), or it has just ended the answer and the end is on its way here.
-    const streaming = registry.all().filter((engine) => engine.streamsElsewhere() && !orphans.has(engine.threadId));
-    const holders = await Promise.all(streaming.map((engine) => this.transport.lockHolder(engine.threadId)));
+    // Answers shown streaming that no server holds the lock of: its server died without a trace in Redis (which
+    // restarted, or which it lost the lock in), or it has just ended the answer and the end is on its way. Copies
+    // held here are looked at every pass; the store, for threads no server may have loaded, now and then.
+    const copies = registry
+      .all()
+      .filter((engine) => engine.streamsElsewhere())
+      .map((engine) => engine.threadId);
+    const stored = await this.storeStreamingThreads();
+    const streaming = [...new Set([...copies, ...stored])].filter((threadId) => !orphans.has(threadId));
+    const holders = await Promise.all(streaming.map((threadId) => this.transport.lockHolder(threadId)));
+    const unheld = streaming.filter((_, index) => holders[index] === undefined);
     await Promise.all([
-      ...[...orphans].map(async (threadId) => {
-        const engine = await registry.require(threadId).catch((error: unknown) => {
-          if (!CPPError.isInstance(error)) this.onError(error);
-        });
-        await engine?.recoverLostGeneration();
-      }),
-      ...streaming.filter((_, index) => holders[index] === undefined).map((engine) => engine.recoverStaleGeneration()),
+      ...[...orphans].map(async (threadId) => (await this.load(threadId))?.recoverLostGeneration()),
+      ...unheld.map(async (threadId) => (await this.load(threadId))?.recoverStaleGeneration()),
     ]);
+  }
+
+  /** The threads the store shows streaming, once every `storeSweepIntervalMs`; none between. */
+  private async storeStreamingThreads(): Promise<string[]> {
+    if (Date.now() - this.storeSweptAt < this.timings.storeSweepIntervalMs) return [];
+    this.storeSweptAt = Date.now();
+    return this.store.streamingThreads();
+  }
+
+  /** The thread's engine, loaded if need be; undefined when the thread is gone. */
+  private async load(threadId: string): Promise<ThreadEngine | undefined> {
+    try {
+      return await this.requireRegistry().require(threadId);
+    } catch (error) {
+      if (!CPPError.isInstance(error)) this.onError(error);
+      return undefined;
+    }
   }
 
   private requireRegistry(): ThreadRegistry {

@@ -26,6 +26,9 @@ export interface ReplicaContext {
   onClose(replica: ThreadReplica): void;
 }
 
+/** Loads of a thread that come back older than the copy, before the reload gives up (one is already unlikely). */
+const STALE_LOAD_ATTEMPTS = 3;
+
 interface HeldLock {
   token: number;
   renewal: ReturnType<typeof setInterval>;
@@ -181,8 +184,14 @@ export class ThreadReplica implements ThreadLink {
 
   private async reloadNow(): Promise<void> {
     this.waiting ??= [];
-    const stored = await this.load();
-    if (stored) this.engine?.resynchronise(stored);
+    // A load that raced a commit of this instance's may come back older than the copy, which has the commit since:
+    // the next one, read after it, does not.
+    for (let attempt = 1; ; attempt += 1) {
+      const stored = await this.load();
+      if (!stored || !this.engine || this.engine.resynchronise(stored)) return;
+      if (attempt === STALE_LOAD_ATTEMPTS)
+        throw new Error(`thread ${this.threadId} in the store stays older than this instance's copy`);
+    }
   }
 
   /** The thread as committed, with the text its streaming node has streamed beyond the store's last batch. */

@@ -398,9 +398,15 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     return this.queue.run(() => this.recoverLost());
   }
 
-  /** This copy shows another server's answer streaming and no server holds the thread's lock: see recoverIfStillStreaming. */
+  /**
+   * This copy, or the store, shows another server's answer streaming and no server holds the thread's lock: see
+   * recoverIfStillStreaming. A thread loaded only for this is let go of afterwards.
+   */
   recoverStaleGeneration(): Promise<void> {
-    return this.queue.run(() => this.recoverIfStillStreaming());
+    return this.queue.run(async () => {
+      await this.recoverIfStillStreaming();
+      this.unloadIfIdle();
+    });
   }
 
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean {
@@ -420,8 +426,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     return true;
   }
 
-  /** The thread reloaded after this copy missed a change; subscribers get the whole of it when it differs. */
-  resynchronise(stored: StoredThread): void {
+  /**
+   * The thread reloaded after this copy missed a change; subscribers get the whole of it when it differs. A load
+   * older than this copy (read before a commit the copy has since applied) is refused: versions never go back.
+   */
+  resynchronise(stored: StoredThread): boolean {
+    if (stored.graph.version < this.graph.version) return false;
     const before = streamState(this.graph);
     const { graph } = stored;
     Object.assign(this.graph, {
@@ -440,8 +450,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     }
     this.loseOverriddenGeneration();
     this.catchUp?.moved();
-    if (streamState(this.graph) === before) return;
-    this.fanout.send(this.fanout.syncFrame());
+    if (streamState(this.graph) !== before) this.fanout.send(this.fanout.syncFrame());
+    return true;
   }
 
   generationLost(): void {

@@ -42,8 +42,11 @@ export interface ThreadLink {
 export interface LinkedEngine {
   /** A frame another node sent; false when this copy missed something and must be reloaded. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean;
-  /** Takes the reloaded thread as its own and tells its subscribers. */
-  resynchronise(stored: StoredThread): void;
+  /**
+   * Takes the reloaded thread as its own and tells its subscribers; false, taking nothing, when the load is older
+   * than the copy (read before a commit the copy already has): load again.
+   */
+  resynchronise(stored: StoredThread): boolean;
   /** Another node took the generation lock over: stop generating, commit nothing. */
   generationLost(): void;
 }

@@ -65,6 +65,10 @@ export class ObservedStore implements ConversationStore {
     return this.timed('saveStreamedText', () => this.store.saveStreamedText(batch));
   }
 
+  streamingThreads(): Promise<string[]> {
+    return this.timed('streamingThreads', () => this.store.streamingThreads());
+  }
+
   interruptStreamingNodes(now: number): Promise<string[]> {
     return this.timed('interruptStreamingNodes', () => this.store.interruptStreamingNodes(now));
   }

@@ -132,6 +132,12 @@ export interface ConversationStore {
   saveStreamedText(batch: readonly StreamedText[]): Promise<void>;
 
   /**
+   * The threads with a node still `streaming`, sorted: where a cluster looks for answers that no server writes any
+   * more (docs/cluster.md). Read from an index of streaming nodes: cheap however many threads are stored.
+   */
+  streamingThreads(): Promise<string[]>;
+
+  /**
    * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text and reasoning last saved, and
    * each thread concerned gets one new version and `updatedAt = now`. Returns the ids of those threads, sorted.
    */

@@ -187,6 +187,14 @@ export class MemoryStore implements ConversationStore {
     }
   }
 
+  async streamingThreads(): Promise<string[]> {
+    this.ensureOpen();
+    const streaming = [...this.threads].filter(([, thread]) =>
+      [...thread.nodes.values()].some((node) => node.status === 'streaming'),
+    );
+    return streaming.map(([threadId]) => threadId).sort();
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     this.ensureOpen();
     const recovered: string[] = [];

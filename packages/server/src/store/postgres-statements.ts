@@ -82,6 +82,7 @@ export const POSTGRES_STATEMENTS = {
     SELECT thread_id AS "threadId" FROM threads
     WHERE thread_id IN (SELECT thread_id FROM nodes WHERE status = 'streaming')
     ORDER BY thread_id FOR UPDATE`,
+  selectStreamingThreads: `SELECT DISTINCT thread_id AS "threadId" FROM nodes WHERE status = 'streaming' ORDER BY thread_id`,
   selectStreamingNodes: `
     SELECT node_id AS "nodeId", thread_id AS "threadId", content, reasoning FROM nodes
     WHERE status = 'streaming' AND thread_id = ANY ($1::text[])`,

@@ -153,6 +153,11 @@ export class PostgresStore implements ConversationStore {
     await this.pool.query(SQL.insertStreamedText, columns);
   }
 
+  async streamingThreads(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ threadId: string }>(SQL.selectStreamingThreads);
+    return rows.map((row) => row.threadId);
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     return inTransaction(this.pool, (client) => interruptInTransaction(client, now), BEGIN_READ_COMMITTED);
   }

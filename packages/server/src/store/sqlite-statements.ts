@@ -38,6 +38,7 @@ export interface SqliteStatements {
   selectStreamedText: Statement<[string], TextPieceRow>;
   insertStreamedText: Statement<Required<StreamedText>>;
   deleteStreamedText: Statement<[string]>;
+  selectStreamingThreads: Statement<[], { threadId: string }>;
   selectStreamingNodes: Statement<[], StreamingNodeRow>;
   selectAllStreamedText: Statement<[], TextPieceRow>;
   interruptStreamingNode: Statement<{ nodeId: string; content: string; reasoning: string | null }>;
@@ -120,6 +121,9 @@ export function prepareStatements(db: Database): SqliteStatements {
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'
       ON CONFLICT (node_id, part, text_offset) DO UPDATE SET text = excluded.text`),
     deleteStreamedText: db.prepare<[string]>('DELETE FROM streamed_text WHERE node_id = ?'),
+    selectStreamingThreads: db.prepare<[], { threadId: string }>(
+      "SELECT DISTINCT thread_id AS threadId FROM nodes WHERE status = 'streaming' ORDER BY thread_id",
+    ),
     selectStreamingNodes: db.prepare<[], StreamingNodeRow>(`
       SELECT node_id AS nodeId, thread_id AS threadId, content, reasoning FROM nodes WHERE status = 'streaming'`),
     selectAllStreamedText: db.prepare<[], TextPieceRow>(`

@@ -162,6 +162,10 @@ export class SqliteStore implements ConversationStore {
     this.checkpointer.wrote();
   }
 
+  async streamingThreads(): Promise<string[]> {
+    return this.statements.selectStreamingThreads.all().map((row) => row.threadId);
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     const interrupted = this.db
       .transaction(() => {

@@ -82,6 +82,10 @@ export class ListFeedingStore implements ConversationStore {
     return this.store.saveStreamedText(batch);
   }
 
+  streamingThreads(): Promise<string[]> {
+    return this.store.streamingThreads();
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     const threadIds = await this.store.interruptStreamingNodes(now);
     for (const threadId of threadIds) this.tell(threadId);

@@ -1,4 +1,4 @@
-import type { CPPServer, CPPServerOptions, StoredThread } from '@promethea/cpp-server';
+import type { CPPServer, CPPServerOptions } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { RedisClusterTransport } from '@promethea/cpp-server/redis';
 import { afterEach, expect } from 'vitest';
@@ -25,8 +25,8 @@ export interface ProxiedInstances {
   readonly postgres: TcpProxy;
   /** Between the instances and this machine's Redis. */
   readonly redis: TcpProxy;
-  /** The thread as PostgreSQL holds it, read around the proxy. */
-  stored(threadId: string): Promise<StoredThread | undefined>;
+  /** A store on the test's schema that reaches PostgreSQL around the proxy: what the database holds. */
+  direct(): Promise<PostgresStore>;
   start(count: number, answer: ScriptedAnswer, options?: CPPServerOptions): Promise<ProxiedInstance[]>;
 }
 
@@ -38,7 +38,9 @@ export interface ProxiedInstances {
  */
 export function useProxiedInstances(): ProxiedInstances {
   const schemas = useTestSchemas();
-  let current: { postgres: TcpProxy; redis: TcpProxy; schema: string; prefix: string } | undefined;
+  let current:
+    | { postgres: TcpProxy; redis: TcpProxy; schema: string; prefix: string; direct?: PostgresStore }
+    | undefined;
   let closing: Array<() => Promise<void>> = [];
   let clients: RawClient[] = [];
 
@@ -65,13 +67,14 @@ export function useProxiedInstances(): ProxiedInstances {
     get redis() {
       return proxies().redis;
     },
-    async stored(threadId) {
-      const store = await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: proxies().schema });
-      try {
-        return await store.loadThread(threadId);
-      } finally {
-        await store.close();
+    async direct() {
+      const test = proxies();
+      if (!test.direct) {
+        test.direct = await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema: test.schema });
+        const store = test.direct;
+        closing.unshift(() => store.close());
       }
+      return test.direct;
     },
     async start(count, answer, options = {}) {
       const [postgres, redis] = await Promise.all([TcpProxy.start(TEST_DATABASE_URL), TcpProxy.start(TEST_REDIS_URL)]);

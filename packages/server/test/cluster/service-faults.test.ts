@@ -1,14 +1,36 @@
 import type { PostgresStore } from '@promethea/cpp-server/postgres';
 import { expect, it, vi } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { describeWithPostgres } from '../support/postgres.js';
 import { chunksReceived, completion, openThread, prompt } from '../support/protocol-steps.js';
 import { describeWithRedis } from '../support/redis.js';
+import { TestClock, ThreadDriver } from '../store/thread-driver.js';
 import { useProxiedInstances } from './proxied-instances.js';
 
 // Real PostgreSQL and Redis connections, on a machine that also runs the rest of the suite.
 vi.setConfig({ testTimeout: 60_000 });
 
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
+
+/**
+ * The next load of the thread from `store` reads the database at once but is handed back only on `release`: a
+ * reload overtaken by a commit.
+ */
+function holdNextLoad(store: PostgresStore): { read: Promise<void>; release(): void } {
+  const load = store.loadThread.bind(store);
+  let read!: () => void;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held = { read: new Promise<void>((resolve) => (read = resolve)), release };
+  store.loadThread = async (threadId) => {
+    store.loadThread = load;
+    const stored = await load(threadId);
+    read();
+    await released;
+    return stored;
+  };
+  return held;
+}
 
 /** Settles once a commit of `store` has failed. */
 function commitFailure(store: PostgresStore): Promise<unknown> {
@@ -51,8 +73,49 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
         expect(completed.finalContentLength).toBe(CHUNKS.join('').length);
         expect(update.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
       }
-      const stored = await instances.stored(threadId);
+      const stored = await (await instances.direct()).loadThread(threadId);
       expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
+    });
+
+    it('never sends a client an older version when a reload that Redis coming back started is overtaken by a prompt', async () => {
+      const [writing] = await instances.start(1, { chunks: CHUNKS });
+      const writer = await writing!.connect();
+      const { threadId } = await openThread(writer, { patches: true });
+      const load = holdNextLoad(writing!.store);
+      // Back from a cut, the instance reloads every thread it holds: messages published meanwhile are lost.
+      await instances.redis.cut();
+      await instances.redis.restore();
+      await load.read;
+
+      const { assistantNodeId } = await prompt(writer, threadId, 'What is Clojure?');
+      const call = await writing!.model.call(0);
+      call.release(2);
+      await chunksReceived(writer, assistantNodeId, 2);
+      load.release();
+      call.releaseAll();
+
+      await completion(writer, threadId, assistantNodeId);
+      const versions = writer.frames.flatMap((frame) =>
+        frame.type === 'CPP_GRAPH_PATCH' || frame.type === 'CPP_SYNC_GRAPH' ? [frame.payload.version] : [],
+      );
+      expect(versions).toEqual([...versions].sort((a, b) => a - b));
+      const stored = await (await instances.direct()).loadThread(threadId);
+      expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
+    });
+
+    it('recovers an answer the store shows streaming that no instance holds the lock of or has loaded', async () => {
+      await instances.start(1, { chunks: CHUNKS }, { clusterTimings: { storeSweepIntervalMs: 200 } });
+      // Its instance died after its lock's trace was lost (Redis restarted empty): nothing in Redis tells of it.
+      const store = await instances.direct();
+      const driver = await ThreadDriver.create(store, new TestClock());
+      const { assistantNodeId } = await driver.prompt('What is Clojure?');
+      await driver.stream(assistantNodeId, 'Clojure is');
+
+      const recovered = await eventually(async () => {
+        const node = (await store.loadThread(driver.threadId))!.graph.nodes[assistantNodeId]!;
+        return node.status === 'streaming' ? undefined : node;
+      }, 'the answer recovered');
+      expect(recovered).toMatchObject({ status: 'interrupted', content: 'Clojure is' });
     });
   });
 });

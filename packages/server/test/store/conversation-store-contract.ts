@@ -511,6 +511,21 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(await store.listThreads(ALICE, { limit: 200 })).toStrictEqual(listed);
       });
 
+      it('lists the threads with a node still streaming, each once, sorted', async () => {
+        const twoStreams = await startThread();
+        const oneStream = await startThread(BOB);
+        const finished = await startThread();
+        const a = await twoStreams.prompt('First');
+        await twoStreams.prompt('Second, on the side', { parentNodeId: a.userNodeId });
+        await oneStream.prompt('Third');
+        const d = await finished.prompt('Fourth');
+        await finished.finish({ nodeId: d.assistantNodeId, status: 'completed', content: 'Done' });
+
+        expect(await store.streamingThreads()).toStrictEqual([twoStreams.threadId, oneStream.threadId].sort());
+        await store.interruptStreamingNodes(clock.now());
+        expect(await store.streamingThreads()).toStrictEqual([]);
+      });
+
       it('recovers streaming nodes as interrupted with their persisted text, one new version per thread', async () => {
         const twoStreams = await startThread();
         const oneStream = await startThread(BOB);
