@@ -1,6 +1,16 @@
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 import { getNode } from '@promethea/cpp-protocol';
-import { useMemo, useRef, useState, type KeyboardEvent, type MouseEvent, type PointerEvent } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+  type MouseEvent,
+  type PointerEvent,
+} from 'react';
 import { layoutTree, type PlacedNode } from '../lib/tree-layout.js';
 
 interface TreeMinimapProps {
@@ -10,20 +20,20 @@ interface TreeMinimapProps {
   onJump(nodeId: string): void;
 }
 
-/** Grid step in px at zoom 1: one row per turn, one column per branch; each node a labelled pill. */
-const CELL_WIDTH = 116;
-const CELL_HEIGHT = 38;
-const PILL_WIDTH = 104;
-const PILL_HEIGHT = 28;
+/** Grid step in px at zoom 1: one row per turn, one column per branch; each node a pill with two lines of words. */
+const CELL_WIDTH = 164;
+const CELL_HEIGHT = 50;
+const PILL_WIDTH = 152;
+const PILL_HEIGHT = 40;
 const ZOOMS = [0.5, 0.67, 0.8, 1, 1.25] as const;
 
-/** Words a pill has room for. */
+/** More words than a pill's two lines hold: the pill's style cuts them where its room ends, with an ellipsis. */
 function firstWords(text: string): string {
   const line = text
     .replace(/[#*_`>|[\]]/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-  return line === '' ? '…' : line.length > 18 ? `${line.slice(0, 17)}…` : line;
+  return line === '' ? '…' : line.slice(0, 80);
 }
 
 /** What a status looks like besides its colour: a glyph and a word for screen readers. */
@@ -52,6 +62,31 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
   const [focusedId, setFocusedId] = useState<string>();
   const stopId =
     focusedId !== undefined && graph.nodes[focusedId] ? focusedId : (graph.activeHeadMessageId ?? graph.rootNodeId);
+
+  // Where the person is: the head, brought into the middle of the view when it moves, at each zoom, and when the
+  // panel opens (its drawer on a narrow screen has no size while closed).
+  const headId = graph.activeHeadMessageId;
+  const showHead = useCallback(() => {
+    const element = scroller.current;
+    const head = headId === null ? undefined : positions.get(headId);
+    if (!element || !head || element.clientWidth === 0) return;
+    const { x, top } = anchorPoints(head);
+    element.scrollLeft = x * zoom - element.clientWidth / 2;
+    element.scrollTop = (top + PILL_HEIGHT / 2) * zoom - element.clientHeight / 2;
+  }, [headId, positions, zoom]);
+  useLayoutEffect(showHead, [showHead]);
+  useEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    let shown = element.clientWidth > 0;
+    const observer = new ResizeObserver(() => {
+      const nowShown = element.clientWidth > 0;
+      if (nowShown && !shown) showHead();
+      shown = nowShown;
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [showHead]);
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     const id = (event.target as HTMLElement).dataset.nodeId;
