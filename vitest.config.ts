@@ -28,7 +28,6 @@ const UNIT = [
   'conformance/test/{pattern,thread-copies}.test.ts',
   'bench/test/paced-tokens.test.ts',
   'test/bench-harness.test.ts',
-  'test/architecture/import-cycles.test.ts',
   'apps/web/test/tree-layout.test.ts',
 ];
 

@@ -1,7 +1,9 @@
-// `npm test` after the build: type-checks the tests beside Vitest rather than before it. Vitest's files mostly
-// wait on sockets, processes and the browser, leaving a core idle much of the time, so the type-check's ~20 s of
-// compiler time costs the run little; either failing fails the run. Arguments go to Vitest.
+// `npm test` after the build: type-checks the tests and checks the layers (.dependency-cruiser.cjs) beside Vitest
+// rather than before it. Vitest's files mostly wait on sockets, processes and the browser, leaving a core idle much
+// of the time, so the type-check's ~20 s of compiler time and the layer check's ~5 s cost the run little; any of
+// them failing fails the run. Arguments go to Vitest.
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -30,5 +32,26 @@ async function typeCheck() {
   return 0;
 }
 
-const statuses = await Promise.all([typeCheck(), run(bin('vitest'), ['run', ...process.argv.slice(2)])]);
+/** The sources of every package, the web UI and the conformance kit, against the layer rules. */
+async function layerCheck() {
+  const sources = readdirSync(new URL('../packages', import.meta.url)).map((name) => `packages/${name}/src`);
+  const status = await run(bin('depcruise'), [
+    '--config',
+    '.dependency-cruiser.cjs',
+    ...sources,
+    'apps/web/src',
+    'conformance/src',
+  ]);
+  if (status !== 0) console.error('npm test: the layer check (.dependency-cruiser.cjs) failed');
+  return status;
+}
+
+/** One after the other: they share the core Vitest leaves idle. */
+async function staticChecks() {
+  const typed = await typeCheck();
+  const layered = await layerCheck();
+  return typed || layered;
+}
+
+const statuses = await Promise.all([staticChecks(), run(bin('vitest'), ['run', ...process.argv.slice(2)])]);
 process.exit(statuses.find((status) => status !== 0) ?? 0);

@@ -1,11 +1,11 @@
-import type { ClientFrame, ErrorCode } from '@promethea/cpp-protocol';
+import type { ClientFrame } from '@promethea/cpp-protocol';
 import type {
   GenerationObservation,
   GenerationStart,
   ObservedPivot,
   PivotObservation,
 } from '../engine/engine-observer.js';
-import type { Identity } from '../engine/identity.js';
+import type { ObservedConnection, SentError } from '../session/session-observer.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 
 // The engine owns the observation types it calls; they are part of the server's observer API too.
@@ -18,19 +18,8 @@ export type {
   PivotStep,
 } from '../engine/engine-observer.js';
 
-/** A connection, as observers see it. */
-export interface ObservedConnection {
-  readonly id: string;
-  readonly identity: Identity;
-}
-
-/** A CPP_ERROR sent to a connection, answering one of its frames (or an undecodable one). */
-export interface SentError {
-  code: ErrorCode;
-  message: string;
-  refType?: string;
-  refId?: string;
-}
+// So does the session: what it observes of a connection.
+export type { ObservedConnection, SentError } from '../session/session-observer.js';
 
 /** Where a server error happened, as far as is known. */
 export interface ErrorContext {

@@ -20,11 +20,11 @@ import { SerialQueue } from '../engine/serial-queue.js';
 import type { Subscriber } from '../engine/subscriber.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import { isThreadFrame, threadOf } from '../engine/thread-frame.js';
-import type { Observers } from '../observability/observers.js';
 import { readThreadListCursor, threadListCursor } from '../threads/thread-list-cursor.js';
 import type { ThreadListFeed } from '../threads/thread-list-feed.js';
 import type { CPPSocket, SocketHandlers } from '../transport/cpp-socket.js';
 import { BackpressureQueue, type BackpressureLimits, type ChunkPayload } from './backpressure.js';
+import type { SessionObserver } from './session-observer.js';
 
 export interface SessionDependencies {
   store: ConversationStore;
@@ -36,7 +36,7 @@ export interface SessionDependencies {
   threadList: ThreadListFeed;
   maxFrameBytes: number;
   backpressure: BackpressureLimits;
-  observers: Observers;
+  observers: SessionObserver;
   /** A frame was handled; for the server's notification events. */
   onFrameHandled(session: ConnectionSession, frame: ClientFrame): void;
   /** A failure the client only sees as INTERNAL. */

@@ -7,15 +7,16 @@ import {
   type ImportedThread,
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
-import type { ServerLimits } from '../auth/limits/server-limits.js';
 import { threadSize } from '../engine/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
 
-/** The limits an import respects, as a prompt does; 0 turns one off. */
-export type ImportLimits = Pick<
-  ServerLimits,
-  'maxThreadsPerDid' | 'maxNodesPerThread' | 'maxThreadBytes' | 'maxPromptLength'
->;
+/** The limits an import respects, as a prompt does (the server's `ServerLimits` are these and more); 0 turns one off. */
+export interface ImportLimits {
+  maxThreadsPerDid: number;
+  maxNodesPerThread: number;
+  maxThreadBytes: number;
+  maxPromptLength: number;
+}
 
 /**
  * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them, in one transaction, or none.
