@@ -80,6 +80,7 @@ describe('accessibility (axe-core, every impact, the page policy bypassed for ax
       // Both questions asked in place: a message's Delete and the thread's.
       await chat.action(answer.id, 'Delete').click();
       await chat.message(answer.id).getByRole('group', { name: 'Confirm deletion' }).waitFor();
+      await chat.openThreadMenu();
       await chat.page.getByRole('button', { name: 'Delete thread' }).click();
       await chat.page
         .getByRole('navigation', { name: 'Threads' })

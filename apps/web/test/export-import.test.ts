@@ -31,6 +31,7 @@ describe('export and import in the browser', () => {
       // Export, by keyboard: the formats are offered with the focus on the first, Escape takes them back and gives the
       // focus back to Export, as does picking one.
       const exportThread = threads.getByRole('button', { name: 'Export thread' });
+      await chat.openThreadMenu();
       await exportThread.focus();
       await page.keyboard.press('Enter');
       const formats = threads.getByRole('group', { name: 'Export thread as' });

@@ -78,9 +78,7 @@ describe('keyboard first, in the browser', () => {
         'button Import threads from a file',
         'input Search threads',
         'button one, now · 4 messages',
-        'button Rename thread',
-        'button Export thread',
-        'button Delete thread',
+        'button Thread actions',
         'article Assistant',
         'textarea Message',
       ]);

@@ -17,6 +17,9 @@ describe('thread operations in the browser', () => {
       const first = chat.threadId();
       await threads.getByRole('button', { name: /^Tell me about the Danube/ }).waitFor();
 
+      // Rename, Export and Delete are in the active thread's menu, closed until asked for.
+      expect(await threads.getByRole('button', { name: 'Rename thread' }).count()).toBe(0);
+      await chat.openThreadMenu();
       await threads.getByRole('button', { name: 'Rename thread' }).click();
       const title = threads.getByRole('textbox', { name: 'Thread title' });
       await title.fill('Rivers of Europe');
@@ -36,8 +39,16 @@ describe('thread operations in the browser', () => {
       await threads.getByRole('searchbox', { name: 'Search threads' }).fill('danub');
       const results = threads.getByRole('list', { name: 'Search results' });
       await results.getByRole('button').first().waitFor();
-      const hits = await results.getByRole('button').allTextContents();
-      expect(hits.every((text) => text.startsWith('Rivers of Europe'))).toBe(true);
+      // One row for the thread, its title once, and under it each message that matched.
+      const rows = results.locator('> li');
+      expect(await rows.count()).toBe(1);
+      expect(await rows.locator('.thread-title').allTextContents()).toEqual(['Rivers of Europe']);
+      const snippets = await rows.locator('.search-snippet').allTextContents();
+      expect(snippets.length).toBeGreaterThanOrEqual(1);
+      expect(snippets.every((text) => /danub/i.test(text) && !text.includes('Rivers of Europe'))).toBe(true);
+      expect(await rows.locator('.thread-meta').textContent()).toBe(
+        `${snippets.length} matching ${snippets.length === 1 ? 'message' : 'messages'}`,
+      );
       // The words that matched are marked in each snippet.
       expect(await results.locator('mark').first().textContent()).toBe('Danub');
       await screenshot(chat.page, 'thread-search');
@@ -52,6 +63,7 @@ describe('thread operations in the browser', () => {
       await threads.getByRole('searchbox', { name: 'Search threads' }).fill('');
       // Deleting asks first, in place; Cancel keeps the thread and gives the focus back to its Delete.
       const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+      await chat.openThreadMenu();
       await deleteThread.click();
       const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
       await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
@@ -68,6 +80,7 @@ describe('thread operations in the browser', () => {
       // The focus was in the deleted thread's item: it goes to the thread shown in its place…
       await waitForFocus(threads.getByRole('button', { name: /^Something about mountains/ }));
       // …or, when no thread is left, to New thread.
+      await chat.openThreadMenu();
       await deleteThread.click();
       await confirm.getByRole('button', { name: 'Delete' }).click();
       await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
@@ -88,6 +101,7 @@ describe('thread operations in the browser', () => {
       await threadsToggle.click();
       const threads = chat.page.getByRole('navigation', { name: 'Threads' });
       const deleteThread = threads.getByRole('button', { name: 'Delete thread' });
+      await chat.openThreadMenu();
       await deleteThread.click();
       const confirm = threads.getByRole('group', { name: 'Confirm deletion' });
       await waitForFocus(confirm.getByRole('button', { name: 'Delete' }));
@@ -106,6 +120,12 @@ describe('thread operations in the browser', () => {
       await formats.waitFor({ state: 'detached' });
       expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
       await waitForFocus(exportThread);
+
+      // Esc at the menu closes it alone, with the focus back on its button.
+      await chat.page.keyboard.press('Escape');
+      await exportThread.waitFor({ state: 'detached' });
+      await waitForFocus(threads.getByRole('button', { name: 'Thread actions' }));
+      expect(await threadsToggle.getAttribute('aria-expanded')).toBe('true');
 
       await chat.waitForAnswer('streaming', { minLength: length + 20 });
       expect(

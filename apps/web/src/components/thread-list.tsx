@@ -3,8 +3,9 @@ import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-
 import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
 import { relativeTime } from '../lib/relative-time.js';
-import { groupThreads, markTerms, threadAfterDeletion } from '../lib/thread-groups.js';
+import { groupThreads, threadAfterDeletion } from '../lib/thread-groups.js';
 import { InlineConfirm, InlineQuestion, useConfirmation } from './inline-confirm.js';
+import { SearchHits } from './search-hits.js';
 
 interface ThreadListProps {
   threads: readonly ThreadSummary[] | undefined;
@@ -114,37 +115,6 @@ export function ThreadList(props: ThreadListProps) {
   );
 }
 
-function SearchHits({
-  hits,
-  terms,
-  onOpen,
-}: {
-  hits: SearchHit[] | undefined;
-  terms: string[];
-  onOpen(hit: SearchHit): void;
-}) {
-  if (hits === undefined) return <p className="muted">Searching…</p>;
-  if (hits.length === 0) return <p className="muted">Nothing found.</p>;
-  return (
-    <ul aria-label="Search results">
-      {hits.map((hit) => (
-        <li key={`${hit.threadId} ${hit.nodeId}`}>
-          <button type="button" className="thread search-hit" onClick={() => onOpen(hit)}>
-            <span className="thread-title">{hit.title || UNTITLED}</span>
-            {hit.nodeId !== null && (
-              <span className="thread-meta snippet">
-                {markTerms(hit.snippet, terms).map((piece, index) =>
-                  piece.marked ? <mark key={index}>{piece.text}</mark> : piece.text,
-                )}
-              </span>
-            )}
-          </button>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
 function ThreadItem({
   thread,
   now,
@@ -155,6 +125,9 @@ function ThreadItem({
   onExport,
 }: ThreadListProps & { thread: ThreadSummary; now: number }) {
   const [renaming, setRenaming] = useState(false);
+  // Rename, Export and Delete are behind one button of the active thread, not always under it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const menuToggle = useRef<HTMLButtonElement>(null);
   const deletion = useConfirmation();
   const exporting = useConfirmation();
   const exportAs = (format: ExportFormat) => {
@@ -191,7 +164,7 @@ function ThreadItem({
     );
   }
   return (
-    <li>
+    <li className={active ? 'thread-item-active' : undefined}>
       <button
         type="button"
         className="thread"
@@ -242,8 +215,31 @@ function ThreadItem({
           </button>
         </InlineQuestion>
       )}
-      {active && !deletion.asking && !exporting.asking && (
-        <span className="thread-actions">
+      {active && (
+        <button
+          type="button"
+          ref={menuToggle}
+          className="quiet thread-menu-toggle"
+          aria-label="Thread actions"
+          aria-expanded={menuOpen}
+          title="Rename, export or delete this thread"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          ⋯
+        </button>
+      )}
+      {active && menuOpen && !deletion.asking && !exporting.asking && (
+        // biome-ignore lint/a11y/noStaticElementInteractions: Esc closes the menu from any of its buttons.
+        <span
+          className="thread-actions"
+          onKeyDown={(event) => {
+            if (event.key !== 'Escape') return;
+            // The menu alone closes, not the phone's panel around it.
+            event.stopPropagation();
+            setMenuOpen(false);
+            menuToggle.current?.focus();
+          }}
+        >
           <button type="button" className="quiet" aria-label="Rename thread" onClick={() => setRenaming(true)}>
             Rename
           </button>

@@ -116,6 +116,14 @@ export class ChatPage {
     return this.lastMessage();
   }
 
+  /** Opens the active thread's menu (Rename, Export, Delete) in the thread list, unless it is open. */
+  async openThreadMenu(): Promise<void> {
+    const toggle = this.page
+      .getByRole('navigation', { name: 'Threads' })
+      .getByRole('button', { name: 'Thread actions' });
+    if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  }
+
   /** The thread id in the URL. */
   threadId(): string {
     return decodeURIComponent(new URL(this.page.url()).hash.slice(1));
