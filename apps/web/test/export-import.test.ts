@@ -50,7 +50,9 @@ describe('export and import in the browser', () => {
       expect(markdownFile.suggestedFilename()).toMatch(/^Tell-me-about-the-Danube.*\.md$/);
       const markdown = await downloaded(markdownFile);
       expect(markdown).toContain('Tell me about the Danube');
-      expect(markdown).toContain('Assistant');
+      // The roles are bold lines, not headings that would mix with the answer's own.
+      expect(markdown).toContain('**User**\n\nTell me about the Danube\n\n---\n\n**Assistant**\n\n');
+      expect(markdown).not.toMatch(/^#+ (User|Assistant)/m);
 
       await threads.getByRole('button', { name: 'Export thread' }).click();
       download = page.waitForEvent('download');

@@ -96,7 +96,7 @@ describe('CPPClient thread operations against the real CPPServer', () => {
 
     const markdown = await alice.exportThread('markdown');
     expect(markdown).toMatch(
-      /^# Tell me about the Danube\.\n\n## User\n\nTell me about the Danube\.\n\n## Assistant\n\n/,
+      /^# Tell me about the Danube\.\n\n\*\*User\*\*\n\nTell me about the Danube\.\n\n---\n\n\*\*Assistant\*\*\n\n/,
     );
     const json = JSON.parse(await alice.exportThread('cpp-thread', threadId));
     expect(ThreadExportSchema.parse(json).thread).toEqual({ ...json.thread, threadId });

@@ -31,20 +31,22 @@ export function exportThread(graph: ThreadGraph, title: string, exportedAt: numb
   };
 }
 
-const ROLE_HEADINGS = { user: 'User', assistant: 'Assistant' } as const;
+const ROLE_LABELS = { user: 'User', assistant: 'Assistant' } as const;
 
 /**
- * The active branch (root to head) as Markdown: the title as a heading, then each message under a heading naming
- * its role, with an answer that did not complete marked as such. Messages are Markdown already and stay as written.
+ * The active branch (root to head) as Markdown: the title as the one heading, then each message after a bold line
+ * naming its role, with an answer that did not complete marked as such, messages apart by a thematic break. The
+ * roles are not headings: answers have headings of their own, and the document's outline is theirs. Messages are
+ * Markdown already and stay as written.
  */
 export function threadToMarkdown(graph: ThreadGraph, title: string): string {
   const head = graph.activeHeadMessageId;
   const branch = head === null || !getNode(graph, head) ? [] : pathToRoot(graph, head);
-  const sections = [`# ${title.trim() === '' ? 'Untitled conversation' : title.trim()}`, ...branch.map(messageSection)];
-  return `${sections.join('\n\n')}\n`;
+  const heading = `# ${title.trim() === '' ? 'Untitled conversation' : title.trim()}`;
+  return `${[heading, branch.map(messageSection).join('\n\n---\n\n')].filter((part) => part !== '').join('\n\n')}\n`;
 }
 
 function messageSection(node: MessageNode): string {
   const status = node.status === 'completed' ? '' : ` (${node.status})`;
-  return `## ${ROLE_HEADINGS[node.role]}${status}\n\n${node.content}`;
+  return `**${ROLE_LABELS[node.role]}${status}**\n\n${node.content}`;
 }

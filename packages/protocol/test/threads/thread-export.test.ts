@@ -26,21 +26,32 @@ describe('exportThread', () => {
 });
 
 describe('threadToMarkdown', () => {
-  it('writes the active branch under the title, each message under its role, an unfinished answer marked', () => {
+  it('writes the active branch under the title, each message after its role in bold, an unfinished answer marked', () => {
     expect(threadToMarkdown(conversation(), 'Greetings')).toBe(
       `${[
         '# Greetings',
-        '## User\n\nprompt of msg_u1',
-        '## Assistant\n\nHello!',
-        '## User\n\nprompt of msg_u2',
-        '## Assistant (streaming)\n\nPartial',
+        [
+          '**User**\n\nprompt of msg_u1',
+          '**Assistant**\n\nHello!',
+          '**User**\n\nprompt of msg_u2',
+          '**Assistant (streaming)**\n\nPartial',
+        ].join('\n\n---\n\n'),
       ].join('\n\n')}\n`,
     );
   });
 
   it('leaves other branches out, and names an untitled conversation', () => {
     expect(threadToMarkdown(handBuiltGraph(), '  ')).toBe(
-      `${['# Untitled conversation', '## User\n\nmsg_r', '## Assistant\n\nmsg_a', '## User\n\nmsg_c'].join('\n\n')}\n`,
+      `# Untitled conversation\n\n${['**User**\n\nmsg_r', '**Assistant**\n\nmsg_a', '**User**\n\nmsg_c'].join('\n\n---\n\n')}\n`,
     );
+  });
+
+  it("keeps the title the only heading of its own: an answer's headings are the outline", () => {
+    const markdown = threadToMarkdown(conversation(), 'Greetings');
+    expect(markdown.match(/^#+ .*$/gm)).toEqual(['# Greetings']);
+  });
+
+  it('is the title alone for an empty thread', () => {
+    expect(threadToMarkdown({ ...handBuiltGraph(), activeHeadMessageId: null }, 'Empty')).toBe('# Empty\n');
   });
 });
