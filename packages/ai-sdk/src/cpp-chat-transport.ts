@@ -124,7 +124,7 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     const streaming = this.client.streamingNode(threadId);
     const received = streaming && this.received(streaming.id);
     const model = requestedModel(options.body) ?? this.model;
-    const answering = { ...handlers, ...(model === undefined ? {} : { model }) };
+    const answering = { ...handlers, model };
     if (options.trigger === 'regenerate-message') {
       // useChat names the answer it regenerates (or none: the last one); the head is that answer or its prompt.
       const nodeId =
@@ -133,7 +133,7 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
         threadId,
         ...answering,
         ...received,
-        ...(nodeId === undefined ? {} : { nodeId }),
+        nodeId,
       });
     }
     const userPrompt = textOf(options.messages.at(-1));

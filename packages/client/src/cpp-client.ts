@@ -137,9 +137,9 @@ export class CPPClient {
       activeThreadId: threadId,
       userPrompt: options.userPrompt,
       newNodeId: userNodeId,
-      ...(options.parentNodeId === undefined ? {} : { parentNodeId: options.parentNodeId }),
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
-      ...(options.model === undefined ? {} : { model: options.model }),
+      parentNodeId: options.parentNodeId,
+      expectedVersion: options.expectedVersion,
+      model: options.model,
     });
     return this.generate(frame, { threadId, userNodeId, onStream: options.onStream, onReasoning: options.onReasoning });
   }
@@ -162,7 +162,7 @@ export class CPPClient {
       userPrompt: options.userPrompt,
       newBranchNodeId,
       ...receivedFields(received),
-      ...(options.model === undefined ? {} : { model: options.model }),
+      model: options.model,
     });
     this.requests.interrupting(interrupted.id, received);
     return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream, onReasoning });
@@ -187,8 +187,8 @@ export class CPPClient {
       userNodeId: userNode.id,
       newNodeId: assistantNodeId,
       ...(received ? receivedFields(received) : {}),
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
-      ...(options.model === undefined ? {} : { model: options.model }),
+      expectedVersion: options.expectedVersion,
+      model: options.model,
     });
     if (halting && received) this.requests.interrupting(halting.id, received);
     return this.generate(frame, {
@@ -214,8 +214,8 @@ export class CPPClient {
     const frame = this.frames.create('CPP_CONTINUE', {
       activeThreadId: threadId,
       nodeId: node.id,
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
-      ...(options.model === undefined ? {} : { model: options.model }),
+      expectedVersion: options.expectedVersion,
+      model: options.model,
     });
     const { onStream, onReasoning } = options;
     return this.generate(frame, {
@@ -262,7 +262,7 @@ export class CPPClient {
     const frame = this.frames.create('CPP_BRANCH_DELETE', {
       activeThreadId: threadId,
       nodeId,
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      expectedVersion: options.expectedVersion,
     });
     const removed = (reply: ServerFrame): Answer<ThreadGraph> => {
       const graph = this.structuralUpdateOf(threadId, reply);
@@ -277,7 +277,7 @@ export class CPPClient {
     const frame = this.frames.create('CPP_ANCHOR_HEAD', {
       activeThreadId: threadId,
       targetNodeId,
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      expectedVersion: options.expectedVersion,
     });
     return this.request(
       frame,
@@ -332,9 +332,9 @@ export class CPPClient {
   listThreadPage(options: ListThreadsOptions = {}): Promise<ThreadsFrame['payload']> {
     const { limit, cursor, subscribe } = options;
     const frame = this.frames.create('CPP_THREAD_LIST', {
-      ...(limit === undefined ? {} : { limit }),
-      ...(cursor === undefined ? {} : { cursor }),
-      ...(subscribe === undefined ? {} : { subscribe }),
+      limit,
+      cursor,
+      subscribe,
     });
     return this.request(
       frame,
@@ -348,7 +348,7 @@ export class CPPClient {
     const frame = this.frames.create('CPP_THREAD_RENAME', {
       threadId,
       title,
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      expectedVersion: options.expectedVersion,
     });
     const renamed = (reply: ServerFrame) => {
       const graph = this.structuralUpdateOf(threadId, reply);
@@ -370,7 +370,7 @@ export class CPPClient {
     if (threadId === undefined) return Promise.reject(new Error('no thread is open: name the thread to delete'));
     const frame = this.frames.create('CPP_THREAD_DELETE', {
       threadId,
-      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      expectedVersion: options.expectedVersion,
     });
     const deleted = (reply: ServerFrame) =>
       reply.type === 'CPP_THREAD_DELETED' && reply.payload.threadId === threadId ? { value: undefined } : undefined;
@@ -381,7 +381,7 @@ export class CPPClient {
   searchThreads(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const frame = this.frames.create('CPP_THREAD_SEARCH', {
       query,
-      ...(options.limit === undefined ? {} : { limit: options.limit }),
+      limit: options.limit,
     });
     const results = (reply: ServerFrame) =>
       reply.type === 'CPP_SEARCH_RESULTS' && reply.payload.query === query ? { value: reply.payload.hits } : undefined;

@@ -138,15 +138,11 @@ export class ChatSession {
         return this.client.stop();
       case '/regenerate': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
-        return this.answer((onStream) =>
-          this.client.regenerate({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }),
-        );
+        return this.answer((onStream) => this.client.regenerate({ onStream, nodeId }));
       }
       case '/continue': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
-        return this.answer((onStream) =>
-          this.client.continue({ onStream, ...(nodeId === undefined ? {} : { nodeId }) }),
-        );
+        return this.answer((onStream) => this.client.continue({ onStream, nodeId }));
       }
       case '/edit': {
         const [reference = ''] = argument.split(/\s/, 1);

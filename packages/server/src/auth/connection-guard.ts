@@ -123,7 +123,7 @@ export class ConnectionGuard {
     if (!outcome.ok) {
       this.connection?.sendError(ErrorCode.UNAUTHORIZED, outcome.reason, {
         refType: frame.type,
-        ...(frame.id === undefined ? {} : { refId: frame.id }),
+        refId: frame.id,
       });
       this.close(CloseCode.UNAUTHORIZED, 'authentication failed');
       return;

@@ -229,7 +229,7 @@ export async function accessOptionsOf(flags: AccessFlags): Promise<AccessOptions
     allowedOrigins: flags.allowedOrigins,
     allowedHosts: flags.host === undefined ? flags.allowedHosts : [...flags.allowedHosts, flags.host],
     trustProxy: flags.trustProxy,
-    ...(flags.publicUrl === undefined ? {} : { publicUrl: flags.publicUrl }),
+    publicUrl: flags.publicUrl,
     ...(tls ? { tls } : {}),
     limits: limitsOf(flags),
   };

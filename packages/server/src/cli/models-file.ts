@@ -113,11 +113,11 @@ export async function readModelsFile(
     throw invalid(`default: "${defaultModel}" is not the id of any model (${ids.join(', ')})`);
   return {
     models: models.map(({ entry, provider }) => ({
-      ...(entry.id === undefined ? {} : { id: entry.id }),
-      ...(entry.label === undefined ? {} : { label: entry.label }),
+      id: entry.id,
+      label: entry.label,
       provider,
     })),
-    ...(defaultModel === undefined ? {} : { defaultModel }),
+    defaultModel,
     descriptions: models.map(({ config }, index) => `${ids[index]}: ${describeProvider(config)}`),
   };
 }

@@ -68,7 +68,7 @@ function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'd
     temperature: config.temperature,
     maxTokens: config.maxTokens ?? defaults.maxTokens,
     reasoning: config.reasoning ?? (thinkingBudgetTokens !== undefined || isReasoningModelName(model)),
-    ...(thinkingBudgetTokens === undefined ? {} : { thinkingBudgetTokens }),
+    thinkingBudgetTokens,
     policy: {
       firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? defaults.policy.firstTokenTimeoutMs,
       stallTimeoutMs: config.stallTimeoutMs ?? defaults.policy.stallTimeoutMs,

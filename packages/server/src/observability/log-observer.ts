@@ -40,8 +40,8 @@ export class LogObserver implements ServerObserver {
     const fields = {
       connectionId: connection.id,
       frameType: frame.type,
-      ...(threadId === undefined ? {} : { threadId }),
-      ...(frame.id === undefined ? {} : { frameId: frame.id }),
+      threadId,
+      frameId: frame.id,
     };
     if (frame.type === 'CPP_PROMPT')
       this.logger.info({ ...fields, ...this.prompt(frame.payload.userPrompt) }, 'prompt received');
@@ -81,7 +81,7 @@ export class LogObserver implements ServerObserver {
       },
       halted: () => (haltMs = millisecondsSince(start)),
       end: (error) => {
-        const timings = { durationMs: millisecondsSince(start), ...(haltMs === undefined ? {} : { haltMs }), stepsMs };
+        const timings = { durationMs: millisecondsSince(start), haltMs, stepsMs };
         // A refusal has its own "error sent" line, a failure its "server error" line.
         if (error === undefined) this.logger.info({ ...fields, ...timings }, 'pivot');
         else
@@ -107,10 +107,7 @@ export class LogObserver implements ServerObserver {
     return {
       firstChunk: () => (firstChunkMs = millisecondsSince(start)),
       ended: (result) =>
-        this.generationEnded(
-          { ...fields, durationMs: millisecondsSince(start), ...(firstChunkMs === undefined ? {} : { firstChunkMs }) },
-          result,
-        ),
+        this.generationEnded({ ...fields, durationMs: millisecondsSince(start), firstChunkMs }, result),
     };
   }
 

@@ -132,10 +132,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     const decoded = decodeClientFrame(data);
     if (!decoded.ok) {
       const { code, message, refId, refType } = decoded;
-      return this.sendError(code, message, {
-        ...(refId === undefined ? {} : { refId }),
-        ...(refType === undefined ? {} : { refType }),
-      });
+      return this.sendError(code, message, { refId, refType });
     }
     const frame = decoded.frame;
     this.dependencies.observers.frameReceived(this, frame);
@@ -304,7 +301,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   private fail(error: unknown, frame: ClientFrame): void {
-    const reference: ErrorReference = { refType: frame.type, ...(frame.id === undefined ? {} : { refId: frame.id }) };
+    const reference: ErrorReference = { refType: frame.type, refId: frame.id };
     if (CPPError.isInstance(error)) return this.sendError(error.code, error.message, reference);
     if (this.closed) return;
     this.dependencies.onInternalError(error, this);

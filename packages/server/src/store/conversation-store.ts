@@ -5,7 +5,7 @@ export interface ThreadRecord {
   threadId: string;
   /** The DID that created the thread. */
   ownerDid: string;
-  /** The first prompt, shortened; empty until then. */
+  /** The title the owner gave (CPP_THREAD_RENAME), else the first prompt, shortened; empty until either. */
   title: string;
   createdAt: number;
   updatedAt: number;
@@ -35,7 +35,7 @@ export interface OwnedThreadSummary {
 /** Metadata that changes with a commit. */
 export interface CommitMeta {
   updatedAt: number;
-  /** Set on the commit of the first prompt. */
+  /** Set on the commit of a rename, and of the first prompt of a thread that has no title yet. */
   title?: string;
 }
 

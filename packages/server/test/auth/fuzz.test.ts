@@ -68,7 +68,7 @@ describe('the server under random and mutated frames', () => {
           if (expectation.kind === 'edge-error')
             expected.push({
               code: expectation.code,
-              ...(expectation.refId === undefined ? {} : { refId: expectation.refId }),
+              refId: expectation.refId,
             });
           if (expectation.kind === 'close') {
             closing = expectation.code;
@@ -84,7 +84,7 @@ describe('the server under random and mutated frames', () => {
           lane.connection = await FuzzConnection.open(server.url, pools, lane.identity);
         }
       }),
-      { numRuns: Math.ceil(FRAMES / BATCH), ...(SEED === undefined ? {} : { seed: SEED }) },
+      { numRuns: Math.ceil(FRAMES / BATCH), seed: SEED },
     );
 
     const connections = [...retired, ...lanes.map((lane) => lane.connection)];

@@ -9,7 +9,7 @@ const fixture = useServer();
 /** The HTTP status of an upgrade sent with `origin` (none: no Origin header) and `host`; 101 when it is accepted. */
 async function upgradeStatus(url: string, origin?: string, host?: string): Promise<number> {
   const socket = new WebSocket(url, CPP_SUBPROTOCOL, {
-    ...(origin === undefined ? {} : { origin }),
+    origin,
     ...(host === undefined ? {} : { headers: { host } }),
   });
   socket.on('error', () => undefined);

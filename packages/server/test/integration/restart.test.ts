@@ -35,7 +35,7 @@ afterEach(async () => {
 /** A server on the test's database file, and a client of it. */
 async function run(model: ScriptedModel, persistIntervalMs?: number) {
   const store = SqliteStore.open(database.path);
-  const server = await startServer({ store, model, ...(persistIntervalMs === undefined ? {} : { persistIntervalMs }) });
+  const server = await startServer({ store, model, persistIntervalMs });
   const client = await RawClient.connect(server.url, { did: DID });
   const instance = { server, store, client };
   running.push(instance);

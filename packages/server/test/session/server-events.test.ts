@@ -29,7 +29,7 @@ function sendPivot(
     newBranchNodeId,
     ...fields,
   };
-  setup.client.send('CPP_PIVOT_INIT', payload, id === undefined ? {} : { id });
+  setup.client.send('CPP_PIVOT_INIT', payload, { id });
 }
 
 describe("server.on('pivot')", () => {

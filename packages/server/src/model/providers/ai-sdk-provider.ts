@@ -84,8 +84,8 @@ export class AiSdkProvider implements ModelProvider {
       // Errors arrive as `error` parts below; without a handler the AI SDK also prints them.
       onError: () => undefined,
       ...(systemPrompt ? { system: systemPrompt } : {}),
-      ...(temperature !== undefined ? { temperature } : {}),
-      ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
+      temperature,
+      maxOutputTokens: maxTokens,
     });
     const toolCalls = new ToolCallParts();
     // An AI SDK stream ends on abort only if the model's own stream does; cancelling it ends it in any case.

@@ -108,8 +108,8 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
       stream: true,
       stream_options: { include_usage: true },
       ...(tools.length > 0 ? { tools: chatTools(tools) } : {}),
-      ...(temperature !== undefined ? { temperature } : {}),
-      ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
+      temperature,
+      [limit]: maxTokens,
     };
   }
 }

@@ -111,7 +111,7 @@ export class FuzzConnection {
     if (EDGE_CODES.includes(error.code as ErrorCode))
       this.edgeErrors.push({
         code: error.code as ErrorCode,
-        ...(error.refId === undefined ? {} : { refId: error.refId }),
+        refId: error.refId,
       });
     else this.otherErrors.push(error);
   }

@@ -94,7 +94,7 @@ export class FrameRenderer {
       return {
         kind: 'edge-error',
         code: decoded.code,
-        ...(decoded.refId === undefined ? {} : { refId: decoded.refId }),
+        refId: decoded.refId,
       };
     // No proof the fuzzer makes holds: a random signature, or a connection that has proven itself already.
     return decoded.frame.type === 'CPP_AUTH_PROOF' ? { kind: 'close', code: 4401 } : { kind: 'handled' };
