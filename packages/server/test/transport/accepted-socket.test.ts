@@ -223,6 +223,19 @@ describe('CPPServer.accept', () => {
     expect(await proven.closed).toBe(CloseCode.MESSAGE_TOO_BIG);
   });
 
+  it('closes with 4408 a message that does not arrive whole within the server’s message timeout', async () => {
+    host = await hostOnWs({ limits: { messageTimeoutMs: 200 } });
+    const client = await connect(host.url);
+    await listThreads(client);
+    // A masked text frame announcing 1 MiB (64-bit length), followed by its mask and 1 KiB of payload only.
+    const header = Buffer.from([0x81, 0xff, 0, 0, 0, 0, 0, 0x10, 0, 0, 1, 2, 3, 4]);
+    (client.socket as unknown as { _socket: { write(data: Buffer): void } })._socket.write(
+      Buffer.concat([header, Buffer.alloc(1024, 0x20)]),
+    );
+    expect(await client.closed).toBe(CloseCode.TIMEOUT);
+    expect(client.closeReason).toBe('a message took too long to arrive');
+  });
+
   it('closes with 1001 once the server has closed: the open connections, then every new one', async () => {
     host = await hostOnWs();
     const client = await connect(host.url);
