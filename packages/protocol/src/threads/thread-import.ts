@@ -31,6 +31,17 @@ export function readImportDocument(format: ImportFormat, document: unknown, now:
 }
 
 /**
+ * The threads of one element of an import document's array, `index` its place (0-based), read and named in errors
+ * as `readImportDocument` reads and names it: a reader of a document too large to hold reads it element by element.
+ * A CPP JSON export that is not in an array is its own element 0.
+ */
+export function readImportItem(format: ImportFormat, item: unknown, index: number, now: number): ImportedThread[] {
+  const threads =
+    format === 'cpp-thread' ? [readThreadExportItem(item, index)] : readChatGptConversation(item, index, now);
+  return threads.map(storable);
+}
+
+/**
  * A thread whose text every store keeps as it is (`storableText`): a document is not checked as a prompt is, and a
  * lone surrogate or NUL in it would otherwise come back changed after a restart, or not be stored at all. A title
  * as long as a user may give one.
@@ -56,23 +67,32 @@ function readThreadExports(document: unknown): ImportedThread[] {
     : ThreadExportSchema.safeParse(document);
   if (!parsed.success) throw new ImportDocumentError(`not a CPP thread export: ${describeIssue(parsed.error)}`);
   const exports = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
-  return exports.map(({ thread, exportedAt }, index) => {
-    const graph: ThreadGraph = {
-      threadId: thread.threadId,
-      rootNodeId: thread.rootNodeId,
-      activeHeadMessageId: thread.activeHeadMessageId,
-      version: 0,
-      nodes: thread.nodes,
-    };
-    const violations = findInvariantViolations(graph);
-    if (violations.length > 0)
-      throw new ImportDocumentError(`thread ${index + 1} (${thread.threadId}) is not a sound tree: ${violations[0]}`);
-    const createdAt = Object.values(thread.nodes).reduce(
-      (earliest, node) => Math.min(earliest, node.createdAt),
-      exportedAt,
-    );
-    return { title: thread.title, createdAt, updatedAt: exportedAt, graph: withNewIds(graph) };
-  });
+  return exports.map(threadOfExport);
+}
+
+function readThreadExportItem(item: unknown, index: number): ImportedThread {
+  const parsed = ThreadExportSchema.safeParse(item);
+  if (!parsed.success)
+    throw new ImportDocumentError(`not a CPP thread export: ${describeIssue(parsed.error, [index])}`);
+  return threadOfExport(parsed.data, index);
+}
+
+function threadOfExport({ thread, exportedAt }: z.infer<typeof ThreadExportSchema>, index: number): ImportedThread {
+  const graph: ThreadGraph = {
+    threadId: thread.threadId,
+    rootNodeId: thread.rootNodeId,
+    activeHeadMessageId: thread.activeHeadMessageId,
+    version: 0,
+    nodes: thread.nodes,
+  };
+  const violations = findInvariantViolations(graph);
+  if (violations.length > 0)
+    throw new ImportDocumentError(`thread ${index + 1} (${thread.threadId}) is not a sound tree: ${violations[0]}`);
+  const createdAt = Object.values(thread.nodes).reduce(
+    (earliest, node) => Math.min(earliest, node.createdAt),
+    exportedAt,
+  );
+  return { title: thread.title, createdAt, updatedAt: exportedAt, graph: withNewIds(graph) };
 }
 
 /**
@@ -147,15 +167,24 @@ function readChatGptExport(document: unknown, now: number): ImportedThread[] {
   const parsed = ChatGptExportSchema.safeParse(document);
   if (!parsed.success)
     throw new ImportDocumentError(`not a ChatGPT conversations.json: ${describeIssue(parsed.error)}`);
-  return parsed.data.flatMap((conversation, index) => {
-    const name = `conversation ${index + 1}${conversation.title ? ` (${conversation.title})` : ''}`;
-    try {
-      return readConversation(conversation, now);
-    } catch (error) {
-      if (error instanceof ImportDocumentError) throw new ImportDocumentError(`${name}: ${error.message}`);
-      throw error;
-    }
-  });
+  return parsed.data.flatMap((conversation, index) => namedConversation(conversation, index, now));
+}
+
+function readChatGptConversation(item: unknown, index: number, now: number): ImportedThread[] {
+  const parsed = ChatGptConversationSchema.safeParse(item);
+  if (!parsed.success)
+    throw new ImportDocumentError(`not a ChatGPT conversations.json: ${describeIssue(parsed.error, [index])}`);
+  return namedConversation(parsed.data, index, now);
+}
+
+function namedConversation(conversation: ChatGptConversation, index: number, now: number): ImportedThread[] {
+  const name = `conversation ${index + 1}${conversation.title ? ` (${conversation.title})` : ''}`;
+  try {
+    return readConversation(conversation, now);
+  } catch (error) {
+    if (error instanceof ImportDocumentError) throw new ImportDocumentError(`${name}: ${error.message}`);
+    throw error;
+  }
 }
 
 function readConversation(conversation: ChatGptConversation, now: number): ImportedThread[] {
@@ -307,9 +336,11 @@ function toMilliseconds(seconds: number | null | undefined): number | undefined 
   return seconds === null || seconds === undefined ? undefined : Math.round(seconds * 1000);
 }
 
-function describeIssue(error: z.ZodError): string {
+/** The first issue, at its path; `within` is the path of the value parsed (an element's index in its array). */
+function describeIssue(error: z.ZodError, within: PropertyKey[] = []): string {
   const issue = error.issues[0]!;
-  return issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`;
+  const path = [...within, ...issue.path];
+  return path.length === 0 ? issue.message : `${path.map(String).join('.')}: ${issue.message}`;
 }
 
 /** The nodes of a graph parents first, siblings in the order of `childrenIds`: the order a store keeps them in. */

@@ -1,8 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { CPPError, ImportFormatSchema, isDid, recogniseImportFormat, type ImportFormat } from '@promethea/cpp-protocol';
+import { ImportDocumentError, ImportFormatSchema, isDid, type ImportFormat } from '@promethea/cpp-protocol';
 import { Command, Option } from 'commander';
-import { importThreads } from '../threads/thread-importer.js';
+import { JsonDocumentError, jsonArrayItems } from '../threads/json-array-items.js';
+import { importThreadStream, UnrecognisedImportError } from '../threads/thread-importer.js';
 import { openStore, type DeploymentFlags } from './deployment-flags.js';
+import { ImportProgress } from './import-progress.js';
+import { openImportSource } from './import-source.js';
 
 interface ImportFlags extends DeploymentFlags {
   did: string;
@@ -10,14 +12,18 @@ interface ImportFlags extends DeploymentFlags {
 }
 
 /**
- * `cpp-server import FILE --did DID`: imports a CPP JSON export or a ChatGPT `conversations.json` into the store the
- * flags name, as threads of that DID, all or none. For files larger than a frame (the protocol's CPP_THREAD_IMPORT
- * is bounded by the frame limit); the operator's import knows no per-identity limit.
+ * `cpp-server import FILE --did DID`: imports a CPP JSON export, a ChatGPT `conversations.json` or a ChatGPT data
+ * export's .zip as downloaded into the store the flags name, as threads of that DID, all or none. The file is read
+ * as a stream, element by element, and written in batches inside one transaction, so a file of gigabytes needs no
+ * more memory than one batch (issue 37); a terminal shows its progress. For files larger than a frame (the
+ * protocol's CPP_THREAD_IMPORT is bounded by the frame limit); the operator's import knows no per-identity limit.
  */
 export function importCommand(): Command {
   return new Command('import')
-    .description('import a CPP JSON export or a ChatGPT conversations.json as threads of --did, and exit')
-    .argument('<file>', 'the JSON file')
+    .description(
+      'import a CPP JSON export, a ChatGPT conversations.json or a ChatGPT export .zip as threads of --did, and exit',
+    )
+    .argument('<file>', 'the JSON file, or the .zip of a ChatGPT data export')
     .requiredOption('--did <did>', 'the identity that will own the threads')
     .addOption(
       new Option('--format <format>', 'what the file is (default: recognised from its content)').choices(
@@ -27,30 +33,27 @@ export function importCommand(): Command {
     .action(async (file: string, _options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<ImportFlags>();
       if (!isDid(flags.did)) throw new Error(`--did ${flags.did} is not a DID (did:<method>:<id>)`);
-      const document: unknown = JSON.parse(await readFile(file, 'utf8'));
-      const format = flags.format ?? recogniseImportFormat(document);
-      if (format === undefined)
-        throw new Error(
-          `${file} is neither a CPP thread export nor a ChatGPT conversations.json: say which with --format`,
-        );
+      const source = await openImportSource(file);
+      const progress = new ImportProgress(process.stderr);
       const { store, description } = await openStore(flags, () => {});
       try {
-        const threads = await importThreads(store, flags.did, format, document, {
-          maxThreadsPerDid: 0,
-          maxNodesPerThread: 0,
-          maxThreadBytes: 0,
-          maxPromptLength: 0,
+        const { format, threads } = await importThreadStream(store, flags.did, jsonArrayItems(source.bytes), {
+          format: flags.format,
+          onItem: (items) => progress.update(source.bytesRead, source.size, items),
         });
+        progress.end();
         console.log(
-          `imported ${threads.length} thread${threads.length === 1 ? '' : 's'} (${format}) for ${flags.did} into ${description}`,
+          `imported ${threads} thread${threads === 1 ? '' : 's'} (${format}) for ${flags.did} into ${description}`,
         );
-        for (const { threadId, title, nodeCount } of threads)
-          console.log(`  ${threadId}  ${nodeCount} messages  ${title}`);
       } catch (error) {
-        if (CPPError.isInstance(error))
-          throw new Error(`${file}: ${error.message.replace(/^payload\.document: /, '')}; nothing was imported`);
+        progress.end();
+        if (error instanceof UnrecognisedImportError)
+          throw new Error(`${source.name} is ${error.message}: say which with --format; nothing was imported`);
+        if (error instanceof ImportDocumentError || error instanceof JsonDocumentError)
+          throw new Error(`${source.name}: ${error.message}; nothing was imported`);
         throw error;
       } finally {
+        source.close();
         await store.close();
       }
     });

@@ -52,6 +52,10 @@ export class ObservedStore implements ConversationStore {
     return this.timed('importThreads', () => this.store.importThreads(threads));
   }
 
+  importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
+    return this.timed('importThreadBatches', () => this.store.importThreadBatches(batches));
+  }
+
   findNodeThread(nodeId: string): Promise<string | undefined> {
     return this.timed('findNodeThread', () => this.store.findNodeThread(nodeId));
   }

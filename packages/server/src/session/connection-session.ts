@@ -125,7 +125,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     if (byteLength > this.dependencies.maxFrameBytes) {
       return this.sendError(
         ErrorCode.FRAME_TOO_LARGE,
-        `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}`,
+        `frame is ${byteLength} bytes; the limit is ${this.dependencies.maxFrameBytes}${importHint(data)}`,
         {},
       );
     }
@@ -313,3 +313,16 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.send(encodeServerFrame('CPP_ERROR', { code, message, ...reference }));
   }
 }
+
+/**
+ * An import larger than a frame has a way in: the operator's command line, which reads any size in constant
+ * memory. The frame is not decoded to learn its type (it is too large to be); its start is looked at.
+ */
+function importHint(data: string): string {
+  return data.slice(0, IMPORT_HINT_PREFIX).includes('"CPP_THREAD_IMPORT"')
+    ? "; import a larger file with the server's command line: cpp-server import FILE --did DID"
+    : '';
+}
+
+/** How much of a frame's start is looked at for its type: an envelope's `type` comes first or near it. */
+const IMPORT_HINT_PREFIX = 256;

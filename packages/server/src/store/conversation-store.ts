@@ -105,6 +105,15 @@ export interface ConversationStore {
    */
   importThreads(threads: readonly StoredThread[]): Promise<void>;
 
+  /**
+   * As `importThreads`, for more threads than fit in memory: the batches are written as they come, all in one
+   * transaction, committed once the last has been written; when a batch is refused or `batches` throws, nothing is
+   * imported. Meant for a store that does nothing else meanwhile (`cpp-server import`): the SQLite store's one
+   * connection stays inside that transaction until it settles, so another operation on the same store would join
+   * it. Resolves with the number of threads imported.
+   */
+  importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number>;
+
   /** The thread holding a node: node ids are unique across all threads. */
   findNodeThread(nodeId: string): Promise<string | undefined>;
 

@@ -146,6 +146,14 @@ export class MemoryStore implements ConversationStore {
     }
   }
 
+  /** Holds every batch, then imports them as one: the memory store holds everything anyway. */
+  async importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
+    const threads: StoredThread[] = [];
+    for await (const batch of batches) threads.push(...batch);
+    await this.importThreads(threads);
+    return threads.length;
+  }
+
   async findNodeThread(nodeId: string): Promise<string | undefined> {
     this.ensureOpen();
     return this.nodeThreads.get(nodeId);

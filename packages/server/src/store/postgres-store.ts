@@ -126,6 +126,29 @@ export class PostgresStore implements ConversationStore {
     }
   }
 
+  async importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
+    try {
+      return await inTransaction(
+        this.pool,
+        async (client) => {
+          let imported = 0;
+          for await (const threads of batches) {
+            for (const thread of threads) {
+              await insertThread(client, thread);
+              await commitInTransaction(client, importChange(thread), { updatedAt: thread.updatedAt });
+            }
+            imported += threads.length;
+          }
+          return imported;
+        },
+        BEGIN_READ_COMMITTED,
+      );
+    } catch (error) {
+      if (isLostRace(error)) throw new StoreConflictError(`import lost a race: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
   async findNodeThread(nodeId: string): Promise<string | undefined> {
     return (await this.pool.query<{ threadId: string }>(SQL.selectNodeThread, [nodeId])).rows[0]?.threadId;
   }

@@ -144,6 +144,27 @@ export class SqliteStore implements ConversationStore {
     this.checkpointer.wrote();
   }
 
+  async importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
+    // One transaction across the awaits between batches: better-sqlite3's transaction() takes a synchronous function.
+    this.db.exec('BEGIN IMMEDIATE');
+    let imported = 0;
+    try {
+      for await (const threads of batches) {
+        for (const thread of threads) {
+          this.insertThread(thread);
+          this.commitInTransaction(importChange(thread), { updatedAt: thread.updatedAt });
+        }
+        imported += threads.length;
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+    this.checkpointer.wrote();
+    return imported;
+  }
+
   async findNodeThread(nodeId: string): Promise<string | undefined> {
     return this.statements.selectNodeThread.get(nodeId);
   }

@@ -60,12 +60,23 @@ export class ListFeedingStore implements ConversationStore {
   /** An imported thread's summary is known from the thread itself: no store read per thread. */
   async importThreads(threads: readonly StoredThread[]): Promise<void> {
     await this.store.importThreads(threads);
-    for (const thread of threads) {
-      if (!this.feed.isListening(thread.ownerDid)) continue;
-      const { threadId, title, createdAt, updatedAt } = thread;
-      const { version, nodes } = importChange(thread);
-      this.feed.updated(thread.ownerDid, { threadId, title, createdAt, updatedAt, version, nodeCount: nodes.length });
-    }
+    for (const told of this.listenedSummaries(threads)) this.feed.updated(told.ownerDid, told.summary);
+  }
+
+  /** What the list's subscribers are to be told is kept, as summaries, until the transaction commits. */
+  async importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
+    const told: OwnedThreadSummary[] = [];
+    const listened = (batch: readonly StoredThread[]) => told.push(...this.listenedSummaries(batch));
+    const imported = await this.store.importThreadBatches(
+      (async function* () {
+        for await (const batch of batches) {
+          listened(batch);
+          yield batch;
+        }
+      })(),
+    );
+    for (const { ownerDid, summary } of told) this.feed.updated(ownerDid, summary);
+    return imported;
   }
 
   findNodeThread(nodeId: string): Promise<string | undefined> {
@@ -94,6 +105,16 @@ export class ListFeedingStore implements ConversationStore {
 
   close(): Promise<void> {
     return this.store.close();
+  }
+
+  private listenedSummaries(threads: readonly StoredThread[]): OwnedThreadSummary[] {
+    return threads
+      .filter((thread) => this.feed.isListening(thread.ownerDid))
+      .map((thread) => {
+        const { threadId, ownerDid, title, createdAt, updatedAt } = thread;
+        const { version, nodes } = importChange(thread);
+        return { ownerDid, summary: { threadId, title, createdAt, updatedAt, version, nodeCount: nodes.length } };
+      });
   }
 
   private tell(threadId: string): void {

@@ -3,12 +3,15 @@ import {
   ErrorCode,
   ImportDocumentError,
   readImportDocument,
+  readImportItem,
+  recogniseImportFormat,
   type ImportFormat,
   type ImportedThread,
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
 import { threadSize } from '../engine/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
+import type { JsonItem } from './json-array-items.js';
 
 /** The limits an import respects, as a prompt does (the server's `ServerLimits` are these and more); 0 turns one off. */
 export interface ImportLimits {
@@ -31,14 +34,7 @@ export async function importThreads(
 ): Promise<ThreadSummary[]> {
   const threads = readDocument(format, document);
   await checkLimits(store, ownerDid, threads, limits);
-  const stored: StoredThread[] = threads.map(({ title, createdAt, updatedAt, graph }) => ({
-    threadId: graph.threadId,
-    ownerDid,
-    title,
-    createdAt,
-    updatedAt,
-    graph,
-  }));
+  const stored = threads.map((thread) => storedThread(ownerDid, thread));
   await store.importThreads(stored);
   return stored.map(({ threadId, title, createdAt, updatedAt, graph }) => ({
     threadId,
@@ -48,6 +44,59 @@ export async function importThreads(
     version: 1,
     nodeCount: Object.keys(graph.nodes).length,
   }));
+}
+
+/** A document that is neither format, and no format was named. */
+export class UnrecognisedImportError extends Error {
+  override readonly name = 'UnrecognisedImportError';
+  constructor() {
+    super('neither a CPP thread export nor a ChatGPT conversations.json');
+  }
+}
+
+/** Threads written per batch of a streamed import: few enough to hold, enough that a batch's costs are shared. */
+const IMPORT_BATCH_THREADS = 256;
+
+export interface StreamedImport {
+  format: ImportFormat;
+  /** Threads created. */
+  threads: number;
+}
+
+/**
+ * Imports the threads of a document read element by element (`jsonArrayItems`), for `ownerDid`: what is held at
+ * once is one batch of threads, whatever the document's size. The format is `format`, else told from the first
+ * element. All of them in one transaction, or none (`ImportDocumentError` for a malformed element). No limits:
+ * the operator's import (`cpp-server import`). `onItem` is told how many elements have been read.
+ */
+export async function importThreadStream(
+  store: ConversationStore,
+  ownerDid: string,
+  items: AsyncIterable<JsonItem>,
+  options: { format?: ImportFormat | undefined; onItem?: (count: number) => void } = {},
+): Promise<StreamedImport> {
+  let format = options.format;
+  const now = Date.now();
+  async function* batches(): AsyncGenerator<StoredThread[]> {
+    let batch: StoredThread[] = [];
+    for await (const { value, index, inArray } of items) {
+      format ??= recogniseImportFormat(inArray ? [value] : value);
+      if (format === undefined) throw new UnrecognisedImportError();
+      const threads = inArray ? readImportItem(format, value, index, now) : readImportDocument(format, value, now);
+      for (const thread of threads) batch.push(storedThread(ownerDid, thread));
+      options.onItem?.(index + 1);
+      if (batch.length < IMPORT_BATCH_THREADS) continue;
+      yield batch;
+      batch = [];
+    }
+    if (batch.length > 0) yield batch;
+  }
+  const threads = await store.importThreadBatches(batches());
+  return { format: format ?? 'chatgpt', threads };
+}
+
+function storedThread(ownerDid: string, { title, createdAt, updatedAt, graph }: ImportedThread): StoredThread {
+  return { threadId: graph.threadId, ownerDid, title, createdAt, updatedAt, graph };
 }
 
 function readDocument(format: ImportFormat, document: unknown): ImportedThread[] {

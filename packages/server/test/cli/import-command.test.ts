@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
@@ -7,6 +7,7 @@ import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { temporaryDatabase, type TemporaryDatabase } from '../support/temporary-database.js';
+import { writeZip } from '../support/zip-file.js';
 
 // Each test starts the CLI once to three times: a process of its own, slow on a loaded machine.
 vi.setConfig({ testTimeout: 90_000 });
@@ -84,6 +85,42 @@ describe('cpp-server import into SQLite', () => {
       expect(
         (await store.listThreads(ALICE, { limit: 200 })).map(({ title, nodeCount }) => ({ title, nodeCount })),
       ).toEqual([{ title: 'Saved', nodeCount: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('imports the conversations.json of a ChatGPT export .zip as downloaded', async () => {
+    database = temporaryDatabase();
+    const archive = `${database.path}.zip`;
+    writeZip(archive, {
+      'chat.html': '<html></html>',
+      'user-123/conversations.json': readFileSync(FIXTURE),
+      'message_feedback.json': '[]',
+    });
+    const { code, stdout, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^imported 5 threads \(chatgpt\) for did:example:alice into SQLite at /);
+    await expectImported(SqliteStore.open(database.path));
+
+    writeZip(archive, { 'chat.html': '<html></html>' });
+    const refused = await runImport([archive, '--did', ALICE, '--db', database.path]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('holds no conversations.json: is it a ChatGPT data export?');
+  });
+
+  it('imports nothing from a file that breaks off after more conversations than one batch holds', async () => {
+    database = temporaryDatabase();
+    const conversation = JSON.parse(readFileSync(FIXTURE, 'utf8'))[0];
+    const cut = `${database.path}.json`;
+    writeFileSync(cut, `[${Array.from({ length: 600 }, () => JSON.stringify(conversation)).join(',')},{"title":"cut`);
+    const { code, stderr } = await runImport([cut, '--did', ALICE, '--db', database.path]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/the JSON document ends early, after \d+ bytes; nothing was imported/);
+    const store = SqliteStore.open(database.path);
+    try {
+      expect(await store.countThreads(ALICE, 10)).toBe(0);
     } finally {
       await store.close();
     }

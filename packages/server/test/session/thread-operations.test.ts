@@ -253,6 +253,20 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         expect(await listThreads(alice)).toEqual([]);
       });
 
+      it('refuses a document larger than a frame with FRAME_TOO_LARGE, naming the command line for it', async () => {
+        store = await openStore();
+        stores.push(store);
+        await fixture.start({ store, maxFrameBytes: 4096 });
+        const alice = await fixture.connect();
+        alice.send('CPP_THREAD_IMPORT', { format: 'chatgpt', document: chatGptExport() }, { id: 'large' });
+        const refused = await expectError(alice, 'FRAME_TOO_LARGE');
+        expect(refused.message).toMatch(
+          /; the limit is 4096; import a larger file with the server's command line: cpp-server import FILE --did DID$/,
+        );
+        alice.send('CPP_THREAD_SEARCH', { query: 'x'.repeat(400) }, { padding: 'y'.repeat(4096) });
+        expect((await expectError(alice, 'FRAME_TOO_LARGE')).message).toMatch(/the limit is 4096$/);
+      });
+
       it('refuses a document holding a thread past the text limit with RATE_LIMITED, importing nothing', async () => {
         await startWith({ limits: { maxThreadBytes: 64 } });
         const alice = await fixture.connect();

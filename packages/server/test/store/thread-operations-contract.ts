@@ -256,5 +256,30 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       ]);
       await existing.expectStoreToMatch();
     });
+
+    it('writes batches as they come in one transaction: a refused batch or a failing source leaves none of them', async () => {
+      const store = fixture.store();
+      const now = fixture.clock().now();
+      const first = [branchingThread(ALICE, 'One', now), branchingThread(ALICE, 'Two', now + 1)];
+      const second = [branchingThread(ALICE, 'Three', now + 2)];
+      async function* batches(...list: StoredThread[][]) {
+        yield* list;
+      }
+      async function* failingAfterOne() {
+        yield [branchingThread(ALICE, 'Lost', now)];
+        throw new Error('the file ended early');
+      }
+
+      await expect(
+        store.importThreadBatches(batches(first, [{ ...second[0]!, threadId: first[0]!.threadId }])),
+      ).rejects.toSatisfy(StoreConflictError.isInstance);
+      await expect(store.importThreadBatches(failingAfterOne())).rejects.toThrow('the file ended early');
+      expect(await store.listThreads(ALICE, { limit: 200 })).toEqual([]);
+
+      expect(await store.importThreadBatches(batches(first, second))).toBe(3);
+      for (const thread of [...first, ...second]) expect(await loadSound(store, thread.threadId)).toStrictEqual(thread);
+      // The store serves again once the import is over.
+      expect(await store.countThreads(ALICE, 10)).toBe(3);
+    });
   });
 }
