@@ -23,6 +23,13 @@ export interface ForwardedCommand {
 
 export type { CommandReply } from '../engine/thread-link.js';
 
+/** What a chunk adds to the text of its node's part. */
+export interface StreamedDelta {
+  nodeId: string;
+  part: TextPart;
+  delta: string;
+}
+
 /** The thread's generation lock as the cluster sees it now. */
 export type LockLease =
   /** Held, for `expiresInMs` more unless its holder renews it (a live holder does, every third of its lifetime). */
@@ -75,10 +82,13 @@ export interface ClusterTransport {
   subscribe(threadId: string, listener: (message: ThreadMessage) => void): Promise<Subscription>;
 
   /**
-   * Appends to the text of one part (answer or reasoning) a node has streamed so far, before publishing the chunk (see
-   * `readText`).
+   * A chunk of this instance's generation: appends `delta` to the text of the node's part (answer or reasoning)
+   * streamed so far (see `readText`), then publishes `message` as `publish` does, both in one step and only while
+   * this instance holds the thread's lock with `token`. Resolves false, having done neither, once another instance
+   * has taken the lock since (fencing: an instance paused past its lock's lifetime, whose answer another instance
+   * has recovered meanwhile, must not add a word to it when it resumes).
    */
-  appendText(nodeId: string, part: TextPart, delta: string): void;
+  streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean>;
   /**
    * The text of one part appended for a node so far (`''` when none): what an instance loading the thread adds to the
    * store's batch.

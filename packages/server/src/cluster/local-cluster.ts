@@ -8,6 +8,7 @@ import type {
   ForwardedCommand,
   LockLease,
   SentCommand,
+  StreamedDelta,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -86,9 +87,16 @@ export class LocalClusterTransport implements ClusterTransport {
     };
   }
 
-  appendText(nodeId: string, part: TextPart, delta: string): void {
-    const key = textKey(nodeId, part);
-    this.cluster.texts.set(key, (this.cluster.texts.get(key) ?? '') + delta);
+  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean> {
+    const lock = this.cluster.liveLock(threadId);
+    const held = lock
+      ? lock.holder === this.instanceId && lock.token === token
+      : this.cluster.fences.get(threadId) === token;
+    if (!held) return false;
+    const key = textKey(chunk.nodeId, chunk.part);
+    this.cluster.texts.set(key, (this.cluster.texts.get(key) ?? '') + chunk.delta);
+    this.publish(threadId, message);
+    return true;
   }
 
   async readText(nodeId: string, part: TextPart): Promise<string> {

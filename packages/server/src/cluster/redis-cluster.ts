@@ -7,6 +7,7 @@ import type {
   ForwardedCommand,
   LockLease,
   SentCommand,
+  StreamedDelta,
   Subscription,
   ThreadMessage,
 } from './cluster-transport.js';
@@ -105,14 +106,20 @@ export class RedisClusterTransport implements ClusterTransport {
     return this.subscriptions.subscribe(this.keys.thread(threadId), listener);
   }
 
-  appendText(nodeId: string, part: TextPart, delta: string): void {
-    const key = this.keys.text(nodeId, part);
-    this.redis
-      .multi()
-      .append(key, delta)
-      .pexpire(key, TEXT_TTL_MS)
-      .exec()
-      .catch((error: unknown) => this.reportError(error));
+  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean> {
+    const { keys } = this;
+    const streamed = await this.redis.cppStreamChunk(
+      keys.lock(threadId),
+      keys.fence(threadId),
+      keys.text(chunk.nodeId, chunk.part),
+      keys.thread(threadId),
+      this.lockValue(token),
+      token,
+      chunk.delta,
+      TEXT_TTL_MS,
+      encodePublished(this.instanceId, message),
+    );
+    return streamed === 1;
   }
 
   async readText(nodeId: string, part: TextPart): Promise<string> {

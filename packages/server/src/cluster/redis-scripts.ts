@@ -36,6 +36,21 @@ const SCRIPTS = {
       return 0`,
   },
   /**
+   * KEYS lock, fence, text, channel; ARGV value, token, delta, text ttl, message. Appends the delta and publishes the
+   * message while the lock is held with the token (or expired with nobody taking it since, as for a renewal): 1;
+   * otherwise does neither: 0.
+   */
+  cppStreamChunk: {
+    numberOfKeys: 4,
+    lua: `
+      local held = redis.call('GET', KEYS[1])
+      if held ~= ARGV[1] and (held or redis.call('GET', KEYS[2]) ~= ARGV[2]) then return 0 end
+      redis.call('APPEND', KEYS[3], ARGV[3])
+      redis.call('PEXPIRE', KEYS[3], ARGV[4])
+      redis.call('PUBLISH', KEYS[4], ARGV[5])
+      return 1`,
+  },
+  /**
    * KEYS lock, fence, generations; ARGV value, token, thread. Forgets the generation unless another instance took it
    * since.
    */
@@ -95,6 +110,17 @@ export interface LockScripts {
     threadId: string,
   ): Promise<number | null>;
   cppRenewLock(lock: string, fence: string, value: string, token: number, ttlMs: number): Promise<number>;
+  cppStreamChunk(
+    lock: string,
+    fence: string,
+    text: string,
+    channel: string,
+    value: string,
+    token: number,
+    delta: string,
+    textTtlMs: number,
+    message: string,
+  ): Promise<number>;
   cppReleaseLock(
     lock: string,
     fence: string,

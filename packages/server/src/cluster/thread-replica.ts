@@ -85,9 +85,17 @@ export class ThreadReplica implements ThreadLink {
   }
 
   chunk(chunk: StreamChunkFrame['payload'], text: string): void {
-    // Appended before it is published: an instance that reads the text after subscribing misses no chunk.
-    this.context.transport.appendText(chunk.nodeId, chunk.part ?? 'content', chunk.delta);
-    this.context.transport.publish(this.threadId, { frame: text });
+    const lock = this.lock;
+    // A generation that lost its lock stops at once: nothing more of it goes out.
+    if (!lock) return;
+    // Appended with its publication: an instance that reads the text after subscribing misses no chunk.
+    const streamed = { nodeId: chunk.nodeId, part: chunk.part ?? 'content', delta: chunk.delta };
+    this.context.transport.streamChunk(this.threadId, lock.token, streamed, { frame: text }).then(
+      (kept) => {
+        if (!kept) this.lose(lock);
+      },
+      (error: unknown) => this.context.onError(error),
+    );
   }
 
   frame(text: string): void {
@@ -242,11 +250,15 @@ export class ThreadReplica implements ThreadLink {
       this.context.onError(error);
       return true;
     }
-    if (!kept && this.lock === lock) {
-      this.stopRenewal();
-      this.engine?.generationLost();
-    }
+    if (!kept) this.lose(lock);
     return kept;
+  }
+
+  /** Another instance has taken the lock over: this instance stops its generation. */
+  private lose(lock: HeldLock): void {
+    if (this.lock !== lock) return;
+    this.stopRenewal();
+    this.engine?.generationLost();
   }
 
   private stopRenewal(): void {

@@ -45,6 +45,9 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
       return { kind: 'change', change };
     }
     case 'CPP_STREAM_CHUNK': {
+      // Text after a node's end is never passed on (§15.4) nor kept: its writer was fenced off too late, or the
+      // chunk overtook nothing and is simply late.
+      if (endedHere(graph, frame.payload.nodeId)) return { kind: 'known' };
       const node = getNode(graph, frame.payload.nodeId);
       const held = node ? partText(node, frame.payload.part ?? 'content').length : 0;
       const outcome = applyChunk(graph, frame.payload);

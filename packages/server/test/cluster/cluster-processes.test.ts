@@ -10,6 +10,7 @@ import {
   openThread,
   pivot,
   prompt,
+  requestSync,
   streamedText,
   type GraphUpdate,
 } from '../support/protocol-steps.js';
@@ -302,6 +303,37 @@ describeWithPostgres('cpp-server processes in cluster mode (PostgreSQL and Redis
       });
       await answerEnd(client, threadId, branch.assistantNodeId, 'completed');
       expect(mirrorOf(client.frames, threadId).problems).toEqual([]);
+    });
+
+    // Without wall-clock margins, and with the resumed instance's chunk certain to come first, in
+    // local-cluster-instances.test.ts; here, between real processes, one paused with SIGSTOP.
+    it('sends nothing more of an answer whose instance was paused past its lock once the other recovered it', async ({
+      cluster,
+    }) => {
+      const [generating, surviving] = await cluster.start(2);
+      const { writer, watchers, threadId, exchange } = await streamingThread(generating!, [surviving!]);
+      const watcher = watchers[0]!;
+      const nodeId = exchange.assistantNodeId;
+      await chunksReceived(watcher, nodeId, 3);
+
+      process.kill(generating!.pid, 'SIGSTOP');
+      let recovered: GraphUpdate;
+      try {
+        ({ update: recovered } = await answerEnd(watcher, threadId, nodeId, 'interrupted'));
+      } finally {
+        process.kill(generating!.pid, 'SIGCONT');
+      }
+
+      // The resumed instance hears of the recovery, then renames the thread: its patch goes out after anything it
+      // sent on resuming, so the watcher has had all of that once it has the patch.
+      await nextUpdate(writer, threadId, (update) => update.nodes[nodeId]?.status === 'interrupted');
+      writer.send('CPP_THREAD_RENAME', { threadId, title: 'Clojure, paused' });
+      await nextUpdate(watcher, threadId, (update) => update.version > recovered.version);
+      const haltedAt = watcher.frames.findIndex((frame) => frame.type === 'CPP_STREAM_HALTED');
+      const late = watcher.frames.slice(haltedAt).filter((frame) => frame.type === 'CPP_STREAM_CHUNK');
+      expect(late).toEqual([]);
+      expect((await requestSync(watcher, threadId)).nodes[nodeId]).toEqual(recovered.nodes[nodeId]);
+      expect((await requestSync(writer, threadId)).nodes[nodeId]).toEqual(recovered.nodes[nodeId]);
     });
 
     // That it takes at most 5 s with the default timings is checked on a fake clock in local-cluster-instances.test.ts;

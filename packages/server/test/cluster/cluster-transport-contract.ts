@@ -100,17 +100,48 @@ export function describeClusterTransportContract(name: string, createCluster: ()
     });
 
     describe('streamed text', () => {
+      const chunk = (part: 'content' | 'reasoning', delta: string) => ({ nodeId: 'msg_streamed', part, delta });
+
       it('is the deltas appended so far, in order, for any instance, each part apart', async () => {
         const [writer, reader] = [await instance(), await instance()];
-        for (const delta of ['Plan', ': greet.']) writer.appendText('msg_streamed', 'reasoning', delta);
-        for (const delta of ['Hello', ', ', 'wörld 🚀']) writer.appendText('msg_streamed', 'content', delta);
+        const threadId = newThreadId();
+        const token = (await writer.acquireLock(threadId, TTL_MS))!;
+        const streamed = [
+          ...['Plan', ': greet.'].map((delta) => chunk('reasoning', delta)),
+          ...['Hello', ', ', 'wörld 🚀'].map((delta) => chunk('content', delta)),
+        ];
+        for (const delta of streamed)
+          expect(await writer.streamChunk(threadId, token, delta, { frame: '' })).toBe(true);
 
-        await eventually(
-          async () => ((await reader.readText('msg_streamed', 'content')) === 'Hello, wörld 🚀' ? true : undefined),
-          'the whole text',
-        );
+        expect(await reader.readText('msg_streamed', 'content')).toBe('Hello, wörld 🚀');
         expect(await reader.readText('msg_streamed', 'reasoning')).toBe('Plan: greet.');
         expect(await reader.readText('msg_unknown', 'content')).toBe('');
+      });
+
+      it('goes out with its chunk, in order with the other messages, only while the lock is held with its token', async () => {
+        const [stalled, survivor, reader] = [await instance(), await instance(), await instance()];
+        const threadId = newThreadId();
+        const heard = await collect(reader, threadId);
+        const token = (await stalled.acquireLock(threadId, SHORT_TTL_MS))!;
+        expect(await stalled.streamChunk(threadId, token, chunk('content', 'Hello'), { frame: 'chunk 1' })).toBe(true);
+        stalled.publish(threadId, { frame: 'after chunk 1' });
+        await heard.until(2);
+        // Paused past the lock's lifetime: another instance takes the answer over meanwhile, and ends it.
+        await eventually(
+          async () => ((await survivor.lockHolder(threadId)) === undefined ? true : undefined),
+          'the lock expired',
+        );
+        const takeover = (await survivor.acquireLock(threadId, TTL_MS))!;
+        await survivor.releaseLock(threadId, takeover);
+
+        expect(await stalled.streamChunk(threadId, token, chunk('content', ', late'), { frame: 'chunk 2' })).toBe(
+          false,
+        );
+
+        survivor.publish(threadId, { frame: 'the end' });
+        await heard.until(3);
+        expect(heard.received.map((message) => message.frame)).toEqual(['chunk 1', 'after chunk 1', 'the end']);
+        expect(await reader.readText('msg_streamed', 'content')).toBe('Hello');
       });
     });
 

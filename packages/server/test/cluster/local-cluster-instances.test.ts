@@ -573,6 +573,47 @@ describe('servers sharing a store through a LocalCluster', () => {
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: await expectSoundStore(threadId), problems: [] });
   });
 
+  it('fence off an instance paused past its lock: resumed, it publishes nothing more of the answer another instance recovered', async () => {
+    const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
+    const [generating, other] = await instances.start(2, { chunks: () => 'word ' }, timings);
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const watcher = await other!.connect();
+    await openThread(watcher, { threadId, patches: true });
+    const { assistantNodeId } = await prompt(writer, threadId, 'Talk forever');
+    const call = await generating!.model.call(0);
+    call.release(3);
+    await chunksReceived(watcher, assistantNodeId, 3);
+
+    // Paused: the generating instance renews nothing and hears nothing of the thread.
+    const paused = instances.cluster.members.get(instances.cluster.liveLock(threadId)!.holder)!;
+    paused.renewLock = () => new Promise(() => {});
+    const listener = [...instances.cluster.listeners.get(threadId)!].find((candidate) => candidate.member === paused)!;
+    const deliver = listener.deliver;
+    const unheard: Array<() => void> = [];
+    listener.deliver = (message) => unheard.push(() => deliver(message));
+    const halted = (await watcher.next('CPP_STREAM_HALTED')).payload;
+    const recovered = await nextUpdate(
+      watcher,
+      threadId,
+      (update) => update.nodes[assistantNodeId]?.status === 'interrupted',
+    );
+
+    // Resumed: its next chunk is refused, and its answer stops before it hears of the recovery.
+    call.release(1);
+    if (!call.signal.aborted) await once(call.signal, 'abort');
+    for (const message of unheard.splice(0)) message();
+    listener.deliver = deliver;
+
+    const synced = await requestSync(watcher, threadId);
+    expect(synced.nodes[assistantNodeId]).toEqual(recovered.nodes[assistantNodeId]);
+    expect(recovered.nodes[assistantNodeId]!.content).toHaveLength(halted.finalContentLength);
+    const haltedAt = watcher.frames.findIndex((frame) => frame.type === 'CPP_STREAM_HALTED');
+    expect(watcher.frames.slice(haltedAt).filter((frame) => frame.type === 'CPP_STREAM_CHUNK')).toEqual([]);
+    await nextUpdate(writer, threadId, (update) => update.nodes[assistantNodeId]?.status === 'interrupted');
+    expect((await expectSoundStore(threadId)).nodes[assistantNodeId]).toEqual(recovered.nodes[assistantNodeId]);
+  });
+
   it('stop an instance that lost its generation lock from writing; another instance recovers its answer once the lock expires', async () => {
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
     const [generating, other] = await instances.start(2, { chunks: () => 'word ' }, timings);

@@ -16,7 +16,10 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   const told: string[] = [];
   const spy: ClusterTransport = Object.create(transport);
   spy.publish = (_threadId, message) => told.push(`publish ${message.frame}`);
-  spy.appendText = (nodeId, part, delta) => told.push(`append ${nodeId} ${part} ${delta}`);
+  spy.streamChunk = async (_threadId, _token, { nodeId, part, delta }, message) => {
+    told.push(`stream ${nodeId} ${part} ${delta} ${message.frame}`);
+    return true;
+  };
   spy.endText = (nodeId) => told.push(`end ${nodeId}`);
   const store = new MemoryStore();
   await store.createThread({ threadId: 'thr_a', ownerDid: 'did:key:z6Mk', title: '', createdAt: 0, updatedAt: 0 });
@@ -29,6 +32,7 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
     onClose: () => undefined,
   };
   const { replica } = await ThreadReplica.open('thr_a', context);
+  expect(await replica.claimGeneration()).toBe(true);
   const answer = {
     id: 'msg_b',
     parentId: 'msg_a',
@@ -56,8 +60,7 @@ async function toldOthers(transport: ClusterTransport): Promise<string[]> {
 describe("a thread's link to the other instances", () => {
   it('tells a cluster every chunk, frame and change', async () => {
     expect(await toldOthers(new LocalCluster().join())).toEqual([
-      'append msg_b content Hi',
-      'publish chunk frame',
+      'stream msg_b content Hi chunk frame',
       'publish halted frame',
       'publish patch frame',
       'end msg_b',

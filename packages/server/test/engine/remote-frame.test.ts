@@ -46,7 +46,16 @@ function patchOf(
   };
 }
 
-describe("a frame from another node applied to this node's copy of the thread", () => {
+describe("a frame from another instance applied to this instance's copy of the thread", () => {
+  it('drops a chunk of a node the copy holds as ended, and keeps its text (PROTOCOL.md §15.4)', () => {
+    const graph = streamingGraph('Hel');
+    graph.nodes.msg_answer!.status = 'interrupted';
+    const { frame, text } = chunk(3, 'lo');
+
+    expect(applyRemoteFrame(graph, frame, text)).toEqual({ kind: 'known' });
+    expect(graph.nodes.msg_answer!.content).toBe('Hel');
+  });
+
   it('appends a chunk that starts where the copy ends and passes it on unchanged', () => {
     const graph = streamingGraph('Hel');
     const { frame, text } = chunk(3, 'lo');
