@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { waitForFocus } from './support/chat-page.js';
+import { openLongThread } from './support/long-thread.js';
 import { PHONE, screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
@@ -85,6 +86,35 @@ describe('thread operations in the browser', () => {
       await confirm.getByRole('button', { name: 'Delete' }).click();
       await threads.getByRole('button', { name: /^Something about mountains/ }).waitFor({ state: 'detached' });
       await waitForFocus(threads.getByRole('button', { name: '+ New thread' }));
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'searches a quoted phrase as words one after another, and marks its words',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      await openLongThread(chat);
+      const threads = chat.page.getByRole('navigation', { name: 'Threads' });
+      const search = threads.getByRole('searchbox', { name: 'Search threads' });
+      const snippets = threads.getByRole('list', { name: 'Search results' }).locator('.search-snippet');
+
+      // Unquoted, "topic 2" finds "Question number 21, about topic 1" too: both words are in it.
+      await search.fill('topic 2');
+      await snippets.first().waitFor();
+      expect((await snippets.allTextContents()).some((text) => !/topic 2/i.test(text))).toBe(true);
+
+      await search.fill('"topic 2"');
+      await chat.page.waitForFunction(() => {
+        const shown = [...document.querySelectorAll('.search-snippet')];
+        return shown.length > 0 && shown.every((element) => /topic 2/i.test(element.textContent ?? ''));
+      });
+      expect(chat.frames.lastSent('CPP_THREAD_SEARCH')!.payload.query).toBe('"topic 2"');
+      const found = await snippets.allTextContents();
+      expect(found.length).toBeGreaterThan(0);
+      expect(await snippets.first().locator('mark').allTextContents()).toEqual(expect.arrayContaining(['topic', '2']));
       expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,

@@ -1,4 +1,4 @@
-import type { SearchHit } from '@promethea/cpp-protocol';
+import { termWords, type SearchHit } from '@promethea/cpp-protocol';
 import { markTerms } from '../lib/thread-groups.js';
 
 interface SearchHitsProps {
@@ -22,6 +22,7 @@ function byThread(hits: readonly SearchHit[]): SearchHit[][] {
 
 /** Search results, one row per thread: its title opens its best hit, and each matching message opens at itself. */
 export function SearchHits({ hits, terms, onOpen }: SearchHitsProps) {
+  const marked = termWords(terms);
   if (hits === undefined) return <p className="muted">Searching…</p>;
   if (hits.length === 0) return <p className="muted">Nothing found.</p>;
   return (
@@ -44,7 +45,7 @@ export function SearchHits({ hits, terms, onOpen }: SearchHitsProps) {
                 {messages.map((hit) => (
                   <li key={hit.nodeId}>
                     <button type="button" className="search-snippet snippet" onClick={() => onOpen(hit)}>
-                      {markTerms(hit.snippet, terms).map((piece, index) =>
+                      {markTerms(hit.snippet, marked).map((piece, index) =>
                         // biome-ignore lint/suspicious/noArrayIndexKey: the pieces of one snippet never reorder.
                         piece.marked ? <mark key={index}>{piece.text}</mark> : piece.text,
                       )}

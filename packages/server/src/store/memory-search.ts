@@ -1,4 +1,10 @@
-import { SEARCH_WORD_PATTERN, SEARCHED_TEXT_LENGTH, searchWords, type SearchHit } from '@promethea/cpp-protocol';
+import {
+  SEARCH_WORD_PATTERN,
+  SEARCHED_TEXT_LENGTH,
+  searchWords,
+  termWords,
+  type SearchHit,
+} from '@promethea/cpp-protocol';
 
 /** How much text a snippet shows around the first matching word, in UTF-16 code units, on each side. */
 const SNIPPET_BEFORE = 60;
@@ -15,9 +21,15 @@ export interface TextMatch {
 export function matchText(text: string, terms: readonly string[]): TextMatch | undefined {
   const searched = text.slice(0, SEARCHED_TEXT_LENGTH);
   const words = searchWords(searched);
-  if (terms.length === 0 || !terms.every((term) => words.some((word) => word.startsWith(term)))) return undefined;
-  const matching = words.filter((word) => terms.some((term) => word.startsWith(term))).length;
-  return { score: matching / words.length, snippet: snippetAround(searched, terms) };
+  if (terms.length === 0 || !terms.every((term) => holds(words, term.split(' ')))) return undefined;
+  const tokens = termWords(terms);
+  const matching = words.filter((word) => tokens.some((token) => word.startsWith(token))).length;
+  return { score: matching / words.length, snippet: snippetAround(searched, tokens) };
+}
+
+/** Whether some run of `words` begins with `tokens`, one after another: a word, or a phrase's words in order. */
+function holds(words: readonly string[], tokens: readonly string[]): boolean {
+  return words.some((_, start) => tokens.every((token, offset) => words[start + offset]?.startsWith(token)));
 }
 
 function snippetAround(text: string, terms: readonly string[]): string {

@@ -89,8 +89,17 @@ export class PostgresStore implements ConversationStore {
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
-    // Terms are letters and digits only (searchTerms): none is an operator of tsquery.
-    const query = terms.map((term) => `${term}:*`).join(' & ');
+    // Terms are words of letters and digits (searchTerms), a phrase's joined by spaces: none is an operator of
+    // tsquery. A phrase's words follow one another (<->).
+    const query = terms
+      .map(
+        (term) =>
+          `(${term
+            .split(' ')
+            .map((word) => `${word}:*`)
+            .join(' <-> ')})`,
+      )
+      .join(' & ');
     return inTransaction(
       this.pool,
       async (client) => {

@@ -111,8 +111,16 @@ export class SqliteStore implements ConversationStore {
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
-    // Terms are letters and digits only (searchTerms), so quoting each cannot change the query's syntax.
-    const match = terms.map((term) => `"${term}"*`).join(' ');
+    // Terms are words of letters and digits (searchTerms), a phrase's joined by spaces, so quoting each word cannot
+    // change the query's syntax; FTS5 joins a phrase's prefix words with +.
+    const match = terms
+      .map((term) =>
+        term
+          .split(' ')
+          .map((word) => `"${word}"*`)
+          .join(' + '),
+      )
+      .join(' ');
     return this.db.transaction(() => {
       const titles = this.statements.searchTitles.all({ ownerDid, match, limit });
       return [...titles, ...this.statements.searchNodes.all({ ownerDid, match, limit: limit - titles.length })];

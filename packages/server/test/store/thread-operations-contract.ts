@@ -111,6 +111,19 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       expect(await search(ALICE, ' !? ')).toEqual([]);
     });
 
+    it('matches a quoted phrase only with its words one after another, in order, each the start of a word', async () => {
+      const driver = await fixture.startThread();
+      const adjacent = await exchange(driver, 'First', 'Turn 3 is about topic 7 and nothing else.');
+      await exchange(driver, 'Second', 'Turn 7 goes over topic 4.');
+
+      expect((await search(ALICE, '"topic 7"')).map((hit) => hit.nodeId)).toEqual([adjacent.assistantNodeId]);
+      expect((await search(ALICE, '"top 7" nothing')).map((hit) => hit.nodeId)).toEqual([adjacent.assistantNodeId]);
+      expect(await search(ALICE, '"7 topic"')).toEqual([]);
+      expect(await search(ALICE, '"topic 7" "turn 7"')).toEqual([]);
+      // Unquoted, the same words match both messages.
+      expect(await search(ALICE, 'topic 7')).toHaveLength(2);
+    });
+
     it('ranks a message about the terms above one that mentions them in passing', async () => {
       const driver = await fixture.startThread();
       const filler = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
