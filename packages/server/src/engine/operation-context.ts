@@ -14,19 +14,22 @@ export type HookedFrameType =
 
 /**
  * An operation about to change a thread, as its hooks are told of it: its checks have passed and none of its steps
- * has run (docs/PROTOCOL.md §11.6). A hook that throws refuses it, and the thread is unchanged.
+ * has run (docs/PROTOCOL.md §11.6). A hook that throws refuses it, and the thread is unchanged. Without a type
+ * argument, the union of every operation's, told apart by `type`.
  */
-export interface OperationContext<Type extends HookedFrameType = HookedFrameType> {
-  /** The frame that asked for the operation. */
-  readonly type: Type;
-  readonly threadId: string;
-  /** Who asked, also when another server of a cluster forwarded the frame. */
-  readonly identity: Identity;
-  /** The frame's fields, as the client sent them. */
-  readonly request: Extract<ClientFrame, { type: Type }>['payload'];
-  /**
-   * The id (in CPP_MODELS) of the model that will write the answer the operation starts: the one the request names,
-   * else the default (a continue: the node's own model while it is offered). Undefined when no answer starts.
-   */
-  readonly model: string | undefined;
-}
+export type OperationContext<Type extends HookedFrameType = HookedFrameType> = Type extends HookedFrameType
+  ? {
+      /** The frame that asked for the operation. */
+      readonly type: Type;
+      readonly threadId: string;
+      /** Who asked, also when another server of a cluster forwarded the frame. */
+      readonly identity: Identity;
+      /** The frame's fields, as the client sent them. */
+      readonly request: Extract<ClientFrame, { type: Type }>['payload'];
+      /**
+       * The id (in CPP_MODELS) of the model that will write the answer the operation starts: the one the request
+       * names, else the default (a continue: the node's own model while it is offered). Undefined when none starts.
+       */
+      readonly model: string | undefined;
+    }
+  : never;

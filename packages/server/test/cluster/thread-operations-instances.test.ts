@@ -19,8 +19,8 @@ describe('thread operations on servers sharing a store through a LocalCluster', 
 
   it('a stop sent to another instance runs the hooks of the one writing the answer, told who asked', async () => {
     const [writing, other] = await instances.start(2, { chunks: ['Rivers ', 'run.'] });
-    const toldWriting: OperationContext<'CPP_STREAM_STOP'>[] = [];
-    const toldOther: OperationContext<'CPP_STREAM_STOP'>[] = [];
+    const toldWriting: OperationContext[] = [];
+    const toldOther: OperationContext[] = [];
     writing!.server.on('beforeStop', (context) => void toldWriting.push(context));
     other!.server.on('beforeStop', (context) => void toldOther.push(context));
     const writer = await writing!.connect();
