@@ -27,6 +27,8 @@ describe('pivot and stop in the browser', () => {
       const chat = await harness.openChat(context);
       await chat.send('Tell me about trees');
       const first = await chat.waitForAnswer('streaming', { minLength: 120 });
+      // The note about pivoting shows once the person types, not on every answer that streams.
+      expect(await chat.page.getByText('Sending now pivots').count()).toBe(0);
 
       await chat.composer.fill('Actually, tell me about rivers');
       await chat.page.getByText('Sending now pivots').waitFor();

@@ -116,4 +116,32 @@ describe('the reading place in the browser', () => {
     },
     BROWSER_TEST_MS,
   );
+
+  it(
+    'gives the focus back to the message when an edit is cancelled or sent from the keyboard',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      await chat.twoTurns();
+      const prompt = chat.messageList.locator('article.message').nth(2);
+      await prompt.getByRole('button', { name: 'Edit' }).focus();
+      await chat.page.keyboard.press('Enter');
+      const box = prompt.getByRole('textbox', { name: 'Edit message' });
+      await waitForFocus(box);
+      await chat.page.keyboard.press('Escape');
+      await waitForFocus(prompt);
+
+      await prompt.getByRole('button', { name: 'Edit' }).focus();
+      await chat.page.keyboard.press('Enter');
+      await waitForFocus(box);
+      await box.fill('two, differently');
+      await chat.page.keyboard.press('Enter');
+      const edited = chat.messageList.locator('article.message').nth(2);
+      await edited.getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
+      await waitForFocus(edited);
+      expect(await edited.locator('.user-text').textContent()).toBe('two, differently');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

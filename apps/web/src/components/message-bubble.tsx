@@ -1,5 +1,5 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
-import { memo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { memo, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Markdown } from './markdown.js';
 import { MessageActions, type MessageActionHandlers } from './message-actions.js';
 import { Reasoning } from './reasoning.js';
@@ -24,8 +24,17 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
   const { node, siblingIds, siblingIndex, isHead, connectionLost, isFocusStop, onShowBranch, onEdit } = props;
   const [editing, setEditing] = useState(false);
   const streaming = node.status === 'streaming' && !connectionLost;
+  // The edit box goes with the focus in it, after a send or a cancel: the focus goes back to the message.
+  const article = useRef<HTMLElement>(null);
+  const wasEditing = useRef(false);
+  useEffect(() => {
+    if (wasEditing.current && !editing && (document.activeElement === null || document.activeElement === document.body))
+      article.current?.focus();
+    wasEditing.current = editing;
+  }, [editing]);
   return (
     <article
+      ref={article}
       className={`message message-${node.role} status-${connectionLost ? 'connection-lost' : node.status}${isHead ? ' is-head' : ''}`}
       aria-label={`${AUTHOR[node.role]}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}`}
       aria-busy={streaming}
