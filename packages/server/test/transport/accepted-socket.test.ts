@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import websocket from '@fastify/websocket';
 import { CPP_SUBPROTOCOL, CloseCode } from '@promethea/cpp-protocol';
-import { CPPServer, DemoProvider, UpgradeRefusal, type CPPServerOptions } from '@promethea/cpp-server';
+import { CPPServer, DemoProvider, MemoryStore, UpgradeRefusal, type CPPServerOptions } from '@promethea/cpp-server';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
@@ -51,7 +51,7 @@ function handleProtocols(offered: Set<string>): string | false {
 }
 
 /** An application's own HTTP server with a `ws` server of its own (`noServer`) that hands CPP's path to `accept`. */
-async function hostOnWs(options: CPPServerOptions = {}): Promise<Host> {
+async function hostOnWs(options: CPPServerOptions = {}, { ready = true } = {}): Promise<Host> {
   const cpp = cppServer(options);
   const sockets = new WebSocketServer({ noServer: true, handleProtocols });
   const requests: IncomingMessage[] = [];
@@ -65,7 +65,7 @@ async function hostOnWs(options: CPPServerOptions = {}): Promise<Host> {
   });
   http.listen(0, '127.0.0.1');
   await once(http, 'listening');
-  await cpp.ready;
+  if (ready) await cpp.ready;
   return {
     cpp,
     url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}${PATH}`,
@@ -221,6 +221,24 @@ describe('CPPServer.accept', () => {
     // The application's ws server would take 100 MiB; the CPP server's hard limit, 8 × its frame limit, applies.
     proven.sendRaw('x'.repeat(8 * 16 * 1024 + 1));
     expect(await proven.closed).toBe(CloseCode.MESSAGE_TOO_BIG);
+  });
+
+  it('holds a WebSocket accepted before the server is ready, and serves it once it is', async () => {
+    let recovered: (() => void) | undefined;
+    const recovery = new Promise<void>((resolve) => (recovered = resolve));
+    /** Crash recovery that takes its time: the server is not ready until it is done. */
+    class SlowRecovery extends MemoryStore {
+      override async interruptStreamingNodes(now: number): Promise<string[]> {
+        await recovery;
+        return super.interruptStreamingNodes(now);
+      }
+    }
+    host = await hostOnWs({ store: new SlowRecovery() }, { ready: false });
+    const client = await connect(host.url);
+    client.send('CPP_THREAD_LIST', {});
+    await eventually(() => ((host?.requests[0]?.socket.readableLength ?? 0) > 0 ? true : undefined), 'the frame held');
+    recovered?.();
+    expect((await client.next('CPP_THREADS')).payload.threads).toEqual([]);
   });
 
   it('closes with 4408 a message that does not arrive whole within the server’s message timeout', async () => {
