@@ -25,7 +25,7 @@ export function App() {
   const cpp = useCPP({ endpoint, identity });
   const { client } = cpp;
   const feed = useErrorFeed(client);
-  const { threads, error: threadsError, refresh: refreshThreads } = useThreads(client);
+  const { threads, hasMore, loadMore, error: threadsError, refresh: refreshThreads } = useThreads(client);
   const [threadId, showThread] = useThreadLocation();
   const graph = cpp.graph?.threadId === threadId ? cpp.graph : undefined;
   const branch = useBranch(client, graph);
@@ -216,6 +216,8 @@ export function App() {
           onQueryChange={setQuery}
           hits={hits}
           onOpenHit={openHit}
+          hasMore={hasMore}
+          onLoadMore={loadMore}
         />
       </div>
       <main className="main">

@@ -1,9 +1,10 @@
 import type { ExportFormat } from '@promethea/cpp-client';
 import { searchTerms, type SearchHit, type ThreadSummary } from '@promethea/cpp-protocol';
-import { useEffect, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type ChangeEvent, type FormEvent } from 'react';
 import { useNow } from '../hooks/use-now.js';
+import { useRowWindow } from '../hooks/use-row-window.js';
 import { relativeTime } from '../lib/relative-time.js';
-import { groupThreads, threadAfterDeletion } from '../lib/thread-groups.js';
+import { groupThreads, threadAfterDeletion, type ThreadGroup } from '../lib/thread-groups.js';
 import { InlineConfirm, InlineQuestion, useConfirmation } from './inline-confirm.js';
 import { SearchHits } from './search-hits.js';
 
@@ -24,6 +25,9 @@ interface ThreadListProps {
   /** The hits of `query`; `undefined` while there are none to show yet. */
   hits: SearchHit[] | undefined;
   onOpenHit(hit: SearchHit): void;
+  /** The server has older threads than `threads`: `onLoadMore` asks for the next page. */
+  hasMore: boolean;
+  onLoadMore(): void;
 }
 
 const UNTITLED = 'New conversation';
@@ -94,24 +98,66 @@ export function ThreadList(props: ThreadListProps) {
       ) : threads === undefined ? (
         <p className="muted">Loading threads…</p>
       ) : (
-        groupThreads(threads, now).map((group) => (
-          <section
-            key={group.label}
-            className="thread-group"
-            aria-labelledby={`thread-group-${group.label.replace(/\W+/g, '-')}`}
-          >
-            <h2 id={`thread-group-${group.label.replace(/\W+/g, '-')}`} className="thread-group-label">
-              {group.label}
-            </h2>
-            <ul>
-              {group.threads.map((thread) => (
-                <ThreadItem key={thread.threadId} thread={thread} now={now} {...props} onDelete={deleteThread} />
-              ))}
-            </ul>
-          </section>
-        ))
+        <ThreadRows {...props} threads={threads} now={now} onDelete={deleteThread} />
       )}
     </nav>
+  );
+}
+
+/** A group's heading, or one of its threads: the list as drawn, one row after the other. */
+type Row = { group: ThreadGroup['label']; thread?: ThreadSummary };
+
+/** Loaded rows still below the view when the next page is asked for: it arrives before the scroll reaches the end. */
+const LOAD_AHEAD_ROWS = 20;
+
+/**
+ * The threads loaded so far by group, of which only those in view (and a margin) are drawn: with 20,000 threads the
+ * DOM holds a few dozen rows, and the next page is asked for as the scroll nears the last one loaded.
+ */
+function ThreadRows(props: ThreadListProps & { threads: readonly ThreadSummary[]; now: number }) {
+  const { threads, now, hasMore, onLoadMore } = props;
+  const rows = useMemo(
+    () =>
+      groupThreads(threads, now).flatMap(({ label, threads: grouped }): Row[] => [
+        { group: label },
+        ...grouped.map((thread) => ({ group: label, thread })),
+      ]),
+    [threads, now],
+  );
+  const [block, setBlock] = useState<HTMLDivElement | null>(null);
+  const { start, end, before, after } = useRowWindow(block, rows.length);
+  useEffect(() => {
+    if (hasMore && end + LOAD_AHEAD_ROWS >= rows.length) onLoadMore();
+  }, [hasMore, end, rows.length, onLoadMore]);
+
+  const drawn = rows.slice(start, end);
+  const sections = drawn.reduce<Array<{ group: Row['group']; rows: Row[] }>>((grouped, row) => {
+    const last = grouped.at(-1);
+    if (last?.group === row.group) last.rows.push(row);
+    else grouped.push({ group: row.group, rows: [row] });
+    return grouped;
+  }, []);
+  return (
+    <div ref={setBlock} className="thread-rows" style={{ paddingTop: before, paddingBottom: after }}>
+      {sections.map(({ group, rows: sectionRows }) => {
+        const headingId = `thread-group-${group.replace(/\W+/g, '-')}`;
+        const heading = sectionRows[0]?.thread === undefined;
+        return (
+          <section key={group} className="thread-group" aria-label={group}>
+            {heading && (
+              <h2 id={headingId} className="thread-group-label" data-row>
+                {group}
+              </h2>
+            )}
+            <ul>
+              {sectionRows.flatMap(({ thread }) =>
+                thread ? [<ThreadItem key={thread.threadId} {...props} thread={thread} />] : [],
+              )}
+            </ul>
+          </section>
+        );
+      })}
+    </div>
   );
 }
 
@@ -146,7 +192,7 @@ function ThreadItem({
 
   if (renaming) {
     return (
-      <li>
+      <li data-row>
         <form className="thread rename" onSubmit={rename}>
           <input
             name="title"
@@ -164,7 +210,7 @@ function ThreadItem({
     );
   }
   return (
-    <li className={active ? 'thread-item-active' : undefined}>
+    <li className={active ? 'thread-item-active' : undefined} data-row>
       <button
         type="button"
         className="thread"

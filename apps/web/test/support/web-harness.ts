@@ -45,7 +45,8 @@ export class WebHarness {
   private constructor(
     private readonly browser: Browser,
     private readonly options: HarnessOptions,
-    private readonly store: MemoryStore,
+    /** The server's store, for a test that gives a person a history of threads. */
+    readonly store: MemoryStore,
     private server: CPPServer,
   ) {}
 
