@@ -21,6 +21,7 @@ const UNIT = [
   'packages/server/test/model/{demo-provider,generation-runner,model-flags,provider-factory}.test.ts',
   'packages/server/test/session/backpressure-queue.test.ts',
   'packages/server/test/store/memory-store.test.ts',
+  'packages/server/test/tools/{answer-steps,tool-registry}.test.ts',
   'packages/client/test/{reconnect-policy,session-url}.test.ts',
   'packages/client/test/cli/format-tree.test.ts',
   'packages/client/test/identity/{did-key-identity,kept-identity}.test.ts',

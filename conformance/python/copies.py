@@ -1,7 +1,7 @@
 """What one connection holds of its threads, kept from the frames it takes, and the rules those frames break."""
 
 import utf16
-from protocol_schemas import TEXT_PARTS
+from protocol_schemas import TEXT_PARTS, TOOL_INPUT_PART
 
 
 class Copies:
@@ -27,6 +27,8 @@ class Copies:
             return self.update(kind, payload)
         if kind == "CPP_STREAM_CHUNK":
             return self.chunk(payload)
+        if kind == "CPP_TOOL_CALL":
+            return self.tool_call(payload)
         if kind == "CPP_STREAM_HALTED":
             node_id = payload["interruptedNodeId"]
             self.ended.add(node_id)
@@ -61,12 +63,26 @@ class Copies:
                     self.chunk_starts.pop((node_id, part), None)
             self.texts[(node_id, "content")] = node["content"]
             self.texts[(node_id, "reasoning")] = node.get("reasoning", "")
+            for call in node.get("toolCalls", []):
+                self.texts[(node_id, (TOOL_INPUT_PART, call["toolCallId"]))] = call["input"]
             self.statuses[node_id] = node["status"]
         return violations
+
+    def tool_call(self, payload) -> list:
+        """A tool call of a streaming node (§26.3): its input, which its tool-input chunks then extend."""
+        node_id, call = payload["nodeId"], payload["toolCall"]
+        if node_id in self.ended:
+            return [f"CPP_TOOL_CALL of node {node_id} after its end"]
+        self.texts[(node_id, (TOOL_INPUT_PART, call["toolCallId"]))] = call["input"]
+        return []
 
     def chunk(self, payload) -> list:
         node_id, offset, delta = payload["nodeId"], payload["offset"], payload["delta"]
         part = payload.get("part", "content")
+        if part == TOOL_INPUT_PART:
+            part = (TOOL_INPUT_PART, payload.get("toolCallId"))
+            if (node_id, "content") in self.texts and (node_id, part) not in self.texts and node_id not in self.ended:
+                return [f"tool-input CPP_STREAM_CHUNK of call {part[1]}, before the CPP_TOOL_CALL announcing it"]
         if node_id in self.ended:
             return [f"CPP_STREAM_CHUNK of node {node_id} after its end"]
         if (node_id, part) not in self.texts:

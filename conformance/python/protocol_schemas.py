@@ -21,10 +21,14 @@ def server_frame_types(schemas: Path) -> frozenset:
     return frozenset(path.stem for path in (schemas / "server").glob("*.json"))
 
 
+# The chunk part that extends a tool call's input (docs/PROTOCOL.md §26.3), not a text of the node.
+TOOL_INPUT_PART = "tool-input"
+
+
 def text_parts(schemas: Path) -> tuple:
     """The parts a node's text streams in (content, reasoning), as CPP_STREAM_CHUNK's `part` lists them."""
     chunk = json.loads((schemas / "server" / "CPP_STREAM_CHUNK.json").read_text(encoding="utf-8"))
-    return tuple(chunk["properties"]["payload"]["properties"]["part"]["enum"])
+    return tuple(part for part in chunk["properties"]["payload"]["properties"]["part"]["enum"] if part != TOOL_INPUT_PART)
 
 
 SCHEMAS = protocol_schemas()

@@ -154,10 +154,14 @@ class ScenarioRun:
             connection.observe(frame)
 
     async def next_frame(self, connection, skip_chunks):
-        """The next frame; with skip_chunks, CPP_STREAM_CHUNKs before it are applied to the copies on the way."""
+        """The next frame; with skip_chunks, what streams before it (CPP_STREAM_CHUNKs, and a running tool's progress
+        reports: CPP_TOOL_CALLs with `progress`) is applied to the copies on the way."""
         while True:
             frame = await connection.take(self.timeout)
-            if skip_chunks and frame["type"] == "CPP_STREAM_CHUNK":
+            streams = frame["type"] == "CPP_STREAM_CHUNK" or (
+                frame["type"] == "CPP_TOOL_CALL" and "progress" in frame["payload"]["toolCall"]
+            )
+            if skip_chunks and streams:
                 connection.observe(frame)
                 continue
             return frame

@@ -148,8 +148,8 @@ class ScenarioRun {
   }
 
   /**
-   * The next frame must match. With `skipChunks`, CPP_STREAM_CHUNKs before it are taken on the way (into the copy
-   * of their node's text) unless the pattern itself expects a chunk.
+   * The next frame must match. With `skipChunks`, what streams before it (CPP_STREAM_CHUNKs, and a running tool's
+   * progress reports) is taken on the way (into the copy of its node) unless the pattern itself expects a chunk.
    */
   private async expect(on: string, pattern: Json, skipChunks: boolean): Promise<void> {
     const connection = this.connection(on);
@@ -215,7 +215,9 @@ class ScenarioRun {
       const frame = await connection.take(this.options.timeoutMs).catch((error: Error) => {
         throw new StepFailure(error.message);
       });
-      if (!skipChunks || frame.type !== 'CPP_STREAM_CHUNK') return frame;
+      const streams =
+        frame.type === 'CPP_STREAM_CHUNK' || (frame.type === 'CPP_TOOL_CALL' && frame.payload.toolCall.progress);
+      if (!skipChunks || !streams) return frame;
       connection.observe(frame);
     }
   }

@@ -1,6 +1,9 @@
 import {
   TEXT_PARTS,
+  applyChunk,
+  chunkPartLength,
   findInvariantViolations,
+  withToolCall,
   partText,
   setPartText,
   type GraphPatchFrame,
@@ -11,6 +14,7 @@ import {
   type SyncGraphFrame,
   type TextPart,
   type ThreadGraph,
+  type ToolCallFrame,
 } from '@promethea/cpp-protocol';
 import type { StreamedText } from './pattern.js';
 
@@ -44,7 +48,9 @@ export class ThreadCopies {
       case 'CPP_GRAPH_PATCH':
         return this.patch(frame.payload);
       case 'CPP_STREAM_CHUNK':
-        return this.chunk(frame.payload);
+        return frame.payload.part === 'tool-input' ? this.toolInput(frame.payload) : this.chunk(frame.payload);
+      case 'CPP_TOOL_CALL':
+        return this.toolCall(frame.payload);
       case 'CPP_STREAM_HALTED':
         return [
           ...this.end(
@@ -121,9 +127,40 @@ export class ThreadCopies {
     for (const part of TEXT_PARTS) this.chunkStarts.delete(`${after.id} ${part}`);
   }
 
+  /** A tool call of a streaming node, announced before its input streams (docs/PROTOCOL.md §26.3). */
+  private toolCall(payload: ToolCallFrame['payload']): string[] {
+    const { threadId, nodeId, toolCall } = payload;
+    if (this.ended.has(nodeId)) return [`CPP_TOOL_CALL of node ${nodeId} after its end`];
+    const node = this.graphs.get(threadId)?.nodes[nodeId];
+    if (!node) return [];
+    if (node.status !== 'streaming') return [`CPP_TOOL_CALL of node ${nodeId}, which is ${node.status}`];
+    if (toolCall.offset > node.content.length)
+      return [
+        `CPP_TOOL_CALL at offset ${toolCall.offset} of node ${nodeId}, whose text was ${node.content.length} long`,
+      ];
+    node.toolCalls = withToolCall(node.toolCalls, toolCall);
+    return [];
+  }
+
+  /** A piece of a tool call's input: after the CPP_TOOL_CALL announcing the call, continuing its input. */
+  private toolInput(payload: StreamChunkFrame['payload']): string[] {
+    const { threadId, nodeId, offset, toolCallId } = payload;
+    if (this.ended.has(nodeId)) return [`CPP_STREAM_CHUNK of node ${nodeId} after its end`];
+    const graph = this.graphs.get(threadId);
+    const node = graph?.nodes[nodeId];
+    if (!graph || !node) return [];
+    const call = node.toolCalls?.find((held) => held.toolCallId === toolCallId);
+    if (!call) return [`tool-input CPP_STREAM_CHUNK of call ${toolCallId}, before the CPP_TOOL_CALL announcing it`];
+    const held = chunkPartLength(node, payload);
+    if (offset !== held)
+      return [`tool-input CPP_STREAM_CHUNK offset ${offset} of call ${toolCallId}, whose input was ${held} long`];
+    applyChunk(graph, payload);
+    return [];
+  }
+
   private chunk(payload: StreamChunkFrame['payload']): string[] {
     const { threadId, nodeId, offset, delta } = payload;
-    const part = payload.part ?? 'content';
+    const part = payload.part === 'reasoning' ? 'reasoning' : 'content';
     const what = part === 'content' ? 'text' : 'reasoning';
     if (this.ended.has(nodeId)) return [`CPP_STREAM_CHUNK of node ${nodeId} after its end`];
     const graph = this.graphs.get(threadId);

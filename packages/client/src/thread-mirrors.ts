@@ -1,6 +1,7 @@
 import {
   applyChunk,
   applyHalted,
+  applyToolCall,
   applyPatch,
   graphFromSync,
   type MirrorOutcome,
@@ -67,6 +68,8 @@ export class ThreadMirrors {
         return this.update(frame.payload.threadId, (graph) => applyChunk(graph, frame.payload));
       case 'CPP_STREAM_HALTED':
         return this.update(frame.payload.threadId, (graph) => applyHalted(graph, frame.payload));
+      case 'CPP_TOOL_CALL':
+        return this.update(frame.payload.threadId, (graph) => applyToolCall(graph, frame.payload));
       default:
         return undefined;
     }

@@ -8,6 +8,7 @@ const ID_BODY = '[A-Za-z0-9_-]{1,100}';
 
 export const MESSAGE_ID_PATTERN = new RegExp(`^msg_${ID_BODY}$`);
 export const THREAD_ID_PATTERN = new RegExp(`^thread_${ID_BODY}$`);
+export const TOOL_CALL_ID_PATTERN = new RegExp(`^call_${ID_BODY}$`);
 
 export function newMessageId(): string {
   return `msg_${nextUlid()}`;
@@ -15,6 +16,11 @@ export function newMessageId(): string {
 
 export function newThreadId(): string {
   return `thread_${nextUlid()}`;
+}
+
+/** A tool call's id: the server's own for every call, whatever id the model's vendor gave it (§26.1). */
+export function newToolCallId(): string {
+  return `call_${nextUlid()}`;
 }
 
 /** Crockford's base32, as ULIDs are written (https://github.com/ulid/spec). */

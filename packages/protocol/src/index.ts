@@ -34,6 +34,7 @@ export * from './tree/path.js';
 export * from './tree/invariants.js';
 export * from './tree/mirror.js';
 export * from './tree/text-parts.js';
+export * from './tree/tool-calls.js';
 export * from './threads/search-terms.js';
 export * from './threads/thread-list-page.js';
 export * from './threads/thread-export.js';

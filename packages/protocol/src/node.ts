@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { MESSAGE_ID_PATTERN } from './ids.js';
+import { MESSAGE_ID_PATTERN, TOOL_CALL_ID_PATTERN } from './ids.js';
 import { TEXT_PARTS } from './tree/text-parts.js';
+import { TOOL_CALL_STATES, type ToolCall } from './tree/tool-calls.js';
 
 export const MessageIdSchema = z
   .string()
@@ -18,6 +19,37 @@ export const TokenUsageSchema = z.object({
   outputTokens: z.number().int().nonnegative().optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+export const ToolCallIdSchema = z
+  .string()
+  .regex(TOOL_CALL_ID_PATTERN, 'expected a tool call id: call_ followed by 1-100 of [A-Za-z0-9_-]');
+
+export const ToolCallStateSchema = z.enum(TOOL_CALL_STATES);
+
+export const ToolProgressSchema = z.object({
+  progress: z.number().nonnegative(),
+  total: z.number().nonnegative().optional(),
+  message: z.string().optional(),
+});
+
+/** One tool call of an assistant node: see `ToolCall` (tree/tool-calls.ts) for its fields. */
+export const ToolCallSchema = z.object({
+  toolCallId: ToolCallIdSchema,
+  toolName: z.string().min(1).max(128),
+  step: z.number().int().nonnegative(),
+  offset: z.number().int().nonnegative(),
+  state: ToolCallStateSchema,
+  input: z.string(),
+  output: z.string().optional(),
+  errorText: z.string().optional(),
+  progress: ToolProgressSchema.optional(),
+});
+// The schema and the interface the zod-free modules use are one shape.
+const toolCallShapes: [ToolCall, z.infer<typeof ToolCallSchema>] = [] as unknown as [
+  z.infer<typeof ToolCallSchema>,
+  ToolCall,
+];
+void toolCallShapes;
 
 /** One message of the conversation tree (the spec's Directed Semantic Graph). */
 export const MessageNodeSchema = z.object({
@@ -38,8 +70,13 @@ export const MessageNodeSchema = z.object({
   model: z.string().optional(),
   /** Token usage of the generation, when the provider reports it. */
   usage: TokenUsageSchema.optional(),
+  /** The tools the answer called, in the order it called them; absent when it called none. */
+  toolCalls: z.array(ToolCallSchema).optional(),
 });
 export type MessageNode = z.infer<typeof MessageNodeSchema>;
 
 /** A part a chunk streams into: one of `TEXT_PARTS`. */
 export const TextPartSchema = z.enum(TEXT_PARTS);
+
+/** What a chunk extends: one of the node's texts, or the input of one of its tool calls. */
+export const ChunkPartSchema = z.enum([...TEXT_PARTS, 'tool-input']);

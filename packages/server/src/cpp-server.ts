@@ -17,6 +17,7 @@ import { ThreadRegistry } from './engine/thread-registry.js';
 import { StreamPersister } from './engine/stream-persister.js';
 import { createHttpHandler } from './http-handler.js';
 import { demoModels } from './model/demo-provider.js';
+import { DemoToolsProvider } from './model/demo-tools-provider.js';
 import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
@@ -33,6 +34,9 @@ import { ListFeedingStore } from './threads/list-feeding-store.js';
 import { ThreadListFeed } from './threads/thread-list-feed.js';
 import { createHttpServer } from './transport/http-server.js';
 import { createWsTransport, type WsTransport } from './transport/ws-transport.js';
+import { demoTools } from './tools/demo-tools.js';
+import type { ServerTools } from './tools/server-tool.js';
+import { DEFAULT_TOOL_LIMITS, type ToolLimits, ToolRegistry } from './tools/tool-registry.js';
 import type { WebSocket } from 'ws';
 
 export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
@@ -61,6 +65,14 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   models?: readonly ModelEntry[];
   /** The id of the model a prompt without `model` gets. Default: the first of `models`. */
   defaultModel?: string;
+  /**
+   * Tools the models may call, run by the server (docs/PROTOCOL.md §26): `{ name: { description, inputSchema,
+   * execute(input, { signal, threadId, identity }) } }`, the input schema zod or JSON Schema. A server offering the
+   * demo's agent (`demo-tools`) adds its demo tools, `clock` and `count_to`, unless these name tools of their own.
+   */
+  tools?: ServerTools;
+  /** Model calls per answer (default 8), a tool call's timeout (default 60 s) and its output's length (256 Ki units). */
+  toolLimits?: Partial<ToolLimits>;
   /** Largest accepted frame in bytes (default 1 MiB); larger ones get FRAME_TOO_LARGE, 8× larger close with 1009. */
   maxFrameBytes?: number;
   /** How often streamed text is persisted while it streams, in milliseconds (default 200); one batch for all answers. */
@@ -241,6 +253,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         models: this.models,
         chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
         persister: this.persister,
+        tools: toolRegistryOf(options, this.models),
         observer: this.observers,
         // The access rules are made with the registry they guard; the engines use their limits once they exist.
         limits: {
@@ -444,6 +457,11 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     await this.cluster?.close();
     if (this.ownsStore) await this.store.close();
   }
+}
+
+function toolRegistryOf({ tools, toolLimits }: CPPServerOptions, models: ModelCatalog): ToolRegistry {
+  const demo = models.providers().some((provider) => provider instanceof DemoToolsProvider) ? demoTools() : {};
+  return new ToolRegistry({ ...demo, ...tools }, { ...DEFAULT_TOOL_LIMITS, ...toolLimits });
 }
 
 function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {

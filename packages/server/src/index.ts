@@ -50,6 +50,10 @@ export type {
 export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, demoModels, type DemoProviderOptions } from './model/demo-provider.js';
+export { DEMO_TOOLS_MODEL, DemoToolsProvider } from './model/demo-tools-provider.js';
+export { demoTools, type DemoToolsOptions } from './tools/demo-tools.js';
+export type { JsonObjectSchema, ServerTool, ServerTools, ToolContext } from './tools/server-tool.js';
+export { DEFAULT_TOOL_LIMITS, type ToolLimits } from './tools/tool-registry.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';
 export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';
 export { OpenAICompatibleProvider } from './model/providers/openai-compatible-provider.js';

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { serverFrame } from '../envelope.js';
 import { ERROR_CODES } from '../error-codes.js';
-import { MessageIdSchema, MessageNodeSchema, TextPartSchema } from '../node.js';
+import {
+  ChunkPartSchema,
+  MessageIdSchema,
+  MessageNodeSchema,
+  TextPartSchema,
+  ToolCallIdSchema,
+  ToolCallSchema,
+} from '../node.js';
 import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
 import { ThreadIdSchema } from './client-frames.js';
 
@@ -64,7 +71,7 @@ export const GraphPatchFrameSchema = serverFrame(
 
 /**
  * Text appended to one part of a streaming node (absent `part`: its content): `offset` is that part's length before
- * `delta`.
+ * `delta`. A `tool-input` chunk extends the input of the node's tool call `toolCallId`.
  */
 export const StreamChunkFrameSchema = serverFrame(
   'CPP_STREAM_CHUNK',
@@ -73,8 +80,19 @@ export const StreamChunkFrameSchema = serverFrame(
     nodeId: MessageIdSchema,
     offset: LengthSchema,
     delta: z.string().min(1),
-    part: TextPartSchema.optional(),
+    part: ChunkPartSchema.optional(),
+    /** With `part: "tool-input"` only: the call whose input `delta` extends. */
+    toolCallId: ToolCallIdSchema.optional(),
   }),
+);
+
+/**
+ * A tool call of a streaming node began or changed state (or reported progress): the whole call as it is now. Like a
+ * chunk, it does not change the thread's version; the node's structural update after its end carries its calls.
+ */
+export const ToolCallFrameSchema = serverFrame(
+  'CPP_TOOL_CALL',
+  z.object({ threadId: ThreadIdSchema, nodeId: MessageIdSchema, toolCall: ToolCallSchema }),
 );
 
 export const FinishReasonSchema = z.enum(['stop', 'length', 'content-filter', 'other']);
@@ -175,6 +193,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   GraphPatchFrameSchema,
   StreamChunkFrameSchema,
   StreamCompletedFrameSchema,
+  ToolCallFrameSchema,
   ThreadsFrameSchema,
   ModelsFrameSchema,
   ErrorFrameSchema,
@@ -191,6 +210,7 @@ export type SyncGraphFrame = z.infer<typeof SyncGraphFrameSchema>;
 export type GraphPatchFrame = z.infer<typeof GraphPatchFrameSchema>;
 export type StreamChunkFrame = z.infer<typeof StreamChunkFrameSchema>;
 export type StreamCompletedFrame = z.infer<typeof StreamCompletedFrameSchema>;
+export type ToolCallFrame = z.infer<typeof ToolCallFrameSchema>;
 export type ThreadsFrame = z.infer<typeof ThreadsFrameSchema>;
 export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;

@@ -1,4 +1,5 @@
 import type { MessageNode, TokenUsage } from '../node.js';
+import type { ToolCall } from './tool-calls.js';
 import { GraphDraft } from './graph-draft.js';
 import type { ThreadGraph } from './thread-graph.js';
 import type { TreeChange } from './tree-change.js';
@@ -10,6 +11,8 @@ export interface FinishInput {
   /** The node's final reasoning; absent: none. */
   reasoning?: string;
   usage?: TokenUsage;
+  /** The node's final tool calls; absent: the calls it has are kept. */
+  toolCalls?: ToolCall[];
 }
 
 /** Ends a streaming node: completed, interrupted (stopped or halted) or failed, with its final text and reasoning. */
@@ -17,7 +20,13 @@ export function planFinish(graph: ThreadGraph, input: FinishInput): TreeChange {
   const draft = new GraphDraft(graph);
   const node = draft.get(input.nodeId);
   if (node.status !== 'streaming') throw new Error(`node ${input.nodeId} is ${node.status}, not streaming`);
-  const { status, content, reasoning, usage } = input;
-  draft.update(input.nodeId, usage ? { status, content, reasoning, usage } : { status, content, reasoning });
+  const { status, content, reasoning, usage, toolCalls } = input;
+  draft.update(input.nodeId, {
+    status,
+    content,
+    reasoning,
+    ...(usage ? { usage } : {}),
+    ...(toolCalls ? { toolCalls } : {}),
+  });
   return draft.toChange();
 }

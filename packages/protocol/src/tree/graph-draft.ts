@@ -49,10 +49,11 @@ export class GraphDraft {
   /** Empty or undefined `reasoning` leaves the node without reasoning, as a node that never reasoned has none. */
   update(
     nodeId: string,
-    fields: Partial<Pick<MessageNode, 'content' | 'reasoning' | 'status' | 'model' | 'usage'>>,
+    fields: Partial<Pick<MessageNode, 'content' | 'reasoning' | 'status' | 'model' | 'usage' | 'toolCalls'>>,
   ): void {
     const node = { ...this.get(nodeId), ...fields };
     if (!node.reasoning) delete node.reasoning;
+    if (!node.toolCalls?.length) delete node.toolCalls;
     this.changed.set(nodeId, node);
   }
 

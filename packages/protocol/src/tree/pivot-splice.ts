@@ -1,6 +1,7 @@
 import { GraphDraft } from './graph-draft.js';
 import { addExchange, type ExchangeInput } from './exchange.js';
 import type { ThreadGraph } from './thread-graph.js';
+import { cutToolCalls } from './tool-calls.js';
 import type { TreeChange } from './tree-change.js';
 
 export interface PivotSpliceInput extends ExchangeInput {
@@ -15,17 +16,19 @@ export interface PivotSpliceInput extends ExchangeInput {
 }
 
 /**
- * Spec §4, steps 2–4 as one change: commit the interrupted node (status `interrupted`, text trimmed to the cut),
- * hang the user's prompt under it, and add the new assistant node under that, which becomes the head.
+ * Spec §4, steps 2–4 as one change: commit the interrupted node (status `interrupted`, text trimmed to the cut, its
+ * tool calls cut with it), hang the user's prompt under it, and add the new assistant node under that, which becomes
+ * the head.
  */
 export function planPivotSplice(graph: ThreadGraph, input: PivotSpliceInput): TreeChange {
   const draft = new GraphDraft(graph);
-  draft.get(input.interruptedNodeId);
+  const interrupted = draft.get(input.interruptedNodeId);
   if (input.cutContent !== undefined)
     draft.update(input.interruptedNodeId, {
       status: 'interrupted',
       content: input.cutContent,
       reasoning: input.cutReasoning,
+      toolCalls: cutToolCalls(interrupted.toolCalls ?? [], input.cutContent.length),
     });
   addExchange(draft, input.interruptedNodeId, input);
   return draft.toChange();

@@ -4,6 +4,7 @@ import { addAnswer, type AnswerInput } from './exchange.js';
 import { GraphDraft } from './graph-draft.js';
 import type { MessageNode } from '../node.js';
 import { getNode, type ThreadGraph } from './thread-graph.js';
+import { cutToolCalls } from './tool-calls.js';
 import type { TreeChange } from './tree-change.js';
 
 export interface RegenerateInput extends AnswerInput {
@@ -24,6 +25,7 @@ export function planRegenerate(graph: ThreadGraph, input: RegenerateInput): Tree
       status: 'interrupted',
       content: input.halted.content,
       reasoning: input.halted.reasoning,
+      toolCalls: cutToolCalls(draft.get(input.halted.nodeId).toolCalls ?? [], input.halted.content.length),
     });
   addAnswer(draft, userNode.id, input);
   return draft.toChange();

@@ -216,6 +216,23 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
     timestamp: TIMESTAMP,
     payload: { threadId: THREAD_ID, nodeId: answerNode.id, finalContentLength: 28, finishReason: 'stop' },
   },
+  CPP_TOOL_CALL: {
+    type: 'CPP_TOOL_CALL',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      nodeId: answerNode.id,
+      toolCall: {
+        toolCallId: 'call_01JZ8Q6H2T0C5M7P9R1T3V5X7Z',
+        toolName: 'count_to',
+        step: 0,
+        offset: 12,
+        state: 'input-available',
+        input: '{"to":5}',
+        progress: { progress: 2, total: 5, message: 'counted 2 of 5' },
+      },
+    },
+  },
   CPP_THREADS: {
     type: 'CPP_THREADS',
     timestamp: TIMESTAMP,

@@ -88,8 +88,10 @@ export class ThreadReplica implements ThreadLink {
     const lock = this.lock;
     // A generation that lost its lock stops at once: nothing more of it goes out.
     if (!lock) return;
+    // A tool call's input is not kept apart: the node's CPP_TOOL_CALL with the whole input follows it.
+    if (chunk.part === 'tool-input') return this.context.transport.publish(this.threadId, { frame: text });
     // Appended with its publication: an instance that reads the text after subscribing misses no chunk.
-    const streamed = { nodeId: chunk.nodeId, part: chunk.part ?? 'content', delta: chunk.delta };
+    const streamed = { nodeId: chunk.nodeId, part: chunk.part ?? ('content' as const), delta: chunk.delta };
     this.context.transport.streamChunk(this.threadId, lock.token, streamed, { frame: text }).then(
       (kept) => {
         if (!kept) this.lose(lock);

@@ -1,5 +1,13 @@
-import type { FinishReason, TextPart, TokenUsage } from '@promethea/cpp-protocol';
+import {
+  type FinishReason,
+  type TextPart,
+  type TokenUsage,
+  type ToolCall,
+  withToolCall,
+} from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
+import { type AnswerPart, answerSteps } from '../tools/answer-steps.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AnswerOutcome, GenerationObservation, GenerationResult } from './engine-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
 import { ModelText } from './model-text.js';
@@ -7,6 +15,10 @@ import { ModelText } from './model-text.js';
 export interface AnswerHooks {
   /** A chunk of one part is about to reach clients; `offset` is that part's length before it. */
   onChunk(part: TextPart, offset: number, delta: string): void;
+  /** A tool call began or changed: `call` is the whole call as it is now. */
+  onToolCall(call: ToolCall): void;
+  /** A piece of a tool call's input is about to reach clients; `offset` is the input's length before it. */
+  onToolInput(toolCallId: string, offset: number, delta: string): void;
   /** The stream ended by itself (not after `halt`). */
   onEnd(outcome: AnswerOutcome): void;
   /** The model call is over or abandoned, by its end or a halt: called once. */
@@ -21,14 +33,25 @@ export interface PartStream {
   chunkStarts: readonly number[];
 }
 
-/** Where a halted generation stopped, each part by itself. */
-export type HaltPoint = Record<TextPart, PartStream>;
+/** Where a halted generation stopped, each part by itself, and its tool calls as clients were sent them. */
+export type HaltPoint = Record<TextPart, PartStream> & { toolCalls: readonly ToolCall[] };
 
-/** The node's text when the generation begins: empty for a new answer, what it had for a continued one. */
+/** The node as the generation begins: empty for a new answer, what it had for a continued one. */
 export interface NodeText {
   content: string;
   reasoning: string;
+  toolCalls: readonly ToolCall[];
 }
+
+/** The tools an answer may call, and who it answers (what its tools are told). */
+export interface AnswerTools {
+  registry: ToolRegistry;
+  threadId: string;
+  identity: string;
+}
+
+/** Something the stream holds back while paused, in the order it came. */
+type Paused = { part: TextPart; text: string } | { apply: () => void };
 
 /**
  * One model call writing one assistant node (the thread's generation, while it streams). Owns the AbortController of that call. The model's deltas reach
@@ -51,7 +74,8 @@ export class AnswerStream {
   private pacedPart: TextPart = 'content';
   private readonly modelText: Record<TextPart, ModelText> = { content: new ModelText(), reasoning: new ModelText() };
   private paused = true;
-  private readonly pausedText: Array<[TextPart, string]> = [];
+  private readonly pausedParts: Paused[] = [];
+  private calls: ToolCall[];
   private pausedOutcome: AnswerOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
@@ -63,7 +87,8 @@ export class AnswerStream {
     private readonly hooks: AnswerHooks,
     chunkIntervalMs: number,
     private readonly observation: GenerationObservation,
-    initial: NodeText = { content: '', reasoning: '' },
+    tools: AnswerTools,
+    initial: NodeText = { content: '', reasoning: '', toolCalls: [] },
     /** The last message is the node's own partial answer, which the model goes on with. */
     continues = false,
   ) {
@@ -71,8 +96,20 @@ export class AnswerStream {
       content: { text: initial.content, chunkStarts: [] },
       reasoning: { text: initial.reasoning, chunkStarts: [] },
     };
+    this.calls = [...initial.toolCalls];
     this.pacer = new ChunkPacer(chunkIntervalMs, (delta) => this.send(delta));
-    this.finished = this.run(provider, messages, continues);
+    const firstStep = Math.max(-1, ...initial.toolCalls.map((call) => call.step)) + 1;
+    const steps = answerSteps({
+      provider,
+      messages,
+      continues,
+      signal: this.controller.signal,
+      tools: tools.registry,
+      firstStep,
+      threadId: tools.threadId,
+      identity: tools.identity,
+    });
+    this.finished = this.run(steps);
   }
 
   /** The answer's text sent to clients so far. */
@@ -85,12 +122,20 @@ export class AnswerStream {
     return this.parts.reasoning.text;
   }
 
+  /** The node's tool calls as clients were sent them. */
+  get toolCalls(): readonly ToolCall[] {
+    return this.calls;
+  }
+
   /** The text (and the end, if it came) goes out from now on. */
   flow(): void {
     if (!this.paused) return;
     this.paused = false;
     if (this.halted) return;
-    for (const [part, text] of this.pausedText.splice(0)) this.deliver(part, text);
+    for (const paused of this.pausedParts.splice(0)) {
+      if ('apply' in paused) paused.apply();
+      else this.deliver(paused.part, paused.text);
+    }
     if (this.pausedOutcome) this.end(this.pausedOutcome);
   }
 
@@ -111,21 +156,28 @@ export class AnswerStream {
       this.observation.ended(this.result({ kind: 'halted' }));
       this.hooks.onStopped();
     }
-    return this.parts;
+    return { ...this.parts, toolCalls: this.calls };
   }
 
-  private async run(provider: ModelProvider, messages: ModelMessage[], continues: boolean): Promise<void> {
+  private async run(steps: AsyncIterable<AnswerPart>): Promise<void> {
     let finishReason: FinishReason = 'stop';
     let usage: TokenUsage | undefined;
     try {
-      const request = { messages, signal: this.controller.signal, ...(continues ? { continues } : {}) };
-      for await (const part of provider.stream(request)) {
+      for await (const part of steps) {
         if (this.halted) return;
-        if (part.type === 'text-delta') this.deliver('content', this.modelText.content.take(part.text));
-        else if (part.type === 'reasoning-delta') this.deliver('reasoning', this.modelText.reasoning.take(part.text));
-        else if (part.type === 'finish') {
-          finishReason = part.finishReason;
-          usage = part.usage;
+        switch (part.type) {
+          case 'text-delta':
+            this.deliver('content', this.modelText.content.take(part.text));
+            break;
+          case 'reasoning-delta':
+            this.deliver('reasoning', this.modelText.reasoning.take(part.text));
+            break;
+          case 'finish':
+            finishReason = part.finishReason;
+            usage = part.usage;
+            break;
+          default:
+            this.toolPart(part);
         }
       }
       for (const part of ['reasoning', 'content'] as const) this.deliver(part, this.modelText[part].rest());
@@ -135,13 +187,47 @@ export class AnswerStream {
     }
   }
 
+  /**
+   * A tool call's part. A call sits where the answer's text was when it began (its `offset`), so the text the model
+   * wrote before it goes out first, and whatever is held back of it with it.
+   */
+  private toolPart(part: Exclude<AnswerPart, { type: 'text-delta' | 'reasoning-delta' | 'finish' }>): void {
+    if (this.paused) {
+      this.pausedParts.push({ apply: () => this.toolPart(part) });
+      return;
+    }
+    if (part.type === 'tool-call-start') {
+      this.deliver('content', this.modelText.content.rest());
+      this.pacer.flush();
+      const { toolCallId, toolName, step } = part;
+      this.updateCall({ toolCallId, toolName, step, offset: this.text.length, state: 'input-streaming', input: '' });
+      return;
+    }
+    const call = this.calls.find((held) => held.toolCallId === part.toolCallId);
+    if (!call) return;
+    if (part.type === 'tool-input-delta') {
+      const offset = call.input.length;
+      this.calls = withToolCall(this.calls, { ...call, input: call.input + part.delta });
+      this.hooks.onToolInput(call.toolCallId, offset, part.delta);
+      return;
+    }
+    // A call that moves on drops the progress it had reported; a progress report keeps the rest.
+    const { progress: _previous, ...rest } = call;
+    this.updateCall({ ...rest, ...part.update });
+  }
+
+  private updateCall(call: ToolCall): void {
+    this.calls = withToolCall(this.calls, call);
+    this.hooks.onToolCall(call);
+  }
+
   private deliver(part: TextPart, text: string): void {
     if (text.length === 0) return;
     if (this.paused) {
       // Paused text goes out as one chunk per part on `flow`, as it would have, merged, had the interval been long.
-      const last = this.pausedText.at(-1);
-      if (last?.[0] === part) last[1] += text;
-      else this.pausedText.push([part, text]);
+      const last = this.pausedParts.at(-1);
+      if (last && 'part' in last && last.part === part) last.text += text;
+      else this.pausedParts.push({ part, text });
       return;
     }
     if (part !== this.pacedPart) {

@@ -1,4 +1,4 @@
-import { safeCutLength, type TextPart } from '@promethea/cpp-protocol';
+import { cutToolCalls, safeCutLength, type TextPart, type ToolCall } from '@promethea/cpp-protocol';
 import type { HaltPoint, PartStream } from './answer-stream.js';
 
 /** What the client had shown of each part of a halted node (CPP_PIVOT_INIT, CPP_STREAM_STOP, CPP_REGENERATE). */
@@ -17,6 +17,8 @@ export interface Cut {
   part: TextPart;
   /** Of the cut part's chunks. */
   lastChunkReceived: string;
+  /** The calls made within the kept text, those still going on `interrupted` (docs/PROTOCOL.md §26.4). */
+  toolCalls: ToolCall[];
 }
 
 /**
@@ -35,6 +37,7 @@ export function cutAt(halt: HaltPoint, received: ReceivedLengths): Cut {
     finalContentLength: content.length,
     part,
     lastChunkReceived: lastChunkBefore(halt[part], kept.length),
+    toolCalls: cutToolCalls(halt.toolCalls, content.length),
   };
 }
 

@@ -1,10 +1,11 @@
 import {
   applyChunk,
   applyHalted,
+  applyToolCall,
+  chunkPartLength,
   encodeServerFrame,
   ErrorCode,
   getNode,
-  partText,
   type ServerFrame,
   type StreamChunkFrame,
   type ThreadGraph,
@@ -49,13 +50,15 @@ export function applyRemoteFrame(graph: ThreadGraph, frame: ServerFrame, text: s
       // chunk overtook nothing and is simply late.
       if (endedHere(graph, frame.payload.nodeId)) return { kind: 'known' };
       const node = getNode(graph, frame.payload.nodeId);
-      const held = node ? partText(node, frame.payload.part ?? 'content').length : 0;
+      const held = node ? chunkPartLength(node, frame.payload) : 0;
       const outcome = applyChunk(graph, frame.payload);
       if (outcome !== 'applied') return { kind: outcome === 'gap' ? 'gap' : 'known' };
       if (frame.payload.offset === held) return { kind: 'frame', text, chunk: frame.payload };
       const chunk = { ...frame.payload, offset: held, delta: frame.payload.delta.slice(held - frame.payload.offset) };
       return { kind: 'frame', text: encodeServerFrame('CPP_STREAM_CHUNK', chunk), chunk };
     }
+    case 'CPP_TOOL_CALL':
+      return applyToolCall(graph, frame.payload) === 'applied' ? { kind: 'frame', text } : { kind: 'gap' };
     case 'CPP_STREAM_HALTED':
       if (endedHere(graph, frame.payload.interruptedNodeId)) return { kind: 'known' };
       return applyHalted(graph, frame.payload) === 'applied' ? { kind: 'frame', text } : { kind: 'gap' };

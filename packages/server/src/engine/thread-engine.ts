@@ -9,21 +9,26 @@ import {
   setPartText,
   streamingNode,
   type ClientFrame,
+  cutToolCalls,
+  isFinalToolCallState,
+  withToolCall,
   type FinishInput,
   type HaltReason,
   type MessageNode,
   type ServerFrame,
   type ThreadGraph,
+  type ToolCall,
   type TreeChange,
 } from '@promethea/cpp-protocol';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import { AnswerStream } from './answer-stream.js';
 import { commitUntilStored } from './commit-retry.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
-import type { Identity } from './identity.js';
+import { ANONYMOUS_DID, type Identity } from './identity.js';
 import { modelMessages } from './model-context.js';
 import type { OperationContext } from './operation-context.js';
 import { pivot } from './pivot.js';
@@ -58,6 +63,8 @@ export interface ThreadEngineDependencies {
   chunkIntervalMs: number;
   /** Saves the text of this server's streaming answers while they stream. */
   persister: StreamPersister;
+  /** The tools answers may call (docs/PROTOCOL.md §26). */
+  tools: ToolRegistry;
   observer: EngineObserver;
   limits: ThreadLimits;
   /**
@@ -274,7 +281,13 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
     const change = await this.commit(() =>
-      planFinish(this.graph, { nodeId, status: 'interrupted', content: cut.content, reasoning: cut.reasoning }),
+      planFinish(this.graph, {
+        nodeId,
+        status: 'interrupted',
+        content: cut.content,
+        reasoning: cut.reasoning,
+        toolCalls: cut.toolCalls,
+      }),
     );
     if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
     this.fanout.publishChange(change);
@@ -496,7 +509,17 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     const admitted = this.dependencies.admitGeneration(requester);
     const node = branch.at(-1);
     const messages = modelMessages(branch);
-    const initial = { content: node?.content ?? '', reasoning: node ? partText(node, 'reasoning') : '' };
+    const initial = {
+      content: node?.content ?? '',
+      reasoning: node ? partText(node, 'reasoning') : '',
+      toolCalls: node?.toolCalls ?? [],
+    };
+    // A continued answer goes on with its text, unless its last step called tools: then their results come last.
+    const last = messages.at(-1);
+    const continues = initial.content.length > 0 && last?.role === 'assistant' && !last.toolCalls?.length;
+    const toolSaves = new ToolCallSaves(this.dependencies.store, this.threadId, assistantNodeId, (error) =>
+      this.dependencies.onBackgroundError(error, this.threadId),
+    );
     const model = this.models.providerOf(node?.model);
     const { threadId } = this;
     const observation = this.observer.generationStarted({
@@ -519,6 +542,20 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
           this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
           this.dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
         },
+        onToolCall: (call) => {
+          const streaming = getNode(this.graph, assistantNodeId);
+          if (streaming) streaming.toolCalls = withToolCall(streaming.toolCalls, call);
+          this.fanout.publish('CPP_TOOL_CALL', { threadId, nodeId: assistantNodeId, toolCall: call });
+          if (streaming) toolSaves.save(call, streaming.toolCalls ?? []);
+        },
+        onToolInput: (toolCallId, offset, delta) => {
+          const streaming = getNode(this.graph, assistantNodeId);
+          const call = streaming?.toolCalls?.find((held) => held.toolCallId === toolCallId);
+          if (streaming && call)
+            streaming.toolCalls = withToolCall(streaming.toolCalls, { ...call, input: call.input + delta });
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, part: 'tool-input' as const, toolCallId };
+          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
+        },
         onEnd: () => {
           this.generation.end(stream);
           // The lock stays held until the end is stored: no other server takes an answer whose end is on its way.
@@ -531,8 +568,9 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       },
       this.dependencies.chunkIntervalMs,
       observation,
+      { registry: this.dependencies.tools, threadId, identity: requester.identity?.did ?? ANONYMOUS_DID },
       initial,
-      initial.content.length > 0,
+      continues,
     );
     return stream;
   }
@@ -543,7 +581,9 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (this.generation.stream !== stream || !outcome) return;
     const { nodeId } = stream;
     const status = outcome.kind === 'completed' ? 'completed' : 'failed';
-    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning };
+    // A failed answer's calls still going on are interrupted, as a halt would leave them.
+    const toolCalls = cutToolCalls(stream.toolCalls, stream.text.length);
+    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning, toolCalls };
     if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
     const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
@@ -583,7 +623,37 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 function cutOfLost(node: MessageNode): Cut {
   const reasoning = node.reasoning ?? '';
   const part = node.content.length === 0 && reasoning.length > 0 ? 'reasoning' : 'content';
-  return { content: node.content, reasoning, finalContentLength: node.content.length, part, lastChunkReceived: '' };
+  return {
+    content: node.content,
+    reasoning,
+    finalContentLength: node.content.length,
+    part,
+    lastChunkReceived: '',
+    toolCalls: cutToolCalls(node.toolCalls ?? [], node.content.length),
+  };
+}
+
+/**
+ * Saves a streaming answer's tool calls as they change, one save after another so that they reach the store in
+ * order; not the input's pieces nor progress, which a crash may lose (the call is then recovered as interrupted).
+ */
+class ToolCallSaves {
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly threadId: string,
+    private readonly nodeId: string,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  save(changed: ToolCall, calls: readonly ToolCall[]): void {
+    if (changed.progress && !isFinalToolCallState(changed.state)) return;
+    const snapshot = structuredClone([...calls]);
+    this.last = this.last
+      .then(() => this.store.saveToolCalls(this.threadId, this.nodeId, snapshot))
+      .catch(this.onError);
+  }
 }
 
 /** The parent of the user node above `assistantNodeId` in a change that creates both. */

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DemoToolsProvider } from './demo-tools-provider.js';
 import type { ModelEntry } from './model-catalog.js';
 import type { ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
 
@@ -141,13 +142,15 @@ export class DemoProvider implements ModelProvider {
 }
 
 /**
- * The demo models a server offers when none is configured: `cpp-demo`, the default, and `demo-reasoning`, which
- * reasons before it answers (its reasoning streams apart from its answer, and can be pivoted).
+ * The demo models a server offers when none is configured: `cpp-demo`, the default; `demo-reasoning`, which
+ * reasons before it answers (its reasoning streams apart from its answer, and can be pivoted); and `demo-tools`, an
+ * agent that calls the server's demo tools (`demoTools()`), one of them slow enough to pivot while it runs.
  */
 export function demoModels(options: Omit<DemoProviderOptions, 'model' | 'reasoningWords'> = {}): ModelEntry[] {
   return [
     { provider: new DemoProvider(options), label: 'Demo' },
     { provider: new DemoProvider({ ...options, model: DEMO_REASONING_MODEL }), label: 'Demo (reasoning)' },
+    { provider: new DemoToolsProvider({ delayMs: options.delayMs }), label: 'Demo (tools)' },
   ];
 }
 

@@ -63,6 +63,11 @@ export class ModelCatalog {
     return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).provider;
   }
 
+  /** Every model's provider, in the order listed. */
+  providers(): ModelProvider[] {
+    return [...this.entries.values()].map((entry) => entry.provider);
+  }
+
   list(): ModelInfo[] {
     return [...this.entries.values()].map(({ info }) => info);
   }

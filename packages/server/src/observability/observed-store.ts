@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
   CommitMeta,
   ConversationStore,
@@ -71,6 +71,10 @@ export class ObservedStore implements ConversationStore {
 
   streamingThreads(): Promise<string[]> {
     return this.timed('streamingThreads', () => this.store.streamingThreads());
+  }
+
+  saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
+    return this.timed('saveToolCalls', () => this.store.saveToolCalls(threadId, nodeId, toolCalls));
   }
 
   interruptStreamingNodes(now: number): Promise<string[]> {

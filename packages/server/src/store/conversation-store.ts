@@ -1,4 +1,4 @@
-import type { SearchHit, TextPart, ThreadGraph, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, TextPart, ThreadGraph, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 
 /** A thread's metadata, beside its graph. */
 export interface ThreadRecord {
@@ -147,8 +147,17 @@ export interface ConversationStore {
   streamingThreads(): Promise<string[]>;
 
   /**
+   * Replaces the tool calls of a `streaming` node with `toolCalls` (empty: none), as a call of the answer begins or
+   * changes state. Not a structural change, like `saveStreamedText`; skipped when the node no longer streams or is
+   * not in the thread named, so a late save cannot undo a commit. The commit that ends the answer writes its calls.
+   */
+  saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void>;
+
+  /**
    * Crash recovery at start: every node still `streaming` becomes `interrupted` with the text and reasoning last saved, and
-   * each thread concerned gets one new version and `updatedAt = now`. Returns the ids of those threads, sorted.
+   * each thread concerned gets one new version and `updatedAt = now`; its tool calls are cut at that text as a halt
+   * cuts them (`cutToolCalls`: a call that was running is `interrupted`, never run again). Returns the ids of those
+   * threads, sorted.
    */
   interruptStreamingNodes(now: number): Promise<string[]>;
 

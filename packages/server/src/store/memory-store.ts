@@ -1,4 +1,10 @@
-import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import {
+  cutToolCalls,
+  type SearchHit,
+  type ThreadSummary,
+  type ToolCall,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 import type {
   CommitMeta,
   ConversationStore,
@@ -203,6 +209,14 @@ export class MemoryStore implements ConversationStore {
     return streaming.map(([threadId]) => threadId).sort();
   }
 
+  async saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
+    this.ensureOpen();
+    const node = this.threads.get(threadId)?.nodes.get(nodeId);
+    if (node?.status !== 'streaming') return;
+    if (toolCalls.length > 0) node.toolCalls = structuredClone([...toolCalls]);
+    else delete node.toolCalls;
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     this.ensureOpen();
     const recovered: string[] = [];
@@ -212,6 +226,9 @@ export class MemoryStore implements ConversationStore {
       for (const node of streaming) {
         Object.assign(node, spellParts(node, this.piecesOf(node.id)));
         node.status = 'interrupted';
+        const toolCalls = cutToolCalls(node.toolCalls ?? [], node.content.length);
+        if (toolCalls.length > 0) node.toolCalls = toolCalls;
+        else delete node.toolCalls;
         this.pieces.delete(node.id);
       }
       thread.version += 1;

@@ -94,6 +94,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     );
     `,
   },
+  {
+    name: 'tool-calls',
+    sql: `
+    -- An answer's tool calls (NULL: none), written by its commits and, while it streams, by each change of a call.
+    ALTER TABLE nodes ADD COLUMN tool_calls jsonb;
+    `,
+  },
 ];
 
 export interface MigrateOptions {

@@ -34,19 +34,21 @@ export const POSTGRES_STATEMENTS = {
     WHERE thread_id = $1`,
   // Read as arrays (NodeColumns), in its order.
   selectNodes: `
-    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text
+    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text, tool_calls::text
     FROM nodes WHERE thread_id = $1 ORDER BY seq`,
   selectNodeThread: 'SELECT thread_id AS "threadId" FROM nodes WHERE node_id = $1',
   // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
   // The WHERE leaves a node of another thread alone (no row affected): the store reads that as a conflict. Being
   // part of the upsert, the check also holds against a concurrent transaction inserting the same id.
   upsertNode: `
-    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning)
-    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10)
+    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls)
+    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb)
     ON CONFLICT (node_id) DO UPDATE SET
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
-      created_at = excluded.created_at, model = excluded.model, usage = excluded.usage
+      created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls
     WHERE nodes.thread_id = excluded.thread_id`,
+  updateStreamingToolCalls: `
+    UPDATE nodes SET tool_calls = $3::jsonb WHERE thread_id = $1 AND node_id = $2 AND status = 'streaming'`,
   // Their streamed pieces go with them (ON DELETE CASCADE).
   deleteNodes: 'DELETE FROM nodes WHERE thread_id = $1 AND node_id = ANY ($2::text[])',
   // The pieces of the thread's streaming nodes only: those of a node that ended went with its commit.
@@ -84,13 +86,15 @@ export const POSTGRES_STATEMENTS = {
     ORDER BY thread_id FOR UPDATE`,
   selectStreamingThreads: `SELECT DISTINCT thread_id AS "threadId" FROM nodes WHERE status = 'streaming' ORDER BY thread_id`,
   selectStreamingNodes: `
-    SELECT node_id AS "nodeId", thread_id AS "threadId", content, reasoning FROM nodes
+    SELECT node_id AS "nodeId", thread_id AS "threadId", content, reasoning, tool_calls::text AS "toolCalls" FROM nodes
     WHERE status = 'streaming' AND thread_id = ANY ($1::text[])`,
   selectStreamedTextOf: `
     SELECT node_id AS "nodeId", part, text_offset AS "offset", text FROM streamed_text WHERE node_id = ANY ($1::text[])`,
   interruptNodes: `
-    UPDATE nodes SET status = 'interrupted', content = recovered.content, reasoning = recovered.reasoning
-    FROM unnest($1::text[], $2::text[], $3::text[]) AS recovered (node_id, content, reasoning)
+    UPDATE nodes
+    SET status = 'interrupted', content = recovered.content, reasoning = recovered.reasoning,
+        tool_calls = recovered.tool_calls::jsonb
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS recovered (node_id, content, reasoning, tool_calls)
     WHERE nodes.node_id = recovered.node_id`,
   // $2 is a tsquery of every term as a prefix (term:* & …).
   searchTitles: `

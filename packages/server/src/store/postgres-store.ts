@@ -1,4 +1,4 @@
-import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
 import type {
   CommitMeta,
@@ -14,7 +14,15 @@ import { createPool, type PostgresConnectionOptions } from './postgres-connectio
 import { migrate } from './postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
 import { inTransaction } from './postgres-transaction.js';
-import { fromNodeColumns, toNodeRow, type NodeColumns, type StreamingNodeRow, type ThreadRow } from './sql-rows.js';
+import {
+  fromNodeColumns,
+  type NodeColumns,
+  recoveredToolCalls,
+  type StreamingNodeRow,
+  type ThreadRow,
+  toNodeRow,
+  toolCallsColumn,
+} from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
@@ -190,6 +198,10 @@ export class PostgresStore implements ConversationStore {
     return rows.map((row) => row.threadId);
   }
 
+  async saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
+    await this.pool.query(SQL.updateStreamingToolCalls, [threadId, nodeId, toolCallsColumn(toolCalls)]);
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     return inTransaction(this.pool, (client) => interruptInTransaction(client, now), BEGIN_READ_COMMITTED);
   }
@@ -241,6 +253,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
       row.model,
       row.usage,
       row.reasoning,
+      row.toolCalls,
     ];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);
@@ -270,6 +283,7 @@ async function interruptInTransaction(client: PoolClient, now: number): Promise<
     nodeIds,
     texts.map((text) => text.content),
     texts.map((text) => text.reasoning || null),
+    streaming.map((node, index) => recoveredToolCalls(node.toolCalls, texts[index]!.content)),
   ]);
   await client.query(SQL.deleteStreamedText, [nodeIds]);
   const threadIds = [...new Set(streaming.map((node) => node.threadId))].sort();

@@ -1,4 +1,13 @@
-import { TokenUsageSchema, type MessageNode, type NodeStatus, type Role } from '@promethea/cpp-protocol';
+import {
+  cutToolCalls,
+  type MessageNode,
+  type NodeStatus,
+  type Role,
+  ToolCallSchema,
+  TokenUsageSchema,
+  type ToolCall,
+} from '@promethea/cpp-protocol';
+import { z } from 'zod';
 
 /** The rows the SQL stores (SQLite, PostgreSQL) read and write, with column names as aliases of the fields. */
 
@@ -26,6 +35,8 @@ export interface NodeRow {
   model: string | null;
   /** JSON of a `TokenUsage`. */
   usage: string | null;
+  /** JSON of the node's `ToolCall`s; NULL: none. */
+  toolCalls: string | null;
 }
 
 /** A node left streaming, as recovery reads it. */
@@ -34,6 +45,7 @@ export interface StreamingNodeRow {
   threadId: string;
   content: string;
   reasoning: string | null;
+  toolCalls: string | null;
 }
 
 export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
@@ -48,7 +60,24 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
     createdAt: node.createdAt,
     model: node.model ?? null,
     usage: node.usage === undefined ? null : JSON.stringify(node.usage),
+    toolCalls: toolCallsColumn(node.toolCalls),
   };
+}
+
+/** A node's tool calls as their column holds them: JSON, or NULL for none. */
+export function toolCallsColumn(toolCalls: readonly ToolCall[] | undefined): string | null {
+  return toolCalls && toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
+const ToolCallsColumnSchema = z.array(ToolCallSchema);
+
+/**
+ * The tool calls a node left streaming by a crash keeps (docs/PROTOCOL.md §26.5): those within its recovered text,
+ * those still going on interrupted; never run again.
+ */
+export function recoveredToolCalls(column: string | null, content: string): string | null {
+  if (column === null) return null;
+  return toolCallsColumn(cutToolCalls(ToolCallsColumnSchema.parse(JSON.parse(column)), content.length));
 }
 
 /**
@@ -66,6 +95,8 @@ export type NodeColumns = [
   model: string | null,
   /** JSON of a `TokenUsage`. */
   usage: string | null,
+  /** JSON of the node's tool calls. */
+  toolCalls: string | null,
 ];
 
 /**
@@ -85,5 +116,6 @@ export function fromNodeColumns(columns: NodeColumns): MessageNode {
   if (columns[4] !== null) node.reasoning = columns[4];
   if (columns[7] !== null) node.model = columns[7];
   if (columns[8] !== null) node.usage = TokenUsageSchema.parse(JSON.parse(columns[8]));
+  if (columns[9] !== null) node.toolCalls = ToolCallsColumnSchema.parse(JSON.parse(columns[9]));
   return node;
 }

@@ -113,6 +113,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX threads_by_owner_recent ON threads (owner_did, updated_at, thread_id);
   DROP INDEX threads_by_owner;
   `,
+  `
+  -- Tool calls: an answer's calls as JSON (NULL: none), written by its commits and, while it streams, by each change.
+  ALTER TABLE nodes ADD COLUMN tool_calls TEXT;
+  `,
 ];
 
 /**

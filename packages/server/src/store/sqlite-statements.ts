@@ -34,6 +34,7 @@ export interface SqliteStatements {
   selectNodes: Statement<[string], NodeColumns>;
   selectNodeThread: Statement<[string], string>;
   upsertNode: Statement<NodeRow>;
+  updateStreamingToolCalls: Statement<{ threadId: string; nodeId: string; toolCalls: string | null }>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
   insertStreamedText: Statement<Required<StreamedText>>;
@@ -41,7 +42,12 @@ export interface SqliteStatements {
   selectStreamingThreads: Statement<[], { threadId: string }>;
   selectStreamingNodes: Statement<[], StreamingNodeRow>;
   selectAllStreamedText: Statement<[], TextPieceRow>;
-  interruptStreamingNode: Statement<{ nodeId: string; content: string; reasoning: string | null }>;
+  interruptStreamingNode: Statement<{
+    nodeId: string;
+    content: string;
+    reasoning: string | null;
+    toolCalls: string | null;
+  }>;
   searchTitles: Statement<SearchParameters, SearchHit>;
   searchNodes: Statement<SearchParameters, SearchHit>;
   deleteThreadNodes: Statement<[string]>;
@@ -94,18 +100,21 @@ export function prepareStatements(db: Database): SqliteStatements {
     ),
     selectNodes: db
       .prepare<[string], NodeColumns>(`
-        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage
+        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage, tool_calls
         FROM nodes WHERE thread_id = ? ORDER BY seq`)
       .raw(),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`
-      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage)
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls)
       VALUES (@nodeId, @threadId, @parentId, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = @threadId),
-              @role, @content, @reasoning, @status, @createdAt, @model, @usage)
+              @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls)
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
-        created_at = excluded.created_at, model = excluded.model, usage = excluded.usage`),
+        created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls`),
+    updateStreamingToolCalls: db.prepare<{ threadId: string; nodeId: string; toolCalls: string | null }>(`
+      UPDATE nodes SET tool_calls = @toolCalls
+      WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),
     // Its streamed pieces go with it (ON DELETE CASCADE).
     deleteNode: db.prepare<{ nodeId: string; threadId: string }>(
       'DELETE FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId',
@@ -125,13 +134,20 @@ export function prepareStatements(db: Database): SqliteStatements {
       "SELECT DISTINCT thread_id AS threadId FROM nodes WHERE status = 'streaming' ORDER BY thread_id",
     ),
     selectStreamingNodes: db.prepare<[], StreamingNodeRow>(`
-      SELECT node_id AS nodeId, thread_id AS threadId, content, reasoning FROM nodes WHERE status = 'streaming'`),
+      SELECT node_id AS nodeId, thread_id AS threadId, content, reasoning, tool_calls AS toolCalls
+      FROM nodes WHERE status = 'streaming'`),
     selectAllStreamedText: db.prepare<[], TextPieceRow>(`
       SELECT streamed_text.node_id AS nodeId, part, text_offset AS offset, text
       FROM streamed_text JOIN nodes ON nodes.node_id = streamed_text.node_id
       WHERE nodes.status = 'streaming'`),
-    interruptStreamingNode: db.prepare<{ nodeId: string; content: string; reasoning: string | null }>(`
-      UPDATE nodes SET status = 'interrupted', content = @content, reasoning = @reasoning WHERE node_id = @nodeId`),
+    interruptStreamingNode: db.prepare<{
+      nodeId: string;
+      content: string;
+      reasoning: string | null;
+      toolCalls: string | null;
+    }>(`
+      UPDATE nodes SET status = 'interrupted', content = @content, reasoning = @reasoning, tool_calls = @toolCalls
+      WHERE node_id = @nodeId`),
     // The index holds every owner's text: the match comes first, then the owner's rows are kept. An embedded
     // store serves few identities, so a term common in other identities' threads costs little.
     searchTitles: db.prepare<SearchParameters, SearchHit>(`

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type {
   CommitMeta,
@@ -15,7 +15,7 @@ import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
-import { fromNodeColumns, toNodeRow } from './sql-rows.js';
+import { fromNodeColumns, recoveredToolCalls, toNodeRow, toolCallsColumn } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText } from './streamed-text.js';
 
@@ -195,17 +195,23 @@ export class SqliteStore implements ConversationStore {
     return this.statements.selectStreamingThreads.all().map((row) => row.threadId);
   }
 
+  async saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
+    this.statements.updateStreamingToolCalls.run({ threadId, nodeId, toolCalls: toolCallsColumn(toolCalls) });
+    this.checkpointer.wrote();
+  }
+
   async interruptStreamingNodes(now: number): Promise<string[]> {
     const interrupted = this.db
       .transaction(() => {
         const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
         const threadIds = new Set<string>();
-        for (const { nodeId, threadId, content, reasoning } of this.statements.selectStreamingNodes.all()) {
+        for (const { nodeId, threadId, content, reasoning, toolCalls } of this.statements.selectStreamingNodes.all()) {
           const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
           this.statements.interruptStreamingNode.run({
             nodeId,
             content: text.content,
             reasoning: text.reasoning || null,
+            toolCalls: recoveredToolCalls(toolCalls, text.content),
           });
           this.statements.deleteStreamedText.run(nodeId);
           threadIds.add(threadId);

@@ -1,4 +1,4 @@
-import type { SearchHit, ThreadSummary, TreeChange } from '@promethea/cpp-protocol';
+import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
   CommitMeta,
   ConversationStore,
@@ -91,6 +91,10 @@ export class ListFeedingStore implements ConversationStore {
 
   saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     return this.store.saveStreamedText(batch);
+  }
+
+  saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
+    return this.store.saveToolCalls(threadId, nodeId, toolCalls);
   }
 
   streamingThreads(): Promise<string[]> {

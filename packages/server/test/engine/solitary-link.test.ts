@@ -1,6 +1,7 @@
 import { ErrorCode, newMessageId, newThreadId, type ClientFrame } from '@promethea/cpp-protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { SolitaryLinks } from '../../src/engine/solitary-link.js';
+import { ToolRegistry } from '../../src/tools/tool-registry.js';
 import { StreamPersister } from '../../src/engine/stream-persister.js';
 import type { Subscriber } from '../../src/engine/subscriber.js';
 import { ThreadEngine } from '../../src/engine/thread-engine.js';
@@ -45,6 +46,7 @@ describe('the links of a server alone', () => {
         models: new ModelCatalog([{ provider: model }]),
         chunkIntervalMs: 0,
         persister,
+        tools: new ToolRegistry(),
         observer: new Observers(),
         limits: { checkPrompt: () => undefined, checkRoom: () => undefined, checkContinue: () => undefined },
         admitGeneration: () => () => undefined,

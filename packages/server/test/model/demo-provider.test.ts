@@ -74,10 +74,11 @@ describe('the demo model', () => {
     expect(await continued('Something I said')).toBe(` ${whole}`);
   });
 
-  it('offers cpp-demo and its reasoning mode demo-reasoning when a server has no model', () => {
+  it('offers cpp-demo, its reasoning mode demo-reasoning and its agent demo-tools when a server has no model', () => {
     expect(demoModels().map((entry) => [entry.provider.model, entry.provider.reasoning])).toEqual([
       ['cpp-demo', false],
       ['demo-reasoning', true],
+      ['demo-tools', false],
     ]);
   });
 

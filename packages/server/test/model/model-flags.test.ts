@@ -74,11 +74,12 @@ describe('the model flags', () => {
     });
   });
 
-  it('offer the demo model and its reasoning mode when no model is configured', async () => {
+  it('offer the demo model, its reasoning mode and its agent when no model is configured', async () => {
     const { models } = await configuredModels(parse(['--demo-delay-ms', '0']));
     expect(models.map((entry) => [entry.provider.model, entry.provider.reasoning])).toEqual([
       ['cpp-demo', false],
       ['demo-reasoning', true],
+      ['demo-tools', false],
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { applyChange, emptyGraph, newMessageId, newThreadId, planFinish, planPrompt } from '@promethea/cpp-protocol';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
+import type { ToolCall } from '@promethea/cpp-protocol';
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
@@ -554,6 +555,75 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await expectRecovered(oneStream, [c.assistantNodeId]);
         await finished.expectStoreToMatch();
         expect(await store.interruptStreamingNodes(clock.now())).toEqual([]);
+      });
+    });
+
+    describe('tool calls', () => {
+      const call = (id: string, offset: number, state: ToolCall['state'], extra: Partial<ToolCall> = {}): ToolCall => ({
+        toolCallId: `call_${id}`,
+        toolName: 'count_to',
+        step: 0,
+        offset,
+        state,
+        input: '{"to":3}',
+        ...extra,
+      });
+
+      it("saves a streaming answer's tool calls as they change, without a new version, and commits them with its end", async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Count');
+        await driver.stream(assistantNodeId, 'Counting.');
+        await store.saveToolCalls(driver.threadId, assistantNodeId, [
+          call('a', 9, 'input-streaming', { input: '{"to"' }),
+        ]);
+        const running = [call('a', 9, 'input-available', { progress: { progress: 1, total: 3 } })];
+        await store.saveToolCalls(driver.threadId, assistantNodeId, running);
+        const stored = await loadSound(store, driver.threadId);
+        expect(stored.graph.version).toBe(1);
+        expect(stored.graph.nodes[assistantNodeId]?.toolCalls).toStrictEqual(running);
+
+        const done = [call('a', 9, 'output-available', { output: '1 2 3' })];
+        await driver.finish({
+          nodeId: assistantNodeId,
+          status: 'completed',
+          content: 'Counting. Done.',
+          toolCalls: done,
+        });
+        await driver.expectStoreToMatch();
+        // A late save, after the commit, changes nothing; nor does a save naming another thread.
+        await store.saveToolCalls(driver.threadId, assistantNodeId, running);
+        const other = await startThread();
+        await store.saveToolCalls(other.threadId, assistantNodeId, running);
+        await driver.expectStoreToMatch();
+      });
+
+      it('recovers an answer a crash left running a tool: the running call interrupted, one after the saved text dropped', async () => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Count');
+        await driver.stream(assistantNodeId, 'Counting.');
+        const calls = [
+          call('done', 0, 'output-available', { output: 'ok' }),
+          call('running', 9, 'input-available', { progress: { progress: 2 } }),
+          call('after', 20, 'input-available'),
+        ];
+        await store.saveToolCalls(driver.threadId, assistantNodeId, calls);
+
+        expect(await store.interruptStreamingNodes(clock.now())).toEqual([driver.threadId]);
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Counting.' });
+        expect(graph.nodes[assistantNodeId]?.toolCalls).toStrictEqual([calls[0], call('running', 9, 'interrupted')]);
+      });
+
+      it('gives back tool calls identically after a reopen', async (context) => {
+        const driver = await startThread();
+        const { assistantNodeId } = await driver.prompt('Count');
+        const toolCalls = [
+          call('a', 0, 'output-error', { errorText: 'no' }),
+          call('b', 0, 'output-available', { output: '' }),
+        ];
+        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Done', toolCalls });
+        await driver.expectStoreToMatch(await reopen(context));
       });
     });
 

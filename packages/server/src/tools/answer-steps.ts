@@ -1,0 +1,205 @@
+import {
+  type FinishReason,
+  newToolCallId,
+  storableText,
+  type TokenUsage,
+  type ToolCall,
+  type ToolProgress,
+} from '@promethea/cpp-protocol';
+import type { ModelMessage, ModelProvider, ModelToolCall, ModelToolMessage } from '../model/model-provider.js';
+import type { ToolOutcome, ToolRegistry } from './tool-registry.js';
+
+/** A change of one tool call: the fields that change; a call that moves on loses the progress it had reported. */
+export type ToolCallUpdate = Pick<ToolCall, 'state'> &
+  Partial<Pick<ToolCall, 'input' | 'output' | 'errorText' | 'progress'>>;
+
+/**
+ * What an answer streams: its text and reasoning as a model stream has them, and the life of its tool calls. A call
+ * starts (`tool-call-start`), its input streams, then each change of it is a `tool-call-update`.
+ */
+export type AnswerPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'tool-call-start'; toolCallId: string; toolName: string; step: number }
+  | { type: 'tool-input-delta'; toolCallId: string; delta: string }
+  | { type: 'tool-call-update'; toolCallId: string; update: ToolCallUpdate }
+  | { type: 'finish'; finishReason: FinishReason; usage?: TokenUsage };
+
+export interface AnswerStepsOptions {
+  provider: ModelProvider;
+  /** The branch's context, as the first model call is given it. */
+  messages: ModelMessage[];
+  /** The first model call goes on with the partial answer `messages` ends with (CPP_CONTINUE). */
+  continues: boolean;
+  /** The answer's: aborted by a halt, which ends the model call and every running tool at once. */
+  signal: AbortSignal;
+  tools: ToolRegistry;
+  /** Counts the steps of a continued answer on from the ones it had. */
+  firstStep: number;
+  threadId: string;
+  identity: string;
+}
+
+/** What the model is told of a call the step limit left unrun. */
+const notRun = (maxSteps: number): string =>
+  `Not run: the answer reached its limit of ${maxSteps} model calls. Answer with what you have.`;
+
+/**
+ * One answer's model calls (docs/PROTOCOL.md §26.3): a model call (a step) streams text and tool calls; when it
+ * called tools, they run side by side, their results go back to the model with the step's text and calls, and the
+ * next step begins; an answer ends at the first step that calls no tool. The calls' ids are the server's own. The
+ * loop ends quietly once `signal` aborts, leaving running calls as they are for the halt to cut.
+ */
+export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<AnswerPart> {
+  const { provider, signal, tools } = options;
+  const messages = [...options.messages];
+  let usage: TokenUsage | undefined;
+  for (let step = options.firstStep; ; step += 1) {
+    const ids = new Map<string, string>();
+    const calls: ModelToolCall[] = [];
+    let text = '';
+    let finishReason: FinishReason = 'stop';
+    const request = {
+      messages,
+      signal,
+      ...(tools.size > 0 ? { tools: tools.definitions } : {}),
+      ...(step === options.firstStep && options.continues ? { continues: true } : {}),
+    };
+    for await (const part of provider.stream(request)) {
+      if (signal.aborted) return;
+      switch (part.type) {
+        case 'text-delta':
+          text += part.text;
+          yield part;
+          break;
+        case 'reasoning-delta':
+          yield part;
+          break;
+        case 'tool-input-start': {
+          const toolCallId = newToolCallId();
+          ids.set(part.toolCallId, toolCallId);
+          yield { type: 'tool-call-start', toolCallId, toolName: part.toolName, step };
+          break;
+        }
+        case 'tool-input-delta': {
+          const toolCallId = ids.get(part.toolCallId);
+          if (toolCallId) yield { type: 'tool-input-delta', toolCallId, delta: part.delta };
+          break;
+        }
+        case 'tool-call': {
+          const toolCallId = ids.get(part.toolCallId);
+          if (!toolCallId) break;
+          calls.push({ toolCallId, toolName: part.toolName, input: part.input });
+          yield { type: 'tool-call-update', toolCallId, update: { state: 'input-available', input: part.input } };
+          break;
+        }
+        case 'finish':
+          finishReason = part.finishReason;
+          usage = addUsage(usage, part.usage);
+          break;
+      }
+    }
+    if (signal.aborted) return;
+    if (calls.length > 0) {
+      messages.push({ role: 'assistant', content: text, toolCalls: calls });
+      const ran = step + 1 - options.firstStep < tools.limits.maxSteps;
+      const outcomes = ran ? yield* runCalls(calls, options) : unrun(calls, tools.limits.maxSteps);
+      if (signal.aborted) return;
+      if (!ran) for (const [toolCallId, update] of outcomes) yield { type: 'tool-call-update', toolCallId, update };
+      messages.push(...calls.map((call) => resultMessage(call, outcomes.get(call.toolCallId))));
+      if (ran) continue;
+    }
+    yield { type: 'finish', finishReason, ...(usage ? { usage } : {}) };
+    return;
+  }
+}
+
+function unrun(calls: readonly ModelToolCall[], maxSteps: number): Map<string, ToolOutcome> {
+  return new Map(calls.map((call) => [call.toolCallId, { state: 'output-error', errorText: notRun(maxSteps) }]));
+}
+
+/** The step's calls, run side by side; their progress and their ends are yielded as they come. */
+async function* runCalls(
+  calls: readonly ModelToolCall[],
+  options: AnswerStepsOptions,
+): AsyncGenerator<AnswerPart, Map<string, ToolOutcome>> {
+  const updates = new UpdateQueue();
+  const outcomes = new Map<string, ToolOutcome>();
+  const runs = calls.map(async ({ toolCallId, toolName, input }) => {
+    let running = true;
+    const reportProgress = (progress: ToolProgress): void => {
+      if (running && !options.signal.aborted) {
+        updates.push(toolCallId, { state: 'input-available', progress: storableProgress(progress) });
+      }
+    };
+    const context = { signal: options.signal, threadId: options.threadId, identity: options.identity, toolCallId };
+    const outcome = await options.tools.run(toolName, input, { ...context, reportProgress });
+    running = false;
+    if (!outcome) return;
+    outcomes.set(toolCallId, outcome);
+    updates.push(toolCallId, outcome);
+  });
+  void Promise.all(runs).then(() => updates.close());
+  yield* updates.drain();
+  return outcomes;
+}
+
+/** What the model is told of a call: its output, or why there is none. */
+function resultMessage(call: ModelToolCall, outcome: ToolOutcome | undefined): ModelToolMessage {
+  const { toolCallId, toolName } = call;
+  if (outcome?.state === 'output-available') return { role: 'tool', toolCallId, toolName, content: outcome.output };
+  const content = outcome?.errorText ?? 'The tool call was interrupted before it finished.';
+  return { role: 'tool', toolCallId, toolName, content, isError: true };
+}
+
+/** Progress as clients are sent it: finite numbers, and a message every store holds as it is (§3.3). */
+function storableProgress({ progress, total, message }: ToolProgress): ToolProgress {
+  const finite = (value: number | undefined): value is number => typeof value === 'number' && Number.isFinite(value);
+  return {
+    progress: finite(progress) ? Math.max(0, progress) : 0,
+    ...(finite(total) ? { total: Math.max(0, total) } : {}),
+    ...(typeof message === 'string' ? { message: storableText(message) } : {}),
+  };
+}
+
+function addUsage(sum: TokenUsage | undefined, step: TokenUsage | undefined): TokenUsage | undefined {
+  if (!step) return sum;
+  if (!sum) return step;
+  const total: TokenUsage = {};
+  for (const key of ['inputTokens', 'outputTokens'] as const) {
+    if (sum[key] !== undefined || step[key] !== undefined) total[key] = (sum[key] ?? 0) + (step[key] ?? 0);
+  }
+  return total;
+}
+
+/** Updates of calls running side by side, in the order they happen, until every call has ended. */
+class UpdateQueue {
+  private readonly waiting: AnswerPart[] = [];
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  push(toolCallId: string, update: ToolCallUpdate): void {
+    this.waiting.push({ type: 'tool-call-update', toolCallId, update });
+    this.wake?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  async *drain(): AsyncGenerator<AnswerPart> {
+    for (;;) {
+      const next = this.waiting.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (this.closed) return;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+  }
+}

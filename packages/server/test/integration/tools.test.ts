@@ -1,0 +1,233 @@
+import {
+  type CPPServer,
+  createModelProvider,
+  DemoToolsProvider,
+  demoTools,
+  type ServerTools,
+} from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
+import type { ToolCall } from '@promethea/cpp-protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { fixture, type ReplayServer, sse, startReplayServer } from '../model/replay-server.js';
+import { completion, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+import { startServer } from '../support/start-server.js';
+import { temporaryDatabase } from '../support/temporary-database.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function connect(server: CPPServer): Promise<RawClient> {
+  const client = await RawClient.connect(server.url);
+  cleanups.push(async () => {
+    await client.close();
+    expect(client.invalid).toEqual([]);
+  });
+  return client;
+}
+
+const NOW = Date.UTC(2026, 11, 5, 1, 30);
+
+/** A `count_to` that records the signal of each run and counts only when told to: the test decides when it ends. */
+function heldCount(): { tools: ServerTools; signals: AbortSignal[] } {
+  const signals: AbortSignal[] = [];
+  return {
+    signals,
+    tools: {
+      ...demoTools({ now: () => NOW }),
+      count_to: {
+        inputSchema: z.object({ to: z.number() }),
+        execute: (_input, { signal, reportProgress }) => {
+          signals.push(signal);
+          reportProgress({ progress: 1, total: 5, message: 'counted 1 of 5' });
+          return new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+        },
+      },
+    },
+  };
+}
+
+const toolCallsOf = (client: RawClient, nodeId: string): ToolCall[] =>
+  client
+    .all('CPP_TOOL_CALL')
+    .filter((frame) => frame.payload.nodeId === nodeId)
+    .map((frame) => frame.payload.toolCall);
+
+describe('server tools', () => {
+  it('demo-tools: calls clock, then count_to with progress, streams each input, and keeps every state in the node', async () => {
+    const database = temporaryDatabase();
+    cleanups.push(database.remove);
+    const store = SqliteStore.open(database.path);
+    cleanups.push(() => store.close());
+    const server = await startServer({
+      store,
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: demoTools({ now: () => NOW, countDelayMs: 0 }),
+    });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'What time is it? Then count.');
+    const { update } = await completion(client, threadId, assistantNodeId);
+
+    const node = update.nodes[assistantNodeId]!;
+    expect(node.content).toBe(
+      'First I look at the clock. The clock says 2026-12-05T01:30:00.000Z. Now I count to 5, slowly: pivot while I ' +
+        'count. I counted 1 2 3 4 5. That was an answer that called two tools.',
+    );
+    expect(node.toolCalls).toEqual([
+      {
+        toolCallId: expect.stringMatching(/^call_/),
+        toolName: 'clock',
+        step: 0,
+        offset: 'First I look at the clock.'.length,
+        state: 'output-available',
+        input: '{}',
+        output: '2026-12-05T01:30:00.000Z',
+      },
+      {
+        toolCallId: expect.stringMatching(/^call_/),
+        toolName: 'count_to',
+        step: 1,
+        offset: node.content.indexOf(' I counted'),
+        state: 'output-available',
+        input: '{"to":5}',
+        output: '1 2 3 4 5',
+      },
+    ]);
+    // Every state went out as it happened: announced, its input streamed, then available, progress, output.
+    const count = node.toolCalls![1]!;
+    const states = toolCallsOf(client, assistantNodeId)
+      .filter((call) => call.toolCallId === count.toolCallId)
+      .map((call) => (call.progress ? `progress ${call.progress.progress}` : call.state));
+    expect(states).toEqual([
+      'input-streaming',
+      'input-available',
+      'progress 1',
+      'progress 2',
+      'progress 3',
+      'progress 4',
+      'progress 5',
+      'output-available',
+    ]);
+    const input = client
+      .all('CPP_STREAM_CHUNK')
+      .map((frame) => frame.payload)
+      .filter((chunk) => chunk.part === 'tool-input' && chunk.toolCallId === count.toolCallId);
+    expect(input.map((chunk) => [chunk.offset, chunk.delta])).toEqual([
+      [0, '{"to'],
+      [4, '":5}'],
+    ]);
+    // A later sync, and the store, hold the same node.
+    expect((await requestSync(client, threadId)).nodes[assistantNodeId]).toEqual(node);
+    expect((await store.loadThread(threadId))?.graph.nodes[assistantNodeId]).toEqual(node);
+  });
+
+  it('a pivot while a tool runs aborts its signal at once, keeps the call as interrupted, and branches', async () => {
+    const database = temporaryDatabase();
+    cleanups.push(database.remove);
+    const { tools, signals } = heldCount();
+    let store = SqliteStore.open(database.path);
+    const first = store;
+    cleanups.push(() => first.close());
+    const server = await startServer({ store, models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }], tools });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'Count for me');
+    await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.progress?.progress === 1);
+    const running = toolCallsOf(client, assistantNodeId).at(-1)!;
+    expect(running).toMatchObject({ toolName: 'count_to', state: 'input-available' });
+
+    const aborted = new Promise((resolve) => signals[0]?.addEventListener('abort', resolve));
+    const branch = await pivot(client, threadId, assistantNodeId, 'Stop counting, tell me a joke');
+
+    await aborted;
+    const halted = client.all('CPP_STREAM_HALTED').at(-1)!.payload;
+    const kept = branch.update.nodes[assistantNodeId]!;
+    expect(kept.status).toBe('interrupted');
+    expect(halted.finalContentLength).toBe(kept.content.length);
+    expect(kept.toolCalls?.map((call) => [call.toolName, call.state])).toEqual([
+      ['clock', 'output-available'],
+      ['count_to', 'interrupted'],
+    ]);
+    // The interrupted call keeps its input and loses its progress; it is never run again.
+    const { progress: _progress, ...stopped } = running;
+    expect(kept.toolCalls?.[1]).toEqual({ ...stopped, state: 'interrupted' });
+    // The new branch's model was told of the interrupted call, and starts over with the clock.
+    await client.next('CPP_TOOL_CALL', (frame) => frame.payload.nodeId === branch.assistantNodeId);
+
+    await server.close();
+    await store.close();
+    store = SqliteStore.open(database.path);
+    cleanups.push(() => store.close());
+    const restored = (await store.loadThread(threadId))!.graph.nodes[assistantNodeId];
+    expect(restored).toEqual(kept);
+  });
+
+  it('OpenAI-compatible: runs parallel calls of one step, and sends their results back in the next request', async () => {
+    const upstream: ReplayServer = await startReplayServer(
+      sse(fixture('openai-tool-calls.sse')),
+      sse(fixture('openai-chat-stream.sse')),
+    );
+    cleanups.push(() => upstream.close());
+    const server = await startServer({
+      model: createModelProvider({ provider: 'openai-compatible', baseUrl: upstream.url, model: 'gpt-4o-mini' }),
+      tools: {
+        get_weather: {
+          description: 'The weather in a city',
+          inputSchema: z.object({ city: z.string() }),
+          execute: ({ city }: { city: string }) => `Sunny in ${city}`,
+        },
+        clock: { inputSchema: { type: 'object', properties: {} }, execute: () => new Date(NOW).toISOString() },
+      },
+    });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'Weather in Paris, and the time?');
+    const { update } = await completion(client, threadId, assistantNodeId);
+
+    const node = update.nodes[assistantNodeId]!;
+    expect(node.content).toBe('Let me look.Hello there!');
+    expect(
+      node.toolCalls?.map(({ toolName, step, offset, state, output }) => [toolName, step, offset, state, output]),
+    ).toEqual([
+      ['get_weather', 0, 12, 'output-available', 'Sunny in Paris'],
+      ['clock', 0, 12, 'output-available', '2026-12-05T01:30:00.000Z'],
+    ]);
+    const [weather, clock] = node.toolCalls!;
+    expect(upstream.requests[0]?.body).toMatchObject({
+      tools: [{ function: { name: 'get_weather' } }, { function: { name: 'clock' } }],
+    });
+    expect(upstream.requests[1]?.body).toMatchObject({
+      messages: [
+        { role: 'user', content: 'Weather in Paris, and the time?' },
+        {
+          role: 'assistant',
+          content: 'Let me look.',
+          tool_calls: [
+            { id: weather!.toolCallId, function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+            { id: clock!.toolCallId, function: { name: 'clock', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: weather!.toolCallId, content: 'Sunny in Paris' },
+        { role: 'tool', tool_call_id: clock!.toolCallId, content: '2026-12-05T01:30:00.000Z' },
+      ],
+    });
+
+    // The next prompt on the branch gives the model the whole answer, its calls and results included.
+    const next = await prompt(client, threadId, 'Thanks');
+    await completion(client, threadId, next.assistantNodeId);
+    const messagesOf = (index: number) => (upstream.requests[index]!.body as { messages: unknown[] }).messages;
+    expect(messagesOf(2)).toEqual([
+      ...messagesOf(1),
+      { role: 'assistant', content: 'Hello there!' },
+      { role: 'user', content: 'Thanks' },
+    ]);
+  });
+});
