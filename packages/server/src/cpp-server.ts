@@ -33,6 +33,8 @@ import { MemoryStore } from './store/memory-store.js';
 import { ListFeedingStore } from './threads/list-feeding-store.js';
 import { ThreadListFeed } from './threads/thread-list-feed.js';
 import { createHttpServer } from './transport/http-server.js';
+import type { SocketHandlers } from './transport/cpp-socket.js';
+import { openHosted, type Hosting, type HostedSocket } from './transport/hosted-socket.js';
 import { createWsTransport, type WsTransport } from './transport/ws-transport.js';
 import { demoTools } from './tools/demo-tools.js';
 import type { ServerTools } from './tools/server-tool.js';
@@ -219,6 +221,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** Each open connection, with what its 'connection' event said (its 'disconnect' says the same). */
   private readonly sessions = new Map<ConnectionSession, ConnectionEvent>();
   private transport: WsTransport | undefined;
+  /** How a connection is admitted and served, whoever upgraded it: set once the server has started. */
+  private hosting: Hosting<Admission> | undefined;
   private closing: Promise<void> | undefined;
   /** Set while shutdown waits for the connections to close. */
   private allSessionsClosed: (() => void) | undefined;
@@ -319,6 +323,21 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     );
   }
 
+  /**
+   * Serves a WebSocket of another library (uWebSockets.js, …) that the application's server upgraded, with the
+   * request of its upgrade, checked as `accept` checks it: resolves with the handlers the application calls with each
+   * message (`onMessage(data, byteLength)`) and once it closes (`onClose()`), or `undefined` when it was refused and
+   * closed. Frames that arrive before it resolves are the application's to hold and hand over then. Heartbeats and
+   * the message timeout are the application's library's; `socket.limitMessageBytes` is called with the limits to
+   * apply (a library that cannot limit one connection leaves them to the session, which refuses a larger frame once
+   * read). With a `ws` WebSocket, `accept` does all of this.
+   */
+  async open(socket: HostedSocket, request: IncomingMessage): Promise<SocketHandlers | undefined> {
+    await this.ready;
+    if (!this.hosting) throw new Error('the server has not started');
+    return openHosted(socket, request, this.hosting);
+  }
+
   get connectionCount(): number {
     return this.sessions.size;
   }
@@ -359,6 +378,12 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       onInternalError: (error, session) => this.reportError(error, { connectionId: session.id }),
       onClosed: (session) => this.sessionClosed(session),
     };
+    this.hosting = {
+      identify: (request) => this.access.admit(request),
+      connect: (socket, admission) =>
+        this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
+      shutDown: () => this.closing !== undefined,
+    };
     this.transport = createWsTransport<Admission>(this.httpServer, {
       maxPayload: maxFrameBytes * 8,
       refuseOtherPaths: this.ownHttpServer !== undefined,
@@ -366,9 +391,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       closeHandshakeMs: this.closeHandshakeMs,
       messageTimeoutMs: this.access.limits.messageTimeoutMs,
       compressionThresholdBytes: this.options.compressionThresholdBytes ?? DEFAULT_COMPRESSION_THRESHOLD_BYTES,
-      identify: (request) => this.access.admit(request),
-      connect: (socket, admission) =>
-        this.openSession(new ConnectionSession(socket, this.access.guard(admission), sessionDependencies)),
+      identify: this.hosting.identify,
+      connect: this.hosting.connect,
     });
     const httpServer = this.ownHttpServer;
     if (httpServer) {

@@ -18,6 +18,8 @@ export type { AuthOption, IdentityVerifier } from './auth/auth-mode.js';
 export { DEFAULT_LIMITS, type ServerLimits } from './auth/limits/server-limits.js';
 export { MemoryReplayCache, type ReplayCache } from './auth/replay-cache.js';
 export { UpgradeRefusal } from './auth/upgrade-refusal.js';
+export type { CPPSocket, SocketHandlers } from './transport/cpp-socket.js';
+export type { HostedSocket } from './transport/hosted-socket.js';
 export type {
   ConversationStore,
   StoredThread,

@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { CPP_SESSION_PATH, CPP_SUBPROTOCOL, CloseCode } from '@promethea/cpp-protocol';
+import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import type { RawData, ServerOptions, WebSocket } from 'ws';
 import { UpgradeRefusal } from '../auth/upgrade-refusal.js';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
+import { openHosted, SHUT_DOWN, SUBPROTOCOL_REQUIRED, type HostedSocket } from './hosted-socket.js';
 import { Heartbeat } from './heartbeat.js';
 import { watchMessageTime } from './message-deadline.js';
 
@@ -65,9 +66,6 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-const SUBPROTOCOL_REQUIRED = `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`;
-const SHUT_DOWN = 'this CPP server has shut down';
-
 type UpgradeListener = (request: IncomingMessage, stream: Duplex, head: Buffer) => void;
 
 /** Per HTTP server, the listener a transport closed on it left behind; the next transport attached removes it. */
@@ -120,21 +118,25 @@ export function createWsTransport<Identity>(
 
   return {
     accept(webSocket, request) {
-      if (closed) return webSocket.close(CloseCode.GOING_AWAY, SHUT_DOWN);
-      if (webSocket.protocol !== CPP_SUBPROTOCOL)
-        return closeRefused(webSocket, new UpgradeRefusal(400, SUBPROTOCOL_REQUIRED));
       // Nothing is read until the connection's session listens: a frame sent meanwhile waits in the socket.
       webSocket.pause();
       const internals = webSocket as unknown as WsInternals;
       // This transport's limits, not those of the application's ws server.
       limitMessages(internals, options.maxPayload);
       internals._closeTimeout = options.closeHandshakeMs;
-      decide(options.identify(request), (identity) => {
-        webSocket.resume();
-        if (identity instanceof UpgradeRefusal) return closeRefused(webSocket, identity);
-        if (webSocket.readyState !== webSocket.OPEN || !internals._socket) return;
-        serve(webSocket, internals._socket, identity, request);
-      });
+      const hosting = { identify: options.identify, connect: options.connect, shutDown: () => closed };
+      openHosted(new WsCppSocket(webSocket, socketSettings), request, hosting).then(
+        (handlers) => {
+          webSocket.resume();
+          if (!handlers) return;
+          // The peer left while it was being admitted.
+          if (webSocket.readyState !== webSocket.OPEN || !internals._socket) return handlers.onClose();
+          heartbeat?.watch(webSocket);
+          watchMessageTime(webSocket, internals._socket, options.messageTimeoutMs);
+          listen(webSocket, handlers);
+        },
+        () => webSocket.terminate(),
+      );
     },
     close() {
       closed = true;
@@ -157,27 +159,6 @@ function decide<Identity>(
 ): void {
   if (!(decided instanceof Promise)) return then(decided);
   decided.then(then, () => then(new UpgradeRefusal(500, 'the server could not decide who is connecting')));
-}
-
-/**
- * The refusal of an accepted WebSocket, which has no HTTP answer left to give: the close code mirrors the status
- * (4400, 4401, 4403, 4429, 4500, …), and the reason is the refusal's text cut to the 123 bytes a close frame holds.
- */
-function closeRefused(webSocket: WebSocket, refusal: UpgradeRefusal): void {
-  const code = refusal.status >= 400 && refusal.status < 500 ? 4000 + refusal.status : CloseCode.INTERNAL_ERROR;
-  webSocket.close(code, truncateUtf8(refusal.body, MAX_CLOSE_REASON_BYTES));
-}
-
-const MAX_CLOSE_REASON_BYTES = 123;
-
-function truncateUtf8(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.byteLength <= maxBytes) return text;
-  // A code point cut in two decodes to U+FFFD, three bytes: dropped, so the reason stays within the limit.
-  return bytes
-    .subarray(0, maxBytes)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '');
 }
 
 function offersSubprotocol(request: IncomingMessage): boolean {
@@ -268,11 +249,15 @@ const SENDER_IDLE = 0;
 const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 /** A class, not an object of closures: its methods are shared by every connection instead of made for each one. */
-class WsCppSocket implements CPPSocket {
+class WsCppSocket implements HostedSocket {
   constructor(
     private readonly webSocket: WebSocket,
     private readonly settings: WsSocketSettings,
   ) {}
+
+  get protocol(): string {
+    return this.webSocket.protocol;
+  }
 
   limitMessageBytes(bytes = this.settings.maxPayload): void {
     limitMessages(this.webSocket as unknown as WsInternals, bytes);

@@ -3,7 +3,15 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import websocket from '@fastify/websocket';
 import { CPP_SUBPROTOCOL, CloseCode } from '@promethea/cpp-protocol';
-import { CPPServer, DemoProvider, MemoryStore, UpgradeRefusal, type CPPServerOptions } from '@promethea/cpp-server';
+import {
+  CPPServer,
+  DemoProvider,
+  MemoryStore,
+  UpgradeRefusal,
+  type CPPServerOptions,
+  type HostedSocket,
+  type SocketHandlers,
+} from '@promethea/cpp-server';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
@@ -80,6 +88,62 @@ async function hostOnWs(options: CPPServerOptions = {}, { ready = true } = {}): 
   };
 }
 
+/**
+ * An application whose WebSocket library is not one CPP adapts (uWebSockets.js, say), played here by `ws` seen only
+ * through `HostedSocket`: it hands each socket to `open`, holds what arrives until `open` answers, then feeds the
+ * session's handlers, as such an application would.
+ */
+async function hostOnAnotherLibrary(options: CPPServerOptions = {}): Promise<Host> {
+  const cpp = cppServer(options);
+  const sockets = new WebSocketServer({ noServer: true, handleProtocols });
+  const requests: IncomingMessage[] = [];
+  const http: Server = createServer((_request, response) => response.end('the application'));
+  http.on('upgrade', (request, socket, head) => {
+    sockets.handleUpgrade(request, socket, head, (webSocket) => {
+      requests.push(request);
+      const held: string[] = [];
+      let handlers: SocketHandlers | undefined;
+      webSocket.on('message', (data) => {
+        const text = String(data);
+        if (handlers) handlers.onMessage(text, Buffer.byteLength(text));
+        else held.push(text);
+      });
+      webSocket.on('close', () => handlers?.onClose());
+      const hosted: HostedSocket = {
+        protocol: webSocket.protocol,
+        send: (text, written) => webSocket.send(text, () => written?.()),
+        close: (code, reason) => webSocket.close(code, reason),
+        terminate: () => webSocket.terminate(),
+        // Its library limits messages per server only: the session refuses larger frames once read.
+        limitMessageBytes: () => undefined,
+        get bufferedAmount() {
+          return webSocket.bufferedAmount;
+        },
+      };
+      void cpp.open(hosted, request).then((opened) => {
+        handlers = opened;
+        for (const text of held.splice(0)) opened?.onMessage(text, Buffer.byteLength(text));
+        if (webSocket.readyState !== webSocket.OPEN) opened?.onClose();
+      });
+    });
+  });
+  http.listen(0, '127.0.0.1');
+  await once(http, 'listening');
+  await cpp.ready;
+  return {
+    cpp,
+    url: `ws://127.0.0.1:${(http.address() as AddressInfo).port}${PATH}`,
+    requests,
+    async close() {
+      await cpp.close();
+      sockets.close();
+      http.closeAllConnections();
+      http.close();
+      await once(http, 'close');
+    },
+  };
+}
+
 /** A Fastify application serving CPP through `@fastify/websocket`. */
 async function hostOnFastify(options: CPPServerOptions = {}): Promise<Host> {
   const cpp = cppServer(options);
@@ -116,9 +180,13 @@ async function closedWith(url: string, options: ConnectOptions = {}): Promise<[n
   return [await client.closed, client.closeReason];
 }
 
-const hosts = { 'a ws server with noServer': hostOnWs, 'Fastify with @fastify/websocket': hostOnFastify };
+const hosts = {
+  'accept from a ws server with noServer': hostOnWs,
+  'accept from Fastify with @fastify/websocket': hostOnFastify,
+  'open from another WebSocket library': hostOnAnotherLibrary,
+};
 
-describe.each(Object.entries(hosts))('CPPServer.accept from %s', (_name, start) => {
+describe.each(Object.entries(hosts))('CPPServer: %s', (_name, start) => {
   it('serves CPP on the application’s path: a thread opened, an answer streamed and completed', async () => {
     host = await start();
     const client = await connect(host.url);
