@@ -42,11 +42,16 @@ export function App() {
   const model = pickedModel ?? defaultModel;
   const [notice, setNotice] = useState<string>();
 
-  // Back after a loss: said once, in words, so that a person who saw it go knows what they send now goes out.
+  // Back after a loss: said once, in words, so that a person who saw it go knows what they send now goes out. Not
+  // after a first connection that took a retry: nothing was lost then.
   const lastConnection = useRef(cpp.connection);
+  const wasLive = useRef(false);
   useEffect(() => {
-    if (lastConnection.current === 'reconnecting' && cpp.connection === 'live')
-      setNotice('Connected again: the conversation is up to date, and what you send goes out now.');
+    if (cpp.connection === 'live') {
+      if (wasLive.current && lastConnection.current === 'reconnecting')
+        setNotice('Connected again: the conversation is up to date, and what you send goes out now.');
+      wasLive.current = true;
+    }
     lastConnection.current = cpp.connection;
   }, [cpp.connection]);
 

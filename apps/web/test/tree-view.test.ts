@@ -83,6 +83,26 @@ describe('the tree view in the browser', () => {
     },
     BROWSER_TEST_MS,
   );
+  it(
+    'lets the person look around the tree while an answer streams, without pulling them back to the head',
+    async () => {
+      const harness = await WebHarness.start({ slow: true });
+      const chat = await harness.openChat();
+      await openLongThread(chat, 24);
+      await chat.send('Tell me about trees');
+      await chat.waitForAnswer('streaming', { minLength: 20 });
+      const area = chat.page.getByRole('navigation', { name: 'Conversation tree' }).locator('.minimap-scroll');
+      expect(await area.evaluate((element) => element.scrollTop)).toBeGreaterThan(0);
+      await area.evaluate((element) => {
+        element.scrollTop = 0;
+      });
+      const { length } = await chat.lastMessage();
+      await chat.waitForAnswer('streaming', { minLength: length + 60 });
+      expect(await area.evaluate((element) => element.scrollTop)).toBe(0);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });
 
 type Box = { x: number; y: number; width: number; height: number };

@@ -65,16 +65,23 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
 
   // Where the person is: the head, brought into the middle of the view when it moves, at each zoom, and when the
   // panel opens (its drawer on a narrow screen has no size while closed).
+  // Only a move of the head (or a zoom) scrolls: every streamed chunk makes a new layout, and the person may be
+  // looking around the tree meanwhile.
   const headId = graph.activeHeadMessageId;
+  const head = headId === null ? undefined : positions.get(headId);
+  const headColumn = head?.column;
+  const headDepth = head?.depth;
+  const hasTree = layout.nodes.length > 0;
   const showHead = useCallback(() => {
     const element = scroller.current;
-    const head = headId === null ? undefined : positions.get(headId);
-    if (!element || !head || element.clientWidth === 0) return;
-    const { x, top } = anchorPoints(head);
+    if (!element || headColumn === undefined || headDepth === undefined || element.clientWidth === 0) return;
+    const { x, top } = anchorPoints({ column: headColumn, depth: headDepth });
     element.scrollLeft = x * zoom - element.clientWidth / 2;
     element.scrollTop = (top + PILL_HEIGHT / 2) * zoom - element.clientHeight / 2;
-  }, [headId, positions, zoom]);
-  useLayoutEffect(showHead, [showHead]);
+  }, [headColumn, headDepth, zoom]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new head, or the tree appearing, is a reason to scroll.
+  useLayoutEffect(showHead, [showHead, headId, hasTree]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the scroll area exists once there is a tree.
   useEffect(() => {
     const element = scroller.current;
     if (!element) return;
@@ -86,7 +93,7 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
     });
     observer.observe(element);
     return () => observer.disconnect();
-  }, [showHead]);
+  }, [showHead, hasTree]);
 
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
     const id = (event.target as HTMLElement).dataset.nodeId;
@@ -244,7 +251,7 @@ function neighbour(
 }
 
 /** Where a pill's top centre and bottom centre are. */
-function anchorPoints(placed: PlacedNode): { x: number; top: number; bottom: number } {
+function anchorPoints(placed: Pick<PlacedNode, 'column' | 'depth'>): { x: number; top: number; bottom: number } {
   const x = placed.column * CELL_WIDTH + CELL_WIDTH / 2;
   const top = placed.depth * CELL_HEIGHT + (CELL_HEIGHT - PILL_HEIGHT) / 2;
   return { x, top, bottom: top + PILL_HEIGHT };
