@@ -2,7 +2,7 @@ import { applyChange, emptyGraph, planPrompt, type ThreadGraph } from '@promethe
 import { describe, expect, it } from 'vitest';
 import { layoutTree } from '../src/lib/tree-layout.js';
 
-function prompt(graph: ThreadGraph, n: number, parentNodeId?: string): void {
+function prompt(graph: ThreadGraph, n: number, parentNodeId?: string | null): void {
   const input = { userNodeId: `msg_u${n}`, userPrompt: `prompt ${n}`, assistantNodeId: `msg_a${n}`, createdAt: n };
   applyChange(graph, planPrompt(graph, parentNodeId === undefined ? input : { ...input, parentNodeId }));
 }
@@ -43,5 +43,20 @@ describe('layoutTree', () => {
       msg_a5: [3, 2],
     });
     expect(layoutTree(graph)).toMatchObject({ columns: 3, rows: 6 });
+  });
+
+  it('places the versions of an edited first prompt side by side, on the top row', () => {
+    const graph = emptyGraph('thread_t');
+    prompt(graph, 1);
+    prompt(graph, 2);
+    prompt(graph, 3, null);
+    expect(cells(graph)).toEqual({
+      msg_u1: [0, 0],
+      msg_a1: [1, 0],
+      msg_u2: [2, 0],
+      msg_a2: [3, 0],
+      msg_u3: [0, 1],
+      msg_a3: [1, 1],
+    });
   });
 });

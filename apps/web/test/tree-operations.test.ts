@@ -64,4 +64,44 @@ describe('regenerate, edit and delete in the browser', () => {
     },
     BROWSER_TEST_MS,
   );
+
+  it(
+    'edits the first message like any other: its versions switch with ‹ 1/2 ›, each with its own answers',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { first, second } = await chat.twoTurns();
+      const [opening] = await chat.messages();
+
+      await chat.action(opening!.id, 'Edit').click();
+      const editBox = chat.message(opening!.id).getByRole('textbox', { name: 'Edit message' });
+      await editBox.fill('one, differently');
+      await editBox.press('Enter');
+      const answer = await chat.waitForAnswer('completed', { otherThan: second.id });
+      expect(chat.frames.lastSent('CPP_PROMPT')?.payload).toMatchObject({
+        userPrompt: 'one, differently',
+        parentNodeId: null,
+      });
+      const edited = await chat.messages();
+      expect(edited.map((message) => message.text.slice(0, 16))).toEqual([
+        'one, differently',
+        answer.text.slice(0, 16),
+      ]);
+      const versions = chat.message(edited[0]!.id).getByRole('group', { name: 'Branch 2 of 2' });
+      await versions.waitFor();
+      await screenshot(chat.page, 'tree-first-prompt-edited');
+
+      // The first version comes back whole, with the turns that followed it.
+      await versions.getByRole('button', { name: 'Previous branch' }).click();
+      await chat.message(opening!.id).getByRole('group', { name: 'Branch 1 of 2' }).waitFor();
+      expect((await chat.messages()).map((message) => message.id)).toEqual([
+        opening!.id,
+        first.id,
+        (await chat.messages())[2]!.id,
+        second.id,
+      ]);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

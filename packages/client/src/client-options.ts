@@ -45,8 +45,8 @@ export interface PromptOptions {
   userPrompt: string;
   /** Default: the active thread, opened (or created) first when there is none. */
   threadId?: string;
-  /** Default: the thread's head. */
-  parentNodeId?: string;
+  /** Default: the thread's head. `null`: a first prompt beside the thread's others (an edit of its first prompt). */
+  parentNodeId?: string | null;
   /** Refuse with CONFLICT if the thread has changed since this version. */
   expectedVersion?: number;
   /** The id of the model to answer with, one of `listModels()`; default: the server's default model. */

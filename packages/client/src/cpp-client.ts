@@ -230,17 +230,14 @@ export class CPPClient {
 
   /**
    * Edits a prompt (PROTOCOL.md §24.2): the new text goes beside the user node `nodeId`, under the same parent, and
-   * is answered; the old branch stays. The first prompt of a thread has no parent and cannot be edited in place.
+   * is answered; the old branch stays. The thread's first prompt has no parent: its edit is a first prompt beside it,
+   * and its versions are siblings as any prompt's are (`firstPrompts`).
    */
   async edit(options: EditOptions): Promise<GenerationResult> {
     const threadId = await this.ensureThread(options.threadId);
     const graph = this.mirrors.get(threadId);
     const edited = graph && getNode(graph, options.nodeId);
     if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
-    if (edited.parentId === null)
-      throw new Error(
-        `node ${edited.id} is the first prompt of thread ${threadId}: it cannot be edited in place; open a new thread`,
-      );
     const { userPrompt, expectedVersion, model, onStream, onReasoning } = options;
     return this.prompt({
       userPrompt,

@@ -31,6 +31,7 @@ export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
 export {
   CPPError,
   ErrorCode,
+  firstPrompts,
   type ImportFormat,
   type MessageNode,
   type SearchHit,

@@ -1,4 +1,11 @@
-import { getNode, pathToRoot, streamingNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  firstPrompts,
+  getNode,
+  pathToRoot,
+  streamingNode,
+  type MessageNode,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 
 /** The node a generation is writing, if any (from the protocol package, where the server uses it too). */
 export { streamingNode };
@@ -37,12 +44,15 @@ export function currentBranch(graph: ThreadGraph): BranchEntry[] {
   const streamingPath = streaming ? pathToRoot(graph, streaming.id) : [];
   const path = streamingPath.some((node) => node.id === headId) ? streamingPath : pathToRoot(graph, headId);
   return path.map((node) => {
-    const parent = node.parentId === null ? undefined : getNode(graph, node.parentId);
     // Like with like: a prompt's versions are the prompts beside it, an answer's the answers. A prompt sent from an
-    // anchored prompt sits among that prompt's answers in the tree, but is no version of any of them.
-    const siblingIds = parent
-      ? parent.childrenIds.filter((id) => id === node.id || getNode(graph, id)?.role === node.role)
-      : [node.id];
+    // anchored prompt sits among that prompt's answers in the tree, but is no version of any of them. A first
+    // prompt's versions are the thread's first prompts: those of an edited first prompt.
+    const siblingIds =
+      node.parentId === null
+        ? firstPrompts(graph).map((first) => first.id)
+        : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]).filter(
+            (id) => id === node.id || getNode(graph, id)?.role === node.role,
+          );
     return { node, siblingIds, siblingIndex: siblingIds.indexOf(node.id) };
   });
 }

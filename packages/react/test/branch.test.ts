@@ -43,6 +43,13 @@ describe('currentBranch', () => {
     expect(entries.map((entry) => entry.node.id)).toEqual(['msg_u1', 'msg_u2', 'msg_a2']);
     expect(entries[1]).toMatchObject({ siblingIds: ['msg_u2'], siblingIndex: 0 });
   });
+
+  it("gives an edited first prompt the thread's first prompts as its sibling group", () => {
+    const tree = new TestGraph().prompt(1).finish(1).prompt(2).finish(2).prompt(3, null).finish(3);
+    expect(ids(tree)).toEqual(['msg_u3', 'msg_a3']);
+    expect(currentBranch(tree.graph)[0]).toMatchObject({ siblingIds: ['msg_u1', 'msg_u3'], siblingIndex: 1 });
+    expect(ids(tree.anchor(branchTip(tree.graph, 'msg_u1')))).toEqual(['msg_u1', 'msg_a1', 'msg_u2', 'msg_a2']);
+  });
 });
 
 describe('branchTip', () => {

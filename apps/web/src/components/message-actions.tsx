@@ -14,6 +14,8 @@ export interface MessageActionHandlers {
 
 interface MessageActionsProps extends MessageActionHandlers {
   node: MessageNode;
+  /** The node's versions, itself included: a first prompt may be deleted only while it has another. */
+  siblingIds: readonly string[];
   isHead: boolean;
   onEdit(): void;
 }
@@ -24,6 +26,7 @@ interface MessageActionsProps extends MessageActionHandlers {
  */
 export function MessageActions({
   node,
+  siblingIds,
   isHead,
   onEdit,
   onAnchor,
@@ -57,7 +60,7 @@ export function MessageActions({
         title="Copy the text of this message"
         onClick={() => copy(node.content)}
       />
-      {!answer && node.parentId !== null && (
+      {!answer && (
         <Action
           icon="edit"
           label="Edit"
@@ -91,7 +94,7 @@ export function MessageActions({
           onClick={() => onAnchor(node.id)}
         />
       )}
-      {node.parentId !== null && (
+      {(node.parentId !== null || siblingIds.length > 1) && (
         <Action
           icon="delete"
           label="Delete"

@@ -1,5 +1,5 @@
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
-import { getNode } from '@promethea/cpp-protocol';
+import { firstPrompts, getNode } from '@promethea/cpp-protocol';
 import {
   useCallback,
   useEffect,
@@ -230,7 +230,10 @@ function neighbour(
   key: string,
   branchIds: ReadonlySet<string>,
 ): string | undefined {
-  const siblings = node.parentId === null ? [node.id] : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]);
+  const siblings =
+    node.parentId === null
+      ? firstPrompts(graph).map((first) => first.id)
+      : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]);
   const at = siblings.indexOf(node.id);
   switch (key) {
     case 'ArrowUp':

@@ -1,4 +1,4 @@
-import { getNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { firstPrompts, getNode, type ThreadGraph } from '@promethea/cpp-protocol';
 
 export interface PlacedNode {
   id: string;
@@ -25,8 +25,12 @@ export function layoutTree(graph: ThreadGraph): TreeLayout {
   let rows = 0;
   // Depth first, first child last on the stack so it comes next: by the time a later child is reached, the first
   // child's whole subtree has taken its columns, and the later child opens the next free one.
-  const stack: Array<{ id: string; depth: number; column: number | 'next free' }> = [];
-  if (graph.rootNodeId !== null) stack.push({ id: graph.rootNodeId, depth: 0, column: 0 });
+  // The versions of an edited first prompt are placed as siblings are: the first in column 0, the later ones right.
+  const [firstId, ...laterIds] = firstPrompts(graph).map((node) => node.id);
+  const stack: Array<{ id: string; depth: number; column: number | 'next free' }> = laterIds
+    .reverse()
+    .map((id) => ({ id, depth: 0, column: 'next free' as const }));
+  if (firstId !== undefined) stack.push({ id: firstId, depth: 0, column: 0 });
   while (stack.length > 0) {
     const pending = stack.pop()!;
     const node = getNode(graph, pending.id);

@@ -1,4 +1,4 @@
-import { getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { firstPrompts, getNode, type MessageNode, type ThreadGraph } from '@promethea/cpp-protocol';
 
 const PREVIEW_LENGTH = 60;
 
@@ -30,22 +30,24 @@ export function formatTree(graph: ThreadGraph): string {
 /** The thread's nodes in the order the tree draws them (depth first), each with what is drawn left of it. Iterative, so a deep thread cannot overflow the stack. */
 export function treeOrder(graph: ThreadGraph): (Line & { node: MessageNode })[] {
   const output: (Line & { node: MessageNode })[] = [];
-  const pending: Line[] = graph.rootNodeId === null ? [] : [{ nodeId: graph.rootNodeId, indent: '', connector: '' }];
+  // The versions of an edited first prompt are drawn as siblings, as any prompt's versions are.
+  const tops = firstPrompts(graph).map((node) => node.id);
+  const pending: Line[] = siblingLines(tops, '').reverse();
   for (let line = pending.pop(); line; line = pending.pop()) {
     const node = getNode(graph, line.nodeId);
     if (!node) continue;
     output.push({ ...line, node });
-    pending.push(...childLines(node, continuation(line)).reverse());
+    pending.push(...siblingLines(node.childrenIds, continuation(line)).reverse());
   }
   return output;
 }
 
-function childLines(node: MessageNode, indent: string): Line[] {
-  if (node.childrenIds.length === 1) return [{ nodeId: node.childrenIds[0]!, indent, connector: '' }];
-  return node.childrenIds.map((nodeId, index) => ({
+function siblingLines(nodeIds: readonly string[], indent: string): Line[] {
+  if (nodeIds.length === 1) return [{ nodeId: nodeIds[0]!, indent, connector: '' }];
+  return nodeIds.map((nodeId, index) => ({
     nodeId,
     indent,
-    connector: index === node.childrenIds.length - 1 ? '└─ ' : '├─ ',
+    connector: index === nodeIds.length - 1 ? '└─ ' : '├─ ',
   }));
 }
 

@@ -119,7 +119,6 @@ describe('CPPClient thread operations against the real CPPServer', () => {
       'Rivers of Europe',
       'Plotting with code',
       'Edited first prompt',
-      'Edited first prompt (2)',
       '',
     ]);
     await expect(alice.importThreads('chatgpt', { not: 'an export' })).rejects.toMatchObject({ code: 'INVALID_FRAME' });

@@ -1,4 +1,4 @@
-import { ErrorCode, findInvariantViolations, getNode } from '@promethea/cpp-protocol';
+import { ErrorCode, findInvariantViolations, firstPrompts, getNode } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { ENDLESS_ANSWERS, SHORT_ANSWERS, useRealServer } from '../support/real-server.js';
 import { mirrorUntil } from '../support/session.js';
@@ -38,7 +38,7 @@ describe('regenerate, edit and deleteBranch against the real CPPServer', () => {
     );
   });
 
-  it('edits a prompt as a new prompt beside it, keeping the old branch; the first prompt cannot be edited in place', async () => {
+  it('edits a prompt as a new prompt beside it, keeping the old branch; the first prompt as a first prompt beside it', async () => {
     const client = real.connect(await real.start(SHORT_ANSWERS));
     const first = await client.prompt({ userPrompt: 'Explain Clojure.' });
     const second = await client.prompt({ userPrompt: 'And its macros?' });
@@ -49,9 +49,12 @@ describe('regenerate, edit and deleteBranch against the real CPPServer', () => {
     expect(graph.nodes[edited.userNodeId]).toMatchObject({ role: 'user', content: 'And its protocols?' });
     expect(graph.nodes[second.assistantNodeId]).toMatchObject({ status: 'completed' });
     expect(graph.activeHeadMessageId).toBe(edited.assistantNodeId);
-    await expect(client.edit({ nodeId: first.userNodeId, userPrompt: 'Explain Scheme.' })).rejects.toThrow(
-      /first prompt/,
-    );
+    const firstEdit = await client.edit({ nodeId: first.userNodeId, userPrompt: 'Explain Scheme.' });
+    const after = client.graph()!;
+    expect(firstPrompts(after).map((node) => node.content)).toEqual(['Explain Clojure.', 'Explain Scheme.']);
+    expect(after.nodes[firstEdit.userNodeId]?.parentId).toBeNull();
+    expect(after).toMatchObject({ rootNodeId: firstEdit.userNodeId, activeHeadMessageId: firstEdit.assistantNodeId });
+    expect(findInvariantViolations(after)).toEqual([]);
     await expect(client.edit({ nodeId: first.assistantNodeId, userPrompt: 'Words.' })).rejects.toThrow(/no user node/);
   });
 

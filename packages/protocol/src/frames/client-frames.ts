@@ -88,7 +88,8 @@ export const PromptFrameSchema = clientFrame(
     activeThreadId: ThreadIdSchema,
     userPrompt: UserPromptSchema,
     newNodeId: MessageIdSchema,
-    parentNodeId: MessageIdSchema.optional(),
+    /** `null`: a first prompt beside the thread's others, the edit of its first prompt (docs/PROTOCOL.md §24.2). */
+    parentNodeId: MessageIdSchema.nullable().optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
   }),

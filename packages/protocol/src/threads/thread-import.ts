@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { newMessageId, newThreadId } from '../ids.js';
 import type { MessageNode, Role } from '../node.js';
 import { findInvariantViolations } from '../tree/invariants.js';
-import { getNode, type ThreadGraph } from '../tree/thread-graph.js';
+import { firstPrompts, getNode, rootOf, type ThreadGraph } from '../tree/thread-graph.js';
 import { THREAD_TITLE_MAX_LENGTH, type ImportFormat } from '../frames/client-frames.js';
 import { safeCutLength, storableText } from '../text.js';
 import { ThreadExportSchema } from './thread-export-schema.js';
@@ -160,8 +160,8 @@ const TEXT_CONTENT_TYPES = new Set(['text', 'multimodal_text']);
  * A ChatGPT data export's `conversations.json`: each conversation becomes a thread with the same tree of user and
  * assistant messages, in the same order, and its `current_node` as the head. System and tool messages, hidden
  * messages, and messages without text (an image alone, a code run) are skipped: their children hang from the
- * nearest message kept above them. When the kept messages have several roots (the first prompt was edited), each
- * tree is a thread of its own, the one holding the head first.
+ * nearest message kept above them. When the kept messages have several roots (the first prompt was edited), they
+ * are the thread's first prompts, siblings as any edited prompt's versions are.
  */
 function readChatGptExport(document: unknown, now: number): ImportedThread[] {
   const parsed = ChatGptExportSchema.safeParse(document);
@@ -234,33 +234,22 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
       },
     ];
 
-  const byId = new Map([...kept.values()].map((node) => [node.id, node]));
-  const head = keptAncestor(mapping, kept, conversation.current_node ?? undefined);
-  const rootOf = (node: MessageNode): MessageNode => {
-    let top = node;
-    while (top.parentId !== null) top = byId.get(top.parentId)!;
-    return top;
+  // Several kept roots are the versions of an edited first prompt: siblings in one thread (docs/PROTOCOL.md §24.2).
+  const nodes: Record<string, MessageNode> = {};
+  for (const node of kept.values()) nodes[node.id] = node;
+  const graph: ThreadGraph = {
+    threadId: newThreadId(),
+    rootNodeId: null,
+    activeHeadMessageId: null,
+    version: 0,
+    nodes,
   };
-  const headRoot = head ? rootOf(head) : roots[0]!;
-  const ordered = [headRoot, ...roots.filter((root) => root !== headRoot)];
-  return ordered.map((root, index) => {
-    const nodes: Record<string, MessageNode> = {};
-    const stack = [root];
-    while (stack.length > 0) {
-      const node = stack.pop()!;
-      nodes[node.id] = node;
-      for (const childId of node.childrenIds) stack.push(byId.get(childId)!);
-    }
-    const headId = root === headRoot && head ? head.id : lastOfBranch(root, byId).id;
-    const graph: ThreadGraph = {
-      threadId: newThreadId(),
-      rootNodeId: root.id,
-      activeHeadMessageId: headId,
-      version: 0,
-      nodes,
-    };
-    return { title: index === 0 ? title : `${title || 'Untitled'} (${index + 1})`, createdAt, updatedAt, graph };
-  });
+  const head =
+    keptAncestor(mapping, kept, conversation.current_node ?? undefined) ??
+    newestLeaf(graph, firstPrompts(graph).at(-1)!);
+  graph.activeHeadMessageId = head.id;
+  graph.rootNodeId = rootOf(graph, head.id)!.id;
+  return [{ title, createdAt, updatedAt, graph }];
 }
 
 /**
@@ -305,7 +294,10 @@ function keptMessage(message: ChatGptMessage): { role: Role; text: string; model
   if (role !== 'user' && role !== 'assistant') return undefined;
   if (message.metadata?.is_visually_hidden_from_conversation) return undefined;
   if (!TEXT_CONTENT_TYPES.has(message.content.content_type)) return undefined;
-  const text = (message.content.parts ?? []).filter((part): part is string => typeof part === 'string').join('\n\n');
+  // Parts that are not text (images, files) and empty strings (ChatGPT leaves some) add nothing, not a blank line.
+  const text = (message.content.parts ?? [])
+    .filter((part): part is string => typeof part === 'string' && part !== '')
+    .join('\n\n');
   if (text.trim() === '') return undefined;
   return { role, text, model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
 }
@@ -326,9 +318,9 @@ function keptAncestor(
 }
 
 /** The end of the branch that always follows the last child: the newest answer, as ChatGPT shows by default. */
-function lastOfBranch(root: MessageNode, byId: Map<string, MessageNode>): MessageNode {
-  let node = root;
-  while (node.childrenIds.length > 0) node = byId.get(node.childrenIds.at(-1)!)!;
+function newestLeaf(graph: ThreadGraph, top: MessageNode): MessageNode {
+  let node = top;
+  while (node.childrenIds.length > 0) node = getNode(graph, node.childrenIds.at(-1)!)!;
   return node;
 }
 
@@ -343,10 +335,15 @@ function describeIssue(error: z.ZodError, within: PropertyKey[] = []): string {
   return path.length === 0 ? issue.message : `${path.map(String).join('.')}: ${issue.message}`;
 }
 
-/** The nodes of a graph parents first, siblings in the order of `childrenIds`: the order a store keeps them in. */
+/**
+ * The nodes of a graph parents first, first prompts in their order (`firstPrompts`), siblings in the order of
+ * `childrenIds`: the order a store keeps them in.
+ */
 export function nodesInTreeOrder(graph: ThreadGraph): MessageNode[] {
   const ordered: MessageNode[] = [];
-  const stack = graph.rootNodeId === null ? [] : [graph.rootNodeId];
+  const stack = firstPrompts(graph)
+    .map((node) => node.id)
+    .reverse();
   while (stack.length > 0) {
     const node = getNode(graph, stack.pop()!)!;
     ordered.push(node);

@@ -1,7 +1,7 @@
 import { CPPError } from '../cpp-error.js';
 import { ErrorCode } from '../error-codes.js';
 import type { MessageNode } from '../node.js';
-import { getNode, type ThreadGraph } from './thread-graph.js';
+import { getNode, topOf, type ThreadGraph } from './thread-graph.js';
 import type { TreeChange } from './tree-change.js';
 
 /**
@@ -11,11 +11,9 @@ import type { TreeChange } from './tree-change.js';
 export class GraphDraft {
   private readonly changed = new Map<string, MessageNode>();
   private readonly removed = new Set<string>();
-  private rootNodeId: string | null;
   private headId: string | null;
 
   constructor(private readonly graph: ThreadGraph) {
-    this.rootNodeId = graph.rootNodeId;
     this.headId = graph.activeHeadMessageId;
   }
 
@@ -31,15 +29,11 @@ export class GraphDraft {
     return node;
   }
 
-  /** Adds a leaf under its `parentId`, or as the root of an empty thread. */
+  /** Adds a leaf under its `parentId`, or, without a parent, as a first prompt beside any others. */
   insert(node: MessageNode): void {
     if (this.find(node.id)) throw new CPPError(ErrorCode.CONFLICT, `node ${node.id} already exists`);
     if (node.childrenIds.length > 0) throw new Error(`inserted node ${node.id} must be a leaf`);
-    if (node.parentId === null) {
-      if (this.rootNodeId !== null)
-        throw new CPPError(ErrorCode.CONFLICT, `thread ${this.graph.threadId} already has a root`);
-      this.rootNodeId = node.id;
-    } else {
+    if (node.parentId !== null) {
       const parent = this.get(node.parentId);
       this.changed.set(parent.id, { ...parent, childrenIds: [...parent.childrenIds, node.id] });
     }
@@ -57,12 +51,16 @@ export class GraphDraft {
     this.changed.set(nodeId, node);
   }
 
-  /** Removes a node that is not the root, with every node under it, from its parent's children. Returns their ids. */
+  /** Removes a node with every node under it, from its parent's children if it has a parent. Returns their ids. */
   removeSubtree(nodeId: string): string[] {
     const node = this.get(nodeId);
-    if (node.parentId === null) throw new Error(`the root ${nodeId} is removed only with its thread`);
-    const parent = this.get(node.parentId);
-    this.changed.set(parent.id, { ...parent, childrenIds: parent.childrenIds.filter((childId) => childId !== nodeId) });
+    if (node.parentId !== null) {
+      const parent = this.get(node.parentId);
+      this.changed.set(parent.id, {
+        ...parent,
+        childrenIds: parent.childrenIds.filter((childId) => childId !== nodeId),
+      });
+    }
     const subtree: string[] = [];
     const pending = [nodeId];
     for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
@@ -90,7 +88,8 @@ export class GraphDraft {
       threadId: this.graph.threadId,
       baseVersion: this.graph.version,
       version: this.graph.version + 1,
-      rootNodeId: this.rootNodeId,
+      // The root follows the head (docs/PROTOCOL.md §5): the first prompt of the branch it is on.
+      rootNodeId: this.headId === null ? null : (topOf(this.headId, (id) => this.find(id))?.id ?? null),
       activeHeadMessageId: this.headId,
       nodes: [...this.changed.values()],
       ...(this.removed.size > 0 ? { removedNodeIds: [...this.removed] } : {}),

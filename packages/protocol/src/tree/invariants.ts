@@ -2,8 +2,8 @@ import { getNode, type ThreadGraph } from './thread-graph.js';
 
 /**
  * Every way a graph can be inconsistent, as readable sentences; an empty list means the graph is sound. Checks:
- * one root, parent and children agree both ways, no cycles, every id resolves, the head exists, user nodes are
- * completed.
+ * at least one first prompt (a user node without a parent), the root is the first prompt of the head's branch,
+ * parent and children agree both ways, no cycles, every id resolves, the head exists, user nodes are completed.
  */
 export function findInvariantViolations(graph: ThreadGraph): string[] {
   const violations: string[] = [];
@@ -15,11 +15,13 @@ export function findInvariantViolations(graph: ThreadGraph): string[] {
     if (graph.activeHeadMessageId !== null) violations.push('empty thread has a head');
     return violations;
   }
-  if (roots.length !== 1) violations.push(`expected one root, found ${roots.length}`);
-  if (graph.rootNodeId === null || roots[0] !== graph.rootNodeId)
-    violations.push(`rootNodeId ${graph.rootNodeId} is not the root`);
+  if (roots.length === 0) violations.push('no node without a parent: the thread has no first prompt');
   if (graph.activeHeadMessageId === null || !getNode(graph, graph.activeHeadMessageId)) {
     violations.push(`head ${graph.activeHeadMessageId} does not resolve`);
+  } else if (graph.rootNodeId === null || !roots.includes(graph.rootNodeId)) {
+    violations.push(`rootNodeId ${graph.rootNodeId} is not a first prompt`);
+  } else if (!isAncestorOrSelf(graph, graph.rootNodeId, graph.activeHeadMessageId)) {
+    violations.push(`rootNodeId ${graph.rootNodeId} is not the first prompt of the head's branch`);
   }
 
   for (const id of ids) {
@@ -40,16 +42,26 @@ export function findInvariantViolations(graph: ThreadGraph): string[] {
     }
   }
 
-  const reachable = countReachable(graph);
+  const reachable = countReachable(graph, roots);
   if (reachable !== ids.length)
-    violations.push(`${ids.length - reachable} nodes are not reachable from the root (cycle or orphan)`);
+    violations.push(`${ids.length - reachable} nodes are not reachable from a first prompt (cycle or orphan)`);
   return violations;
 }
 
-function countReachable(graph: ThreadGraph): number {
-  if (graph.rootNodeId === null || !getNode(graph, graph.rootNodeId)) return 0;
+/** Whether `nodeId` is `ancestorId` or below it; false on a cycle, which the reachability check reports. */
+function isAncestorOrSelf(graph: ThreadGraph, ancestorId: string, nodeId: string): boolean {
   const seen = new Set<string>();
-  const stack = [graph.rootNodeId];
+  for (let node = getNode(graph, nodeId); node && !seen.has(node.id); ) {
+    if (node.id === ancestorId) return true;
+    seen.add(node.id);
+    node = node.parentId === null ? undefined : getNode(graph, node.parentId);
+  }
+  return false;
+}
+
+function countReachable(graph: ThreadGraph, roots: readonly string[]): number {
+  const seen = new Set<string>();
+  const stack = [...roots];
   while (stack.length > 0) {
     const id = stack.pop()!;
     if (seen.has(id)) continue;

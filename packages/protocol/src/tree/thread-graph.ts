@@ -3,13 +3,47 @@ import type { MessageNode } from '../node.js';
 /** One thread's conversation tree: the state a CPP_SYNC_GRAPH carries. */
 export interface ThreadGraph {
   threadId: string;
-  /** `null` while the thread has no messages. */
+  /**
+   * The first node of the active branch: the first prompt whose tree holds the head (a thread may have several
+   * first prompts, versions of one another, `firstPrompts`). `null` while the thread has no messages.
+   */
   rootNodeId: string | null;
   /** Where the next prompt branches from; `null` while the thread has no messages. */
   activeHeadMessageId: string | null;
   /** Incremented by every structural change (a node added, a status changed, the head moved). */
   version: number;
   nodes: Record<string, MessageNode>;
+}
+
+/**
+ * The thread's first prompts: the nodes without a parent, siblings of one another (an edit of the first prompt adds
+ * one, docs/PROTOCOL.md §24.2), in the order they were written — by `createdAt`, ties by id — the order a sibling
+ * switcher shows them in, as `childrenIds` orders the other siblings.
+ */
+export function firstPrompts(graph: ThreadGraph): MessageNode[] {
+  const tops: MessageNode[] = [];
+  for (const id in graph.nodes) {
+    const node = graph.nodes[id]!;
+    if (node.parentId === null) tops.push(node);
+  }
+  return tops.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The first node of the branch that holds `nodeId`: its ancestor without a parent (itself, when it has none). */
+export function rootOf(graph: ThreadGraph, nodeId: string): MessageNode | undefined {
+  return topOf(nodeId, (id) => getNode(graph, id));
+}
+
+/** `rootOf` over any way of finding a node by id (a draft's, or a graph's). */
+export function topOf(nodeId: string, nodeOf: (id: string) => MessageNode | undefined): MessageNode | undefined {
+  let node = nodeOf(nodeId);
+  const seen = new Set<string>();
+  while (node && node.parentId !== null) {
+    if (seen.has(node.id)) throw new Error(`cycle at ${node.id}`);
+    seen.add(node.id);
+    node = nodeOf(node.parentId);
+  }
+  return node;
 }
 
 export function emptyGraph(threadId: string): ThreadGraph {

@@ -3,6 +3,7 @@ import {
   ImportDocumentError,
   exportThread,
   findInvariantViolations,
+  firstPrompts,
   nodesInTreeOrder,
   pathToRoot,
   readImportDocument,
@@ -48,7 +49,6 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
       'Rivers of Europe',
       'Plotting with code',
       'Edited first prompt',
-      'Edited first prompt (2)',
       '',
     ]);
 
@@ -117,18 +117,53 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
     expect(activeBranch(plotting!.graph)).toEqual(['Plot y = x^2', 'Here is the plot of y = x².']);
   });
 
-  it('makes a thread of each tree when the first prompt was edited, the head first; an empty conversation is an empty thread', () => {
-    const [, , withHead, other, empty] = readImportDocument('chatgpt', chatGptExport(), NOW);
-    expect(activeBranch(withHead!.graph)).toEqual([
+  it('keeps the versions of an edited first prompt in one thread, as siblings in the order written; an empty conversation is an empty thread', () => {
+    const [, , edited, empty] = readImportDocument('chatgpt', chatGptExport(), NOW);
+    const versions = firstPrompts(edited!.graph);
+    expect(versions.map((node) => node.content)).toEqual(['Tell me a joke', 'Tell me a pun']);
+    expect(edited!.graph.rootNodeId).toBe(versions[1]!.id);
+    expect(activeBranch(edited!.graph)).toEqual([
       'Tell me a pun',
       "I'm reading a book on anti-gravity. It's impossible to put down.",
     ]);
-    expect(activeBranch(other!.graph)).toEqual(['Tell me a joke', 'Why did the chicken cross the road?']);
+    expect(shape(edited!.graph, versions[0]!.id)).toEqual({
+      role: 'user',
+      content: 'Tell me a joke',
+      status: 'completed',
+      children: [
+        { role: 'assistant', content: 'Why did the chicken cross the road?', status: 'completed', children: [] },
+      ],
+    });
     expect(empty!.graph).toMatchObject({ rootNodeId: null, activeHeadMessageId: null, nodes: {} });
     expect({ createdAt: empty!.createdAt, updatedAt: empty!.updatedAt }).toEqual({
       createdAt: 1714000000000,
       updatedAt: 1714000000000,
     });
+  });
+
+  it('takes as the head, when current_node is absent, the newest answer of the newest first prompt', () => {
+    const document = chatGptExport() as Array<Record<string, unknown>>;
+    const [edited] = readImportDocument('chatgpt', [{ ...document[2], current_node: undefined }], NOW);
+    expect(activeBranch(edited!.graph)).toEqual([
+      'Tell me a pun',
+      "I'm reading a book on anti-gravity. It's impossible to put down.",
+    ]);
+  });
+
+  it('leaves out empty strings of parts rather than joining them as blank lines', () => {
+    const mapping = {
+      u: {
+        message: {
+          author: { role: 'user' },
+          create_time: null,
+          content: { content_type: 'text', parts: ['', 'Hi', ''] },
+        },
+        parent: null,
+        children: [],
+      },
+    };
+    const [thread] = readImportDocument('chatgpt', [{ title: 'Parts', mapping, current_node: 'u' }], NOW);
+    expect(Object.values(thread!.graph.nodes).map((node) => node.content)).toEqual(['Hi']);
   });
 
   it('gives every thread and node a new id each time', () => {

@@ -5,9 +5,11 @@ import {
   planAnchor,
   planBranchDelete,
   planFinish,
+  planPrompt,
+  firstPrompts,
 } from '@promethea/cpp-protocol';
 import { expectCPPError } from '../support/expect-cpp-error.js';
-import { conversation, handBuiltGraph } from '../support/graphs.js';
+import { conversation, exchange, handBuiltGraph } from '../support/graphs.js';
 
 describe('planBranchDelete', () => {
   it('removes the node and its subtree, takes it out of its parent and moves the head inside it to the parent', () => {
@@ -30,9 +32,32 @@ describe('planBranchDelete', () => {
     expect(change.removedNodeIds).toEqual(['msg_b']);
   });
 
-  it('refuses the root with INVALID_NODE and an unknown node with NOT_FOUND', () => {
+  it('refuses the only first prompt with INVALID_NODE and an unknown node with NOT_FOUND', () => {
     expectCPPError(() => planBranchDelete(handBuiltGraph(), 'msg_r'), 'INVALID_NODE');
     expectCPPError(() => planBranchDelete(handBuiltGraph(), 'msg_elsewhere'), 'NOT_FOUND');
+  });
+
+  it('deletes a version of the first prompt; the head inside goes to the newest answer of the version before it', () => {
+    const graph = handBuiltGraph();
+    for (const version of ['msg_r2', 'msg_r3']) {
+      applyChange(graph, planPrompt(graph, { ...exchange(version, `${version}_a`), parentNodeId: null }));
+      applyChange(graph, planFinish(graph, { nodeId: `${version}_a`, status: 'completed', content: 'Answer' }));
+    }
+    expect(firstPrompts(graph).map((node) => node.id)).toEqual(['msg_r', 'msg_r2', 'msg_r3']);
+    expect(graph.rootNodeId).toBe('msg_r3');
+
+    const change = planBranchDelete(graph, 'msg_r3');
+    expect(change).toMatchObject({
+      rootNodeId: 'msg_r2',
+      activeHeadMessageId: 'msg_r2_a',
+      removedNodeIds: ['msg_r3', 'msg_r3_a'],
+    });
+    expect(change.nodes).toEqual([]);
+    applyChange(graph, change);
+    expect(findInvariantViolations(graph)).toEqual([]);
+    // The first version has no version before it: the head goes to the newest answer of the one after.
+    applyChange(graph, planAnchor(graph, 'msg_c'));
+    expect(planBranchDelete(graph, 'msg_r')).toMatchObject({ rootNodeId: 'msg_r2', activeHeadMessageId: 'msg_r2_a' });
   });
 
   it('refuses a branch holding the streaming node with THREAD_BUSY, also from above it', () => {

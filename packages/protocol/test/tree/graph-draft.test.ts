@@ -37,8 +37,14 @@ describe('GraphDraft', () => {
     });
   });
 
-  it('refuses a second root with CONFLICT', () => {
-    expectCPPError(() => new GraphDraft(handBuiltGraph()).insert(node('msg_r2', null)), 'CONFLICT');
+  it('adds a second first prompt beside the first, and the root follows the head onto it', () => {
+    const draft = new GraphDraft(handBuiltGraph());
+    draft.insert(node('msg_r2', null));
+    expect(draft.toChange().rootNodeId).toBe('msg_r');
+    draft.setHead('msg_r2');
+    const change = draft.toChange();
+    expect(change.rootNodeId).toBe('msg_r2');
+    expect(change.nodes.map((changed) => changed.id)).toEqual(['msg_r2']);
   });
 
   it('refuses an id already in the graph or in the draft with CONFLICT', () => {

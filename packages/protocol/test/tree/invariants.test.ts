@@ -27,22 +27,27 @@ describe('findInvariantViolations', () => {
 
   const cases: Array<[string, (graph: ThreadGraph) => void, string | RegExp]> = [
     [
-      'two roots',
-      (graph) => {
-        graph.nodes.msg_x = node('msg_x', null);
-      },
-      'expected one root, found 2',
-    ],
-    [
       'no root at all',
       (graph) => {
         graph.nodes.msg_r = { ...graph.nodes.msg_r!, parentId: 'msg_c' };
         graph.nodes.msg_c = { ...graph.nodes.msg_c!, childrenIds: ['msg_r'] };
       },
-      'expected one root, found 0',
+      'no node without a parent: the thread has no first prompt',
     ],
-    ['a root id naming another node', (graph) => (graph.rootNodeId = 'msg_a'), 'rootNodeId msg_a is not the root'],
-    ['a null root id', (graph) => (graph.rootNodeId = null), 'rootNodeId null is not the root'],
+    [
+      'a root id naming another node',
+      (graph) => (graph.rootNodeId = 'msg_a'),
+      'rootNodeId msg_a is not a first prompt',
+    ],
+    ['a null root id', (graph) => (graph.rootNodeId = null), 'rootNodeId null is not a first prompt'],
+    [
+      "a root id naming a first prompt that is not the head's",
+      (graph) => {
+        graph.nodes.msg_x = node('msg_x', null);
+        graph.rootNodeId = 'msg_x';
+      },
+      "rootNodeId msg_x is not the first prompt of the head's branch",
+    ],
     [
       'a head that does not resolve',
       (graph) => (graph.activeHeadMessageId = 'msg_gone'),
@@ -92,9 +97,18 @@ describe('findInvariantViolations', () => {
         graph.nodes.msg_x = node('msg_x', 'msg_y', { childrenIds: ['msg_y'] });
         graph.nodes.msg_y = node('msg_y', 'msg_x', { childrenIds: ['msg_x'] });
       },
-      '2 nodes are not reachable from the root (cycle or orphan)',
+      '2 nodes are not reachable from a first prompt (cycle or orphan)',
     ],
   ];
+
+  it('finds nothing wrong with several first prompts, the root being the one the head is under', () => {
+    const graph = broken((each) => {
+      each.nodes.msg_x = node('msg_x', null, { childrenIds: ['msg_y'] });
+      each.nodes.msg_y = node('msg_y', 'msg_x', { role: 'assistant' });
+    });
+    expect(findInvariantViolations(graph)).toEqual([]);
+    expect(findInvariantViolations({ ...graph, rootNodeId: 'msg_x', activeHeadMessageId: 'msg_y' })).toEqual([]);
+  });
 
   it.each(cases)('detects %s', (_, breakIt, violation) => {
     expect(findInvariantViolations(broken(breakIt))).toContainEqual(violation);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
+import {
+  applyChange,
+  emptyGraph,
+  findInvariantViolations,
+  firstPrompts,
+  pathToRoot,
+  planAnchor,
+  planFinish,
+  planPrompt,
+} from '@promethea/cpp-protocol';
 import { expectCPPError } from '../support/expect-cpp-error.js';
 import { THREAD, conversation, exchange } from '../support/graphs.js';
 
@@ -81,5 +90,26 @@ describe('planPrompt', () => {
 
   it('refuses the same id for the user and the assistant node with CONFLICT', () => {
     expectCPPError(() => planPrompt(emptyGraph(THREAD), exchange('msg_x', 'msg_x')), 'CONFLICT');
+  });
+
+  it('adds with parentNodeId null a first prompt beside the first: its versions are siblings, the root follows the head', () => {
+    const graph = conversation();
+    applyChange(graph, planFinish(graph, { nodeId: 'msg_a2', status: 'completed', content: 'Done' }));
+    const change = planPrompt(graph, {
+      ...exchange('msg_v2', 'msg_b2', 'Rephrased'),
+      createdAt: 2000,
+      parentNodeId: null,
+    });
+    expect(change).toMatchObject({ rootNodeId: 'msg_v2', activeHeadMessageId: 'msg_b2' });
+    expect(change.nodes.map((node) => [node.id, node.parentId])).toEqual([
+      ['msg_v2', null],
+      ['msg_b2', 'msg_v2'],
+    ]);
+    applyChange(graph, change);
+    expect(findInvariantViolations(graph)).toEqual([]);
+    expect(firstPrompts(graph).map((node) => node.id)).toEqual(['msg_u1', 'msg_v2']);
+    expect(pathToRoot(graph, 'msg_b2').map((node) => node.id)).toEqual(['msg_v2', 'msg_b2']);
+    // Back on the first version's branch, the root is the first version again.
+    expect(planAnchor(graph, 'msg_a2').rootNodeId).toBe('msg_u1');
   });
 });

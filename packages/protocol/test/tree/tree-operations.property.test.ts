@@ -35,7 +35,8 @@ const step = fc.oneof(
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('prompt' as const),
-      parent: fc.option(fc.nat(), { nil: undefined }),
+      // null: a first prompt beside the others, the edit of the thread's first prompt.
+      parent: fc.option(fc.oneof({ weight: 4, arbitrary: fc.nat() }, fc.constant(null)), { nil: undefined }),
       text: prompt,
     }),
   },
@@ -81,8 +82,9 @@ function run(thread: SimulatedThread, action: Step): void {
     case 'prompt': {
       if (streaming) return;
       const input = exchangeFor(thread, action.text);
-      const parentNodeId = action.parent === undefined ? undefined : thread.pick(action.parent);
-      const expectedParent = parentNodeId ?? thread.graph.activeHeadMessageId;
+      const parentNodeId =
+        action.parent === undefined || action.parent === null ? action.parent : thread.pick(action.parent);
+      const expectedParent = parentNodeId === undefined ? thread.graph.activeHeadMessageId : parentNodeId;
       thread.commit(planPrompt(thread.graph, { ...input, parentNodeId }));
       expect(thread.node(input.userNodeId).parentId).toBe(expectedParent);
       expect(thread.graph.activeHeadMessageId).toBe(input.assistantNodeId);

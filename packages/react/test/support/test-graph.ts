@@ -4,8 +4,8 @@ import { applyChange, emptyGraph, planAnchor, planFinish, planPrompt, type Threa
 export class TestGraph {
   readonly graph: ThreadGraph = emptyGraph('thread_test');
 
-  /** A prompt `msg_u<n>` and its streaming answer `msg_a<n>`, under `parentId` or the head. */
-  prompt(n: number, parentId?: string): this {
+  /** A prompt `msg_u<n>` and its streaming answer `msg_a<n>`, under `parentId` or the head (`null`: a first prompt). */
+  prompt(n: number, parentId?: string | null): this {
     const input = { userNodeId: `msg_u${n}`, userPrompt: `prompt ${n}`, assistantNodeId: `msg_a${n}`, createdAt: n };
     applyChange(
       this.graph,

@@ -40,7 +40,7 @@ export async function prompt(
       `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
     );
   const model = thread.models.resolve(frame.payload.model);
-  if (parentNodeId !== undefined) requireNode(thread.graph, parentNodeId);
+  if (parentNodeId !== undefined && parentNodeId !== null) requireNode(thread.graph, parentNodeId);
   await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
   const assistantNodeId = newMessageId();
   await thread.generation.claim();

@@ -17,7 +17,8 @@ export async function isRetry(
   store: ConversationStore,
   nodeId: string,
   prompt: string,
-  parentId: string | undefined,
+  /** Undefined: any parent (the prompt went under the head); `null`: a first prompt. */
+  parentId: string | null | undefined,
 ): Promise<boolean> {
   const existing = getNode(graph, nodeId);
   if (!existing) {

@@ -162,8 +162,7 @@ async function expectImported(store: ConversationStore): Promise<void> {
     expect(threads.map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual([
       { title: 'Rivers of Europe', nodeCount: 7 },
       { title: 'Plotting with code', nodeCount: 2 },
-      { title: 'Edited first prompt (2)', nodeCount: 2 },
-      { title: 'Edited first prompt', nodeCount: 2 },
+      { title: 'Edited first prompt', nodeCount: 4 },
       { title: '', nodeCount: 0 },
     ]);
   } finally {

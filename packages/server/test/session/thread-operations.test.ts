@@ -197,8 +197,7 @@ function describeThreadOperations(storeName: string, openStore: () => Promise<Co
         expect(threads.map(({ title, version, nodeCount }) => ({ title, version, nodeCount }))).toEqual([
           { title: 'Rivers of Europe', version: 1, nodeCount: 7 },
           { title: 'Plotting with code', version: 1, nodeCount: 2 },
-          { title: 'Edited first prompt', version: 1, nodeCount: 2 },
-          { title: 'Edited first prompt (2)', version: 1, nodeCount: 2 },
+          { title: 'Edited first prompt', version: 1, nodeCount: 4 },
           { title: '', version: 1, nodeCount: 0 },
         ]);
         const listed = await listThreads(alice);

@@ -1,4 +1,10 @@
-import { ErrorCode, findInvariantViolations, newMessageId, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  ErrorCode,
+  findInvariantViolations,
+  firstPrompts,
+  newMessageId,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import { MemoryStore, type ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
@@ -182,6 +188,61 @@ function describeTreeOperations(storeName: string, open: () => Promise<Conversat
 
       setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: doomed.userNodeId });
       await expectError(setup.client, ErrorCode.NOT_FOUND, { refType: 'CPP_BRANCH_DELETE' });
+    });
+
+    it('edits the first prompt: a first prompt beside it, answered from itself alone, kept across a reload', async () => {
+      const setup = await streaming(0);
+      setup.call.releaseAll();
+      await completion(setup.client, setup.threadId, setup.assistantNodeId);
+      const followUp = await prompt(setup.client, setup.threadId, 'And Scheme?');
+      await completion(setup.client, setup.threadId, followUp.assistantNodeId);
+
+      const edit = await prompt(setup.client, setup.threadId, 'Tell me about Racket', {
+        parentNodeId: null,
+        expectedVersion: 4,
+      });
+      // The update that added the edit, taken by `prompt` on its way.
+      const update = setup.client.all('CPP_GRAPH_PATCH').find((frame) => frame.payload.version === 5)!.payload;
+      expect(update).toMatchObject({ rootNodeId: edit.userNodeId, activeHeadMessageId: edit.assistantNodeId });
+      expect(update.nodes[edit.userNodeId]).toMatchObject({ parentId: null, content: 'Tell me about Racket' });
+      await completion(setup.client, setup.threadId, edit.assistantNodeId);
+      expect((await setup.model.call(2)).messages).toEqual([{ role: 'user', content: 'Tell me about Racket' }]);
+
+      // An exact retry of the edit is answered with a sync; a first prompt's id under a parent is another message.
+      setup.client.send('CPP_PROMPT', {
+        activeThreadId: setup.threadId,
+        userPrompt: 'Tell me about Racket',
+        newNodeId: edit.userNodeId,
+        parentNodeId: null,
+      });
+      expect((await setup.client.next('CPP_SYNC_GRAPH')).payload.version).toBe(6);
+      setup.client.send('CPP_PROMPT', {
+        activeThreadId: setup.threadId,
+        userPrompt: 'Tell me about Racket',
+        newNodeId: edit.userNodeId,
+        parentNodeId: setup.assistantNodeId,
+      });
+      await expectError(setup.client, ErrorCode.CONFLICT, { refType: 'CPP_PROMPT' });
+
+      // Anchoring the first version's answer brings its branch, and its first prompt as the root, back.
+      setup.client.send('CPP_ANCHOR_HEAD', { activeThreadId: setup.threadId, targetNodeId: followUp.assistantNodeId });
+      expect(await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.version === 7)).toMatchObject({
+        rootNodeId: setup.userNodeId,
+        activeHeadMessageId: followUp.assistantNodeId,
+      });
+      const stored = await expectStoredAsMirrored(setup);
+      expect(firstPrompts(stored).map((node) => node.id)).toEqual([setup.userNodeId, edit.userNodeId]);
+      expect((await requestSync(setup.client, setup.threadId)).title).toBe('Tell me about Clojure');
+
+      // A version of the first prompt is deleted like any branch; the only one left is not.
+      setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: setup.userNodeId });
+      expect(await nextUpdate(setup.client, setup.threadId, (candidate) => candidate.version === 8)).toMatchObject({
+        rootNodeId: edit.userNodeId,
+        activeHeadMessageId: edit.assistantNodeId,
+      });
+      setup.client.send('CPP_BRANCH_DELETE', { activeThreadId: setup.threadId, nodeId: edit.userNodeId });
+      await expectError(setup.client, ErrorCode.INVALID_NODE);
+      await expectStoredAsMirrored(setup);
     });
 
     it('refuses to delete the root, a streaming branch or with a stale version, changing nothing', async () => {
