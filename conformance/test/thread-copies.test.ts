@@ -148,7 +148,7 @@ describe('ThreadCopies', () => {
       payload: { ...frames.prompt.payload, nodes: { msg_u: { ...user, childrenIds: [] }, msg_a: answer } },
     };
     expect(lastViolations([frames.emptySync, orphan])).toContain(
-      `after CPP_GRAPH_PATCH of thread ${threadId} version 1: 1 nodes are not reachable from the root (cycle or orphan)`,
+      `after CPP_GRAPH_PATCH of thread ${threadId} version 1: 1 nodes are not reachable from a first prompt (cycle or orphan)`,
     );
     const twoStreams = {
       ...frames.prompt,

@@ -6,7 +6,7 @@ import { waitForFocus } from './support/chat-page.js';
 import { screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
-/** A ChatGPT data export's conversations.json: five conversations, one of them "Rivers of Europe", with branches. */
+/** A ChatGPT data export's conversations.json: four conversations, one of them "Rivers of Europe", with branches. */
 const CHATGPT_EXPORT = fileURLToPath(
   new URL('../../../packages/protocol/test/fixtures/chatgpt-conversations.json', import.meta.url),
 );

@@ -111,10 +111,10 @@ describe('cpp-chat conversation commands', () => {
     await chat.until((rows) => rows.some((row) => /^1 {3}\S+ "Nature notes" \(4 messages\)$/.test(row)));
     expect(await observer.listThreads()).toMatchObject([{ title: 'Nature notes', nodeCount: 4 }]);
     expect(await command(`/import ${CHATGPT_EXPORT}`, /^imported \d+ threads/)).toBe(
-      'imported 5 threads (ChatGPT conversations); /open THREAD opens one',
+      'imported 4 threads (ChatGPT conversations); /open THREAD opens one',
     );
     await chat.until((rows) => rows.some((row) => /^2 {3}\S+ "Rivers of Europe" \(7 messages\)$/.test(row)));
-    expect(await observer.listThreads()).toHaveLength(6);
+    expect(await observer.listThreads()).toHaveLength(5);
 
     // A file that is not JSON, one of neither kind, and one the server refuses: said in words, nothing imported.
     const broken = join(folder, 'broken.json');
@@ -129,7 +129,7 @@ describe('cpp-chat conversation commands', () => {
       JSON.stringify([{ title: 'Half', mapping: { a: { id: 'a', message: null, parent: null, children: ['b'] } } }]),
     );
     expect(await command(`/import ${broken}`, /^error: [A-Z_]+: /)).toMatch(/^error: [A-Z_]+: /);
-    expect(await observer.listThreads()).toHaveLength(6);
+    expect(await observer.listThreads()).toHaveLength(5);
 
     await chat.enter('/quit');
     expect(await chat.exited()).toBe(0);

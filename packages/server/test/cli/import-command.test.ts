@@ -32,7 +32,7 @@ describe('cpp-server import into SQLite', () => {
     database = temporaryDatabase();
     const { code, stdout } = await runImport([FIXTURE, '--did', ALICE, '--db', database.path]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^imported 5 threads \(chatgpt\) for did:example:alice into SQLite at /);
+    expect(stdout).toMatch(/^imported 4 threads \(chatgpt\) for did:example:alice into SQLite at /);
     await expectImported(SqliteStore.open(database.path));
   });
 
@@ -101,7 +101,7 @@ describe('cpp-server import into SQLite', () => {
     const { code, stdout, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^imported 5 threads \(chatgpt\) for did:example:alice into SQLite at /);
+    expect(stdout).toMatch(/^imported 4 threads \(chatgpt\) for did:example:alice into SQLite at /);
     await expectImported(SqliteStore.open(database.path));
 
     writeZip(archive, { 'chat.html': '<html></html>' });
