@@ -26,6 +26,7 @@ const MAX_CLOSE_REASON_BYTES = 123;
 /** The refusals' texts, over HTTP and in close frames alike (docs/PROTOCOL.md §18.1). */
 export const SUBPROTOCOL_REQUIRED = `CPP requires the WebSocket subprotocol ${CPP_SUBPROTOCOL}`;
 export const SHUT_DOWN = 'this CPP server has shut down';
+export const UNDECIDED = 'the server could not decide who is connecting';
 
 /**
  * Admits a socket already upgraded, with its upgrade's request: the checks of an upgrade (docs/PROTOCOL.md §18.1,
@@ -43,7 +44,7 @@ export async function openHosted<Identity>(
   try {
     identity = await hosting.identify(request);
   } catch {
-    identity = new UpgradeRefusal(500, 'the server could not decide who is connecting');
+    identity = new UpgradeRefusal(500, UNDECIDED);
   }
   if (identity instanceof UpgradeRefusal) return closeRefused(socket, identity);
   return hosting.connect(socket, identity, request);

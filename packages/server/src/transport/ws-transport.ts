@@ -5,7 +5,7 @@ import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import type { RawData, ServerOptions, WebSocket } from 'ws';
 import { UpgradeRefusal } from '../auth/upgrade-refusal.js';
 import type { CPPSocket, SocketHandlers } from './cpp-socket.js';
-import { openHosted, SHUT_DOWN, SUBPROTOCOL_REQUIRED, type HostedSocket } from './hosted-socket.js';
+import { openHosted, SHUT_DOWN, SUBPROTOCOL_REQUIRED, UNDECIDED, type HostedSocket } from './hosted-socket.js';
 import { Heartbeat } from './heartbeat.js';
 import { watchMessageTime } from './message-deadline.js';
 
@@ -96,10 +96,11 @@ export function createWsTransport<Identity>(
   const heartbeat = options.heartbeatIntervalMs > 0 ? new Heartbeat(options.heartbeatIntervalMs) : undefined;
   let closed = false;
 
-  const serve = (webSocket: WebSocket, stream: Duplex, identity: Identity, request: IncomingMessage) => {
+  /** The connection is watched (pongs, slow messages), and what arrives goes to its session. */
+  const serve = (webSocket: WebSocket, stream: Duplex, handlers: SocketHandlers) => {
     heartbeat?.watch(webSocket);
     watchMessageTime(webSocket, stream, options.messageTimeoutMs);
-    listen(webSocket, options.connect(new WsCppSocket(webSocket, socketSettings), identity, request));
+    listen(webSocket, handlers);
   };
 
   const onUpgrade: UpgradeListener = (request, stream, head) => {
@@ -107,7 +108,9 @@ export function createWsTransport<Identity>(
     if (!offersSubprotocol(request)) return refuse(stream, new UpgradeRefusal(400, SUBPROTOCOL_REQUIRED));
     decide(options.identify(request), (identity) => {
       if (identity instanceof UpgradeRefusal) return refuse(stream, identity);
-      sockets.handleUpgrade(request, stream, head, (webSocket) => serve(webSocket, stream, identity, request));
+      sockets.handleUpgrade(request, stream, head, (webSocket) =>
+        serve(webSocket, stream, options.connect(new WsCppSocket(webSocket, socketSettings), identity, request)),
+      );
     });
   };
   if (httpServer) {
@@ -131,9 +134,7 @@ export function createWsTransport<Identity>(
           if (!handlers) return;
           // The peer left while it was being admitted.
           if (webSocket.readyState !== webSocket.OPEN || !internals._socket) return handlers.onClose();
-          heartbeat?.watch(webSocket);
-          watchMessageTime(webSocket, internals._socket, options.messageTimeoutMs);
-          listen(webSocket, handlers);
+          serve(webSocket, internals._socket, handlers);
         },
         () => webSocket.terminate(),
       );
@@ -158,7 +159,7 @@ function decide<Identity>(
   then: (identity: Identity | UpgradeRefusal) => void,
 ): void {
   if (!(decided instanceof Promise)) return then(decided);
-  decided.then(then, () => then(new UpgradeRefusal(500, 'the server could not decide who is connecting')));
+  decided.then(then, () => then(new UpgradeRefusal(500, UNDECIDED)));
 }
 
 function offersSubprotocol(request: IncomingMessage): boolean {
