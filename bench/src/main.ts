@@ -8,6 +8,7 @@ import { measureCapacity } from './measure-capacity.js';
 import { measureGateway } from './measure-gateway.js';
 import { measureMemory } from './measure-memory.js';
 import { AT_CAPACITY_80, measurePivot } from './measure-pivot.js';
+import { measureScale } from './measure-scale.js';
 import { measureSync } from './measure-sync.js';
 import { parseOptions } from './options.js';
 import { benchResult, formatTable, writeResult } from './report.js';
@@ -59,6 +60,7 @@ try {
   }
   if (options.only.includes('memory')) await collect('memory', measureMemory(context));
   if (options.only.includes('sync')) await collect('sync', measureSync(context));
+  if (options.only.includes('scale')) await collect('scale', measureScale(context));
 } finally {
   await load.stop();
 }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_CHUNK_INTERVAL_MS } from '@promethea/cpp-server';
 import { PEERS, type PeerKind } from './load-target.js';
 
-export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync'] as const;
+export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync', 'scale'] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
@@ -23,6 +23,14 @@ export interface BenchOptions {
   syncNodes: number;
   syncAnswerChars: number;
   syncSamples: number;
+  /** Threads of 20 messages in one identity at which the scale section measures, smallest first. */
+  scaleSizes: number[];
+  /** Conversations of 20 messages in the export the scale section imports (20,000: about 250 MB). */
+  scaleImportConversations: number;
+  /** Samples of each latency the scale section times, per size. */
+  scaleSamples: number;
+  /** PostgreSQL for the scale section, beside SQLite; `none` leaves it out. */
+  databaseUrl: string;
   /** Milliseconds between tokens: 20 is 50 tokens/s. */
   intervalMs: number;
   /** The shortest time between two chunks of one answer, on both servers (CPPServer's `chunkIntervalMs`; 0: a chunk per token). */
@@ -51,6 +59,10 @@ const FULL: Sized = {
   syncNodes: 10_000,
   syncAnswerChars: 500,
   syncSamples: 20,
+  scaleSizes: [100, 10_000, 100_000],
+  scaleImportConversations: 20_000,
+  scaleSamples: 30,
+  databaseUrl: 'postgres://postgres@127.0.0.1:5432/test',
   intervalMs: 20,
   chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
 };
@@ -69,6 +81,10 @@ const QUICK: Sized = {
   syncNodes: 2000,
   syncAnswerChars: 500,
   syncSamples: 5,
+  scaleSizes: [100, 1_000, 5_000],
+  scaleImportConversations: 2_000,
+  scaleSamples: 10,
+  databaseUrl: 'postgres://postgres@127.0.0.1:5432/test',
   intervalMs: 20,
   chunkIntervalMs: DEFAULT_CHUNK_INTERVAL_MS,
 };
@@ -80,6 +96,9 @@ const HELP = `npm run bench -- [options]     (each option may also be set as BEN
   --runs N  --loads 1,100,1000  --pivots N  --gateway-samples N
   --capacity-start N  --capacity-max N  --capacity-window-ms N  --capacity-refine N
   --idle-connections N  --sync-nodes N  --sync-answer-chars N  --sync-samples N
+  --scale-sizes 100,10000,100000  threads of 20 messages in one identity at which the scale section measures
+  --scale-import-conversations N  conversations in the export it imports (20000: about 250 MB)  --scale-samples N
+  --database-url URL        PostgreSQL for the scale section beside SQLite (default the local test database; none: SQLite only)
   --interval-ms N           pause between tokens (20 = 50 tokens/s)
   --chunk-interval-ms N     shortest time between two chunks of an answer, CPP and raw (default ${DEFAULT_CHUNK_INTERVAL_MS}; 0: one per token)
   --store sqlite|memory     the CPP server's store (default sqlite, as the CLI)
@@ -98,6 +117,8 @@ const NUMBER_OPTIONS = [
   'sync-nodes',
   'sync-answer-chars',
   'sync-samples',
+  'scale-import-conversations',
+  'scale-samples',
   'interval-ms',
   'chunk-interval-ms',
 ] as const;
@@ -113,6 +134,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       only: { type: 'string' },
       peers: { type: 'string' },
       loads: { type: 'string' },
+      'scale-sizes': { type: 'string' },
+      'database-url': { type: 'string' },
       store: { type: 'string' },
       out: { type: 'string' },
       ...Object.fromEntries(NUMBER_OPTIONS.map((name) => [name, { type: 'string' as const }])),
@@ -134,6 +157,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   }
   const loads = read('loads');
   if (loads !== undefined) sized.loads = loads.split(',').map((load) => wholeNumber('loads', load));
+  const scaleSizes = read('scale-sizes');
+  if (scaleSizes !== undefined)
+    sized.scaleSizes = scaleSizes.split(',').map((size) => wholeNumber('scale-sizes', size));
+  sized.databaseUrl = read('database-url') ?? env.DATABASE_URL ?? sized.databaseUrl;
   const store = read('store') ?? 'sqlite';
   if (store !== 'sqlite' && store !== 'memory') throw new Error('--store must be sqlite or memory');
   const only = read('only')?.split(',') ?? [...MEASURES];

@@ -21,7 +21,7 @@ const WORDS_PER_MESSAGE = 60;
 const FIRST_CREATE_TIME = 1_600_000_000;
 
 /** Deterministic words: the same shape gives the same file, so runs compare. */
-function randomWords(seed: number): (count: number) => string {
+export function randomWords(seed: number): (count: number) => string {
   let state = seed >>> 0;
   const next = () => {
     state = (state + 0x6d2b79f5) >>> 0;
