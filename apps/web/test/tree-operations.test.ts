@@ -100,6 +100,25 @@ describe('regenerate, edit and delete in the browser', () => {
         (await chat.messages())[2]!.id,
         second.id,
       ]);
+
+      // A version of the first message is deleted like any message; the other version stays, with nothing to switch.
+      await chat.action(opening!.id, 'Delete').click();
+      await chat
+        .message(opening!.id)
+        .getByRole('group', { name: 'Confirm deletion' })
+        .getByRole('button', { name: 'Delete' })
+        .click();
+      await chat.page.waitForFunction((id) => !document.querySelector(`[data-node-id="${id}"]`), opening!.id);
+      const remaining = await chat.messages();
+      expect(remaining.map((message) => message.id)).toEqual([edited[0]!.id, answer.id]);
+      expect(
+        await chat
+          .message(edited[0]!.id)
+          .getByRole('group', { name: /^Branch / })
+          .count(),
+      ).toBe(0);
+      // The only first message left goes only with its thread: no Delete.
+      expect(await chat.action(edited[0]!.id, 'Delete').count()).toBe(0);
       expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,
