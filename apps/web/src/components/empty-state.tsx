@@ -12,7 +12,7 @@ export function EmptyState({ onPick }: { onPick(prompt: string): void }) {
       <h2>Ask anything</h2>
       <p>
         While the answer streams, keep typing: sending then <strong>pivots</strong> — the answer stops where you are,
-        and the conversation branches from there. <strong>Anchor</strong> any message to branch from it.
+        and the conversation branches from there. <strong>Anchor</strong> any answer to branch from it.
       </p>
       <ul className="examples" aria-label="Example prompts">
         {EXAMPLE_PROMPTS.map((prompt) => (
