@@ -37,6 +37,8 @@ import type { SocketHandlers } from './transport/cpp-socket.js';
 import { openHosted, type Hosting, type HostedSocket } from './transport/hosted-socket.js';
 import { createWsTransport, type WsTransport } from './transport/ws-transport.js';
 import { demoTools } from './tools/demo-tools.js';
+import type { McpServers } from './tools/mcp-config.js';
+import type { McpTools } from './tools/mcp-tools.js';
 import type { ServerTools } from './tools/server-tool.js';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits, ToolRegistry } from './tools/tool-registry.js';
 import type { WebSocket } from 'ws';
@@ -75,6 +77,12 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   tools?: ServerTools;
   /** Model calls per answer (default 8), a tool call's timeout (default 60 s) and its output's length (256 Ki units). */
   toolLimits?: Partial<ToolLimits>;
+  /**
+   * MCP servers whose tools the models may call, in the `mcpServers` shape of Claude Desktop and Cursor: `{ name:
+   * { command, args?, env?, cwd? } }` for a process speaking stdio, `{ name: { url, headers? } }` for Streamable
+   * HTTP. Connected before `ready`; one that does not start is reported (`error`) and left out.
+   */
+  mcpServers?: McpServers;
   /** Largest accepted frame in bytes (default 1 MiB); larger ones get FRAME_TOO_LARGE, 8× larger close with 1009. */
   maxFrameBytes?: number;
   /** How often streamed text is persisted while it streams, in milliseconds (default 200); one batch for all answers. */
@@ -210,6 +218,9 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly models: ModelCatalog;
   private readonly registry: ThreadRegistry;
   private readonly persister: StreamPersister;
+  private readonly tools: ToolRegistry;
+  /** The MCP servers' sessions, once connected. */
+  private mcp: McpTools | undefined;
   private readonly access: AccessControl;
   /** The other servers sharing the store; undefined when this one is alone (the default). */
   private readonly cluster: ClusterCoordinator | undefined;
@@ -251,13 +262,14 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS,
       (error) => this.reportError(error),
     );
+    this.tools = toolRegistryOf(options, this.models);
     this.registry = new ThreadRegistry(
       this.store,
       {
         models: this.models,
         chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
         persister: this.persister,
-        tools: toolRegistryOf(options, this.models),
+        tools: this.tools,
         observer: this.observers,
         // The access rules are made with the registry they guard; the engines use their limits once they exist.
         limits: {
@@ -364,6 +376,12 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     // Alone, every answer left streaming is a crash's; in a cluster only those whose server's lock expired are.
     if (this.cluster) await this.cluster.start(this.registry);
     else await this.store.interruptStreamingNodes(Date.now());
+    const { mcpServers } = this.options;
+    if (mcpServers && Object.keys(mcpServers).length > 0) {
+      // Loaded only by a server that has MCP servers: the SDK is most of a second to import.
+      const { McpTools } = await import('./tools/mcp-tools.js');
+      this.mcp = await McpTools.connect(mcpServers, this.tools, (error) => this.reportError(error));
+    }
     const maxFrameBytes = this.options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     // One for every session: a connection keeps only what is its own.
     const sessionDependencies: SessionDependencies = {
@@ -478,6 +496,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       httpServer.closeAllConnections();
       await stoppedListening;
     }
+    await this.mcp?.close();
     await this.cluster?.close();
     if (this.ownsStore) await this.store.close();
   }

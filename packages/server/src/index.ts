@@ -55,6 +55,7 @@ export { DemoProvider, demoModels, type DemoProviderOptions } from './model/demo
 export { DEMO_TOOLS_MODEL, DemoToolsProvider } from './model/demo-tools-provider.js';
 export { demoTools, type DemoToolsOptions } from './tools/demo-tools.js';
 export type { JsonObjectSchema, ServerTool, ServerTools, ToolContext } from './tools/server-tool.js';
+export { type McpServerConfig, type McpServers, McpConfigFileSchema } from './tools/mcp-config.js';
 export { DEFAULT_TOOL_LIMITS, type ToolLimits } from './tools/tool-registry.js';
 export { createModelProvider, describeProvider } from './model/provider-factory.js';
 export { PROVIDER_DEFAULTS, PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from './model/provider-config.js';

@@ -18,6 +18,7 @@ import { migrateCommand } from './migrate-command.js';
 import { CLAIMED_AUTH_WARNING, accessOptionsOf, addAccessFlags, type AccessFlags } from './access-flags.js';
 import { descriptorWarning, openFilesLimit } from './descriptor-limit.js';
 import { integer, onOff } from './argument-parsers.js';
+import { readMcpConfigFile } from './mcp-config-file.js';
 import { addModelFlags, configuredModels, type ModelFlags } from './model-flags.js';
 
 interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
@@ -34,6 +35,7 @@ interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   metrics: boolean;
   ui: boolean;
   staticDir?: string;
+  mcpConfig?: string;
 }
 
 /** The web UI, a dependency; in the repository it is apps/web, served once built. */
@@ -89,6 +91,12 @@ const program = new Command('cpp-server')
       .default(false)
       .argParser(onOff),
   )
+  .addOption(
+    new Option(
+      '--mcp-config <file>',
+      'MCP servers whose tools the models may call: a JSON file { "mcpServers": { … } }',
+    ).env('CPP_MCP_CONFIG'),
+  )
   .option('--no-metrics', 'do not serve Prometheus metrics at /metrics')
   .option('--no-ui', 'do not serve the web UI');
 addModelFlags(program);
@@ -99,6 +107,7 @@ addAccessFlags(program);
 
 async function main(options: CliOptions): Promise<void> {
   const { models, defaultModel, descriptions } = await configuredModels(options);
+  const mcpServers = options.mcpConfig === undefined ? undefined : await readMcpConfigFile(options.mcpConfig);
   const staticDir = options.ui ? (options.staticDir ?? BUNDLED_UI) : undefined;
   if (options.auth === 'claimed') console.error(CLAIMED_AUTH_WARNING);
   const descriptors = descriptorWarning(openFilesLimit(), options.maxSocketsPerIp);
@@ -118,6 +127,7 @@ async function main(options: CliOptions): Promise<void> {
     cluster,
     models,
     defaultModel,
+    ...(mcpServers ? { mcpServers } : {}),
     maxFrameBytes: options.maxFrameBytes,
     persistIntervalMs: options.persistIntervalMs,
     chunkIntervalMs: options.chunkIntervalMs,
@@ -138,6 +148,7 @@ async function main(options: CliOptions): Promise<void> {
   console.log(
     `  auth:    ${options.auth === 'did-key' ? 'did-key (every connection proves its DID)' : 'claimed (NOT proven: development only)'}`,
   );
+  if (mcpServers) console.log(`  tools:   MCP servers ${Object.keys(mcpServers).join(', ')} (${options.mcpConfig})`);
   console.log(`  store:   ${storeDescription}`);
   console.log(`  cluster: ${clusterDescription}`);
   console.log(

@@ -123,7 +123,7 @@ export async function readModelsFile(
 }
 
 /** One problem on one line, led by the field it is about: `models[0].provider: expected one of …`. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+export function describeIssue(issue: z.core.$ZodIssue): string {
   const path = issue.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
   return `${path.replace(/^\./, '') || 'the file'}: ${issue.message}`;
 }

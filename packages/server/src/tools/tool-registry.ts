@@ -28,14 +28,17 @@ interface RegisteredTool {
 }
 
 /**
- * The server's tools, checked once when the server is made: each name, each input schema as a validator and as the
- * JSON Schema the model is given. `run` answers one call from its name and its input text, whatever they are: an
- * unknown tool, input that is not JSON or fails its schema, a tool that throws or outlives its timeout, each ends in
- * `output-error` with a sentence the model can act on.
+ * The server's tools: the application's, checked once when the server is made (each name, each input schema as a
+ * validator and as the JSON Schema the model is given), and those of sources that come and go (an MCP server's, as
+ * it lists them). `run` answers one call from its name and its input text, whatever they are: an unknown tool, input
+ * that is not JSON or fails its schema, a tool that throws or outlives its timeout, each ends in `output-error` with
+ * a sentence the model can act on. An answer's step offers the tools there are when it starts.
  */
 export class ToolRegistry {
-  private readonly tools = new Map<string, RegisteredTool>();
-  readonly definitions: readonly ModelTool[];
+  private readonly own = new Map<string, RegisteredTool>();
+  private readonly sources = new Map<string, Map<string, RegisteredTool>>();
+  private tools = new Map<string, RegisteredTool>();
+  private listed: readonly ModelTool[] = [];
 
   constructor(
     tools: ServerTools = {},
@@ -43,13 +46,42 @@ export class ToolRegistry {
   ) {
     for (const [name, tool] of Object.entries(tools)) {
       if (!TOOL_NAME.test(name)) throw new TypeError(`tool name "${name}": expected 1-64 of [A-Za-z0-9_-]`);
-      this.tools.set(name, register(name, tool));
+      this.own.set(name, register(name, tool));
     }
-    this.definitions = [...this.tools.values()].map(({ definition }) => definition);
+    this.relist();
+  }
+
+  get definitions(): readonly ModelTool[] {
+    return this.listed;
   }
 
   get size(): number {
     return this.tools.size;
+  }
+
+  /**
+   * The tools `source` offers now, in place of those it offered before (none: it offers none). A name the
+   * application's tools or another source already use keeps its first owner; the names left out are returned.
+   */
+  offer(source: string, tools: ServerTools): string[] {
+    const taken = new Set([
+      ...this.own.keys(),
+      ...[...this.sources].flatMap(([other, own]) => (other === source ? [] : [...own.keys()])),
+    ]);
+    const offered = new Map<string, RegisteredTool>();
+    const left: string[] = [];
+    for (const [name, tool] of Object.entries(tools)) {
+      if (!TOOL_NAME.test(name) || taken.has(name)) left.push(name);
+      else offered.set(name, register(name, tool));
+    }
+    this.sources.set(source, offered);
+    this.relist();
+    return left;
+  }
+
+  private relist(): void {
+    this.tools = new Map([...this.own, ...[...this.sources.values()].flatMap((tools) => [...tools])]);
+    this.listed = [...this.tools.values()].map(({ definition }) => definition);
   }
 
   /**
@@ -111,13 +143,25 @@ function failed(errorText: string): ToolOutcome {
 
 function register(name: string, tool: ServerTool): RegisteredTool {
   const { inputSchema, description } = tool;
-  const validate = isZodSchema(inputSchema) ? inputSchema : z.fromJSONSchema(inputSchema as never);
+  const validate = isZodSchema(inputSchema) ? inputSchema : validatorOf(inputSchema);
   const jsonSchema = isZodSchema(inputSchema)
     ? (z.toJSONSchema(inputSchema, { io: 'input', unrepresentable: 'any' }) as JsonObjectSchema)
     : inputSchema;
   // The `$schema` keyword tells a validator which draft; vendors' tool schemas are bare objects.
   const { $schema: _draft, ...parameters } = jsonSchema;
   return { tool, validate, definition: { name, ...(description ? { description } : {}), inputSchema: parameters } };
+}
+
+/**
+ * A JSON Schema's validator. A schema zod cannot read (a keyword it does not know) checks only that the input is an
+ * object: the tool's own side (an MCP server) checks the rest.
+ */
+function validatorOf(schema: JsonObjectSchema): z.ZodType {
+  try {
+    return z.fromJSONSchema(schema as never);
+  } catch {
+    return z.record(z.string(), z.unknown());
+  }
 }
 
 function isZodSchema(schema: ServerTool['inputSchema']): schema is z.ZodType {
