@@ -95,6 +95,28 @@ describe('branches in the browser', () => {
   );
 
   it(
+    'sends from a first prompt without its answer as another first prompt',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      await chat.send('one');
+      const answer = await chat.waitForAnswer('completed');
+      await chat.action(answer.id, 'Delete').click();
+      await chat.message(answer.id).getByRole('button', { name: 'Delete', exact: true }).click();
+      await chat.message(answer.id).waitFor({ state: 'detached' });
+      await chat.page.getByText('Your next message goes beside').waitFor();
+      await chat.send('one, asked again');
+      await chat.waitForAnswer('completed', { otherThan: answer.id });
+      const shown = await chat.messages();
+      expect(shown.map((message) => message.role)).toEqual(['user', 'assistant']);
+      expect(shown[0]!.text).toBe('one, asked again');
+      await chat.message(shown[0]!.id).getByRole('group', { name: 'Branch 2 of 2' }).waitFor();
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
     'returns from an anchored message to the latest answer of its branch',
     async () => {
       const harness = await WebHarness.start();

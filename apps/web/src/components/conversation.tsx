@@ -47,9 +47,9 @@ export function Conversation({
   const head = headId === null ? undefined : getNode(graph, headId);
   const headShownLast = head !== undefined && entries.at(-1)?.node.id === head.id;
   // A head on a prompt (its answer deleted, or anchored there by another client): the next message is another version
-  // of that prompt, beside it, as an edit is, not a second prompt in a row under it. The first prompt has no parent to
-  // go beside, so a message goes under it as before.
-  const besidePrompt = headShownLast && head.role === 'user' && head.parentId !== null ? head : undefined;
+  // of that prompt, beside it, as an edit is, not a second prompt in a row under it (a first prompt's: another first
+  // prompt).
+  const besidePrompt = headShownLast && head.role === 'user' ? head : undefined;
   const branchFrom = headShownLast && !besidePrompt && head.childrenIds.length > 0 ? head : undefined;
 
   const composerInput = useRef<HTMLTextAreaElement>(null);
@@ -82,7 +82,7 @@ export function Conversation({
       mode === 'pivot' || (unsent && generatingOnScreen)
         ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
-            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId ?? undefined }),
+            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId }),
           );
     return generation.then(
       () => true,
