@@ -32,6 +32,11 @@ const STALE_LOAD_ATTEMPTS = 3;
 interface HeldLock {
   token: number;
   renewal: ReturnType<typeof setInterval>;
+  /**
+   * When the last acquisition or renewal that went through was sent: the lock is certainly this instance's until
+   * then plus its lifetime (Redis set its expiry later than that, never sooner).
+   */
+  confirmedAt: number;
 }
 
 /**
@@ -113,11 +118,12 @@ export class ThreadReplica implements ThreadLink {
   async claimGeneration(): Promise<boolean> {
     if (this.lock) return true;
     const { transport, lockTtlMs } = this.context;
+    const confirmedAt = Date.now();
     const token = await transport.acquireLock(this.threadId, lockTtlMs);
     if (token === undefined) return false;
     const renewal = setInterval(() => void this.renew(), lockTtlMs / 3);
     renewal.unref();
-    this.lock = { token, renewal };
+    this.lock = { token, renewal, confirmedAt };
     return true;
   }
 
@@ -240,19 +246,29 @@ export class ThreadReplica implements ThreadLink {
     for (const message of waiting) this.receive(message);
   }
 
-  /** Keeps the lock; when another instance has taken it, this instance stops its generation. */
+  /**
+   * Keeps the lock; when another instance has taken it, this instance stops its generation. While Redis cannot be
+   * reached the generation rides the outage out as long as the lock is certainly still its own: past its lifetime
+   * since it was last confirmed, another instance may have taken it, and the generation stops as if it had.
+   */
   private async renew(): Promise<boolean> {
     const lock = this.lock;
     if (!lock) return false;
+    const { transport, lockTtlMs } = this.context;
+    const sentAt = Date.now();
+    if (sentAt - lock.confirmedAt >= lockTtlMs) {
+      this.lose(lock);
+      return false;
+    }
     let kept: boolean;
     try {
-      kept = await this.context.transport.renewLock(this.threadId, lock.token, this.context.lockTtlMs);
+      kept = await transport.renewLock(this.threadId, lock.token, lockTtlMs);
     } catch (error) {
-      // Unreachable for now: the lock may still be ours; the next renewal tells.
       this.context.onError(error);
       return true;
     }
-    if (!kept) this.lose(lock);
+    if (kept) lock.confirmedAt = sentAt;
+    else this.lose(lock);
     return kept;
   }
 

@@ -574,7 +574,8 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it('fence off an instance paused past its lock: resumed, it publishes nothing more of the answer another instance recovered', async () => {
-    const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
+    // A lock that outlives the test: the paused instance cannot tell by the clock that it may have lost it.
+    const timings = { clusterTimings: { lockTtlMs: 60_000, sweepIntervalMs: 100 } };
     const [generating, other] = await instances.start(2, { chunks: () => 'word ' }, timings);
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -586,12 +587,17 @@ describe('servers sharing a store through a LocalCluster', () => {
     await chunksReceived(watcher, assistantNodeId, 3);
 
     // Paused: the generating instance renews nothing and hears nothing of the thread.
-    const paused = instances.cluster.members.get(instances.cluster.liveLock(threadId)!.holder)!;
-    paused.renewLock = () => new Promise(() => {});
+    const lock = instances.cluster.liveLock(threadId)!;
+    const paused = instances.cluster.members.get(lock.holder)!;
+    const renewLock = paused.renewLock.bind(paused);
+    paused.renewLock = (...args) => (args[1] === lock.token ? new Promise(() => {}) : renewLock(...args));
     const listener = [...instances.cluster.listeners.get(threadId)!].find((candidate) => candidate.member === paused)!;
     const deliver = listener.deliver;
     const unheard: Array<() => void> = [];
     listener.deliver = (message) => unheard.push(() => deliver(message));
+    // Its lock expires meanwhile and passes to an instance that dies in turn: the other instance recovers the answer.
+    instances.cluster.locks.delete(threadId);
+    expect(await instances.cluster.join().acquireLock(threadId, 300)).toBeGreaterThan(lock.token);
     const halted = (await watcher.next('CPP_STREAM_HALTED')).payload;
     const recovered = await nextUpdate(
       watcher,

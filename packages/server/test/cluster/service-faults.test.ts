@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { PostgresStore } from '@promethea/cpp-server/postgres';
 import { expect, it, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
@@ -5,6 +6,8 @@ import { describeWithPostgres } from '../support/postgres.js';
 import { chunksReceived, completion, openThread, prompt } from '../support/protocol-steps.js';
 import { describeWithRedis } from '../support/redis.js';
 import { TestClock, ThreadDriver } from '../store/thread-driver.js';
+import { mirrorOf } from '../support/thread-mirror.js';
+import { answerEnd } from './cluster-processes.js';
 import { useProxiedInstances } from './proxied-instances.js';
 
 // Real PostgreSQL and Redis connections, on a machine that also runs the rest of the suite.
@@ -75,6 +78,62 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
       }
       const stored = await (await instances.direct()).loadThread(threadId);
       expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
+    });
+
+    it("rides out a Redis outage shorter than the answer's lock lifetime: the answer completes", async () => {
+      const [writing, watching] = await instances.start(
+        2,
+        { chunks: CHUNKS },
+        { clusterTimings: { lockTtlMs: 20_000 } },
+      );
+      const writer = await writing!.connect();
+      const { threadId } = await openThread(writer, { patches: true });
+      const watcher = await watching!.connect();
+      await openThread(watcher, { threadId, patches: true });
+      const { assistantNodeId } = await prompt(writer, threadId, 'What is Clojure?');
+      const call = await writing!.model.call(0);
+      call.release(2);
+      await chunksReceived(watcher, assistantNodeId, 2);
+
+      await instances.redis.cut();
+      call.release(2);
+      // Its own clients go on receiving the answer: the instance writes to them directly.
+      await chunksReceived(writer, assistantNodeId, 4);
+      await instances.redis.restore();
+      call.releaseAll();
+
+      for (const client of [writer, watcher]) {
+        // The watcher's instance missed chunks while Redis was away: it may show the end in a sync after a reload.
+        const { update } = await answerEnd(client, threadId, assistantNodeId, 'completed');
+        expect(update.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
+        expect(client.all('CPP_STREAM_HALTED')).toEqual([]);
+      }
+    });
+
+    it("stops an answer at its lock's deadline in a longer Redis outage, and the cluster recovers it once Redis is back", async () => {
+      const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
+      const [writing, watching] = await instances.start(2, { chunks: () => 'word ' }, timings);
+      const writer = await writing!.connect();
+      const { threadId } = await openThread(writer, { patches: true });
+      const watcher = await watching!.connect();
+      await openThread(watcher, { threadId, patches: true });
+      const { assistantNodeId } = await prompt(writer, threadId, 'Talk forever');
+      const call = await writing!.model.call(0);
+      call.release(3);
+      await chunksReceived(watcher, assistantNodeId, 3);
+
+      await instances.redis.cut();
+      // Past the lock's lifetime another instance may have taken the answer over: its writer stops.
+      if (!call.signal.aborted) await once(call.signal, 'abort');
+      await instances.redis.restore();
+
+      for (const client of [writer, watcher]) {
+        const { update } = await answerEnd(client, threadId, assistantNodeId, 'interrupted');
+        expect(update.nodes[assistantNodeId]!.content).toMatch(/^(word )+$/);
+      }
+      const stored = await (await instances.direct()).loadThread(threadId);
+      expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted' });
+      expect(mirrorOf(watcher.frames, threadId)).toEqual({ graph: stored!.graph, problems: [] });
     });
 
     it('never sends a client an older version when a reload that Redis coming back started is overtaken by a prompt', async () => {
