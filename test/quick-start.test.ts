@@ -105,6 +105,27 @@ describe('the spec Quick Start', () => {
   });
 });
 
+describe('the README agent', () => {
+  it('runs as written: the client pivots while the server’s count_to runs, which the answer keeps interrupted', async () => {
+    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const [serverCode] = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
+      .map((match) => match[1]!)
+      .filter((code) => code.includes('new CPPServer') && code.includes('tools:'));
+    const agentPort = await freePort();
+    const serverFile = join(workDir, 'readme-agent-server.mjs');
+    await writeFile(serverFile, serverCode!.replace('port: 8080', `port: ${agentPort}`));
+    const agentServer = run(serverFile);
+    await untilServing(agentPort, agentServer);
+    const [, , agentClient] = await readmeClientSnippets();
+    const output = run(await pointedAt(agentClient!, agentPort, 'readme-agent-client.mjs'));
+    expect(await output.exited).toBe(0);
+    expect(output.stdout).toContain('tool clock: output-available');
+    expect(output.stdout).toContain('tool count_to: input-available');
+    expect(output.stdout).toContain('kept: clock output-available, count_to interrupted');
+    expect(output.stderr).toBe('');
+  });
+});
+
 /** The README's client snippets (its `js` blocks that make a CPPClient), in order. */
 async function readmeClientSnippets(): Promise<string[]> {
   const readme = await readFile(join(root, 'README.md'), 'utf8');

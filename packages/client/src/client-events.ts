@@ -4,6 +4,7 @@ import type {
   StreamHaltedFrame,
   ThreadGraph,
   ThreadSummary,
+  ToolCallFrame,
 } from '@promethea/cpp-protocol';
 import type { ConnectionStatus } from './reconnect.js';
 import type { CPPServerError } from './cpp-server-error.js';
@@ -23,6 +24,8 @@ export interface CPPClientEvents {
   /** A chunk that added text to a mirror. */
   chunk: (chunk: StreamChunkFrame['payload']) => void;
   halted: (halted: StreamHaltedFrame['payload']) => void;
+  /** A tool call of a streaming answer began, changed state or reported progress (PROTOCOL.md §26.3). */
+  toolCall: (toolCall: ToolCallFrame['payload']) => void;
   completed: (completed: StreamCompletedFrame['payload']) => void;
   /** A CPP_ERROR that answers no pending request (e.g. PROVIDER_ERROR of another client's prompt), or an invalid frame. */
   error: (error: CPPServerError) => void;

@@ -530,6 +530,7 @@ export class CPPClient {
 
   private announce(frame: ServerFrame, applied: boolean): void {
     if (frame.type === 'CPP_STREAM_CHUNK' && applied) this.events.emit('chunk', frame.payload);
+    else if (frame.type === 'CPP_TOOL_CALL' && applied) this.events.emit('toolCall', frame.payload);
     else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
     else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
     else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);

@@ -9,6 +9,7 @@ import {
   type ServerFrame,
   type TextPart,
   type ThreadGraph,
+  type ToolCall,
 } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 import { deferred } from './deferred.js';
@@ -26,6 +27,8 @@ export interface GenerationResult {
   reasoning?: string;
   status: GenerationStatus;
   finishReason?: FinishReason;
+  /** The tools the answer called, as the node keeps them (PROTOCOL.md §26); absent when it called none. */
+  toolCalls?: ToolCall[];
 }
 
 export interface GenerationRequest {
@@ -165,6 +168,7 @@ export class Generation implements PendingRequest {
       status: node.status,
     };
     if (node.reasoning !== undefined) result.reasoning = node.reasoning;
+    if (node.toolCalls !== undefined) result.toolCalls = node.toolCalls;
     if (this.finishReason !== undefined) result.finishReason = this.finishReason;
     this.settlement.resolve(result);
     return true;
