@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
+import { emptyGraph, newMessageId, newThreadId, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { StoredThread } from '../../src/store/conversation-store.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { prepareStatements } from '../../src/store/sqlite-statements.js';
@@ -169,6 +170,45 @@ describe('SqliteStore on its file', () => {
       expect(steps.some((step) => step.includes('USING COVERING INDEX nodes_by_thread (thread_id=?)'))).toBe(true);
       expect(steps.filter((step) => step.includes('TEMP B-TREE'))).toEqual([]);
     }
+  });
+
+  it('ranks a search among the newest 1,000 messages that match, so that a common word costs the same in any history', async () => {
+    const store = open();
+    const owner = 'did:example:alice';
+    /** A thread of one message holding `text`, written after those before it. */
+    const thread = (text: string, at: number): StoredThread => {
+      const nodeId = newMessageId();
+      const threadId = newThreadId();
+      const node = {
+        id: nodeId,
+        parentId: null,
+        childrenIds: [],
+        role: 'user' as const,
+        content: text,
+        status: 'completed' as const,
+        createdAt: at,
+      };
+      const graph = {
+        threadId,
+        rootNodeId: nodeId,
+        activeHeadMessageId: nodeId,
+        version: 0,
+        nodes: { [nodeId]: node },
+      };
+      return { threadId, ownerDid: owner, title: '', createdAt: at, updatedAt: at, graph };
+    };
+    // The oldest message is the most about the word: ranked first while it is among the newest 1,000 matches.
+    const oldest = thread('common common common, and a rare word', 1);
+    await store.importThreads([
+      oldest,
+      ...Array.from({ length: 998 }, (_, index) => thread(`a common word ${index}`, 2 + index)),
+    ]);
+    const best = async () => (await store.searchThreads(owner, ['common'], 5))[0]?.threadId;
+    expect(await best()).toBe(oldest.threadId);
+
+    await store.importThreads(Array.from({ length: 10 }, (_, index) => thread(`common again ${index}`, 2_000 + index)));
+    expect(await best()).not.toBe(oldest.threadId);
+    expect((await store.searchThreads(owner, ['rare'], 5)).map((hit) => hit.threadId)).toEqual([oldest.threadId]);
   });
 
   it('refuses a file whose schema is newer than it knows', () => {
