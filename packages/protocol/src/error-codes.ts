@@ -34,6 +34,10 @@ export const ErrorCode = {
   FORBIDDEN: 'FORBIDDEN',
   /** A rate or size limit was reached. */
   RATE_LIMITED: 'RATE_LIMITED',
+  /** An upload is larger than the server takes (docs/PROTOCOL.md §27.6). */
+  ATTACHMENT_TOO_LARGE: 'ATTACHMENT_TOO_LARGE',
+  /** An upload's bytes are not of a type the server takes, or are an image too large in pixels (§27.3). */
+  UNSUPPORTED_ATTACHMENT: 'UNSUPPORTED_ATTACHMENT',
   /** The server failed; nothing was changed. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -9,6 +9,7 @@ const ID_BODY = '[A-Za-z0-9_-]{1,100}';
 export const MESSAGE_ID_PATTERN = new RegExp(`^msg_${ID_BODY}$`);
 export const THREAD_ID_PATTERN = new RegExp(`^thread_${ID_BODY}$`);
 export const TOOL_CALL_ID_PATTERN = new RegExp(`^call_${ID_BODY}$`);
+export const ATTACHMENT_ID_PATTERN = new RegExp(`^att_${ID_BODY}$`);
 
 export function newMessageId(): string {
   return `msg_${nextUlid()}`;
@@ -21,6 +22,10 @@ export function newThreadId(): string {
 /** A tool call's id: the server's own for every call, whatever id the model's vendor gave it (§26.1). */
 export function newToolCallId(): string {
   return `call_${nextUlid()}`;
+}
+
+export function newAttachmentId(): string {
+  return `att_${nextUlid()}`;
 }
 
 /** Crockford's base32, as ULIDs are written (https://github.com/ulid/spec). */

@@ -5,6 +5,7 @@ export * from './close-codes.js';
 export * from './cpp-error.js';
 export * from './text.js';
 export * from './node.js';
+export * from './attachment.js';
 export * from './envelope.js';
 export * from './identity/did.js';
 export * from './identity/encodings.js';

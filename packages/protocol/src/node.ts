@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttachmentSchema } from './attachment.js';
 import { MESSAGE_ID_PATTERN, TOOL_CALL_ID_PATTERN } from './ids.js';
 import { TEXT_PARTS } from './tree/text-parts.js';
 import { TOOL_CALL_STATES, type ToolCall } from './tree/tool-calls.js';
@@ -58,6 +59,8 @@ export const MessageNodeSchema = z.object({
   childrenIds: z.array(MessageIdSchema),
   role: RoleSchema,
   content: z.string(),
+  /** On user nodes: the files the prompt carried, in the order it named them (docs/PROTOCOL.md §27). */
+  attachments: z.array(AttachmentSchema).optional(),
   /**
    * What the model reasoned before (or between) its answer's text, streamed apart from `content` and never sent back
    * to a model as answer text. Absent when the model did not reason.

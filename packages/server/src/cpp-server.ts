@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
-import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Registry } from 'prom-client';
 import { ClusterCoordinator, DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 import type { ClusterTransport } from './cluster/cluster-transport.js';
+import type { AttachmentOptions } from './attachments/attachment-options.js';
+import { Attachments } from './attachments/attachments.js';
 import { AccessControl } from './auth/access-control.js';
 import type { AccessOptions } from './auth/access-options.js';
 import type { Admission } from './auth/upgrade-admission.js';
@@ -116,6 +118,8 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   cluster?: ClusterTransport;
   /** Lock lifetime, recovery sweep and forwarding timeout of cluster mode. */
   clusterTimings?: Partial<ClusterTimings>;
+  /** Files in prompts: their limits, and the key tickets are signed with (docs/PROTOCOL.md §27). */
+  attachments?: AttachmentOptions;
 }
 
 /** Facts about an operation a connection carried out, for the notification events. */
@@ -222,6 +226,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   /** The MCP servers' sessions, once connected. */
   private mcp: McpTools | undefined;
   private readonly access: AccessControl;
+  private readonly attachments: Attachments;
   /** The other servers sharing the store; undefined when this one is alone (the default). */
   private readonly cluster: ClusterCoordinator | undefined;
   private readonly observers: Observers;
@@ -287,10 +292,21 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.access = new AccessControl(options, this.registry, this.store, (identity, connectionId) =>
       this.emit('authenticated', { connectionId, identity }),
     );
+    this.attachments = new Attachments(options.attachments ?? {}, {
+      store: this.store,
+      mayRead: (threadId, identity) => this.access.threads.mayRead(threadId, identity),
+      onError: (error) => this.reportError(error),
+    });
     if (options.noServer && (options.server || options.port !== undefined))
       throw new Error('Give the server `noServer`, or `port` or `server`, not both');
     if (options.server === undefined && !options.noServer) {
-      const routes = { staticDir: options.staticDir, metrics: this.metricsRegistry, readiness: () => this.readiness() };
+      const routes = {
+        staticDir: options.staticDir,
+        metrics: this.metricsRegistry,
+        readiness: () => this.readiness(),
+        attachments: (request: IncomingMessage, response: ServerResponse, path: string) =>
+          this.attachments.handle(request, response, path),
+      };
       const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
       this.ownHttpServer = createHttpServer(httpOptions, createHttpHandler(routes));
       this.ownHttpServer.on('connection', (socket: Socket) => this.access.admitSocket(socket));
@@ -350,6 +366,14 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return openHosted(socket, request, this.hosting);
   }
 
+  /**
+   * Answers a request to the attachment endpoints (docs/PROTOCOL.md §27) for an application that serves HTTP itself
+   * (`server` or `noServer`); false, leaving the request alone, when its path is not theirs.
+   */
+  handleAttachmentRequest(request: IncomingMessage, response: ServerResponse): boolean {
+    return this.attachments.handle(request, response, new URL(request.url ?? '/', 'http://localhost').pathname);
+  }
+
   get connectionCount(): number {
     return this.sessions.size;
   }
@@ -389,6 +413,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       threadList: this.threadList,
       store: this.store,
       models: this.models,
+      attachments: this.attachments,
       maxFrameBytes,
       observers: this.observers,
       backpressure: { ...DEFAULT_BACKPRESSURE_LIMITS, ...this.options.backpressure },

@@ -11,6 +11,8 @@ export interface HttpRoutes {
   metrics?: Pick<Registry, 'metrics' | 'contentType'>;
   /** Answers /readyz. */
   readiness(): Promise<ReadinessReport>;
+  /** The attachment endpoints (docs/PROTOCOL.md §27): true when the path was theirs and the request is answered. */
+  attachments?: (request: IncomingMessage, response: ServerResponse, path: string) => boolean;
 }
 
 /**
@@ -25,6 +27,7 @@ export function createHttpHandler(routes: HttpRoutes): RequestListener {
     if (path === '/healthz') return respond(response, 200, 'application/json', '{"status":"ok"}');
     if (path === '/readyz') return void answerReadiness(routes, response);
     if (path === '/metrics' && routes.metrics) return void answerMetrics(routes.metrics, response);
+    if (routes.attachments?.(request, response, path)) return;
     if (path === CPP_SESSION_PATH) {
       return respond(
         response,

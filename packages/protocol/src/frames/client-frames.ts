@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttachmentIdsSchema } from '../attachment.js';
 import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema } from '../node.js';
@@ -51,6 +52,8 @@ export const PivotInitFrameSchema = clientFrame(
     activeThreadId: ThreadIdSchema,
     userPrompt: UserPromptSchema,
     newBranchNodeId: MessageIdSchema,
+    /** Files uploaded before (docs/PROTOCOL.md §27) that the new prompt carries. */
+    attachments: AttachmentIdsSchema.optional(),
     receivedContentLength: ContentLengthSchema.optional(),
     receivedReasoningLength: ReasoningLengthSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
@@ -90,6 +93,8 @@ export const PromptFrameSchema = clientFrame(
     newNodeId: MessageIdSchema,
     /** `null`: a first prompt beside the thread's others, the edit of its first prompt (docs/PROTOCOL.md §24.2). */
     parentNodeId: MessageIdSchema.nullable().optional(),
+    /** Files uploaded before (docs/PROTOCOL.md §27) that the prompt carries. */
+    attachments: AttachmentIdsSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
   }),
@@ -202,6 +207,9 @@ export const ThreadSearchFrameSchema = clientFrame(
   }),
 );
 
+/** Ask for a ticket to the attachment endpoints (docs/PROTOCOL.md §27.2); answered by CPP_ATTACHMENT_TICKET. */
+export const AttachmentTicketRequestFrameSchema = clientFrame('CPP_ATTACHMENT_TICKET_REQUEST', z.object({}));
+
 /** The formats a thread can be imported from. */
 export const ImportFormatSchema = z.enum(['cpp-thread', 'chatgpt']);
 export type ImportFormat = z.infer<typeof ImportFormatSchema>;
@@ -230,6 +238,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   ThreadDeleteFrameSchema,
   ThreadSearchFrameSchema,
   ThreadImportFrameSchema,
+  AttachmentTicketRequestFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -247,6 +256,7 @@ export type ThreadRenameFrame = z.infer<typeof ThreadRenameFrameSchema>;
 export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
 export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
 export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
+export type AttachmentTicketRequestFrame = z.infer<typeof AttachmentTicketRequestFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];

@@ -22,6 +22,7 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_THREAD_DELETE',
   'CPP_THREAD_SEARCH',
   'CPP_THREAD_IMPORT',
+  'CPP_ATTACHMENT_TICKET_REQUEST',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [
@@ -40,4 +41,5 @@ export const SERVER_FRAME_TYPES = [
   'CPP_SEARCH_RESULTS',
   'CPP_THREADS_IMPORTED',
   'CPP_THREAD_UPDATED',
+  'CPP_ATTACHMENT_TICKET',
 ] as const satisfies readonly ServerFrameType[];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AttachmentMediaTypeSchema } from '../attachment.js';
 import { serverFrame } from '../envelope.js';
 import { ERROR_CODES } from '../error-codes.js';
 import {
@@ -187,6 +188,28 @@ export const ThreadsImportedFrameSchema = serverFrame(
   z.object({ threads: z.array(ThreadSummarySchema) }),
 );
 
+/**
+ * A ticket to the attachment endpoints (docs/PROTOCOL.md §27.2): they act for this connection's identity, as it is
+ * now, while the ticket lasts. The limits are what an upload is held to.
+ */
+export const AttachmentTicketFrameSchema = serverFrame(
+  'CPP_ATTACHMENT_TICKET',
+  z.object({
+    /** Sent as `Authorization: Bearer <ticket>`, or as the `ticket` query parameter where no header can be set. */
+    ticket: z.string().min(1),
+    /** Milliseconds since the Unix epoch; after it the endpoints answer 401. */
+    expiresAt: z.number().int().nonnegative(),
+    /** The path uploads are sent to, and below which each attachment is served (`<uploadPath>/<attachmentId>`). */
+    uploadPath: z.string().regex(/^\//, 'an absolute path'),
+    /** The largest file taken, in bytes. */
+    maxBytes: z.number().int().positive(),
+    /** The most files one prompt may carry. */
+    maxPerPrompt: z.number().int().positive(),
+    /** The types taken, as sniffed from the bytes. */
+    mediaTypes: z.array(AttachmentMediaTypeSchema),
+  }),
+);
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -203,6 +226,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   SearchResultsFrameSchema,
   ThreadsImportedFrameSchema,
   ThreadUpdatedFrameSchema,
+  AttachmentTicketFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;
@@ -218,6 +242,7 @@ export type ThreadDeletedFrame = z.infer<typeof ThreadDeletedFrameSchema>;
 export type SearchResultsFrame = z.infer<typeof SearchResultsFrameSchema>;
 export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
 export type ThreadUpdatedFrame = z.infer<typeof ThreadUpdatedFrameSchema>;
+export type AttachmentTicketFrame = z.infer<typeof AttachmentTicketFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];

@@ -1,3 +1,4 @@
+import type { Attachment } from '../attachment.js';
 import { CPPError } from '../cpp-error.js';
 import { ErrorCode } from '../error-codes.js';
 import type { MessageNode } from '../node.js';
@@ -7,6 +8,8 @@ import type { GraphDraft } from './graph-draft.js';
 export interface ExchangeInput {
   userNodeId: string;
   userPrompt: string;
+  /** The files the prompt carries, in the order it named them; absent or empty: none. */
+  attachments?: readonly Attachment[];
   assistantNodeId: string;
   /** The model that will write the answer, recorded on the assistant node. */
   model?: string;
@@ -20,7 +23,7 @@ export interface ExchangeInput {
 export function addExchange(draft: GraphDraft, parentId: string | null, input: ExchangeInput): void {
   if (input.userNodeId === input.assistantNodeId)
     throw new CPPError(ErrorCode.CONFLICT, 'user and assistant node ids must differ');
-  draft.insert({
+  const user: MessageNode = {
     id: input.userNodeId,
     parentId,
     childrenIds: [],
@@ -28,7 +31,9 @@ export function addExchange(draft: GraphDraft, parentId: string | null, input: E
     content: input.userPrompt,
     status: 'completed',
     createdAt: input.createdAt,
-  });
+  };
+  if (input.attachments?.length) user.attachments = input.attachments.map((attachment) => ({ ...attachment }));
+  draft.insert(user);
   addAnswer(draft, input.userNodeId, input);
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  AttachmentSchema,
   CLIENT_FRAME_TYPES,
   MessageNodeSchema,
   SERVER_FRAME_TYPES,
@@ -37,7 +38,8 @@ describe('docs/PROTOCOL.md examples', () => {
   it('shows only frames and nodes that decode', () => {
     for (const example of examples) {
       if (!('type' in example)) {
-        const schema = 'format' in example ? ThreadExportSchema : MessageNodeSchema;
+        const schema =
+          'format' in example ? ThreadExportSchema : 'sha256' in example ? AttachmentSchema : MessageNodeSchema;
         expect(schema.safeParse(example).success, JSON.stringify(example)).toBe(true);
         continue;
       }

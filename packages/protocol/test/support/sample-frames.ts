@@ -12,6 +12,17 @@ const rootNode: MessageNode = {
   childrenIds: ['msg_01h8v1'],
   role: 'user',
   content: 'Explain spiking neural networks.',
+  attachments: [
+    {
+      id: 'att_01h8v0a',
+      name: 'raster plot.png',
+      mediaType: 'image/png',
+      size: 48213,
+      sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+      width: 1280,
+      height: 720,
+    },
+  ],
   status: 'completed',
   createdAt: TIMESTAMP,
 };
@@ -39,6 +50,7 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
       activeThreadId: THREAD_ID,
       userPrompt: "Wait, let's pivot and focus on the Rust implementation instead of Clojure.",
       newBranchNodeId: 'msg_01h8w',
+      attachments: ['att_01h8w0a'],
       receivedContentLength: 12,
       expectedVersion: 3,
       model: 'fast',
@@ -71,6 +83,7 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
       userPrompt: 'Explain spiking neural networks.',
       newNodeId: 'msg_01h8v0',
       parentNodeId: 'msg_01h8v1',
+      attachments: ['att_01h8v0a', 'att_01h8v0b'],
       expectedVersion: 2,
       model: 'deep',
     },
@@ -141,6 +154,12 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     timestamp: TIMESTAMP,
     id: 'request-15',
     payload: { format: 'chatgpt', document: [{ title: 'Empty', mapping: {}, current_node: null }] },
+  },
+  CPP_ATTACHMENT_TICKET_REQUEST: {
+    type: 'CPP_ATTACHMENT_TICKET_REQUEST',
+    timestamp: TIMESTAMP,
+    id: 'request-16',
+    payload: {},
   },
   CPP_AUTH_PROOF: {
     type: 'CPP_AUTH_PROOF',
@@ -334,6 +353,18 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
         version: 2,
         nodeCount: 2,
       },
+    },
+  },
+  CPP_ATTACHMENT_TICKET: {
+    type: 'CPP_ATTACHMENT_TICKET',
+    timestamp: TIMESTAMP,
+    payload: {
+      ticket: 'v1.eyJkaWQiOiJkaWQ6a2V5Ono2TWsiLCJ2ZXJpZmllZCI6dHJ1ZSwiZXhwIjoxNzgxMTAzNjAwMDAwfQ.c2lnbmF0dXJl',
+      expiresAt: TIMESTAMP + 3_600_000,
+      uploadPath: '/v1/cpp/attachments',
+      maxBytes: 20_971_520,
+      maxPerPrompt: 10,
+      mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'],
     },
   },
 };

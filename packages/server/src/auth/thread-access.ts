@@ -153,6 +153,15 @@ export class ThreadAccess implements ThreadLimits {
     this.searches.take(identity, connectionId);
   }
 
+  /**
+   * Whether the identity may read the thread's files (docs/PROTOCOL.md §27.5): as it may open the thread, decided
+   * from the store, so that any server of a cluster answers the same.
+   */
+  async mayRead(threadId: string, identity: Identity): Promise<boolean> {
+    if (!this.settings.ownerOnly) return true;
+    return (await this.store.threadSummary(threadId))?.ownerDid === identity.did;
+  }
+
   private owns(engine: ThreadEngine, identity: Identity): boolean {
     return !this.settings.ownerOnly || engine.ownerDid === identity.did;
   }

@@ -12,6 +12,7 @@ import {
   openStore,
   withoutPassword,
   type DeploymentFlags,
+  UNSHARED_TICKETS_WARNING,
 } from './deployment-flags.js';
 import { importCommand } from './import-command.js';
 import { migrateCommand } from './migrate-command.js';
@@ -117,6 +118,7 @@ async function main(options: CliOptions): Promise<void> {
   const tracing = await startTracing();
   const { store, description: storeDescription } = await openStore(options, (message) => logger.info(message));
   const cluster = await openCluster(options);
+  if (cluster && !options.attachmentSecret) console.error(UNSHARED_TICKETS_WARNING);
   const clusterDescription = cluster
     ? `Redis at ${withoutPassword(options.redisUrl!)}, prefix ${options.redisPrefix}, instance ${cluster.instanceId}`
     : 'none (this server runs alone)';
@@ -137,6 +139,7 @@ async function main(options: CliOptions): Promise<void> {
     logger,
     logPrompts: options.logPrompts,
     metrics: options.metrics ? undefined : false,
+    ...(options.attachmentSecret ? { attachments: { ticketSecret: options.attachmentSecret } } : {}),
     ...access,
   });
   await server.ready;

@@ -13,6 +13,8 @@ export interface DeploymentFlags {
   databaseSchema: string;
   redisUrl?: string;
   redisPrefix: string;
+  /** The key attachment tickets are signed with: the same on every instance of a cluster (PROTOCOL.md §27.2). */
+  attachmentSecret?: string;
 }
 
 export function addDeploymentFlags(program: Command): void {
@@ -43,8 +45,18 @@ export function addDeploymentFlags(program: Command): void {
       new Option('--redis-prefix <prefix>', 'put before every Redis key of the cluster')
         .env('CPP_REDIS_PREFIX')
         .default(DEFAULT_REDIS_PREFIX),
+    )
+    .addOption(
+      new Option(
+        '--attachment-secret <key>',
+        'key (32+ characters) that signs attachment tickets; the same on every instance of a cluster',
+      ).env('CPP_ATTACHMENT_SECRET'),
     );
 }
+
+/** Said at start by an instance of a cluster without a shared ticket key: its tickets work on it alone. */
+export const UNSHARED_TICKETS_WARNING =
+  'warning: no --attachment-secret: attachment tickets this instance issues are taken by it alone; give every instance the same key (CPP_ATTACHMENT_SECRET)';
 
 export interface OpenedStore {
   store: ConversationStore;

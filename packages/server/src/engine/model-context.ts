@@ -1,5 +1,8 @@
-import type { MessageNode, ToolCall } from '@promethea/cpp-protocol';
-import type { ModelMessage, ModelToolMessage } from '../model/model-provider.js';
+import type { Attachment, MessageNode, ToolCall } from '@promethea/cpp-protocol';
+import type { ModelAttachment, ModelMessage, ModelToolMessage } from '../model/model-provider.js';
+
+/** The bytes of a file, by its SHA-256; undefined when they are no longer kept. */
+export type ReadAttachmentBytes = (sha256: string) => Promise<Uint8Array | undefined>;
 
 /** What the model is told of a call that never ended (a halt or a crash caught it): it was not run to its end. */
 export const INTERRUPTED_TOOL_RESULT =
@@ -11,10 +14,10 @@ export const INTERRUPTED_TOOL_RESULT =
  * out. An answer that called tools is its steps, as the model made them (docs/PROTOCOL.md §26.2): each step's text
  * and calls, then the calls' results.
  */
-export function modelMessages(branch: readonly MessageNode[]): ModelMessage[] {
+export function modelMessages(branch: readonly MessageNode[], readBytes: ReadAttachmentBytes): ModelMessage[] {
   const messages: ModelMessage[] = [];
   for (const node of branch) {
-    if (node.role === 'user') messages.push({ role: 'user', content: node.content });
+    if (node.role === 'user') messages.push(userTurn(node, readBytes));
     else messages.push(...answerTurns(node));
   }
   return messages;
@@ -55,4 +58,26 @@ function toolResult(call: ToolCall): ModelToolMessage {
   if (call.state === 'output-available') return { role: 'tool', toolCallId, toolName, content: call.output ?? '' };
   const content = call.state === 'output-error' ? (call.errorText ?? '') : '';
   return { role: 'tool', toolCallId, toolName, content: content || INTERRUPTED_TOOL_RESULT, isError: true };
+}
+
+/** A prompt with its files, if it carried any. */
+function userTurn(node: MessageNode, readBytes: ReadAttachmentBytes): ModelMessage {
+  if (!node.attachments?.length) return { role: 'user', content: node.content };
+  return {
+    role: 'user',
+    content: node.content,
+    attachments: node.attachments.map((file) => modelFile(file, readBytes)),
+  };
+}
+
+/** A node's file as a model is given it: the bytes are read only if the provider asks for them. */
+function modelFile({ id, ...file }: Attachment, readBytes: ReadAttachmentBytes): ModelAttachment {
+  return {
+    ...file,
+    bytes: async () => {
+      const bytes = await readBytes(file.sha256);
+      if (!bytes) throw new Error(`the bytes of attachment ${id} (${file.name}) are no longer kept`);
+      return bytes;
+    },
+  };
 }

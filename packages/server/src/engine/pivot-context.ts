@@ -11,6 +11,8 @@ export interface PivotRequest {
   receivedReasoningLength?: number | undefined;
   /** The model to answer the new prompt with; absent: the default. */
   model?: string;
+  /** The ids of the files the new prompt carries (docs/PROTOCOL.md §27.4); absent: none. */
+  attachments?: string[];
 }
 
 /** The two steps a pivot is made of, carried out by the thread's engine. */

@@ -10,6 +10,7 @@ import type { AnswerStream } from './answer-stream.js';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
 import type { Identity } from './identity.js';
+import { promptAttachments } from './prompt-attachments.js';
 import { keepingTheCut } from './keeping-the-cut.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
@@ -60,6 +61,7 @@ export async function pivot(
     );
   }
   const model = thread.models.resolve(request.model);
+  const attachments = await promptAttachments(thread.store, activeThreadId, identity, request.attachments);
   const assistantNodeId = newMessageId();
 
   let cut: Cut | undefined;
@@ -75,6 +77,7 @@ export async function pivot(
       model,
       createdAt: Date.now(),
       ...cutContent,
+      ...(attachments ? { attachments } : {}),
     });
   };
   const steps = observed(

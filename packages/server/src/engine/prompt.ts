@@ -14,6 +14,7 @@ import {
 import type { Cut } from './cut.js';
 import type { Identity } from './identity.js';
 import { keepingTheCut } from './keeping-the-cut.js';
+import { promptAttachments } from './prompt-attachments.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
 import type { Titling } from './thread-committer.js';
@@ -41,6 +42,7 @@ export async function prompt(
     );
   const model = thread.models.resolve(frame.payload.model);
   if (parentNodeId !== undefined && parentNodeId !== null) requireNode(thread.graph, parentNodeId);
+  const attachments = await promptAttachments(thread.store, threadId, identity, frame.payload.attachments);
   await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
   const assistantNodeId = newMessageId();
   await thread.generation.claim();
@@ -55,6 +57,7 @@ export async function prompt(
       model,
       createdAt: Date.now(),
       ...parent,
+      ...(attachments ? { attachments } : {}),
     });
   };
   await answer(thread, plan, assistantNodeId, requester, { prompt: userPrompt });

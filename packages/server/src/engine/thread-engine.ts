@@ -508,7 +508,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   private answerStream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
     const admitted = this.dependencies.admitGeneration(requester);
     const node = branch.at(-1);
-    const messages = modelMessages(branch);
+    const messages = modelMessages(branch, (sha256) => this.store.attachmentBytes(sha256));
     const initial = {
       content: node?.content ?? '',
       reasoning: node ? partText(node, 'reasoning') : '',

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DemoToolsProvider } from './demo-tools-provider.js';
 import type { ModelEntry } from './model-catalog.js';
-import type { ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { describeFile } from './attachments-as-text.js';
+import type { ModelAttachment, ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
 
 export interface DemoProviderOptions {
   /** Pause before each word, in milliseconds. Default 40 (about 25 words a second, a typical chat model pace). */
@@ -105,6 +106,8 @@ export class DemoProvider implements ModelProvider {
   readonly provider = 'demo';
   readonly model: string;
   readonly reasoning: boolean;
+  /** It describes the files a prompt carries, so that attachments work offline end to end. */
+  readonly readsAttachments = true;
   private readonly delayMs: number;
   private readonly words: number | undefined;
   private readonly reasoningWords: number;
@@ -118,8 +121,8 @@ export class DemoProvider implements ModelProvider {
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamPart> {
-    const { prompt, turn, partial } = demoTurn(request);
-    const words = composeAnswer(prompt, turn, this.words);
+    const { prompt, turn, partial, attachments } = demoTurn(request);
+    const words = composeAnswer(prompt, turn, this.words, await describeAttachments(attachments));
     for (const [index, word] of composeReasoning(prompt, this.reasoningWords).entries()) {
       await this.pace(request.signal);
       yield { type: 'reasoning-delta', text: index === 0 ? word : ` ${word}` };
@@ -158,10 +161,50 @@ export function demoModels(options: Omit<DemoProviderOptions, 'model' | 'reasoni
  * The prompt a request answers, its turn, and, when it continues a partial answer (CPP_CONTINUE), that answer's text:
  * the same conversation's turn then has the partial answer after the prompt.
  */
-function demoTurn(request: ModelRequest): { prompt: string; turn: number; partial: string } {
+function demoTurn(request: ModelRequest): {
+  prompt: string;
+  turn: number;
+  partial: string;
+  attachments: readonly ModelAttachment[];
+} {
   const { messages } = request;
-  if (!request.continues) return { prompt: messages.at(-1)?.content ?? '', turn: messages.length, partial: '' };
-  return { prompt: messages.at(-2)?.content ?? '', turn: messages.length - 1, partial: messages.at(-1)?.content ?? '' };
+  const filesOf = (message: ModelMessage | undefined) => (message?.role === 'user' && message.attachments) || [];
+  if (!request.continues) {
+    const last = messages.at(-1);
+    return { prompt: last?.content ?? '', turn: messages.length, partial: '', attachments: filesOf(last) };
+  }
+  const prompt = messages.at(-2);
+  return {
+    prompt: prompt?.content ?? '',
+    turn: messages.length - 1,
+    partial: messages.at(-1)?.content ?? '',
+    attachments: filesOf(prompt),
+  };
+}
+
+/** How many lines of a text file the demo quotes, and how much of each. */
+const QUOTED_LINES = 3;
+const QUOTED_LINE_LENGTH = 80;
+
+/**
+ * What the demo says it received, e.g. `You attached the image "cat.png" (image/png, 640×480 pixels, 12.0 KB).`; a text
+ * file's first lines are quoted. Empty without files.
+ */
+async function describeAttachments(files: readonly ModelAttachment[]): Promise<string> {
+  if (files.length === 0) return '';
+  const described = await Promise.all(
+    files.map(async (file) => {
+      if (file.mediaType !== 'text/plain') return describeFile(file);
+      const lines = new TextDecoder()
+        .decode(await file.bytes())
+        .split(/\r?\n/)
+        .filter((line) => line.trim() !== '')
+        .slice(0, QUOTED_LINES)
+        .map((line) => line.trim().slice(0, QUOTED_LINE_LENGTH));
+      return `${describeFile(file)}, which begins: "${lines.join(' / ')}"`;
+    }),
+  );
+  return `You attached ${described.join('; ')}.`;
 }
 
 /**
@@ -197,9 +240,10 @@ function composeReasoning(prompt: string, length: number): string[] {
  * The answer as words split at single spaces (a word may hold a line break, and indentation makes empty words), so
  * that joining them with spaces gives the Markdown back exactly.
  */
-function composeAnswer(prompt: string, turn: number, length: number | undefined): string[] {
+function composeAnswer(prompt: string, turn: number, length: number | undefined, attached: string): string[] {
   const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
-  const words = `(demo model, turn ${turn}) You said: "${quoted}".`.split(' ');
+  const opening = `(demo model, turn ${turn}) You said: "${quoted}".`;
+  const words = (attached ? `${opening} ${attached.replace(/\s+/g, ' ')}` : opening).split(' ');
   // The same conversation always gets the same answer; different prompts get different ones.
   let answer = hash(prompt) + turn;
   const next = () => `\n\n${ANSWERS[answer++ % ANSWERS.length]!}`.split(' ');

@@ -1,4 +1,5 @@
 import { CPPError, ErrorCode, type ModelInfo } from '@promethea/cpp-protocol';
+import { AttachmentsAsTextProvider } from './attachments-as-text.js';
 import type { ModelProvider } from './model-provider.js';
 
 /** One model a server offers. */
@@ -17,7 +18,8 @@ export interface ModelEntry {
  * names, and which provider writes an answer that records a model id.
  */
 export class ModelCatalog {
-  private readonly entries = new Map<string, { info: ModelInfo; provider: ModelProvider }>();
+  /** `provider` is the one configured; `answering` writes its answers (the same, or it given files as text). */
+  private readonly entries = new Map<string, { info: ModelInfo; provider: ModelProvider; answering: ModelProvider }>();
   readonly defaultId: string;
 
   constructor(entries: readonly ModelEntry[], defaultId?: string) {
@@ -30,7 +32,9 @@ export class ModelCatalog {
         provider: entry.provider.provider,
         reasoning: entry.reasoning ?? entry.provider.reasoning ?? false,
       };
-      this.entries.set(id, { info, provider: entry.provider });
+      const { provider } = entry;
+      const answering = provider.readsAttachments ? provider : new AttachmentsAsTextProvider(provider);
+      this.entries.set(id, { info, provider, answering });
     }
     const first = this.entries.keys().next();
     if (first.done) throw new Error('A server needs at least one model');
@@ -60,10 +64,10 @@ export class ModelCatalog {
    * restarted with others) is written by the default model.
    */
   providerOf(id: string | undefined): ModelProvider {
-    return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).provider;
+    return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).answering;
   }
 
-  /** Every model's provider, in the order listed. */
+  /** Every model's provider as configured, in the order listed. */
   providers(): ModelProvider[] {
     return [...this.entries.values()].map((entry) => entry.provider);
   }

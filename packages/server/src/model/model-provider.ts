@@ -1,4 +1,4 @@
-import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
+import type { Attachment, FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 
 /**
  * One turn of the context given to a model: the branch from the root to the new prompt, nothing else. An assistant
@@ -9,6 +9,13 @@ export type ModelMessage = ModelUserMessage | ModelAssistantMessage | ModelToolM
 export interface ModelUserMessage {
   role: 'user';
   content: string;
+  /** The files the prompt carried (docs/PROTOCOL.md §27), in its order; absent or empty: none. */
+  attachments?: readonly ModelAttachment[];
+}
+
+/** A file given to a model: what the node says of it, and its bytes, read from the store when the provider asks. */
+export interface ModelAttachment extends Omit<Attachment, 'id'> {
+  bytes(): Promise<Uint8Array>;
 }
 
 export interface ModelAssistantMessage {
@@ -98,5 +105,10 @@ export interface ModelProvider {
   readonly model: string;
   /** Whether the model reasons before it answers, for clients to show. Default: false. */
   readonly reasoning?: boolean;
+  /**
+   * Whether the provider reads `ModelUserMessage.attachments` itself. Default false: the server gives it each file
+   * as text instead (`attachmentsAsText`), so that no file is silently dropped.
+   */
+  readonly readsAttachments?: boolean;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
+  AttachmentRecord,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -79,6 +80,26 @@ export class ObservedStore implements ConversationStore {
 
   interruptStreamingNodes(now: number): Promise<string[]> {
     return this.timed('interruptStreamingNodes', () => this.store.interruptStreamingNodes(now));
+  }
+
+  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+    return this.timed('putAttachment', () => this.store.putAttachment(record, bytes));
+  }
+
+  loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
+    return this.timed('loadAttachments', () => this.store.loadAttachments(ids));
+  }
+
+  attachmentBytes(sha256: string): Promise<Uint8Array | undefined> {
+    return this.timed('attachmentBytes', () => this.store.attachmentBytes(sha256));
+  }
+
+  uploadedBytesSince(ownerDid: string, since: number): Promise<number> {
+    return this.timed('uploadedBytesSince', () => this.store.uploadedBytesSince(ownerDid, since));
+  }
+
+  deleteUnusedAttachments(createdBefore: number): Promise<number> {
+    return this.timed('deleteUnusedAttachments', () => this.store.deleteUnusedAttachments(createdBefore));
   }
 
   close(): Promise<void> {

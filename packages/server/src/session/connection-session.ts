@@ -11,6 +11,7 @@ import {
   type ErrorCode as ErrorCodeType,
   searchTerms,
 } from '@promethea/cpp-protocol';
+import type { Attachments } from '../attachments/attachments.js';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess } from '../auth/thread-access.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
@@ -30,6 +31,8 @@ export interface SessionDependencies {
   store: ConversationStore;
   /** What CPP_MODEL_LIST lists. */
   models: ModelCatalog;
+  /** Hands out tickets to the attachment endpoints. */
+  attachments: Pick<Attachments, 'ticket'>;
   /** Whose threads it may act on, and how much. */
   access: ThreadAccess;
   /** The connections subscribed to their identity's thread list. */
@@ -179,6 +182,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         const { models } = this.dependencies;
         return this.send(encodeServerFrame('CPP_MODELS', { models: models.list(), defaultModel: models.defaultId }));
       }
+      case 'CPP_ATTACHMENT_TICKET_REQUEST':
+        return this.send(
+          encodeServerFrame('CPP_ATTACHMENT_TICKET', this.dependencies.attachments.ticket(this.identity)),
+        );
       case 'CPP_SYNC_REQUEST':
         access.checkSync(this.identity, this.id);
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));

@@ -1,4 +1,12 @@
-import type { SearchHit, TextPart, ThreadGraph, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type {
+  Attachment,
+  SearchHit,
+  TextPart,
+  ThreadGraph,
+  ThreadSummary,
+  ToolCall,
+  TreeChange,
+} from '@promethea/cpp-protocol';
 
 /** A thread's metadata, beside its graph. */
 export interface ThreadRecord {
@@ -54,6 +62,18 @@ export interface StreamedText {
 }
 
 /**
+ * An uploaded file (docs/PROTOCOL.md §27): its identity's until a committed prompt carries it, then its thread's. Its
+ * bytes are kept once per SHA-256, however many attachments have them.
+ */
+export interface AttachmentRecord extends Attachment {
+  /** The identity that uploaded it. */
+  ownerDid: string;
+  /** The thread whose prompt carries it; `null` while no committed prompt does. */
+  threadId: string | null;
+  createdAt: number;
+}
+
+/**
  * Where conversations live. Small on purpose: every adapter (memory, SQLite, PostgreSQL) passes one contract
  * suite. Structural changes arrive as whole `TreeChange`s and are committed atomically with an optimistic version
  * check, so a crash or a concurrent writer can never leave a half-spliced tree.
@@ -94,7 +114,8 @@ export interface ConversationStore {
   searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]>;
 
   /**
-   * Deletes the thread with every node and every piece of streamed text, and retires its id, in one transaction: no
+   * Deletes the thread with every node, every piece of streamed text and every attachment (bytes no other attachment
+   * has go too), and retires its id, in one transaction: no
    * thread of that id is created or imported again. Its node ids are free again. False when there was no such thread.
    */
   deleteThread(threadId: string): Promise<boolean>;
@@ -120,7 +141,10 @@ export interface ConversationStore {
 
   /**
    * Writes every node of the change (insert or replace), deletes its removed nodes of the thread (a deleted branch)
-   * with their streamed pieces, and writes the root, the head and the version, in one transaction.
+   * with their streamed pieces, and writes the root, the head and the version, in one transaction. The attachments
+   * its nodes carry become the thread's; those of the thread no node carries any more are deleted, and with them
+   * bytes no other attachment has. Throws `StoreConflictError` too when a node carries an attachment that is gone
+   * or is another thread's.
    * Throws `StoreConflictError`, writing nothing, when the thread does not exist, its stored version is not
    * `change.baseVersion`, or a node's id is already used in another thread. `meta.title` replaces the title only
    * when given.
@@ -161,6 +185,27 @@ export interface ConversationStore {
    * threads, sorted.
    */
   interruptStreamingNodes(now: number): Promise<string[]>;
+
+  /**
+   * Keeps an uploaded file, its thread `null`, and its bytes unless bytes of that SHA-256 are kept already. Throws
+   * `StoreConflictError` when the id is taken.
+   */
+  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void>;
+
+  /** The records of those ids that exist, in the order asked. */
+  loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]>;
+
+  /** The bytes of that SHA-256, or `undefined` when no attachment has them any more. */
+  attachmentBytes(sha256: string): Promise<Uint8Array | undefined>;
+
+  /** The bytes the identity uploaded since `since` (ms), of the attachments still kept: a daily quota reads it. */
+  uploadedBytesSince(ownerDid: string, since: number): Promise<number>;
+
+  /**
+   * Deletes the attachments no committed prompt carried that were uploaded before `createdBefore`, with bytes no
+   * other attachment has. Returns how many attachments went.
+   */
+  deleteUnusedAttachments(createdBefore: number): Promise<number>;
 
   /** Idempotent. Every other method rejects once the store is closed. */
   close(): Promise<void>;

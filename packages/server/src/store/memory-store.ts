@@ -6,6 +6,7 @@ import {
   type TreeChange,
 } from '@promethea/cpp-protocol';
 import type {
+  AttachmentRecord,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -44,6 +45,9 @@ export class MemoryStore implements ConversationStore {
   private readonly pieces = new Map<string, Map<string, TextPieceRow>>();
   /** The ids of deleted threads: retired, never created again (the SQL stores' `deleted_threads`). */
   private readonly deletedThreadIds = new Set<string>();
+  private readonly attachments = new Map<string, AttachmentRecord>();
+  /** SHA-256 → bytes, kept once however many attachments have them. */
+  private readonly blobs = new Map<string, Uint8Array>();
   private closed = false;
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -127,7 +131,9 @@ export class MemoryStore implements ConversationStore {
       this.pieces.delete(nodeId);
     }
     this.deletedThreadIds.add(threadId);
-    return this.threads.delete(threadId);
+    this.threads.delete(threadId);
+    this.freeAttachments((record) => record.threadId === threadId);
+    return true;
   }
 
   async importThreads(threads: readonly StoredThread[]): Promise<void> {
@@ -173,6 +179,11 @@ export class MemoryStore implements ConversationStore {
     for (const node of change.nodes) {
       const owner = this.nodeThreads.get(node.id);
       if (owner !== undefined && owner !== change.threadId) throw StoreConflictError.nodeInOtherThread(node.id);
+      for (const { id } of node.attachments ?? []) {
+        const threadId = this.attachments.get(id)?.threadId;
+        if (threadId === undefined || (threadId !== null && threadId !== change.threadId))
+          throw StoreConflictError.attachmentUnavailable(id);
+      }
     }
     for (const nodeId of change.removedNodeIds ?? []) {
       if (!thread.nodes.delete(nodeId)) continue;
@@ -182,6 +193,13 @@ export class MemoryStore implements ConversationStore {
     for (const node of change.nodes) {
       thread.nodes.set(node.id, toNodeRecord(structuredClone(node)));
       this.nodeThreads.set(node.id, change.threadId);
+      for (const { id } of node.attachments ?? []) this.attachments.get(id)!.threadId = change.threadId;
+    }
+    if (change.removedNodeIds?.length) {
+      const carried = new Set(
+        [...thread.nodes.values()].flatMap((node) => (node.attachments ?? []).map(({ id }) => id)),
+      );
+      this.freeAttachments((record) => record.threadId === change.threadId && !carried.has(record.id));
     }
     for (const nodeId of endedAnswerIds(change.nodes)) this.pieces.delete(nodeId);
     thread.rootNodeId = change.rootNodeId;
@@ -238,8 +256,50 @@ export class MemoryStore implements ConversationStore {
     return recovered.sort();
   }
 
+  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+    this.ensureOpen();
+    if (this.attachments.has(record.id)) throw StoreConflictError.attachmentExists(record.id);
+    this.attachments.set(record.id, { ...record });
+    if (!this.blobs.has(record.sha256)) this.blobs.set(record.sha256, bytes.slice());
+  }
+
+  async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
+    this.ensureOpen();
+    return ids.flatMap((id) => {
+      const record = this.attachments.get(id);
+      return record ? [{ ...record }] : [];
+    });
+  }
+
+  async attachmentBytes(sha256: string): Promise<Uint8Array | undefined> {
+    this.ensureOpen();
+    return this.blobs.get(sha256)?.slice();
+  }
+
+  async uploadedBytesSince(ownerDid: string, since: number): Promise<number> {
+    this.ensureOpen();
+    let bytes = 0;
+    for (const record of this.attachments.values())
+      if (record.ownerDid === ownerDid && record.createdAt >= since) bytes += record.size;
+    return bytes;
+  }
+
+  async deleteUnusedAttachments(createdBefore: number): Promise<number> {
+    this.ensureOpen();
+    return this.freeAttachments((record) => record.threadId === null && record.createdAt < createdBefore);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** Deletes the attachments `unused` picks, and the bytes no attachment has any more; returns how many went. */
+  private freeAttachments(unused: (record: AttachmentRecord) => boolean): number {
+    const freed = [...this.attachments.values()].filter(unused);
+    for (const { id } of freed) this.attachments.delete(id);
+    const kept = new Set([...this.attachments.values()].map(({ sha256 }) => sha256));
+    for (const { sha256 } of freed) if (!kept.has(sha256)) this.blobs.delete(sha256);
+    return freed.length;
   }
 
   private piecesOf(nodeId: string): TextPieceRow[] {

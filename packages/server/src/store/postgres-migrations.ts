@@ -101,6 +101,41 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE nodes ADD COLUMN tool_calls jsonb;
     `,
   },
+  {
+    name: 'attachments',
+    sql: `
+    -- Attachments (docs/PROTOCOL.md §27), as in SQLite: a node's JSON of its files, which attachments nodes carry
+    -- (node_attachments, from which a deleted branch or thread frees the files no node carries), and the bytes once
+    -- per SHA-256. bytea is TOASTed, so a blob's bytes are read only when served or sent to a model.
+    ALTER TABLE nodes ADD COLUMN attachments jsonb;
+    CREATE TABLE attachment_blobs (
+      sha256 text PRIMARY KEY,
+      bytes bytea NOT NULL
+    );
+    CREATE TABLE attachments (
+      attachment_id text PRIMARY KEY,
+      owner_did text NOT NULL,
+      thread_id text,
+      sha256 text NOT NULL REFERENCES attachment_blobs (sha256),
+      name text NOT NULL,
+      media_type text NOT NULL,
+      size integer NOT NULL,
+      width integer,
+      height integer,
+      created_at bigint NOT NULL
+    );
+    CREATE INDEX attachments_by_sha256 ON attachments (sha256);
+    CREATE INDEX attachments_by_owner ON attachments (owner_did, created_at);
+    CREATE INDEX attachments_by_thread ON attachments (thread_id);
+    CREATE INDEX attachments_pending ON attachments (created_at) WHERE thread_id IS NULL;
+    CREATE TABLE node_attachments (
+      node_id text NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
+      attachment_id text NOT NULL REFERENCES attachments (attachment_id) ON DELETE CASCADE,
+      PRIMARY KEY (node_id, attachment_id)
+    );
+    CREATE INDEX node_attachments_by_attachment ON node_attachments (attachment_id);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

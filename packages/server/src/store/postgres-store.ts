@@ -1,6 +1,7 @@
 import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type { Pool, PoolClient } from 'pg';
 import type {
+  AttachmentRecord,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -10,6 +11,7 @@ import type {
   ThreadRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
+import * as attachments from './postgres-attachments.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
 import { migrate } from './postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from './postgres-statements.js';
@@ -120,9 +122,16 @@ export class PostgresStore implements ConversationStore {
   }
 
   async deleteThread(threadId: string): Promise<boolean> {
-    // Its nodes and their pieces of text go with it (ON DELETE CASCADE).
-    const { rowCount } = await this.pool.query(SQL.deleteThread, [threadId, Date.now()]);
-    return (rowCount ?? 0) > 0;
+    return inTransaction(
+      this.pool,
+      async (client) => {
+        // Its nodes and their pieces of text go with it (ON DELETE CASCADE); its files, with the bytes no other has.
+        const { rowCount } = await client.query(SQL.deleteThread, [threadId, Date.now()]);
+        await attachments.freeThread(client, threadId);
+        return (rowCount ?? 0) > 0;
+      },
+      BEGIN_READ_COMMITTED,
+    );
   }
 
   async importThreads(threads: readonly StoredThread[]): Promise<void> {
@@ -206,6 +215,26 @@ export class PostgresStore implements ConversationStore {
     return inTransaction(this.pool, (client) => interruptInTransaction(client, now), BEGIN_READ_COMMITTED);
   }
 
+  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+    await inTransaction(this.pool, (client) => attachments.put(client, record, bytes), BEGIN_READ_COMMITTED);
+  }
+
+  async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
+    return attachments.load(this.pool, ids);
+  }
+
+  async attachmentBytes(sha256: string): Promise<Uint8Array | undefined> {
+    return attachments.bytes(this.pool, sha256);
+  }
+
+  async uploadedBytesSince(ownerDid: string, since: number): Promise<number> {
+    return attachments.uploadedSince(this.pool, ownerDid, since);
+  }
+
+  async deleteUnusedAttachments(createdBefore: number): Promise<number> {
+    return inTransaction(this.pool, (client) => attachments.freePending(client, createdBefore), BEGIN_READ_COMMITTED);
+  }
+
   async close(): Promise<void> {
     this.closing ??= this.pool.end();
     await this.closing;
@@ -254,10 +283,13 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
       row.usage,
       row.reasoning,
       row.toolCalls,
+      row.attachments,
     ];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);
+    await attachments.carry(client, threadId, node);
   }
+  if (change.removedNodeIds?.length) await attachments.freeUncarried(client, threadId);
   const ended = endedAnswerIds(change.nodes);
   if (ended.length > 0) await client.query(SQL.deleteStreamedText, [ended]);
   const header = [

@@ -1,4 +1,5 @@
 import {
+  AttachmentSchema,
   cutToolCalls,
   type MessageNode,
   type NodeStatus,
@@ -37,6 +38,8 @@ export interface NodeRow {
   usage: string | null;
   /** JSON of the node's `ToolCall`s; NULL: none. */
   toolCalls: string | null;
+  /** JSON of the node's `Attachment`s. */
+  attachments: string | null;
 }
 
 /** A node left streaming, as recovery reads it. */
@@ -61,6 +64,7 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
     model: node.model ?? null,
     usage: node.usage === undefined ? null : JSON.stringify(node.usage),
     toolCalls: toolCallsColumn(node.toolCalls),
+    attachments: node.attachments === undefined ? null : JSON.stringify(node.attachments),
   };
 }
 
@@ -97,6 +101,8 @@ export type NodeColumns = [
   usage: string | null,
   /** JSON of the node's tool calls. */
   toolCalls: string | null,
+  /** JSON of the node's `Attachment`s. */
+  attachments: string | null,
 ];
 
 /**
@@ -117,5 +123,6 @@ export function fromNodeColumns(columns: NodeColumns): MessageNode {
   if (columns[7] !== null) node.model = columns[7];
   if (columns[8] !== null) node.usage = TokenUsageSchema.parse(JSON.parse(columns[8]));
   if (columns[9] !== null) node.toolCalls = ToolCallsColumnSchema.parse(JSON.parse(columns[9]));
+  if (columns[10] !== null) node.attachments = AttachmentSchema.array().parse(JSON.parse(columns[10]));
   return node;
 }

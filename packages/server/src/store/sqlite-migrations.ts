@@ -117,6 +117,38 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- Tool calls: an answer's calls as JSON (NULL: none), written by its commits and, while it streams, by each change.
   ALTER TABLE nodes ADD COLUMN tool_calls TEXT;
   `,
+  `
+  -- Attachments (docs/PROTOCOL.md §27). A node keeps what it says of its files as JSON (attachments); which
+  -- attachments nodes carry is node_attachments, from which a deleted branch or thread frees the files no node
+  -- carries any more. The bytes are kept once per SHA-256 (attachment_blobs), however many uploads had them.
+  ALTER TABLE nodes ADD COLUMN attachments TEXT CHECK (attachments IS NULL OR json_valid(attachments));
+  CREATE TABLE attachment_blobs (
+    sha256 TEXT PRIMARY KEY,
+    bytes BLOB NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE attachments (
+    attachment_id TEXT PRIMARY KEY,
+    owner_did TEXT NOT NULL,
+    thread_id TEXT,
+    sha256 TEXT NOT NULL REFERENCES attachment_blobs (sha256),
+    name TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    width INTEGER,
+    height INTEGER,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX attachments_by_sha256 ON attachments (sha256);
+  CREATE INDEX attachments_by_owner ON attachments (owner_did, created_at);
+  CREATE INDEX attachments_by_thread ON attachments (thread_id);
+  CREATE INDEX attachments_pending ON attachments (created_at) WHERE thread_id IS NULL;
+  CREATE TABLE node_attachments (
+    node_id TEXT NOT NULL REFERENCES nodes (node_id) ON DELETE CASCADE,
+    attachment_id TEXT NOT NULL REFERENCES attachments (attachment_id),
+    PRIMARY KEY (node_id, attachment_id)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX node_attachments_by_attachment ON node_attachments (attachment_id);
+  `,
 ];
 
 /**

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type {
+  AttachmentRecord,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -12,6 +13,7 @@ import type {
   ThreadRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
+import { SqliteAttachments } from './sqlite-attachments.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
@@ -41,6 +43,7 @@ const FALLBACK_CHECKPOINT_PAGES = 16_384;
  */
 export class SqliteStore implements ConversationStore {
   private readonly statements: SqliteStatements;
+  private readonly attachments: SqliteAttachments;
 
   /**
    * Opens (or creates, with its parent folders) the database file and brings its schema up to date; the thread
@@ -71,6 +74,7 @@ export class SqliteStore implements ConversationStore {
     private readonly checkpointer: SqliteCheckpointer,
   ) {
     this.statements = prepareStatements(db);
+    this.attachments = new SqliteAttachments(db);
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -131,6 +135,7 @@ export class SqliteStore implements ConversationStore {
     const deleted = this.db
       .transaction(() => {
         this.statements.deleteThreadNodes.run(threadId);
+        this.attachments.freeThread(threadId);
         const deleted = this.statements.deleteThread.run(threadId).changes > 0;
         if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
         return deleted;
@@ -225,6 +230,29 @@ export class SqliteStore implements ConversationStore {
     return interrupted;
   }
 
+  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+    this.db.transaction(() => this.attachments.put(record, bytes)).immediate();
+    this.checkpointer.wrote();
+  }
+
+  async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
+    return this.db.transaction(() => this.attachments.load(ids))();
+  }
+
+  async attachmentBytes(sha256: string): Promise<Uint8Array | undefined> {
+    return this.attachments.bytes(sha256);
+  }
+
+  async uploadedBytesSince(ownerDid: string, since: number): Promise<number> {
+    return this.attachments.uploadedSince(ownerDid, since);
+  }
+
+  async deleteUnusedAttachments(createdBefore: number): Promise<number> {
+    const freed = this.db.transaction(() => this.attachments.freePending(createdBefore)).immediate();
+    if (freed > 0) this.checkpointer.wrote();
+    return freed;
+  }
+
   async close(): Promise<void> {
     if (!this.db.open) return;
     // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
@@ -249,7 +277,9 @@ export class SqliteStore implements ConversationStore {
       const owner = this.statements.selectNodeThread.get(node.id);
       if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id);
       this.statements.upsertNode.run(toNodeRow(threadId, node));
+      this.attachments.carry(threadId, node);
     }
+    if (change.removedNodeIds?.length) this.attachments.freeUncarried(threadId);
     for (const nodeId of endedAnswerIds(change.nodes)) this.statements.deleteStreamedText.run(nodeId);
     this.statements.updateThreadHeader.run({
       threadId,

@@ -25,4 +25,13 @@ export class StoreConflictError extends Error {
   static nodeInOtherThread(nodeId: string): StoreConflictError {
     return new StoreConflictError(`node id ${nodeId} is already used by a different message`);
   }
+
+  /** The attachment was deleted, or a prompt of another thread carries it: it is this identity's to use no more. */
+  static attachmentUnavailable(attachmentId: string): StoreConflictError {
+    return new StoreConflictError(`attachment ${attachmentId} is gone or is carried by another thread`);
+  }
+
+  static attachmentExists(attachmentId: string): StoreConflictError {
+    return new StoreConflictError(`attachment ${attachmentId} already exists`);
+  }
 }

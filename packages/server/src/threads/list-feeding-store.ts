@@ -1,5 +1,6 @@
 import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
+  AttachmentRecord,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -105,6 +106,26 @@ export class ListFeedingStore implements ConversationStore {
     const threadIds = await this.store.interruptStreamingNodes(now);
     for (const threadId of threadIds) this.tell(threadId);
     return threadIds;
+  }
+
+  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+    return this.store.putAttachment(record, bytes);
+  }
+
+  loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
+    return this.store.loadAttachments(ids);
+  }
+
+  attachmentBytes(sha256: string): Promise<Uint8Array | undefined> {
+    return this.store.attachmentBytes(sha256);
+  }
+
+  uploadedBytesSince(ownerDid: string, since: number): Promise<number> {
+    return this.store.uploadedBytesSince(ownerDid, since);
+  }
+
+  deleteUnusedAttachments(createdBefore: number): Promise<number> {
+    return this.store.deleteUnusedAttachments(createdBefore);
   }
 
   close(): Promise<void> {

@@ -33,6 +33,7 @@ export async function importThreads(
   limits: ImportLimits,
 ): Promise<ThreadSummary[]> {
   const threads = readDocument(format, document);
+  refuseFiles(threads);
   await checkLimits(store, ownerDid, threads, limits);
   const stored = threads.map((thread) => storedThread(ownerDid, thread));
   await store.importThreads(stored);
@@ -107,6 +108,19 @@ function readDocument(format: ImportFormat, document: unknown): ImportedThread[]
       throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * A document whose messages carry files is refused: it holds their metadata only, and a node may not name a file the
+ * store does not have (PROTOCOL.md §27.8).
+ */
+function refuseFiles(threads: readonly ImportedThread[]): void {
+  const index = threads.findIndex(({ graph }) => Object.values(graph.nodes).some((node) => node.attachments?.length));
+  if (index < 0) return;
+  throw new CPPError(
+    ErrorCode.INVALID_FRAME,
+    `payload.document: thread ${index + 1} has messages carrying files (attachments), whose bytes a document does not hold; import it without them`,
+  );
 }
 
 async function checkLimits(

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'v
 import type { ToolCall } from '@promethea/cpp-protocol';
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
+import { describeAttachmentContract } from './attachment-store-contract.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
 import { describeThreadOperationsContract } from './thread-operations-contract.js';
 import { loadSound, streamBatch, TestClock, ThreadDriver } from './thread-driver.js';
@@ -766,6 +767,8 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         });
       });
     });
+
+    describeAttachmentContract({ store: () => store, startThread });
 
     describeThreadOperationsContract({
       store: () => store,

@@ -1,4 +1,5 @@
 import {
+  type Attachment,
   TEXT_PARTS,
   applyChange,
   emptyGraph,
@@ -41,6 +42,7 @@ export interface ExchangeIds {
 export interface PromptOptions extends Partial<ExchangeIds> {
   parentNodeId?: string;
   model?: string;
+  attachments?: Attachment[];
 }
 
 /**

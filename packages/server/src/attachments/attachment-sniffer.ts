@@ -1,0 +1,63 @@
+import { ATTACHMENT_MEDIA_TYPES, type AttachmentMediaType, CPPError, ErrorCode } from '@promethea/cpp-protocol';
+import { fileTypeFromBuffer } from 'file-type';
+import { imageSize } from 'image-size';
+
+/** What the bytes of an upload are, decided from them alone: the type, and an image's size in pixels. */
+export interface SniffedFile {
+  mediaType: AttachmentMediaType;
+  width?: number;
+  height?: number;
+}
+
+/** What a refusal names as taken, so that the person knows what to send instead. */
+export const ACCEPTED_TYPES_TEXT =
+  'PNG, JPEG, WebP or GIF images, PDF, or UTF-8 text (plain text, Markdown, CSV, JSON, code)';
+
+const BINARY_TYPES = new Set<string>(ATTACHMENT_MEDIA_TYPES.filter((type) => type !== 'text/plain'));
+
+/**
+ * Sniffs the type from the bytes (the client's name and Content-Type are never trusted): an image or a PDF by its
+ * signature (`file-type`), else UTF-8 text without NUL. An image's width and height come from its header, and an
+ * image of more than `maxImagePixels` pixels is refused before anything decodes it.
+ */
+export async function sniffFile(bytes: Uint8Array, maxImagePixels: number): Promise<SniffedFile> {
+  if (bytes.length === 0) throw unsupported('the file is empty');
+  const detected = await fileTypeFromBuffer(bytes);
+  if (detected && BINARY_TYPES.has(detected.mime)) {
+    const mediaType = detected.mime as AttachmentMediaType;
+    return mediaType.startsWith('image/') ? { mediaType, ...imageDimensions(bytes, maxImagePixels) } : { mediaType };
+  }
+  if (isUtf8Text(bytes)) return { mediaType: 'text/plain' };
+  const what = detected ? `a ${detected.mime} file` : 'a binary file of no type accepted';
+  throw unsupported(`the file is ${what}`);
+}
+
+function imageDimensions(bytes: Uint8Array, maxImagePixels: number): { width: number; height: number } {
+  let size: { width?: number; height?: number };
+  try {
+    size = imageSize(bytes);
+  } catch {
+    throw unsupported('the image is damaged: its size cannot be read');
+  }
+  const { width, height } = size;
+  if (!width || !height) throw unsupported('the image is damaged: its size cannot be read');
+  if (width * height > maxImagePixels) {
+    throw unsupported(`the image is ${width}×${height} pixels; the limit is ${maxImagePixels} pixels`);
+  }
+  return { width, height };
+}
+
+/** Valid UTF-8, and no NUL (which no text file holds, and PostgreSQL text could not keep once extracted). */
+function isUtf8Text(bytes: Uint8Array): boolean {
+  if (bytes.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function unsupported(why: string): CPPError {
+  return new CPPError(ErrorCode.UNSUPPORTED_ATTACHMENT, `${why}; accepted: ${ACCEPTED_TYPES_TEXT}`);
+}
