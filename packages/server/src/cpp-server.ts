@@ -24,8 +24,9 @@ import { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
 import type { ModelProvider } from './model/model-provider.js';
 import { createObservability, type ObservabilityOptions } from './observability/observability-options.js';
 import { ObservedStore } from './observability/observed-store.js';
+import { isUnreachable } from './unreachable.js';
 import type { Observers } from './observability/observers.js';
-import type { ErrorContext } from './observability/server-observer.js';
+import type { DependedService, ErrorContext } from './observability/server-observer.js';
 import { checkReadiness, type ReadinessCheck, type ReadinessReport } from './observability/readiness.js';
 import { storeReachable } from './observability/store-check.js';
 import { DEFAULT_BACKPRESSURE_LIMITS, type BackpressureLimits } from './session/backpressure.js';
@@ -254,18 +255,25 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore();
     this.store = new ListFeedingStore(new ObservedStore(store, this.observers), this.threadList, (error, threadId) =>
-      this.reportError(error, { threadId }),
+      this.reportError(error, { threadId }, 'store'),
     );
     // Probes go to the store itself: they are not store operations to time.
     this.storeReachable = storeReachable(store);
     const timings = { ...DEFAULT_CLUSTER_TIMINGS, ...options.clusterTimings };
     const clustered = options.cluster && !options.cluster.solitary ? options.cluster : undefined;
     this.cluster =
-      clustered && new ClusterCoordinator(clustered, this.store, timings, (error) => this.reportError(error));
+      clustered &&
+      new ClusterCoordinator(
+        clustered,
+        this.store,
+        timings,
+        (error) => this.reportError(error, {}, 'cluster'),
+        () => this.observers.serviceReachable('cluster'),
+      );
     this.persister = new StreamPersister(
       this.store,
       options.persistIntervalMs ?? DEFAULT_PERSIST_INTERVAL_MS,
-      (error) => this.reportError(error),
+      (error) => this.reportError(error, {}, 'store'),
     );
     this.tools = toolRegistryOf(options, this.models);
     this.registry = new ThreadRegistry(
@@ -285,7 +293,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         admitGeneration: (requester) => this.access.generations.admit(requester),
         pivotListeners: (context) => this.runHooks('pivot', context),
         runHooks: (context) => this.runHooks(HOOKS[context.type], context),
-        onBackgroundError: (error, threadId) => this.reportError(error, { threadId }),
+        onBackgroundError: (error, threadId) => this.reportError(error, { threadId }, 'store'),
       },
       this.cluster ?? new SolitaryLinks(this.store),
     );
@@ -485,8 +493,13 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     if (event) this.emit(event, { connectionId: session.id, identity: session.identity, frame });
   }
 
-  private reportError(error: unknown, context: ErrorContext = {}): void {
-    this.observers.serverError(error, context);
+  /**
+   * `service`: what the failing operation needed. When that could not be reached, the failure is part of its outage,
+   * which the observers hear of as such (the log tells an outage once, not each failure).
+   */
+  private reportError(error: unknown, context: ErrorContext = {}, service?: DependedService): void {
+    if (service && isUnreachable(error)) this.observers.serviceUnreachable(service, error);
+    else this.observers.serverError(error, context);
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 

@@ -51,6 +51,8 @@ export class ClusterCoordinator implements ThreadLinks {
     private readonly store: ConversationStore,
     private readonly timings: ClusterTimings,
     private readonly onError: (error: unknown) => void,
+    /** The cluster answers again after the instance was cut off from it. */
+    private readonly onReconnected: () => void = () => {},
   ) {}
 
   /** Subscribes to the thread's messages, then loads it. */
@@ -79,7 +81,10 @@ export class ClusterCoordinator implements ThreadLinks {
     await this.transport.start({
       command: (command) => this.run(command),
       error: this.onError,
-      reconnected: () => this.reloadAll(),
+      reconnected: () => {
+        this.onReconnected();
+        this.reloadAll();
+      },
     });
     this.sweeper = setInterval(() => void this.sweep(), this.timings.sweepIntervalMs);
     this.sweeper.unref();

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isStoreUnreachable } from '../store/store-unreachable.js';
+import { isUnreachable } from '../unreachable.js';
 
 /** The wait before the first retry, doubled after each failure up to the longest. */
 export interface RetrySchedule {
@@ -31,7 +31,7 @@ export async function commitUntilStored(commit: () => Promise<void>, options: Co
     try {
       return await commit();
     } catch (error) {
-      if (!isStoreUnreachable(error) || !options.wanted()) throw error;
+      if (!isUnreachable(error) || !options.wanted()) throw error;
       options.onRetry(error, delayMs);
     }
     // Unreferenced: a server that closes meanwhile is not kept alive by an answer it can no longer end.

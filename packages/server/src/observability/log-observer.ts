@@ -3,7 +3,9 @@ import { CPPError, ErrorCode, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Logger } from 'pino';
 import { ProviderError } from '../model/provider-error.js';
 import { runObserved } from './run-observed.js';
+import { OutageLog } from './outage-log.js';
 import type {
+  DependedService,
   ErrorContext,
   GenerationObservation,
   GenerationResult,
@@ -14,6 +16,7 @@ import type {
   PivotStep,
   SentError,
   ServerObserver,
+  StoreOperationTiming,
 } from './server-observer.js';
 
 /**
@@ -21,10 +24,14 @@ import type {
  * `logPrompts` is set (for debugging); their length always is. API keys never reach an observer.
  */
 export class LogObserver implements ServerObserver {
+  private readonly outages: Record<DependedService, OutageLog>;
+
   constructor(
     private readonly logger: Logger,
     private readonly logPrompts = false,
-  ) {}
+  ) {
+    this.outages = { store: new OutageLog(logger, 'store'), cluster: new OutageLog(logger, 'cluster') };
+  }
 
   connectionOpened(connection: ObservedConnection): void {
     this.logger.info({ connectionId: connection.id, did: connection.identity.did }, 'connection opened');
@@ -117,6 +124,19 @@ export class LogObserver implements ServerObserver {
 
   serverError(error: unknown, context: ErrorContext): void {
     this.logger.error({ ...context, err: error }, 'server error');
+  }
+
+  serviceUnreachable(service: DependedService, error: unknown): void {
+    this.outages[service].failed(error);
+  }
+
+  serviceReachable(service: DependedService): void {
+    this.outages[service].reachable();
+  }
+
+  /** A store operation that went through ends the store's outage, if there was one. */
+  storeOperation({ failed }: StoreOperationTiming): void {
+    if (!failed) this.outages.store.reachable();
   }
 
   private generationEnded(fields: Record<string, unknown>, { outcome, text, chunkCount }: GenerationResult): void {

@@ -1,6 +1,7 @@
 import type { ClientFrame } from '@promethea/cpp-protocol';
 import type { EngineObserver } from '../engine/engine-observer.js';
 import type {
+  DependedService,
   ErrorContext,
   GenerationObservation,
   GenerationStart,
@@ -20,7 +21,9 @@ type Notification =
   | 'errorSent'
   | 'storeOperation'
   | 'readinessFailed'
-  | 'serverError';
+  | 'serverError'
+  | 'serviceUnreachable'
+  | 'serviceReachable';
 type Arguments<Method extends Notification> = Parameters<NonNullable<ServerObserver[Method]>>;
 
 /**
@@ -64,6 +67,14 @@ export class Observers implements EngineObserver {
 
   serverError(error: unknown, context: ErrorContext = {}): void {
     this.notify('serverError', error, context);
+  }
+
+  serviceUnreachable(service: DependedService, error: unknown): void {
+    this.notify('serviceUnreachable', service, error);
+  }
+
+  serviceReachable(service: DependedService): void {
+    this.notify('serviceReachable', service);
   }
 
   pivotStarted(pivot: ObservedPivot): PivotObservation {

@@ -22,6 +22,9 @@ export type {
 export type { ObservedConnection, SentError } from '../session/session-observer.js';
 
 /** Where a server error happened, as far as is known. */
+/** The services a server depends on, named as its readiness checks are: the store's database, the cluster's Redis. */
+export type DependedService = 'store' | 'cluster';
+
 export interface ErrorContext {
   connectionId?: string | undefined;
   threadId?: string | undefined;
@@ -55,4 +58,11 @@ export interface ServerObserver {
   readinessFailed?(check: string, error: unknown): void;
   /** A failure no client frame reports: a background commit, a batch that could not be persisted, a bug. */
   serverError?(error: unknown, context: ErrorContext): void;
+  /**
+   * An operation failed because `service` could not be reached: part of an outage, reported in place of
+   * `serverError` (each failure; the log observer tells the outage once, see `OutageLog`).
+   */
+  serviceUnreachable?(service: DependedService, error: unknown): void;
+  /** `service` answers again after failures reported by `serviceUnreachable`. */
+  serviceReachable?(service: DependedService): void;
 }

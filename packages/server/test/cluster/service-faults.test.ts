@@ -3,6 +3,7 @@ import type { PostgresStore } from '@promethea/cpp-server/postgres';
 import { expect, it, vi } from 'vitest';
 import { eventually } from '../support/eventually.js';
 import { describeWithPostgres } from '../support/postgres.js';
+import { captureLogs } from '../observability/support/captured-logs.js';
 import { chunksReceived, completion, openThread, prompt } from '../support/protocol-steps.js';
 import { describeWithRedis } from '../support/redis.js';
 import { TestClock, ThreadDriver } from '../store/thread-driver.js';
@@ -55,7 +56,8 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
     const instances = useProxiedInstances();
 
     it('commits the end of an answer that ended while PostgreSQL was down once it is back, and tells every client', async () => {
-      const [writing, watching] = await instances.start(2, { chunks: CHUNKS });
+      const logs = captureLogs('info');
+      const [writing, watching] = await instances.start(2, { chunks: CHUNKS }, { logger: logs.logger });
       const writer = await writing!.connect();
       const { threadId } = await openThread(writer, { patches: true });
       const watcher = await watching!.connect();
@@ -78,6 +80,12 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
       }
       const stored = await (await instances.direct()).loadThread(threadId);
       expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'completed', content: CHUNKS.join('') });
+      // The outage is told once by each instance that met it, and its end once: no line (and stack) per failure.
+      const told = (msg: string) => logs.lines.filter((line) => line.msg === msg).length;
+      expect(told('server error')).toBe(0);
+      expect(told('store unreachable')).toBeGreaterThanOrEqual(1);
+      expect(told('store unreachable')).toBeLessThanOrEqual(2);
+      expect(told('store reachable again')).toBeGreaterThanOrEqual(1);
     });
 
     it("rides out a Redis outage shorter than the answer's lock lifetime: the answer completes", async () => {
