@@ -12,6 +12,24 @@ export const POSTGRES_STATEMENTS = {
     SELECT $1, $2, $3, $4, $5, 0
     WHERE NOT EXISTS (SELECT FROM deleted_threads WHERE thread_id = $1)
     ON CONFLICT (thread_id) DO NOTHING`,
+  // An import's batch in two statements, each a round trip whatever the batch's size: the threads (at version 1,
+  // each with its root and head; a taken or retired id is left out, which the store reads as a conflict), then
+  // their nodes in tree order, seq 1, 2, … per thread (a node id in use is a unique violation).
+  importThreads: `
+    INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version, root_node_id, head_node_id)
+    SELECT thread_id, owner_did, title, created_at, updated_at, 1, root, head
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])
+      AS imported (thread_id, owner_did, title, created_at, updated_at, root, head)
+    WHERE NOT EXISTS (SELECT FROM deleted_threads WHERE deleted_threads.thread_id = imported.thread_id)
+    ON CONFLICT (thread_id) DO NOTHING
+    RETURNING thread_id AS "threadId"`,
+  importNodes: `
+    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments)
+    SELECT node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage::jsonb, reasoning, tool_calls::jsonb,
+           attachments::jsonb
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::text[], $6::text[], $7::text[], $8::bigint[],
+                $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
+      AS imported (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments)`,
   selectThread: `
     SELECT thread_id AS "threadId", owner_did AS "ownerDid", title, created_at AS "createdAt", updated_at AS "updatedAt",
            version, root_node_id AS "rootNodeId", head_node_id AS "headNodeId"
