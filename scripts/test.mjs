@@ -1,7 +1,7 @@
-// `npm test` after the build: type-checks the tests and checks the layers (.dependency-cruiser.cjs) beside Vitest
-// rather than before it. Vitest's files mostly wait on sockets, processes and the browser, leaving a core idle much
-// of the time, so the type-check's ~20 s of compiler time and the layer check's ~5 s cost the run little; any of
-// them failing fails the run. Arguments go to Vitest.
+// `npm test` after the build: checks formatting and lint (Biome), type-checks the tests and checks the layers
+// (.dependency-cruiser.cjs) beside Vitest rather than before it. Vitest's files mostly wait on sockets, processes and
+// the browser, leaving a core idle much of the time, so Biome's ~2 s, the type-check's ~20 s of compiler time and the
+// layer check's ~5 s cost the run little; any of them failing fails the run. Arguments go to Vitest.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -46,11 +46,19 @@ async function layerCheck() {
   return status;
 }
 
+/** Formatting and lint (biome.jsonc): `biome ci` changes nothing and fails on any difference or finding. */
+async function styleCheck() {
+  const status = await run(bin('biome'), ['ci', '--reporter=summary', '.']);
+  if (status !== 0) console.error("npm test: Biome's check failed; `npx biome check --write .` fixes the formatting");
+  return status;
+}
+
 /** One after the other: they share the core Vitest leaves idle. */
 async function staticChecks() {
+  const styled = await styleCheck();
   const typed = await typeCheck();
   const layered = await layerCheck();
-  return typed || layered;
+  return styled || typed || layered;
 }
 
 const statuses = await Promise.all([staticChecks(), run(bin('vitest'), ['run', ...process.argv.slice(2)])]);

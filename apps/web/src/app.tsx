@@ -183,6 +183,7 @@ export function App() {
   const togglePanel = (which: Panel) => setPanel((open) => (open === which ? undefined : which));
 
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: the app's shortcuts ("/", Esc) come from whichever control has the focus, bubbling here
     <div className={`app${panel ? ` panel-open panel-${panel}` : ''}`} onKeyDown={onKeyDown}>
       <header className="top-bar">
         <button

@@ -60,6 +60,7 @@ export function InlineQuestion({ confirmation, label, className, children }: Inl
     confirmation.close();
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: two buttons inside a line of text; a fieldset would be a block of a form
     <span ref={group} className={className} role="group" aria-label={label} onKeyDown={onKeyDown}>
       {children}
     </span>

@@ -42,8 +42,10 @@ export const Markdown = memo(function Markdown({ text, report }: MarkdownProps) 
   // Until the renderer is here (only ever on a slow first load), the text as it is.
   if (!renderer || !blocks) return <p className="markdown plain-text">{text}</p>;
   return (
+    // biome-ignore lint/a11y: one listener for the Copy buttons of every code block inside, which are buttons that the keyboard reaches and presses
     <div className="markdown" onClick={onClick}>
       {blocks.map((source, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a block is its place in the text: the last one grows as it streams, those above it never change
         <MarkdownBlock key={index} source={source} render={renderer.renderMarkdown} report={report} />
       ))}
     </div>
@@ -85,6 +87,7 @@ const MarkdownBlock = memo(function MarkdownBlock({ source, render, report }: Ma
     }
   }, [html, report]);
 
+  // biome-ignore lint/security/noDangerouslySetInnerHtml: renderMarkdown's HTML has passed DOMPurify (lib/safe-markdown.ts); tested in markdown.test.ts
   return <div ref={container} className="markdown-block" dangerouslySetInnerHTML={{ __html: html }} />;
 });
 

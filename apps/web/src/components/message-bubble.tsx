@@ -109,6 +109,7 @@ function EditForm({ text, onSubmit, onCancel }: { text: string; onSubmit(text: s
   };
   return (
     <form className="edit-form" onSubmit={submit}>
+      {/* biome-ignore lint/a11y/noAutofocus: the box appears because the person chose Edit: the typing goes there */}
       <textarea name="prompt" aria-label="Edit message" defaultValue={text} rows={3} autoFocus onKeyDown={onKeyDown} />
       <div className="edit-actions">
         <button type="button" className="quiet" onClick={onCancel}>

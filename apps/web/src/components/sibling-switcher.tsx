@@ -7,6 +7,7 @@ interface SiblingSwitcherProps {
 /** ‹ 2/3 › at a fork: the other answers and prompts given at this point of the conversation. */
 export function SiblingSwitcher({ index, count, onShow }: SiblingSwitcherProps) {
   return (
+    // biome-ignore lint/a11y/useSemanticElements: two buttons and a count inside a line of text; a fieldset would be a block of a form
     <span className="siblings" role="group" aria-label={`Branch ${index + 1} of ${count}`}>
       <button
         type="button"

@@ -199,6 +199,7 @@ function ThreadItem({
             aria-label="Thread title"
             defaultValue={thread.title}
             maxLength={200}
+            // biome-ignore lint/a11y/noAutofocus: the field appears because the person chose Rename: the typing goes there
             autoFocus
             onKeyDown={(event) => event.key === 'Escape' && setRenaming(false)}
           />

@@ -135,6 +135,7 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
       <div className="minimap-head">
         <h2 className="panel-title">Tree</h2>
         {layout.nodes.length > 0 && (
+          // biome-ignore lint/a11y/useSemanticElements: three buttons in the panel's title line; a fieldset would be a block of a form
           <span className="zoom" role="group" aria-label="Zoom">
             <button
               type="button"
@@ -174,6 +175,7 @@ export function TreeMinimap({ graph, branchIds, onJump }: TreeMinimapProps) {
           onClickCapture={onClickCapture}
         >
           <div className="minimap-sizer" style={{ width: width * zoom, height: height * zoom }}>
+            {/* biome-ignore lint/a11y/noStaticElementInteractions: one listener for the node buttons inside (arrow keys move between them, as in a tree) */}
             <div
               ref={canvas}
               className="minimap-canvas"
