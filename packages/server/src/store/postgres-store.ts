@@ -256,7 +256,7 @@ async function importInTransaction(client: PoolClient, threads: readonly StoredT
   if (threads.length === 0) return;
   const columns = <Row>(rows: readonly Row[], count: number, pick: (row: Row) => unknown[]) => {
     const arrays: unknown[][] = Array.from({ length: count }, () => []);
-    for (const row of rows) pick(row).forEach((value, index) => arrays[index]!.push(value));
+    for (const row of rows) for (const [index, value] of pick(row).entries()) arrays[index]!.push(value);
     return arrays;
   };
   const inserted = await client.query<{ threadId: string }>(
