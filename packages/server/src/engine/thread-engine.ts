@@ -25,6 +25,7 @@ import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { AnswerStream } from './answer-stream.js';
+import { isUnreachable } from '../unreachable.js';
 import { commitUntilStored } from './commit-retry.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
@@ -279,7 +280,35 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     return cut;
   }
 
+  /**
+   * Keeps a halted answer's cut. When the store cannot be reached the frame that halted it fails (INTERNAL), but
+   * CPP_STREAM_HALTED has told every client where the answer ends and nothing else would end it: the cut is kept
+   * once the store is back (see `commitUntilStored`), unless the thread has moved on by then.
+   */
   async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
+    try {
+      await this.keepCut(nodeId, cut, unannounced);
+    } catch (error) {
+      if (isUnreachable(error) && this.cutPending(nodeId)) {
+        const keep = async () => {
+          if (this.cutPending(nodeId)) await this.keepCut(nodeId, cut);
+        };
+        commitUntilStored(() => this.queue.run(keep), {
+          wanted: () => this.cutPending(nodeId),
+          onRetry: (retried) => this.dependencies.onBackgroundError(retried, this.threadId),
+        }).catch((failure: unknown) => this.dependencies.onBackgroundError(failure, this.threadId));
+      }
+      throw error;
+    }
+  }
+
+  /** The stream halted at a cut that no commit has kept yet writes `nodeId`. */
+  private cutPending(nodeId: string): boolean {
+    const state = this.generation.state;
+    return state.name === 'halting' && state.stream.nodeId === nodeId;
+  }
+
+  private async keepCut(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
     const change = await this.commit(() =>
       planFinish(this.graph, {
         nodeId,

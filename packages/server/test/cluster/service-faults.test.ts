@@ -88,6 +88,30 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
       expect(told('store reachable again')).toBeGreaterThanOrEqual(1);
     });
 
+    it('keeps the cut of an answer stopped while PostgreSQL was down once it is back, though the stop was refused', async () => {
+      const [writing, watching] = await instances.start(2, { chunks: CHUNKS });
+      const writer = await writing!.connect();
+      const { threadId } = await openThread(writer, { patches: true });
+      const watcher = await watching!.connect();
+      await openThread(watcher, { threadId, patches: true });
+      const { assistantNodeId } = await prompt(writer, threadId, 'What is Clojure?');
+      (await writing!.model.call(0)).release(3);
+      await chunksReceived(watcher, assistantNodeId, 3);
+
+      await instances.postgres.cut();
+      writer.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: assistantNodeId });
+      const halted = (await writer.next('CPP_STREAM_HALTED')).payload;
+      expect((await writer.next('CPP_ERROR')).payload).toMatchObject({ code: 'INTERNAL' });
+      await instances.postgres.restore();
+
+      for (const client of [writer, watcher]) {
+        const { update } = await answerEnd(client, threadId, assistantNodeId, 'interrupted');
+        expect(update.nodes[assistantNodeId]!.content).toHaveLength(halted.finalContentLength);
+      }
+      const stored = await (await instances.direct()).loadThread(threadId);
+      expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure is a ' });
+    });
+
     it("rides out a Redis outage shorter than the answer's lock lifetime: the answer completes", async () => {
       const [writing, watching] = await instances.start(
         2,
