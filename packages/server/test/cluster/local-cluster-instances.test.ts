@@ -20,7 +20,7 @@ import { useLocalInstances, type LocalInstance } from './local-instances.js';
 const CHUNKS = ['Clojure ', 'is ', 'a ', 'Lisp ', 'on ', 'the ', 'JVM.'];
 const NEW_ANSWER = { chunks: ['New ', 'answer'], gated: false };
 /** docs/cluster.md: the clients of an instance killed while it writes an answer are told within 5 s of the death. */
-const NODE_LOSS_LIMIT_MS = 5_000;
+const INSTANCE_LOSS_LIMIT_MS = 5_000;
 
 /** Servers in one process on one LocalCluster: the cluster logic, fast and with every model under control. */
 describe('servers sharing a store through a LocalCluster', () => {
@@ -36,7 +36,7 @@ describe('servers sharing a store through a LocalCluster', () => {
    * The instance writing the thread's answer dies: it renews its lock no more, and forwarded commands reach an inbox
    * nobody reads.
    */
-  const generatingNodeDies = async (threadId: string) => {
+  const generatingInstanceDies = async (threadId: string) => {
     const dead = instances.cluster.liveLock(threadId)!.holder;
     instances.cluster.members.get(dead)!.renewLock = async () => true;
     const unread = instances.cluster.join();
@@ -48,7 +48,10 @@ describe('servers sharing a store through a LocalCluster', () => {
    * An answer streams on `dying`, three of its chunks reach a client of `surviving`, and `dying` dies: the client
    * and what it follows.
    */
-  const answerFollowedFromAnotherNodeWhenItsNodeDies = async (dying: LocalInstance, surviving: LocalInstance) => {
+  const answerFollowedFromAnotherInstanceWhenItsInstanceDies = async (
+    dying: LocalInstance,
+    surviving: LocalInstance,
+  ) => {
     const writer = await dying.connect();
     const { threadId } = await openThread(writer, { patches: true });
     const client = await surviving.connect();
@@ -56,12 +59,12 @@ describe('servers sharing a store through a LocalCluster', () => {
     const exchange = await prompt(writer, threadId, 'What is Clojure?');
     (await dying.model.call(0)).release(3);
     await chunksReceived(client, exchange.assistantNodeId, 3);
-    await generatingNodeDies(threadId);
+    await generatingInstanceDies(threadId);
     return { client, threadId, exchange };
   };
 
   /** An answer streams on one instance, and a client of the other instance has two of its chunks. */
-  const answerStreamingOnAnotherNode = async () => {
+  const answerStreamingOnAnotherInstance = async () => {
     const [generating, other] = await instances.start(2, { chunks: CHUNKS });
     const writer = await generating!.connect();
     const { threadId } = await openThread(writer, { patches: true });
@@ -149,7 +152,7 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it('stop a generation of another instance, and refuse a prompt there with THREAD_BUSY', async () => {
-    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
+    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherInstance();
     client.send(
       'CPP_PROMPT',
       { activeThreadId: threadId, userPrompt: 'Me too', newNodeId: 'msg_busy' },
@@ -170,7 +173,7 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it('run the frame after a stop run on another instance on the change the stop made, though the reply outruns it', async () => {
-    const { other, client, threadId, exchange } = await answerStreamingOnAnotherNode();
+    const { other, client, threadId, exchange } = await answerStreamingOnAnotherInstance();
     // The other instance hears the thread's messages late: only once it has decided how to go on after the stop's
     // reply, by waiting for its copy to catch up, or by forwarding the next frame on the copy it has.
     const holder = instances.cluster.liveLock(threadId)!.holder;
@@ -218,7 +221,7 @@ describe('servers sharing a store through a LocalCluster', () => {
   });
 
   it("take no lock to recover an answer that a copy still shows streaming after its instance ended it: the thread's next answer is not refused", async () => {
-    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherNode();
+    const { writer, client, threadId, exchange } = await answerStreamingOnAnotherInstance();
     const holder = instances.cluster.liveLock(threadId)!.holder;
     const lagging = [...instances.cluster.listeners.get(threadId)!].find(
       (listener) => listener.member.instanceId !== holder,
@@ -535,7 +538,10 @@ describe('servers sharing a store through a LocalCluster', () => {
     // A reply timeout no test waits out: the pivot must not wait for the dead instance's answer.
     const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100, replyTimeoutMs: 3_600_000 } };
     const [dying, surviving] = await instances.start(2, { chunks: CHUNKS }, timings);
-    const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
+    const { client, threadId, exchange } = await answerFollowedFromAnotherInstanceWhenItsInstanceDies(
+      dying!,
+      surviving!,
+    );
 
     const branch = await pivot(client, threadId, exchange.assistantNodeId, 'Rust instead');
 
@@ -556,8 +562,11 @@ describe('servers sharing a store through a LocalCluster', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     onTestFinished(() => void vi.useRealTimers());
     const [dying, surviving] = await instances.start(2, { chunks: CHUNKS });
-    const { client, threadId, exchange } = await answerFollowedFromAnotherNodeWhenItsNodeDies(dying!, surviving!);
-    await vi.advanceTimersByTimeAsync(NODE_LOSS_LIMIT_MS);
+    const { client, threadId, exchange } = await answerFollowedFromAnotherInstanceWhenItsInstanceDies(
+      dying!,
+      surviving!,
+    );
+    await vi.advanceTimersByTimeAsync(INSTANCE_LOSS_LIMIT_MS);
 
     expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
       interruptedNodeId: exchange.assistantNodeId,
