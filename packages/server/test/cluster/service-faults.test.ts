@@ -143,7 +143,8 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
     });
 
     it("stops an answer at its lock's deadline in a longer Redis outage, and the cluster recovers it once Redis is back", async () => {
-      const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 } };
+      const logs = captureLogs('info');
+      const timings = { clusterTimings: { lockTtlMs: 600, sweepIntervalMs: 100 }, logger: logs.logger };
       const [writing, watching] = await instances.start(2, { chunks: () => 'word ' }, timings);
       const writer = await writing!.connect();
       const { threadId } = await openThread(writer, { patches: true });
@@ -166,6 +167,12 @@ describeWithPostgres('a cluster while its PostgreSQL or Redis is away (docs/clus
       const stored = await (await instances.direct()).loadThread(threadId);
       expect(stored!.graph.nodes[assistantNodeId]).toMatchObject({ status: 'interrupted' });
       expect(mirrorOf(watcher.frames, threadId)).toEqual({ graph: stored!.graph, problems: [] });
+      const told = (msg: string) => logs.lines.filter((line) => line.msg === msg).length;
+      expect(logs.lines.filter((line) => line.msg === 'server error').map((line) => line.err)).toEqual([]);
+      // Once by each instance, each line in place of the many failures of its outage.
+      expect(told('cluster unreachable')).toBeGreaterThanOrEqual(1);
+      expect(told('cluster unreachable')).toBeLessThanOrEqual(2);
+      expect(told('cluster reachable again')).toBeGreaterThanOrEqual(1);
     });
 
     it('never sends a client an older version when a reload that Redis coming back started is overtaken by a prompt', async () => {
