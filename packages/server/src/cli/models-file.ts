@@ -32,6 +32,8 @@ const ModelsFileEntrySchema = z
     temperature: z.number().nonnegative().optional(),
     maxTokens: z.number().int().positive().optional(),
     reasoning: z.boolean().optional(),
+    /** Whether the model sees images (and, with Anthropic, PDFs); default per provider. */
+    vision: z.boolean().optional(),
     firstTokenTimeoutMs: PositiveNumber.optional(),
     stallTimeoutMs: PositiveNumber.optional(),
     maxRetries: Count.optional(),

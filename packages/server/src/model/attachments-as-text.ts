@@ -1,9 +1,10 @@
 import type { ModelAttachment, ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import { pdfText } from './pdf-text.js';
 
 /**
  * The messages with every file given as text, for a model that takes none (docs/PROTOCOL.md §27.7): a text file
- * inlined with its name after the prompt, any other file named with a note saying the model cannot see it. Never a
- * silent drop: the model always knows what the person attached.
+ * inlined with its name after the prompt, a PDF's text likewise, any other file named with a note saying the model
+ * cannot see it. Never a silent drop: the model always knows what the person attached.
  */
 export async function attachmentsAsText(messages: readonly ModelMessage[]): Promise<ModelMessage[]> {
   return Promise.all(
@@ -15,12 +16,20 @@ export async function attachmentsAsText(messages: readonly ModelMessage[]): Prom
   );
 }
 
-/** A file's text for a model: the contents of a text file, a note naming any other. */
+/** A file's text for a model: the contents of a text file, the text of a PDF's pages, a note naming any other. */
 export async function fileAsText(file: ModelAttachment): Promise<string> {
   const name = JSON.stringify(file.name);
   if (file.mediaType === 'text/plain') {
     const text = new TextDecoder().decode(await file.bytes());
     return `<file name=${name}>\n${text}\n</file>`;
+  }
+  if (file.mediaType === 'application/pdf') {
+    const extracted = await pdfText(await file.bytes());
+    if (extracted) {
+      const cut =
+        extracted.pagesRead < extracted.pages ? ` (its first ${extracted.pagesRead} of ${extracted.pages} pages)` : '';
+      return `<file name=${name} type="application/pdf" pages="${extracted.pages}">\n${extracted.text}\n</file>${cut}`;
+    }
   }
   return `[The person attached ${describeFile(file)}; this model cannot read it, so only its name is given.]`;
 }

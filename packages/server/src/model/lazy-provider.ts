@@ -11,6 +11,8 @@ export class LazyProvider implements ModelProvider {
     readonly provider: string,
     readonly model: string,
     readonly reasoning: boolean,
+    /** Whether the provider it loads reads files itself (see `ModelProvider.readsAttachments`). */
+    readonly readsAttachments: boolean,
     private readonly load: () => Promise<ModelProvider>,
   ) {}
 

@@ -32,6 +32,12 @@ export interface ProviderConfig {
    * `maxTokens` for the answer. The model then reasons (`reasoning` defaults to true).
    */
   thinkingBudgetTokens?: number;
+  /**
+   * Whether the model sees images (and, with Anthropic, PDFs), given to it in the vendor's format. Unset: true for
+   * OpenAI-compatible servers and Anthropic, false for Ollama, whose common models read text only. A model that does
+   * not is given each file as text or a note naming it (docs/PROTOCOL.md §27.7).
+   */
+  vision?: boolean;
 }
 
 export function isProviderKind(value: string): value is ProviderKind {
@@ -43,6 +49,8 @@ export interface ProviderDefaults {
   model: string;
   /** Only Anthropic requires a limit; the others stop when the model does. */
   maxTokens?: number;
+  /** Whether the vendor's models are taken to see images unless told otherwise. */
+  vision: boolean;
   policy: GenerationPolicy;
 }
 
@@ -51,18 +59,21 @@ export const PROVIDER_DEFAULTS: Record<Exclude<ProviderKind, 'demo'>, ProviderDe
   'openai-compatible': {
     baseUrl: 'https://api.openai.com/v1',
     model: 'gpt-4o-mini',
+    vision: true,
     policy: DEFAULT_GENERATION_POLICY,
   },
   anthropic: {
     baseUrl: 'https://api.anthropic.com',
     model: 'claude-sonnet-4-6',
     maxTokens: 4096,
+    vision: true,
     policy: DEFAULT_GENERATION_POLICY,
   },
   // A local model may first have to be loaded from disk, which can take minutes for a large one.
   ollama: {
     baseUrl: 'http://127.0.0.1:11434',
     model: 'llama3.2',
+    vision: false,
     policy: { ...DEFAULT_GENERATION_POLICY, firstTokenTimeoutMs: 300_000 },
   },
 };
@@ -80,6 +91,8 @@ export interface ProviderSettings {
   reasoning: boolean;
   /** Anthropic's extended thinking, when set: the tokens it may think in. */
   thinkingBudgetTokens?: number;
+  /** Whether the model is given images (and, with Anthropic, PDFs) in the vendor's format. */
+  vision: boolean;
   policy: GenerationPolicy;
 }
 

@@ -29,7 +29,7 @@ export function createModelProvider(config: ProviderConfig): ModelProvider {
       const settings = providerSettings(config, 'anthropic');
       if (!settings.apiKey) throw new Error('The anthropic provider needs an API key');
       const apiKey = settings.apiKey;
-      return new LazyProvider('anthropic', settings.model, settings.reasoning, async () => {
+      return new LazyProvider('anthropic', settings.model, settings.reasoning, true, async () => {
         const { AnthropicProvider } = await import('./providers/anthropic-provider.js');
         return new AnthropicProvider({ ...settings, apiKey, maxTokens: settings.maxTokens ?? 4096 });
       });
@@ -69,6 +69,7 @@ function providerSettings(config: ProviderConfig, kind: Exclude<ProviderKind, 'd
     maxTokens: config.maxTokens ?? defaults.maxTokens,
     reasoning: config.reasoning ?? (thinkingBudgetTokens !== undefined || isReasoningModelName(model)),
     thinkingBudgetTokens,
+    vision: config.vision ?? defaults.vision,
     policy: {
       firstTokenTimeoutMs: config.firstTokenTimeoutMs ?? defaults.policy.firstTokenTimeoutMs,
       stallTimeoutMs: config.stallTimeoutMs ?? defaults.policy.stallTimeoutMs,

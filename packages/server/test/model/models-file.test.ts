@@ -126,6 +126,28 @@ describe('a models file', () => {
     expect(error?.message).not.toContain('\n');
   });
 
+  it('tells a model it does not see images when its entry says vision: false', async () => {
+    replay = await startReplayServer(sse(fixture('openai-chat-stream.sse')));
+    const path = modelsFile({
+      models: [{ id: 'local', provider: 'openai-compatible', baseUrl: replay.url, model: 'text-only', vision: false }],
+    });
+    const [model] = (await readModelsFile(path, {})).models;
+    const image = new Uint8Array([1, 2, 3]);
+    const attachment = { name: 'a.png', mediaType: 'image/png' as const, size: 3, sha256: '0'.repeat(64) };
+    const messages = [
+      { role: 'user' as const, content: 'See', attachments: [{ ...attachment, bytes: async () => image }] },
+    ];
+
+    await drain(model!.provider.stream({ messages, signal: new AbortController().signal }));
+
+    expect(replay.requests[0]?.body).toMatchObject({
+      messages: [{ role: 'user', content: expect.stringMatching(/^See\n\n\[The person attached the image "a\.png"/) }],
+    });
+    await expect(readModelsFile(modelsFile({ models: [{ provider: 'ollama', vision: 'yes' }] }), {})).rejects.toThrow(
+      /models\[0\]\.vision: /,
+    );
+  });
+
   it("offers the demo's two models like any provider's: named by model, reasoning when asked to", async () => {
     const configured = await readModelsFile(
       modelsFile({

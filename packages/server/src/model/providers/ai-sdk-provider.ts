@@ -7,7 +7,9 @@ import {
   type ToolSet,
   tool,
 } from 'ai';
+import { isImageType } from '@promethea/cpp-protocol';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
+import { type FileMessage, withFiles } from '../model-files.js';
 import {
   messagesToContinue,
   type ModelMessage,
@@ -38,6 +40,11 @@ export interface AiSdkProviderOptions {
   systemPrompt?: string;
   temperature?: number;
   maxTokens?: number;
+  /**
+   * Whether the model sees images and PDFs, given as file parts (the AI SDK provider sends them in its vendor's
+   * format). Default true; false: each file is given as text or a note naming it (docs/PROTOCOL.md §27.7).
+   */
+  vision?: boolean;
   policy?: Partial<GenerationPolicy>;
 }
 
@@ -49,6 +56,7 @@ export interface AiSdkProviderOptions {
 export class AiSdkProvider implements ModelProvider {
   readonly provider: string;
   readonly model: string;
+  readonly readsAttachments = true;
   private readonly vendor: string;
   private readonly policy: GenerationPolicy;
 
@@ -73,10 +81,11 @@ export class AiSdkProvider implements ModelProvider {
     tools: readonly ModelTool[],
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamPart> {
-    const { model, systemPrompt, temperature, maxTokens } = this.options;
+    const { model, systemPrompt, temperature, maxTokens, vision = true } = this.options;
+    const prepared = await withFiles(messages, (type) => vision && (isImageType(type) || type === 'application/pdf'));
     const result = streamText({
       model,
-      messages: messages.map(aiSdkMessage),
+      messages: prepared.map(aiSdkMessage),
       // Tools without `execute`: streamText ends the step at the calls, and the server runs them (one step per call).
       ...(tools.length > 0 ? { tools: aiSdkTools(tools) } : {}),
       abortSignal: signal,
@@ -150,13 +159,22 @@ function headerOf(headers: Record<string, string>, name: string): string | undef
   return Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
 }
 
-function aiSdkMessage(message: ModelMessage): AiSdkMessage {
+function aiSdkMessage(message: FileMessage): AiSdkMessage {
   if (message.role === 'tool') {
     const { toolCallId, toolName, content, isError } = message;
     const output = isError
       ? { type: 'error-text' as const, value: content }
       : { type: 'text' as const, value: content };
     return { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName, output }] };
+  }
+  if (message.role === 'user' && message.files?.length) {
+    const files = message.files.map(({ name, mediaType, data }) => ({
+      type: 'file' as const,
+      data,
+      mediaType,
+      filename: name,
+    }));
+    return { role: 'user', content: [{ type: 'text', text: message.content }, ...files] };
   }
   if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
   return {

@@ -1,5 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import { isImageType } from '@promethea/cpp-protocol';
+import { base64, type FileMessage, type LoadedFile, withFiles } from '../model-files.js';
 import {
   messagesToContinue,
   type ModelMessage,
@@ -33,6 +35,7 @@ const VENDOR = 'Anthropic';
  */
 export class AnthropicProvider implements ModelProvider {
   readonly provider = 'anthropic';
+  readonly readsAttachments = true;
   readonly model: string;
   readonly reasoning: boolean;
   private readonly client: Anthropic;
@@ -82,7 +85,12 @@ export class AnthropicProvider implements ModelProvider {
         model,
         // max_tokens counts the thinking too, and must exceed its budget.
         max_tokens: maxTokens + (thinkingBudgetTokens ?? 0),
-        messages: anthropicMessages(messages),
+        messages: anthropicMessages(
+          await withFiles(
+            messages,
+            (type) => this.settings.vision && (isImageType(type) || type === 'application/pdf'),
+          ),
+        ),
         stream: true,
         ...(systemPrompt ? { system: systemPrompt } : {}),
         // Extended thinking refuses a changed temperature.
@@ -149,7 +157,7 @@ const OPENING_TURN = '(The conversation so far follows.)';
  * A turn of text only is a string, its texts joined by a blank line; one with tool calls or results is a list of
  * blocks, results first as the API requires.
  */
-export function anthropicMessages(messages: readonly ModelMessage[]): MessageParam[] {
+export function anthropicMessages(messages: readonly FileMessage[]): MessageParam[] {
   const turns: Array<{ role: 'user' | 'assistant'; blocks: ContentBlockParam[] }> = [];
   for (const message of messages) {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
@@ -173,7 +181,7 @@ export function anthropicMessages(messages: readonly ModelMessage[]): MessagePar
   }));
 }
 
-function anthropicBlocks(message: ModelMessage): ContentBlockParam[] {
+function anthropicBlocks(message: FileMessage): ContentBlockParam[] {
   if (message.role === 'tool') {
     return [
       {
@@ -185,7 +193,8 @@ function anthropicBlocks(message: ModelMessage): ContentBlockParam[] {
     ];
   }
   const text: ContentBlockParam[] = message.content.trim() === '' ? [] : [{ type: 'text', text: message.content }];
-  if (message.role === 'user') return text;
+  // Files first: Anthropic's guidance puts images and documents before the text about them.
+  if (message.role === 'user') return [...(message.files ?? []).map(anthropicFile), ...text];
   const calls = (message.toolCalls ?? []).map(
     ({ toolCallId, toolName, input }): ContentBlockParam => ({
       type: 'tool_use',
@@ -195,6 +204,18 @@ function anthropicBlocks(message: ModelMessage): ContentBlockParam[] {
     }),
   );
   return [...text, ...calls];
+}
+
+/** An image as an `image` block, a PDF as a `document` block (the model reads its pages), both base64. */
+function anthropicFile(file: LoadedFile): ContentBlockParam {
+  if (file.mediaType === 'application/pdf')
+    return {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: base64(file) },
+      title: file.name,
+    };
+  const mediaType = file.mediaType as 'image/png' | 'image/jpeg' | 'image/webp' | 'image/gif';
+  return { type: 'image', source: { type: 'base64', media_type: mediaType, data: base64(file) } };
 }
 
 function anthropicTool({ name, description, inputSchema }: ModelTool): Tool {

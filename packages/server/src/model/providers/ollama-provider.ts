@@ -1,4 +1,6 @@
+import { isImageType } from '@promethea/cpp-protocol';
 import { z } from 'zod';
+import { base64, type FileMessage, withFiles } from '../model-files.js';
 import type { ModelMessage, ModelStreamPart, ModelTool } from '../model-provider.js';
 import { missingTerminator, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
@@ -51,6 +53,7 @@ const VENDOR = 'Ollama';
  */
 export class OllamaProvider extends HttpModelProvider {
   readonly provider = 'ollama';
+  readonly readsAttachments = true;
 
   constructor(settings: ProviderSettings) {
     super(settings, VENDOR);
@@ -61,7 +64,8 @@ export class OllamaProvider extends HttpModelProvider {
     tools: readonly ModelTool[],
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamPart> {
-    const body = await this.post('/api/chat', this.requestBody(messages, tools), signal);
+    const prepared = await withFiles(messages, (type) => this.settings.vision && isImageType(type));
+    const body = await this.post('/api/chat', this.requestBody(prepared, tools), signal);
     const toolCalls = new ToolCallParts();
     let callCount = 0;
     for await (const line of ndjsonLines(body, VENDOR)) {
@@ -84,7 +88,7 @@ export class OllamaProvider extends HttpModelProvider {
     throw missingTerminator(VENDOR, 'a line with "done": true');
   }
 
-  private requestBody(messages: readonly ModelMessage[], tools: readonly ModelTool[]): Record<string, unknown> {
+  private requestBody(messages: readonly FileMessage[], tools: readonly ModelTool[]): Record<string, unknown> {
     const { model, systemPrompt, temperature, maxTokens } = this.settings;
     const options = {
       ...(temperature !== undefined ? { temperature } : {}),
@@ -100,9 +104,14 @@ export class OllamaProvider extends HttpModelProvider {
   }
 }
 
-/** A turn as /api/chat spells it: a call's arguments are an object, and a result names its tool. */
-function ollamaMessage(message: ModelMessage): Record<string, unknown> {
+/**
+ * A turn as /api/chat spells it: a call's arguments are an object, a result names its tool, and a prompt's images
+ * are base64 in `images`.
+ */
+function ollamaMessage(message: FileMessage): Record<string, unknown> {
   if (message.role === 'tool') return { role: 'tool', tool_name: message.toolName, content: message.content };
+  if (message.role === 'user' && message.files?.length)
+    return { role: 'user', content: message.content, images: message.files.map(base64) };
   if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
   return {
     role: 'assistant',

@@ -1,5 +1,6 @@
-import type { TokenUsage } from '@promethea/cpp-protocol';
+import { isImageType, type TokenUsage } from '@promethea/cpp-protocol';
 import { z } from 'zod';
+import { dataUrl, type FileMessage, withFiles } from '../model-files.js';
 import type { ModelMessage, ModelStreamPart, ModelTool } from '../model-provider.js';
 import { missingTerminator, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
@@ -55,6 +56,7 @@ const VENDOR = 'OpenAI-compatible server';
  */
 export class OpenAICompatibleProvider extends HttpModelProvider {
   readonly provider = 'openai-compatible';
+  readonly readsAttachments = true;
 
   constructor(settings: ProviderSettings) {
     super(settings, VENDOR);
@@ -65,7 +67,8 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
     tools: readonly ModelTool[],
     signal: AbortSignal,
   ): AsyncGenerator<ModelStreamPart> {
-    const body = await this.post('/chat/completions', this.requestBody(messages, tools), signal, {
+    const prepared = await withFiles(messages, (type) => this.settings.vision && isImageType(type));
+    const body = await this.post('/chat/completions', this.requestBody(prepared, tools), signal, {
       accept: 'text/event-stream',
     });
     let finishReason: string | undefined;
@@ -97,7 +100,7 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
     throw missingTerminator(VENDOR, 'data: [DONE]');
   }
 
-  private requestBody(messages: readonly ModelMessage[], tools: readonly ModelTool[]): Record<string, unknown> {
+  private requestBody(messages: readonly FileMessage[], tools: readonly ModelTool[]): Record<string, unknown> {
     const { model, systemPrompt, temperature, maxTokens, reasoning } = this.settings;
     // `max_tokens` for every compatible server, which all accept it; OpenAI's reasoning models refuse it and take
     // `max_completion_tokens`, a limit that also counts the reasoning tokens.
@@ -114,9 +117,16 @@ export class OpenAICompatibleProvider extends HttpModelProvider {
   }
 }
 
-/** A turn as chat completions spell it: tool calls on the assistant's turn, each result a `tool` turn of its own. */
-function openAiMessage(message: ModelMessage): Record<string, unknown> {
+/**
+ * A turn as chat completions spell it: tool calls on the assistant's turn, each result a `tool` turn of its own; a
+ * prompt's images as `image_url` parts with `data:` URLs after its text.
+ */
+function openAiMessage(message: FileMessage): Record<string, unknown> {
   if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  if (message.role === 'user' && message.files?.length) {
+    const images = message.files.map((file) => ({ type: 'image_url', image_url: { url: dataUrl(file) } }));
+    return { role: 'user', content: [{ type: 'text', text: message.content }, ...images] };
+  }
   if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
   return {
     role: 'assistant',

@@ -1,15 +1,15 @@
 import type { FinishReason, TokenUsage } from '@promethea/cpp-protocol';
 import { z } from 'zod';
-import type { ModelMessage, ModelTool } from '../model-provider.js';
+import type { ModelTool } from '../model-provider.js';
 
 /**
  * The chat format shared by OpenAI-compatible servers and Ollama: the system prompt is a first turn; each vendor
  * spells a turn (its tool calls and results above all) its own way.
  */
-export function chatMessages<Turn>(
-  messages: readonly ModelMessage[],
+export function chatMessages<Message, Turn>(
+  messages: readonly Message[],
   systemPrompt: string | undefined,
-  turn: (message: ModelMessage) => Turn,
+  turn: (message: Message) => Turn,
 ): Array<Turn | { role: 'system'; content: string }> {
   const turns = messages.map(turn);
   return systemPrompt ? [{ role: 'system', content: systemPrompt }, ...turns] : turns;
