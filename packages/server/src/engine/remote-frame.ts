@@ -13,7 +13,7 @@ import {
 } from '@promethea/cpp-protocol';
 import { applyCountedChange } from './thread-size.js';
 
-/** What a frame from another node did to this node's copy of the thread, and what this node's subscribers get. */
+/** What a frame from another server did to this server's copy of the thread, and what this server's subscribers get. */
 export type RemoteOutcome =
   /** This copy missed something (a change, or text): reload it. */
   | { kind: 'gap' }
@@ -23,7 +23,7 @@ export type RemoteOutcome =
   | { kind: 'frame'; text: string; chunk?: StreamChunkFrame['payload'] };
 
 /**
- * Applies a frame another node sent its subscribers to this node's copy of the thread, with the offset and
+ * Applies a frame another server sent its subscribers to this server's copy of the thread, with the offset and
  * version rules a client's mirror uses (docs/PROTOCOL.md §9.3): a patch is the change of the version after this
  * copy's, a chunk is appended from where this copy's text ends (the part already held is cut off, never doubled).
  */

@@ -10,23 +10,23 @@ import type { Identity } from './identity.js';
  * thread in the process apart.
  */
 export interface ThreadLink {
-  /** A chunk this node's generation sent its subscribers (encoded as `text`). */
+  /** A chunk this server's generation sent its subscribers (encoded as `text`). */
   chunk(chunk: StreamChunkFrame['payload'], text: string): void;
-  /** Any other frame this node sent all of its subscribers. */
+  /** Any other frame this server sent all of its subscribers. */
   frame(text: string): void;
-  /** A change this node committed, as the CPP_GRAPH_PATCH `text`; `title` when the change set it. */
+  /** A change this server committed, as the CPP_GRAPH_PATCH `text`; `title` when the change set it. */
   change(change: TreeChange, text: string, title: string | undefined): void;
 
   /** Takes the thread's generation lock, before committing a change that starts a generation. False: another holds it. */
   claimGeneration(): Promise<boolean>;
-  /** Before a commit while this link holds the lock: rejects when another node has taken it (stop writing). */
+  /** Before a commit while this link holds the lock: rejects when another server has taken it (stop writing). */
   confirmGeneration(): Promise<void>;
   /** No generation of this thread runs here any more: the lock is free for others. */
   releaseGeneration(): void;
 
   /**
-   * Runs the frame on the node whose generation streams in the thread and resolves with its answer; `undefined`
-   * when no live node holds the generation (its node died, or it just ended).
+   * Runs the frame on the server whose generation streams in the thread and resolves with its answer; `undefined`
+   * when no live server holds the generation (its server died, or it just ended).
    */
   forward(frame: ThreadFrame, identity: Identity): Promise<CommandReply | undefined>;
   /** Reloads the thread from the store (and the text streamed since its last batch), after this copy missed a change. */
@@ -40,19 +40,19 @@ export interface ThreadLink {
 
 /** What a link tells its thread's engine. */
 export interface LinkedEngine {
-  /** A frame another node sent; false when this copy missed something and must be reloaded. */
+  /** A frame another server sent; false when this copy missed something and must be reloaded. */
   applyRemote(frame: ServerFrame, text: string, title: string | undefined): boolean;
   /**
    * Takes the reloaded thread as its own and tells its subscribers; false, taking nothing, when the load is older
    * than the copy (read before a commit the copy already has): load again.
    */
   resynchronise(stored: StoredThread): boolean;
-  /** Another node took the generation lock over: stop generating, commit nothing. */
+  /** Another server took the generation lock over: stop generating, commit nothing. */
   generationLost(): void;
 }
 
 /**
- * How the node that ran a forwarded frame answers: done, with the thread's version after it (an exact retry changes
+ * How the server that ran a forwarded frame answers: done, with the thread's version after it (an exact retry changes
  * nothing), or the CPP_ERROR to send.
  */
 export type CommandReply =
