@@ -1,3 +1,4 @@
+import type { AttachmentSource } from './attachment-upload.js';
 import type { DidSigner } from './identity/did-signer.js';
 import type { ReconnectOptions } from './reconnect-policy.js';
 import type { WebSocketConstructor } from './web-socket-like.js';
@@ -43,6 +44,11 @@ export interface CPPClientOptions {
 
 export interface PromptOptions {
   userPrompt: string;
+  /**
+   * Files the prompt carries (PROTOCOL.md §27): a `File` or `Blob`, `{ name, bytes }`, a path in Node, or an
+   * attachment `uploadAttachment` gave back. Each is uploaded before the prompt is sent.
+   */
+  attachments?: readonly AttachmentSource[];
   /** Default: the active thread, opened (or created) first when there is none. */
   threadId?: string;
   /** Default: the thread's head. `null`: a first prompt beside the thread's others (an edit of its first prompt). */
@@ -59,6 +65,8 @@ export interface PromptOptions {
 
 export interface PivotOptions {
   userPrompt: string;
+  /** Files the new prompt carries, as for `prompt`. */
+  attachments?: readonly AttachmentSource[];
   threadId?: string;
   /** How much of the interrupted node the user has seen; default: all that this client holds of it. */
   receivedContentLength?: number;
@@ -105,6 +113,8 @@ export interface EditOptions {
   /** The user node to edit: the edited prompt goes beside it, under the same parent, and is answered. */
   nodeId: string;
   userPrompt: string;
+  /** Files the edited prompt carries, as for `prompt` (the edited node's own are not carried over by themselves). */
+  attachments?: readonly AttachmentSource[];
   threadId?: string;
   expectedVersion?: number;
   /** The id of the model to answer the edited prompt with; default: the server's default model, as for a prompt. */

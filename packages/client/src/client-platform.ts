@@ -9,4 +9,6 @@ export interface ClientPlatform {
    * (`decodeServerFrameEnvelope`), which keeps zod out of a page's bundle (README, "In a browser").
    */
   decodeServerFrame(text: string): DecodeResult<ServerFrame>;
+  /** Node: reads a file named by its path, for a prompt's attachments. Browsers have none: a path is refused. */
+  readFile?(path: string): Promise<{ name: string; bytes: Uint8Array }>;
 }

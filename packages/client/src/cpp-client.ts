@@ -1,4 +1,5 @@
 import {
+  type Attachment,
   ErrorCode,
   encodeClientFrame,
   exportThread,
@@ -34,6 +35,7 @@ import type {
   SearchOptions,
   StopOptions,
 } from './client-options.js';
+import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
 import { ClientEventListeners, type EventName } from './client-event-listeners.js';
 import type { CPPClientEvents } from './client-events.js';
 import type { ClientPlatform } from './client-platform.js';
@@ -47,6 +49,7 @@ import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
 import { reconnectPolicy } from './reconnect-policy.js';
 import { SendQueueFullError } from './send-queue-full-error.js';
 import { sessionOpener } from './session-opener.js';
+import { sessionUrl } from './session-url.js';
 import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';
@@ -70,9 +73,16 @@ export class CPPClient {
   private readonly patches: boolean;
   private readonly maxQueuedFrames: number;
   private currentThreadId: string | undefined;
+  /** Where the attachment endpoints are: the session's origin. */
+  private readonly sessionUrl: URL;
+  private readonly readFile: ClientPlatform['readFile'];
+  /** The client's uploads, from the first file on. */
+  private uploads: AttachmentUploads | undefined;
 
   constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
+    this.sessionUrl = sessionUrl(options.endpoint);
+    this.readFile = platform.readFile;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
     this.connection = new ReconnectingConnection(
       sessionOpener(options, platform),
@@ -132,12 +142,14 @@ export class CPPClient {
   /** A user node under `parentNodeId` (default: the head), answered by the model; settles when the answer ends. */
   async prompt(options: PromptOptions): Promise<GenerationResult> {
     const threadId = await this.ensureThread(options.threadId);
+    const attachments = await this.uploadAll(options.attachments);
     const userNodeId = newMessageId();
     const frame = this.frames.create('CPP_PROMPT', {
       activeThreadId: threadId,
       userPrompt: options.userPrompt,
       newNodeId: userNodeId,
       parentNodeId: options.parentNodeId,
+      attachments,
       expectedVersion: options.expectedVersion,
       model: options.model,
     });
@@ -152,8 +164,11 @@ export class CPPClient {
     const threadId = await this.ensureThread(options.threadId);
     const interrupted = this.streamingNode(threadId);
     const { onStream, onReasoning } = options;
-    if (!interrupted)
-      return this.prompt({ userPrompt: options.userPrompt, threadId, model: options.model, onStream, onReasoning });
+    if (!interrupted) {
+      const { userPrompt, model, attachments } = options;
+      return this.prompt({ userPrompt, threadId, model, attachments, onStream, onReasoning });
+    }
+    const attachments = await this.uploadAll(options.attachments);
     const newBranchNodeId = newMessageId();
     const received = receivedLengths(interrupted, options);
     const frame = this.frames.create('CPP_PIVOT_INIT', {
@@ -161,6 +176,7 @@ export class CPPClient {
       activeThreadId: threadId,
       userPrompt: options.userPrompt,
       newBranchNodeId,
+      attachments,
       ...receivedFields(received),
       model: options.model,
     });
@@ -238,9 +254,10 @@ export class CPPClient {
     const graph = this.mirrors.get(threadId);
     const edited = graph && getNode(graph, options.nodeId);
     if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
-    const { userPrompt, expectedVersion, model, onStream, onReasoning } = options;
+    const { userPrompt, attachments, expectedVersion, model, onStream, onReasoning } = options;
     return this.prompt({
       userPrompt,
+      attachments,
       threadId,
       parentNodeId: edited.parentId,
       expectedVersion,
@@ -455,6 +472,30 @@ export class CPPClient {
   off<Event extends EventName>(event: Event, listener?: CPPClientEvents[Event]): this {
     this.events.remove(event, listener);
     return this;
+  }
+
+  /**
+   * Uploads a file for prompts (PROTOCOL.md §27.3) over HTTP on the session's origin, with a ticket the session gives:
+   * a `File` or `Blob`, `{ name, bytes }`, or in Node a path. Resolves with what the server kept, whose `id` a prompt
+   * names; one already uploaded is given back as it is. An upload cut off, or sent with a ticket that had just ended,
+   * is sent again once.
+   */
+  async uploadAttachment(source: AttachmentSource): Promise<Attachment> {
+    // Loaded with the first file: a page that sends none does not download it.
+    const { AttachmentUploads } = await import('./attachment-upload.js');
+    this.uploads ??= new AttachmentUploads(this.sessionUrl, this.readFile, () => {
+      const frame = this.frames.create('CPP_ATTACHMENT_TICKET_REQUEST', {});
+      const ticketOf = (reply: ServerFrame) =>
+        reply.type === 'CPP_ATTACHMENT_TICKET' ? { value: reply.payload } : undefined;
+      return this.request(frame, new FrameWaiter(frame.id, ticketOf));
+    });
+    return this.uploads.upload(source);
+  }
+
+  /** The ids of a prompt's files, each uploaded first; `undefined` without any. */
+  private async uploadAll(sources: readonly AttachmentSource[] | undefined): Promise<string[] | undefined> {
+    if (!sources?.length) return undefined;
+    return (await Promise.all(sources.map((source) => this.uploadAttachment(source)))).map(({ id }) => id);
   }
 
   private async ensureThread(threadId = this.currentThreadId): Promise<string> {

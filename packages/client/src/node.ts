@@ -1,4 +1,6 @@
 import { CPP_DID_HEADER, CPP_SUBPROTOCOL, decodeServerFrame } from '@promethea/cpp-protocol';
+import { readFile as readFileBytes } from 'node:fs/promises';
+import { basename } from 'node:path';
 import WebSocket from 'ws';
 import type { CPPClientOptions } from './client-options.js';
 import { CPPClient as CPPClientCore } from './cpp-client.js';
@@ -19,7 +21,8 @@ export class CPPClient extends CPPClientCore {
       const socket = new Socket(sessionUrl(endpoint).href, CPP_SUBPROTOCOL, headers);
       return socket instanceof WebSocket ? new OpenFailureSocket(socket, watchUpgrade(socket)) : socket;
     };
-    super(options, { openSocket, decodeServerFrame });
+    const readFile = async (path: string) => ({ name: basename(path), bytes: await readFileBytes(path) });
+    super(options, { openSocket, decodeServerFrame, readFile });
   }
 }
 

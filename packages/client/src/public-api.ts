@@ -14,6 +14,7 @@ export type {
   SearchOptions,
   StopOptions,
 } from './client-options.js';
+export type { AttachmentSource, NamedBytes } from './attachment-upload.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';
 export type { ConnectionStatus } from './reconnect.js';
 export type { ReconnectOptions } from './reconnect-policy.js';
