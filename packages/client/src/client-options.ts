@@ -160,6 +160,18 @@ export interface ListThreadsOptions {
 /** `cpp-thread`: the whole tree as CPP JSON; `markdown`: the active branch (PROTOCOL.md §25.4). */
 export type ExportFormat = 'cpp-thread' | 'markdown';
 
+/** A person's answer to a tool call that waits for approval (PROTOCOL.md §26.9). */
+export interface ToolApprovalOptions {
+  /** The streaming answer that made the call. */
+  nodeId: string;
+  toolCallId: string;
+  approved: boolean;
+  /** Why, in the person's words; the model is told it with a denial. */
+  reason?: string;
+  /** Default: the active thread. */
+  threadId?: string;
+}
+
 export interface StopOptions {
   threadId?: string;
   /** How much of the stopped node the user has seen; default: all that this client holds of it. */

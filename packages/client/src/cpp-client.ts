@@ -19,6 +19,7 @@ import {
   type ThreadSummary,
   type ThreadsFrame,
   type ModelsFrame,
+  type ToolCall,
 } from '@promethea/cpp-protocol';
 import type {
   AnchorOptions,
@@ -34,6 +35,7 @@ import type {
   RenameOptions,
   SearchOptions,
   StopOptions,
+  ToolApprovalOptions,
 } from './client-options.js';
 import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
 import { ClientEventListeners, type EventName } from './client-event-listeners.js';
@@ -301,6 +303,37 @@ export class CPPClient {
           const graph = this.structuralUpdateOf(threadId, reply);
           return graph?.activeHeadMessageId === targetNodeId ? { value: graph } : undefined;
         },
+        threadId,
+      ),
+    );
+  }
+
+  /**
+   * Approves or denies a tool call that waits for approval (`approval-requested`, PROTOCOL.md §26.9). Resolves with
+   * the call once the server has taken the answer (approved, it runs; denied, it is `output-denied`); refused with
+   * CONFLICT when the call no longer waits (answered already, or its answer halted), NOT_STREAMING when its answer
+   * has ended.
+   */
+  async respondToToolCall(options: ToolApprovalOptions): Promise<ToolCall> {
+    const threadId = await this.ensureThread(options.threadId);
+    const { nodeId, toolCallId, approved, reason } = options;
+    const frame = this.frames.create('CPP_TOOL_APPROVAL', {
+      activeThreadId: threadId,
+      nodeId,
+      toolCallId,
+      approved,
+      reason,
+    });
+    return this.request(
+      frame,
+      new FrameWaiter(
+        frame.id,
+        (reply) =>
+          reply.type === 'CPP_TOOL_CALL' &&
+          reply.payload.toolCall.toolCallId === toolCallId &&
+          reply.payload.toolCall.state !== 'approval-requested'
+            ? { value: reply.payload.toolCall }
+            : undefined,
         threadId,
       ),
     );

@@ -13,6 +13,7 @@ export type {
   RenameOptions,
   SearchOptions,
   StopOptions,
+  ToolApprovalOptions,
 } from './client-options.js';
 export type { AttachmentSource, NamedBytes } from './attachment-upload.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';

@@ -33,6 +33,8 @@ export const ToolProgressSchema = z.object({
   message: z.string().optional(),
 });
 
+export const ToolApprovalSchema = z.object({ approved: z.boolean(), reason: z.string().optional() });
+
 /** One tool call of an assistant node: see `ToolCall` (tree/tool-calls.ts) for its fields. */
 export const ToolCallSchema = z.object({
   toolCallId: ToolCallIdSchema,
@@ -44,6 +46,7 @@ export const ToolCallSchema = z.object({
   output: z.string().optional(),
   errorText: z.string().optional(),
   progress: ToolProgressSchema.optional(),
+  approval: ToolApprovalSchema.optional(),
 });
 // The schema and the interface the zod-free modules use are one shape.
 const toolCallShapes: [ToolCall, z.infer<typeof ToolCallSchema>] = [] as unknown as [

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AttachmentIdsSchema } from '../attachment.js';
 import { clientFrame } from '../envelope.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
-import { MessageIdSchema } from '../node.js';
+import { MessageIdSchema, ToolCallIdSchema } from '../node.js';
 import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
 import { THREAD_LIST_CURSOR_MAX_LENGTH, THREAD_LIST_MAX_LIMIT } from '../threads/thread-list-page.js';
 import { AuthProofFrameSchema } from './auth-frames.js';
@@ -220,6 +220,30 @@ export const ThreadImportFrameSchema = clientFrame(
   z.object({ format: ImportFormatSchema, document: z.unknown() }),
 );
 
+/** How long the reason given with an approval or a denial may be, in UTF-16 code units. */
+export const TOOL_APPROVAL_REASON_MAX_LENGTH = 2000;
+
+/**
+ * Approves or denies a tool call of the streaming node that waits for it (`approval-requested`, docs/PROTOCOL.md
+ * §26.9); answered by the call's CPP_TOOL_CALL.
+ */
+export const ToolApprovalFrameSchema = clientFrame(
+  'CPP_TOOL_APPROVAL',
+  z.object({
+    activeThreadId: ThreadIdSchema,
+    nodeId: MessageIdSchema,
+    toolCallId: ToolCallIdSchema,
+    approved: z.boolean(),
+    reason: z
+      .string()
+      .max(TOOL_APPROVAL_REASON_MAX_LENGTH)
+      .regex(/^[^\u0000]*$/, 'a reason may not contain the NUL character (U+0000)')
+      .regex(/^\P{Surrogate}*$/u, 'a reason may not contain a lone surrogate (half of a UTF-16 pair)')
+      .meta({ description: utf16Length(TOOL_APPROVAL_REASON_MAX_LENGTH) })
+      .optional(),
+  }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -239,6 +263,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   ThreadSearchFrameSchema,
   ThreadImportFrameSchema,
   AttachmentTicketRequestFrameSchema,
+  ToolApprovalFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -258,6 +283,7 @@ export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
 export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
 export type AttachmentTicketRequestFrame = z.infer<typeof AttachmentTicketRequestFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
+export type ToolApprovalFrame = z.infer<typeof ToolApprovalFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];

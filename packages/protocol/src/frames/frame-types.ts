@@ -23,6 +23,7 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_THREAD_SEARCH',
   'CPP_THREAD_IMPORT',
   'CPP_ATTACHMENT_TICKET_REQUEST',
+  'CPP_TOOL_APPROVAL',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [

@@ -7,16 +7,23 @@
  */
 export const TOOL_CALL_STATES = [
   'input-streaming',
+  'approval-requested',
   'input-available',
   'output-available',
   'output-error',
+  'output-denied',
   'interrupted',
 ] as const;
 
 export type ToolCallState = (typeof TOOL_CALL_STATES)[number];
 
 /** The states a call ends in; every other state is a call still going on. */
-const FINAL_STATES: ReadonlySet<ToolCallState> = new Set(['output-available', 'output-error', 'interrupted']);
+const FINAL_STATES: ReadonlySet<ToolCallState> = new Set([
+  'output-available',
+  'output-error',
+  'output-denied',
+  'interrupted',
+]);
 
 /** How far a running tool says it has got (MCP's progress notification): `total`, when known, is the end. */
 export interface ToolProgress {
@@ -41,6 +48,14 @@ export interface ToolCall {
   errorText?: string;
   /** `input-available`: the tool's last progress report, if it reports any. */
   progress?: ToolProgress;
+  /** A call that waited for approval: whether it was given, and the reason given with it. */
+  approval?: ToolApproval;
+}
+
+/** A person's answer to a call that waited for approval (CPP_TOOL_APPROVAL). */
+export interface ToolApproval {
+  approved: boolean;
+  reason?: string;
 }
 
 export function isFinalToolCallState(state: ToolCallState): boolean {

@@ -2,6 +2,7 @@ import {
   type FinishReason,
   type TextPart,
   type TokenUsage,
+  type ToolApproval,
   type ToolCall,
   withToolCall,
 } from '@promethea/cpp-protocol';
@@ -76,6 +77,8 @@ export class AnswerStream {
   private paused = true;
   private readonly pausedParts: Paused[] = [];
   private calls: ToolCall[];
+  /** The calls waiting for a person's approval, with what takes the answer to each. */
+  private readonly awaitingApproval = new Map<string, (approval: ToolApproval) => void>();
   private pausedOutcome: AnswerOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
@@ -105,6 +108,13 @@ export class AnswerStream {
       continues,
       signal: this.controller.signal,
       tools: tools.registry,
+      approvals: {
+        wait: (toolCallId, signal) =>
+          new Promise((resolve) => {
+            this.awaitingApproval.set(toolCallId, resolve);
+            signal.addEventListener('abort', () => this.awaitingApproval.delete(toolCallId), { once: true });
+          }),
+      },
       firstStep,
       threadId: tools.threadId,
       identity: tools.identity,
@@ -125,6 +135,19 @@ export class AnswerStream {
   /** The node's tool calls as clients were sent them. */
   get toolCalls(): readonly ToolCall[] {
     return this.calls;
+  }
+
+  /**
+   * A person's answer to a call waiting for approval (CPP_TOOL_APPROVAL). False when no call of this answer waits
+   * for one under that id (it never did, or was answered, or the answer was halted).
+   */
+  respondToApproval(toolCallId: string, approval: ToolApproval): boolean {
+    const respond = this.awaitingApproval.get(toolCallId);
+    const waiting = this.calls.some((call) => call.toolCallId === toolCallId && call.state === 'approval-requested');
+    if (!respond || !waiting || this.halted) return false;
+    this.awaitingApproval.delete(toolCallId);
+    respond(approval);
+    return true;
   }
 
   /** The text (and the end, if it came) goes out from now on. */

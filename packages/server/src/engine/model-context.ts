@@ -1,5 +1,6 @@
 import type { Attachment, MessageNode, ToolCall } from '@promethea/cpp-protocol';
 import type { ModelAttachment, ModelMessage, ModelToolMessage } from '../model/model-provider.js';
+import { deniedResult } from '../tools/answer-steps.js';
 
 /** The bytes of a file, by its SHA-256; undefined when they are no longer kept. */
 export type ReadAttachmentBytes = (sha256: string) => Promise<Uint8Array | undefined>;
@@ -56,7 +57,12 @@ function wasAsked(call: ToolCall): boolean {
 function toolResult(call: ToolCall): ModelToolMessage {
   const { toolCallId, toolName } = call;
   if (call.state === 'output-available') return { role: 'tool', toolCallId, toolName, content: call.output ?? '' };
-  const content = call.state === 'output-error' ? (call.errorText ?? '') : '';
+  const content =
+    call.state === 'output-error'
+      ? (call.errorText ?? '')
+      : call.state === 'output-denied'
+        ? deniedResult(call.approval?.reason)
+        : '';
   return { role: 'tool', toolCallId, toolName, content: content || INTERRUPTED_TOOL_RESULT, isError: true };
 }
 

@@ -40,6 +40,7 @@ import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
 import { streamState } from './sync-frame-cache.js';
 import { stop } from './stop.js';
+import { approveToolCall } from './tool-approval.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext, ThreadLimits } from './thread-context.js';
@@ -228,6 +229,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         return this.queue.run(() => deleteBranch(this, frame, identity));
       case 'CPP_THREAD_RENAME':
         return this.queue.run(() => rename(this, frame, identity, requester));
+      case 'CPP_TOOL_APPROVAL':
+        return this.runWhereItStreams(frame, identity, requester, () => approveToolCall(this, frame));
     }
   }
 

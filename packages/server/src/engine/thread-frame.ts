@@ -12,7 +12,8 @@ export type ThreadFrame = Extract<
       | 'CPP_CONTINUE'
       | 'CPP_ANCHOR_HEAD'
       | 'CPP_BRANCH_DELETE'
-      | 'CPP_THREAD_RENAME';
+      | 'CPP_THREAD_RENAME'
+      | 'CPP_TOOL_APPROVAL';
   }
 >;
 
@@ -25,6 +26,7 @@ const THREAD_FRAME_TYPES: ReadonlySet<ClientFrame['type']> = new Set<ThreadFrame
   'CPP_ANCHOR_HEAD',
   'CPP_BRANCH_DELETE',
   'CPP_THREAD_RENAME',
+  'CPP_TOOL_APPROVAL',
 ]);
 
 export function isThreadFrame(frame: ClientFrame): frame is ThreadFrame {

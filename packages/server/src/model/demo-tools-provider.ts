@@ -10,7 +10,8 @@ export const DEMO_COUNT_TO = 5;
 /**
  * A deterministic agent for the demo (no API key): each answer calls the server's `clock` tool, then its slow
  * `count_to` tool (pivot while it counts), then says what they returned, its text streamed word by word between the
- * calls. It reads where it is from the tool results after the prompt. Without those tools it says so and stops.
+ * calls. A prompt that mentions a note is kept with `save_note` instead, which waits for the person's approval. It
+ * reads where it is from the tool results after the prompt. Without those tools it says so and stops.
  */
 export class DemoToolsProvider implements ModelProvider {
   readonly provider = 'demo';
@@ -27,8 +28,17 @@ export class DemoToolsProvider implements ModelProvider {
     const results = resultsAfterPrompt(request.messages);
     const clock = results.find((result) => result.toolName === 'clock');
     const count = results.find((result) => result.toolName === 'count_to');
+    const prompt = lastPrompt(request.messages);
     if (request.continues) {
       yield* this.words(' (The demo agent goes on.)', request.signal);
+    } else if (/\bnote\b/i.test(prompt) && tools.has('save_note')) {
+      const saved = results.find((result) => result.toolName === 'save_note');
+      const kept = saved?.isError ? ' You did not approve it, so I kept nothing.' : ` ${saved?.content}`;
+      if (saved) yield* this.words(kept, request.signal);
+      else {
+        yield* this.words('I will keep that as a note, if you approve.', request.signal);
+        yield* this.call('save_note', JSON.stringify({ text: prompt.slice(0, 1000) }), 0, request.signal);
+      }
     } else if (!tools.has('clock') || !tools.has('count_to')) {
       yield* this.words(
         'The demo agent needs the server tools clock and count_to, and this server has not got them.',
@@ -70,6 +80,11 @@ export class DemoToolsProvider implements ModelProvider {
     }
     yield { type: 'tool-call', toolCallId, toolName, input };
   }
+}
+
+function lastPrompt(messages: readonly ModelMessage[]): string {
+  for (const message of [...messages].reverse()) if (message.role === 'user') return message.content;
+  return '';
 }
 
 function resultsAfterPrompt(messages: readonly ModelMessage[]): Array<Extract<ModelMessage, { role: 'tool' }>> {

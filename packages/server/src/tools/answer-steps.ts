@@ -3,6 +3,7 @@ import {
   newToolCallId,
   storableText,
   type TokenUsage,
+  type ToolApproval,
   type ToolCall,
   type ToolProgress,
 } from '@promethea/cpp-protocol';
@@ -11,7 +12,13 @@ import type { ToolOutcome, ToolRegistry } from './tool-registry.js';
 
 /** A change of one tool call: the fields that change; a call that moves on loses the progress it had reported. */
 export type ToolCallUpdate = Pick<ToolCall, 'state'> &
-  Partial<Pick<ToolCall, 'input' | 'output' | 'errorText' | 'progress'>>;
+  Partial<Pick<ToolCall, 'input' | 'output' | 'errorText' | 'progress' | 'approval'>>;
+
+/** Where a call that needs approval waits for a person's answer (CPP_TOOL_APPROVAL); the answer stream keeps it. */
+export interface ApprovalGate {
+  /** Resolves with the answer to the call; never, once `signal` aborts (the answer was halted). */
+  wait(toolCallId: string, signal: AbortSignal): Promise<ToolApproval>;
+}
 
 /**
  * What an answer streams: its text and reasoning as a model stream has them, and the life of its tool calls. A call
@@ -34,6 +41,7 @@ export interface AnswerStepsOptions {
   /** The answer's: aborted by a halt, which ends the model call and every running tool at once. */
   signal: AbortSignal;
   tools: ToolRegistry;
+  approvals: ApprovalGate;
   /** Counts the steps of a continued answer on from the ones it had. */
   firstStep: number;
   threadId: string;
@@ -56,7 +64,7 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
   let usage: TokenUsage | undefined;
   for (let step = options.firstStep; ; step += 1) {
     const ids = new Map<string, string>();
-    const calls: ModelToolCall[] = [];
+    const calls: AskedCall[] = [];
     let text = '';
     let finishReason: FinishReason = 'stop';
     const request = {
@@ -89,8 +97,13 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
         case 'tool-call': {
           const toolCallId = ids.get(part.toolCallId);
           if (!toolCallId) break;
-          calls.push({ toolCallId, toolName: part.toolName, input: part.input });
-          yield { type: 'tool-call-update', toolCallId, update: { state: 'input-available', input: part.input } };
+          // A call that needs approval waits for it from now on: an answer that comes at once is not lost.
+          const approval = (await tools.needsApproval(part.toolName, part.input))
+            ? options.approvals.wait(toolCallId, signal)
+            : undefined;
+          calls.push({ toolCallId, toolName: part.toolName, input: part.input, ...(approval ? { approval } : {}) });
+          const state = approval ? 'approval-requested' : 'input-available';
+          yield { type: 'tool-call-update', toolCallId, update: { state, input: part.input } };
           break;
         }
         case 'finish':
@@ -101,7 +114,8 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
     }
     if (signal.aborted) return;
     if (calls.length > 0) {
-      messages.push({ role: 'assistant', content: text, toolCalls: calls });
+      const asked = calls.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }));
+      messages.push({ role: 'assistant', content: text, toolCalls: asked });
       const ran = step + 1 - options.firstStep < tools.limits.maxSteps;
       const outcomes = ran ? yield* runCalls(calls, options) : unrun(calls, tools.limits.maxSteps);
       if (signal.aborted) return;
@@ -119,13 +133,18 @@ function unrun(calls: readonly ModelToolCall[], maxSteps: number): Map<string, T
 }
 
 /** The step's calls, run side by side; their progress and their ends are yielded as they come. */
+/** A call as the model made it, with the answer it waits for when it needs approval. */
+interface AskedCall extends ModelToolCall {
+  approval?: Promise<ToolApproval>;
+}
+
 async function* runCalls(
-  calls: readonly ModelToolCall[],
+  calls: readonly AskedCall[],
   options: AnswerStepsOptions,
 ): AsyncGenerator<AnswerPart, Map<string, ToolOutcome>> {
   const updates = new UpdateQueue();
   const outcomes = new Map<string, ToolOutcome>();
-  const runs = calls.map(async ({ toolCallId, toolName, input }) => {
+  const runs = calls.map(async ({ toolCallId, toolName, input, approval: answer }) => {
     let running = true;
     const reportProgress = (progress: ToolProgress): void => {
       if (running && !options.signal.aborted) {
@@ -133,7 +152,12 @@ async function* runCalls(
       }
     };
     const context = { signal: options.signal, threadId: options.threadId, identity: options.identity, toolCallId };
-    const outcome = await options.tools.run(toolName, input, { ...context, reportProgress });
+    const approval = answer ? await approvalOf(toolCallId, answer, options, updates) : undefined;
+    if (options.signal.aborted) return;
+    const outcome =
+      approval === undefined || approval.state === 'approved'
+        ? await options.tools.run(toolName, input, { ...context, reportProgress })
+        : approval;
     running = false;
     if (!outcome) return;
     outcomes.set(toolCallId, outcome);
@@ -144,12 +168,55 @@ async function* runCalls(
   return outcomes;
 }
 
+/**
+ * A call that needs approval waits for it (`approval-requested`), at most the approval timeout: approved, it goes on
+ * to run (`input-available`, with the approval); denied or unanswered, it ends without running.
+ */
+async function approvalOf(
+  toolCallId: string,
+  answer: Promise<ToolApproval>,
+  options: AnswerStepsOptions,
+  updates: UpdateQueue,
+): Promise<{ state: 'approved' } | ToolOutcome> {
+  const { approvalTimeoutMs } = options.tools.limits;
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<ToolOutcome>((resolve) => {
+    const errorText = `Not run: no one approved or denied the call within ${approvalTimeoutMs} ms.`;
+    timer = setTimeout(() => resolve({ state: 'output-error', errorText }), approvalTimeoutMs);
+  });
+  // A halt ends the wait: the caller sees its signal aborted and keeps the call as the halt cut it.
+  const halted = new Promise<ToolOutcome>((resolve) =>
+    options.signal.addEventListener('abort', () => resolve({ state: 'output-error', errorText: '' }), { once: true }),
+  );
+  const answered = answer.then((approval): { state: 'approved' } | ToolOutcome => {
+    if (!approval.approved) return { state: 'output-denied', approval };
+    updates.push(toolCallId, { state: 'input-available', approval });
+    return { state: 'approved' };
+  });
+  try {
+    return await Promise.race([answered, unanswered, halted]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What the model is told of a call: its output, or why there is none. */
 function resultMessage(call: ModelToolCall, outcome: ToolOutcome | undefined): ModelToolMessage {
   const { toolCallId, toolName } = call;
   if (outcome?.state === 'output-available') return { role: 'tool', toolCallId, toolName, content: outcome.output };
-  const content = outcome?.errorText ?? 'The tool call was interrupted before it finished.';
-  return { role: 'tool', toolCallId, toolName, content, isError: true };
+  return { role: 'tool', toolCallId, toolName, content: withoutOutput(outcome), isError: true };
+}
+
+/** Why a call gave no output, as the model is told (docs/PROTOCOL.md §26.2). */
+export function withoutOutput(outcome: Exclude<ToolOutcome, { state: 'output-available' }> | undefined): string {
+  if (outcome?.state === 'output-error') return outcome.errorText;
+  if (outcome?.state === 'output-denied') return deniedResult(outcome.approval.reason);
+  return 'The tool call was interrupted before it finished.';
+}
+
+/** What the model is told of a call a person denied. */
+export function deniedResult(reason: string | undefined): string {
+  return `The person denied this tool call, and it did not run.${reason ? ` Their reason: ${reason}` : ''}`;
 }
 
 /** Progress as clients are sent it: finite numbers, and a message every store holds as it is (§3.3). */

@@ -10,12 +10,14 @@ export interface DemoToolsOptions {
 }
 
 /**
- * The server tools the demo's agent (`demo-tools`) calls: `clock`, the time now, and `count_to`, a slow count that
- * reports its progress and stops at once when its call is aborted (the tool to pivot while it runs).
+ * The server tools the demo's agent (`demo-tools`) calls: `clock`, the time now; `count_to`, a slow count that
+ * reports its progress and stops at once when its call is aborted (the tool to pivot while it runs); and
+ * `save_note`, which waits for a person's approval before it keeps a note (in memory, for the demo).
  */
 export function demoTools(options: DemoToolsOptions = {}): ServerTools {
   const now = options.now ?? Date.now;
   const countDelayMs = options.countDelayMs ?? 1000;
+  const notes: string[] = [];
   return {
     clock: {
       description: 'The current date and time, in UTC (ISO 8601).',
@@ -33,6 +35,15 @@ export function demoTools(options: DemoToolsOptions = {}): ServerTools {
           reportProgress({ progress: number, total: to, message: `counted ${number} of ${to}` });
         }
         return counted.join(' ');
+      },
+    },
+    save_note: {
+      description: 'Keeps a note for the person. Asks them first.',
+      inputSchema: z.object({ text: z.string().min(1).max(1000) }),
+      needsApproval: true,
+      execute: ({ text }: { text: string }) => {
+        notes.push(text);
+        return `Saved note ${notes.length}.`;
       },
     },
   };

@@ -24,6 +24,11 @@ export type JsonObjectSchema = Record<string, unknown>;
 export interface ServerTool<Input = unknown> {
   description?: string;
   inputSchema: z.ZodType<Input> | JsonObjectSchema;
+  /**
+   * Whether a call waits for a person's approval before it runs (docs/PROTOCOL.md §26.9): always, or when this
+   * function of the checked input says so. Default: never.
+   */
+  needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
   execute(input: Input, context: ToolContext): unknown;
 }
 

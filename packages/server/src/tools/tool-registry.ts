@@ -1,4 +1,4 @@
-import { safeCutLength, storableText } from '@promethea/cpp-protocol';
+import { safeCutLength, storableText, type ToolApproval } from '@promethea/cpp-protocol';
 import { z } from 'zod';
 import type { ModelTool } from '../model/model-provider.js';
 import type { JsonObjectSchema, ServerTool, ServerTools, ToolContext } from './server-tool.js';
@@ -11,12 +11,22 @@ export interface ToolLimits {
   timeoutMs: number;
   /** Output longer than this many UTF-16 code units is cut, with a marker saying so. */
   maxOutputLength: number;
+  /** A call that waits for approval longer than this many milliseconds ends in `output-error`, unrun. */
+  approvalTimeoutMs: number;
 }
 
-export const DEFAULT_TOOL_LIMITS: ToolLimits = { maxSteps: 8, timeoutMs: 60_000, maxOutputLength: 256 * 1024 };
+export const DEFAULT_TOOL_LIMITS: ToolLimits = {
+  maxSteps: 8,
+  timeoutMs: 60_000,
+  maxOutputLength: 256 * 1024,
+  approvalTimeoutMs: 10 * 60_000,
+};
 
 /** How a call ended: its output, or why there is none (told to the model as the call's result). */
-export type ToolOutcome = { state: 'output-available'; output: string } | { state: 'output-error'; errorText: string };
+export type ToolOutcome =
+  | { state: 'output-available'; output: string }
+  | { state: 'output-error'; errorText: string }
+  | { state: 'output-denied'; approval: ToolApproval };
 
 /** Tool names every vendor accepts (OpenAI's and Anthropic's rules). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -82,6 +92,23 @@ export class ToolRegistry {
   private relist(): void {
     this.tools = new Map([...this.own, ...[...this.sources.values()].flatMap((tools) => [...tools])]);
     this.listed = [...this.tools.values()].map(({ definition }) => definition);
+  }
+
+  /**
+   * Whether a call must wait for a person's approval before it runs: its tool says so, always or for this input. A
+   * call of an unknown tool or with an invalid input does not wait (it fails at once); a tool's function that
+   * throws asks for approval, the safe side.
+   */
+  async needsApproval(toolName: string, inputText: string): Promise<boolean> {
+    const needsApproval = this.tools.get(toolName)?.tool.needsApproval;
+    if (typeof needsApproval !== 'function') return needsApproval === true;
+    const input = parseInput(toolName, inputText, this.tools.get(toolName)!.validate);
+    if (!('value' in input)) return false;
+    try {
+      return (await needsApproval(input.value)) === true;
+    } catch {
+      return true;
+    }
   }
 
   /**

@@ -201,7 +201,9 @@ describe('MCP servers', () => {
     });
     cleanups.push(() => server.close());
     const client = await RawClient.connect(server.url);
-    cleanups.push(() => client.close());
+    cleanups.push(async () => {
+      await client.close();
+    });
     const { threadId } = await openThread(client, { patches: true });
     const { assistantNodeId } = await prompt(client, threadId, 'Echo');
     const { update } = await completion(client, threadId, assistantNodeId);

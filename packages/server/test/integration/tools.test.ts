@@ -6,11 +6,11 @@ import {
   type ServerTools,
 } from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
-import type { ToolCall } from '@promethea/cpp-protocol';
+import { ErrorCode, type ToolCall } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixture, type ReplayServer, sse, startReplayServer } from '../model/replay-server.js';
-import { completion, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import { completion, expectError, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
 import { RawClient } from '../support/raw-client.js';
 import { startServer } from '../support/start-server.js';
 import { temporaryDatabase } from '../support/temporary-database.js';
@@ -229,5 +229,70 @@ describe('server tools', () => {
       { role: 'assistant', content: 'Hello there!' },
       { role: 'user', content: 'Thanks' },
     ]);
+  });
+
+  it('approval: a call that needs it waits; a denial goes to the model, an approval runs it, a pivot interrupts it', async () => {
+    let release: (() => void) | undefined;
+    const server = await startServer({
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: {
+        save_note: {
+          inputSchema: z.object({ text: z.string() }),
+          needsApproval: true,
+          execute: () => new Promise((resolve) => (release = () => resolve('Saved note 1.'))),
+        },
+      },
+    });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const waiting = (nodeId: string) =>
+      client.next(
+        'CPP_TOOL_CALL',
+        (frame) => frame.payload.nodeId === nodeId && frame.payload.toolCall.state === 'approval-requested',
+      );
+    const respond = (nodeId: string, toolCallId: string, approved: boolean, id: string, reason?: string) =>
+      client.send(
+        'CPP_TOOL_APPROVAL',
+        { activeThreadId: threadId, nodeId, toolCallId, approved, ...(reason ? { reason } : {}) },
+        { id },
+      );
+
+    // Denied: the call never runs, and the model is told why.
+    const first = await prompt(client, threadId, 'Keep a note: buy milk');
+    const asked = (await waiting(first.assistantNodeId)).payload.toolCall;
+    expect(asked).toMatchObject({ toolName: 'save_note', input: '{"text":"Keep a note: buy milk"}' });
+    respond(first.assistantNodeId, asked.toolCallId, false, 'deny', 'Not now');
+    const denied = await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.state === 'output-denied');
+    expect(denied.payload.toolCall).toMatchObject({ approval: { approved: false, reason: 'Not now' } });
+    const firstEnd = await completion(client, threadId, first.assistantNodeId);
+    expect(firstEnd.update.nodes[first.assistantNodeId]?.content).toMatch(
+      /You did not approve it, so I kept nothing\.$/,
+    );
+    // Answered again once its answer has ended: NOT_STREAMING.
+    respond(first.assistantNodeId, asked.toolCallId, true, 'late');
+    await expectError(client, ErrorCode.NOT_STREAMING, { refId: 'late' });
+
+    // Approved: it runs; an answer to a call no longer waiting is a CONFLICT.
+    const second = await prompt(client, threadId, 'Another note: eggs');
+    const secondCall = (await waiting(second.assistantNodeId)).payload.toolCall;
+    respond(second.assistantNodeId, secondCall.toolCallId, true, 'approve');
+    const running = await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.state === 'input-available');
+    expect(running.payload.toolCall.approval).toEqual({ approved: true });
+    respond(second.assistantNodeId, secondCall.toolCallId, true, 'again');
+    await expectError(client, ErrorCode.CONFLICT, { refId: 'again' });
+    release?.();
+    const secondEnd = await completion(client, threadId, second.assistantNodeId);
+    expect(secondEnd.update.nodes[second.assistantNodeId]?.toolCalls?.[0]).toMatchObject({
+      state: 'output-available',
+      output: 'Saved note 1.',
+      approval: { approved: true },
+    });
+
+    // A pivot while the call waits is a pivot: the call is kept interrupted.
+    const third = await prompt(client, threadId, 'A third note');
+    await waiting(third.assistantNodeId);
+    const branch = await pivot(client, threadId, third.assistantNodeId, 'Forget it');
+    expect(branch.update.nodes[third.assistantNodeId]?.toolCalls?.[0]).toMatchObject({ state: 'interrupted' });
   });
 });

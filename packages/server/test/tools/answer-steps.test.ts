@@ -30,6 +30,9 @@ const finish = (outputTokens: number): ModelStreamPart => ({
   usage: { inputTokens: 10, outputTokens },
 });
 
+/** No call of these tests waits for approval. */
+const NO_APPROVALS = { wait: () => new Promise<never>(() => undefined) };
+
 const TOOLS: ServerTools = {
   add: { inputSchema: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b },
   shout: { inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text.toUpperCase() },
@@ -43,6 +46,7 @@ async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal
     continues: false,
     signal,
     tools,
+    approvals: NO_APPROVALS,
     firstStep: 0,
     threadId: 'thread_T',
     identity: 'anonymous',
@@ -153,6 +157,7 @@ describe('answerSteps', () => {
       continues: false,
       signal: halt.signal,
       tools,
+      approvals: NO_APPROVALS,
       firstStep: 0,
       threadId: 'thread_T',
       identity: 'anonymous',
