@@ -16,6 +16,7 @@ const ALL = [
 const UNIT = [
   'packages/protocol/test/**/*.test.ts',
   'packages/server/test/engine/**/*.test.ts',
+  'packages/server/test/context/**/*.test.ts',
   'packages/server/test/auth/{client-address-and-audience,frame-rate-limiter,proof-check,replay-cache}.test.ts',
   'packages/server/test/cluster/local-cluster.test.ts',
   'packages/server/test/model/{demo-provider,generation-runner,model-flags,provider-factory}.test.ts',

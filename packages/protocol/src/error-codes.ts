@@ -26,6 +26,11 @@ export const ErrorCode = {
   INVALID_NODE: 'INVALID_NODE',
   /** CPP_PROMPT, CPP_PIVOT_INIT, CPP_REGENERATE or CPP_CONTINUE named a model that CPP_MODELS does not list. */
   UNKNOWN_MODEL: 'UNKNOWN_MODEL',
+  /**
+   * The least an answer's model must read (the branch's first prompt and the turn it answers, with the room reserved
+   * for its answer) does not fit in the model's context window; nothing was changed and the model was not called.
+   */
+  CONTEXT_TOO_LONG: 'CONTEXT_TOO_LONG',
   /** The model provider failed; the assistant node is `failed` with its partial text kept. */
   PROVIDER_ERROR: 'PROVIDER_ERROR',
   /** The identity is missing or not proven. */

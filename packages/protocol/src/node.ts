@@ -55,6 +55,17 @@ const toolCallShapes: [ToolCall, z.infer<typeof ToolCallSchema>] = [] as unknown
 ];
 void toolCallShapes;
 
+/**
+ * What an answer's model read of its branch, when it did not read all of it (docs/PROTOCOL.md §28.3): the branch's
+ * first prompt, then the path from `fromNodeId` on; the `omittedNodes` nodes between were left out to fit the model's
+ * context window.
+ */
+export const AnswerContextSchema = z.object({
+  fromNodeId: MessageIdSchema,
+  omittedNodes: z.number().int().positive(),
+});
+export type AnswerContext = z.infer<typeof AnswerContextSchema>;
+
 /** One message of the conversation tree (the spec's Directed Semantic Graph). */
 export const MessageNodeSchema = z.object({
   id: MessageIdSchema,
@@ -78,6 +89,8 @@ export const MessageNodeSchema = z.object({
   usage: TokenUsageSchema.optional(),
   /** The tools the answer called, in the order it called them; absent when it called none. */
   toolCalls: z.array(ToolCallSchema).optional(),
+  /** On an answer whose model did not read the whole path: where what it read resumed. Absent: it read all of it. */
+  context: AnswerContextSchema.optional(),
 });
 export type MessageNode = z.infer<typeof MessageNodeSchema>;
 

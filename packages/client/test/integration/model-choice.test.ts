@@ -22,8 +22,8 @@ describe('CPPClient: choosing a model', () => {
     client = new CPPClient({ endpoint: server.url, did: DID });
     expect(await client.listModels()).toEqual({
       models: [
-        { id: 'short', label: 'Short answers', provider: 'demo', reasoning: false },
-        { id: 'long', label: 'Long answers', provider: 'demo', reasoning: false },
+        { id: 'short', label: 'Short answers', provider: 'demo', reasoning: false, contextWindow: 2048 },
+        { id: 'long', label: 'Long answers', provider: 'demo', reasoning: false, contextWindow: 2048 },
       ],
       defaultModel: 'short',
     });

@@ -139,6 +139,8 @@ export const ModelInfoSchema = z.object({
   provider: z.string(),
   /** Whether it reasons before it answers. */
   reasoning: z.boolean(),
+  /** The tokens the model reads and writes in one call; a longer branch is fitted to it (docs/PROTOCOL.md §28). */
+  contextWindow: z.number().int().positive().optional(),
 });
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 

@@ -3,7 +3,7 @@ import { PROVIDER_KINDS, type ProviderConfig, type ProviderKind } from '../model
 import { demoModels } from '../model/demo-provider.js';
 import { createModelProvider, describeProvider } from '../model/provider-factory.js';
 import { decimal, integer } from './argument-parsers.js';
-import { type ConfiguredModels, readModelsFile } from './models-file.js';
+import { type ConfiguredModels, readModelsFile, withoutUnset } from './models-file.js';
 
 /** The flags of `cpp-server` that choose and tune the model: the table of docs/providers.md. */
 export interface ModelFlags {
@@ -21,6 +21,8 @@ export interface ModelFlags {
   retryBaseDelayMs?: number;
   demoDelayMs?: number;
   thinkingBudgetTokens?: number;
+  contextWindow?: number;
+  reservedOutputTokens?: number;
 }
 
 export function addModelFlags(program: Command): void {
@@ -70,6 +72,16 @@ export function addModelFlags(program: Command): void {
         .argParser(integer),
     )
     .addOption(
+      new Option('--context-window <tokens>', 'tokens the model reads and writes in one call (default: by provider)')
+        .env('CPP_CONTEXT_WINDOW')
+        .argParser(integer),
+    )
+    .addOption(
+      new Option('--reserved-output-tokens <tokens>', 'part of the context window kept for the answer')
+        .env('CPP_RESERVED_OUTPUT_TOKENS')
+        .argParser(integer),
+    )
+    .addOption(
       new Option(
         '--thinking-budget-tokens <count>',
         'anthropic: switch on extended thinking with this many tokens to think in',
@@ -92,13 +104,12 @@ export async function configuredModels(flags: ModelFlags): Promise<ConfiguredMod
       withoutUnset({ firstTokenTimeoutMs, stallTimeoutMs, maxRetries, retryBaseDelayMs }),
     );
   }
-  if (config.provider === 'demo')
-    return { models: demoModels({ delayMs: config.demoDelayMs }), descriptions: [describeProvider(config)] };
-  return { models: [{ provider: createModelProvider(config) }], descriptions: [describeProvider(config)] };
-}
-
-function withoutUnset<T extends object>(values: T): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+  const window = withoutUnset({ contextWindow: flags.contextWindow, reservedOutputTokens: flags.reservedOutputTokens });
+  const models =
+    config.provider === 'demo'
+      ? demoModels({ delayMs: config.demoDelayMs })
+      : [{ provider: createModelProvider(config) }];
+  return { models: models.map((entry) => ({ ...entry, ...window })), descriptions: [describeProvider(config)] };
 }
 
 export function modelConfigOf(flags: ModelFlags): ProviderConfig {

@@ -39,6 +39,8 @@ const ModelsFileEntrySchema = z
     maxRetries: Count.optional(),
     retryBaseDelayMs: Count.optional(),
     demoDelayMs: Count.optional(),
+    contextWindow: z.number().int().positive().optional(),
+    reservedOutputTokens: z.number().int().positive().optional(),
     /** Anthropic's extended thinking: its minimum budget is 1,024 tokens. */
     thinkingBudgetTokens: z.number().int().min(1024).optional(),
   })
@@ -118,6 +120,10 @@ export async function readModelsFile(
       id: entry.id,
       label: entry.label,
       provider,
+      ...withoutUnset({
+        contextWindow: entry.contextWindow,
+        reservedOutputTokens: entry.reservedOutputTokens ?? entry.maxTokens,
+      }),
     })),
     defaultModel,
     descriptions: models.map(({ config }, index) => `${ids[index]}: ${describeProvider(config)}`),
@@ -130,8 +136,20 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   return `${path.replace(/^\./, '') || 'the file'}: ${issue.message}`;
 }
 
+/** `values` without the keys whose value is `undefined`. */
+export function withoutUnset<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
 function configOf(
-  { id: _id, label: _label, apiKeyEnv: _apiKeyEnv, ...entry }: ModelsFileEntry,
+  {
+    id: _id,
+    label: _label,
+    apiKeyEnv: _apiKeyEnv,
+    contextWindow: _contextWindow,
+    reservedOutputTokens: _reservedOutputTokens,
+    ...entry
+  }: ModelsFileEntry,
   policy: Partial<ProviderConfig>,
   apiKey: string | undefined,
 ): ProviderConfig {

@@ -8,6 +8,7 @@ import {
   planFinish,
   setPartText,
   streamingNode,
+  type AnswerContext,
   type ClientFrame,
   cutToolCalls,
   isFinalToolCallState,
@@ -20,6 +21,7 @@ import {
   type ToolCall,
   type TreeChange,
 } from '@promethea/cpp-protocol';
+import { ContextFitter } from '../context/context-fitting.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
@@ -30,7 +32,6 @@ import { commitUntilStored } from './commit-retry.js';
 import type { Cut, ReceivedLengths } from './cut.js';
 import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
 import { ANONYMOUS_DID, type Identity } from './identity.js';
-import { modelMessages } from './model-context.js';
 import type { OperationContext } from './operation-context.js';
 import { pivot } from './pivot.js';
 import type { PivotContext } from './pivot-context.js';
@@ -92,6 +93,9 @@ export interface ThreadEngineDependencies {
  */
 export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly queue = new SerialQueue();
+  private readonly contextFitter = new ContextFitter();
+  /** What each answer's model read of its branch, recorded on the node its start commits (absent: all of it). */
+  private readonly answerContexts = new WeakMap<AnswerStream, AnswerContext>();
   /**
    * Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. This, and `catchUp`, are made when
    * first needed: what every open thread holds is multiplied by the threads a server keeps open (issue 20).
@@ -357,8 +361,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     titling: Titling,
   ): Promise<{ change: TreeChange; stream: AnswerStream }> {
     let change: TreeChange;
+    const context = this.answerContexts.get(stream);
+    const recorded = () => withAnswerContext(plan(), stream.nodeId, context);
     try {
-      change = await this.committer.commit(plan, titling, planned);
+      change = await this.committer.commit(recorded, titling, withAnswerContext(planned, stream.nodeId, context));
     } catch (error) {
       stream.halt();
       throw error;
@@ -538,9 +544,15 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
    * its parts continue from their lengths.
    */
   private answerStream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
-    const admitted = this.dependencies.admitGeneration(requester);
     const node = branch.at(-1);
-    const messages = modelMessages(branch, (sha256) => this.store.attachmentBytes(sha256));
+    const fitted = this.contextFitter.fit(
+      branch,
+      this.models.contextWindowOf(node?.model),
+      node?.model ?? this.models.defaultId,
+      (sha256) => this.store.attachmentBytes(sha256),
+    );
+    const { messages } = fitted;
+    const admitted = this.dependencies.admitGeneration(requester);
     const initial = {
       content: node?.content ?? '',
       reasoning: node ? partText(node, 'reasoning') : '',
@@ -604,6 +616,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       initial,
       continues,
     );
+    if (fitted.context) this.answerContexts.set(stream, fitted.context);
     return stream;
   }
 
@@ -696,4 +709,14 @@ function parentOf(change: TreeChange, assistantNodeId: string): string | null | 
 
 function providerMessage(outcome: Extract<AnswerOutcome, { kind: 'failed' }>): string {
   return ProviderError.isInstance(outcome.error) ? outcome.error.message : 'the model provider failed';
+}
+
+/** `change` with the answer `nodeId` recording what its model read: `context`, or nothing when it read all. */
+function withAnswerContext(change: TreeChange, nodeId: string, context: AnswerContext | undefined): TreeChange {
+  const nodes = change.nodes.map((node) => {
+    if (node.id !== nodeId) return node;
+    const { context: _previous, ...rest } = node;
+    return context ? { ...rest, context } : rest;
+  });
+  return { ...change, nodes };
 }

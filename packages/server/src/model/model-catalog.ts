@@ -1,5 +1,12 @@
 import { CPPError, ErrorCode, type ModelInfo } from '@promethea/cpp-protocol';
 import { AttachmentsAsTextProvider } from './attachments-as-text.js';
+import {
+  type ContextWindow,
+  DEFAULT_CONTEXT_WINDOWS,
+  defaultReservedOutputTokens,
+  FALLBACK_CONTEXT_WINDOW,
+} from '../context/context-window.js';
+import { estimateTokens } from '../context/token-estimate.js';
 import type { ModelProvider } from './model-provider.js';
 
 /** One model a server offers. */
@@ -11,6 +18,10 @@ export interface ModelEntry {
   provider: ModelProvider;
   /** Whether the model reasons before it answers; clients may show that. Default: what the provider says. */
   reasoning?: boolean;
+  /** The tokens the model reads and writes in one call. Default: its provider kind's (docs/providers.md). */
+  contextWindow?: number;
+  /** The part of the window kept for the answer. Default: 4,096 tokens, or a quarter of a smaller window. */
+  reservedOutputTokens?: number;
 }
 
 /**
@@ -19,22 +30,32 @@ export interface ModelEntry {
  */
 export class ModelCatalog {
   /** `provider` is the one configured; `answering` writes its answers (the same, or it given files as text). */
-  private readonly entries = new Map<string, { info: ModelInfo; provider: ModelProvider; answering: ModelProvider }>();
+  private readonly entries = new Map<
+    string,
+    { info: ModelInfo; provider: ModelProvider; answering: ModelProvider; window: ContextWindow }
+  >();
   readonly defaultId: string;
 
   constructor(entries: readonly ModelEntry[], defaultId?: string) {
     for (const entry of entries) {
       const id = entry.id ?? entry.provider.model;
       if (this.entries.has(id)) throw new Error(`Two models have the id "${id}"; give each its own id`);
+      const window = contextWindowOf(entry);
+      if (window.tokens - window.reservedOutputTokens - window.fixedTokens <= 0)
+        throw new Error(
+          `Model "${id}": its context window of ${window.tokens} tokens leaves no room for a prompt after the ` +
+            `${window.reservedOutputTokens} kept for its answer and the ${window.fixedTokens} of its system prompt`,
+        );
       const info: ModelInfo = {
         id,
         label: entry.label ?? id,
         provider: entry.provider.provider,
         reasoning: entry.reasoning ?? entry.provider.reasoning ?? false,
+        contextWindow: window.tokens,
       };
       const { provider } = entry;
       const answering = provider.readsAttachments ? provider : new AttachmentsAsTextProvider(provider);
-      this.entries.set(id, { info, provider, answering });
+      this.entries.set(id, { info, provider, answering, window });
     }
     const first = this.entries.keys().next();
     if (first.done) throw new Error('A server needs at least one model');
@@ -67,6 +88,11 @@ export class ModelCatalog {
     return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).answering;
   }
 
+  /** The window of the model an answer records, as `providerOf` resolves it. */
+  contextWindowOf(id: string | undefined): ContextWindow {
+    return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).window;
+  }
+
   /** Every model's provider as configured, in the order listed. */
   providers(): ModelProvider[] {
     return [...this.entries.values()].map((entry) => entry.provider);
@@ -75,4 +101,13 @@ export class ModelCatalog {
   list(): ModelInfo[] {
     return [...this.entries.values()].map(({ info }) => info);
   }
+}
+
+function contextWindowOf(entry: ModelEntry): ContextWindow {
+  const tokens = entry.contextWindow ?? DEFAULT_CONTEXT_WINDOWS[entry.provider.provider] ?? FALLBACK_CONTEXT_WINDOW;
+  return {
+    tokens,
+    reservedOutputTokens: entry.reservedOutputTokens ?? defaultReservedOutputTokens(tokens),
+    fixedTokens: entry.provider.systemPrompt ? estimateTokens(entry.provider.systemPrompt) : 0,
+  };
 }

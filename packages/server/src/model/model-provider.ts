@@ -110,5 +110,7 @@ export interface ModelProvider {
    * as text instead (`attachmentsAsText`), so that no file is silently dropped.
    */
   readonly readsAttachments?: boolean;
+  /** What the provider sends before every context, if anything: it counts against the model's context window. */
+  readonly systemPrompt?: string | undefined;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

@@ -136,6 +136,13 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX node_attachments_by_attachment ON node_attachments (attachment_id);
     `,
   },
+  {
+    name: 'answer-context',
+    sql: `
+    -- What an answer's model read of its branch when not all of it (NULL: all of it; docs/PROTOCOL.md §28.3).
+    ALTER TABLE nodes ADD COLUMN context jsonb;
+    `,
+  },
 ];
 
 export interface MigrateOptions {

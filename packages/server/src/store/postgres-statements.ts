@@ -52,18 +52,19 @@ export const POSTGRES_STATEMENTS = {
     WHERE thread_id = $1`,
   // Read as arrays (NodeColumns), in its order.
   selectNodes: `
-    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text, tool_calls::text, attachments::text
+    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text, tool_calls::text, attachments::text, context::text
     FROM nodes WHERE thread_id = $1 ORDER BY seq`,
   selectNodeThread: 'SELECT thread_id AS "threadId" FROM nodes WHERE node_id = $1',
   // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
   // The WHERE leaves a node of another thread alone (no row affected): the store reads that as a conflict. Being
   // part of the upsert, the check also holds against a concurrent transaction inserting the same id.
   upsertNode: `
-    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments)
-    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb)
+    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments, context)
+    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb, $13::jsonb)
     ON CONFLICT (node_id) DO UPDATE SET
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
-      created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls, attachments = excluded.attachments
+      created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls, attachments = excluded.attachments,
+      context = excluded.context
     WHERE nodes.thread_id = excluded.thread_id`,
   updateStreamingToolCalls: `
     UPDATE nodes SET tool_calls = $3::jsonb WHERE thread_id = $1 AND node_id = $2 AND status = 'streaming'`,

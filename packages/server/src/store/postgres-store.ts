@@ -343,6 +343,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
       row.reasoning,
       row.toolCalls,
       row.attachments,
+      row.context,
     ];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);

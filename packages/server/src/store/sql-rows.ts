@@ -1,5 +1,6 @@
 import {
   AttachmentSchema,
+  AnswerContextSchema,
   cutToolCalls,
   type MessageNode,
   type NodeStatus,
@@ -40,6 +41,8 @@ export interface NodeRow {
   toolCalls: string | null;
   /** JSON of the node's `Attachment`s. */
   attachments: string | null;
+  /** JSON of the answer's `AnswerContext`; NULL: its model read the whole branch. */
+  context: string | null;
 }
 
 /** A node left streaming, as recovery reads it. */
@@ -65,6 +68,7 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
     usage: node.usage === undefined ? null : JSON.stringify(node.usage),
     toolCalls: toolCallsColumn(node.toolCalls),
     attachments: node.attachments === undefined ? null : JSON.stringify(node.attachments),
+    context: node.context === undefined ? null : JSON.stringify(node.context),
   };
 }
 
@@ -103,6 +107,8 @@ export type NodeColumns = [
   toolCalls: string | null,
   /** JSON of the node's `Attachment`s. */
   attachments: string | null,
+  /** JSON of an `AnswerContext`. */
+  context: string | null,
 ];
 
 /**
@@ -124,5 +130,6 @@ export function fromNodeColumns(columns: NodeColumns): MessageNode {
   if (columns[8] !== null) node.usage = TokenUsageSchema.parse(JSON.parse(columns[8]));
   if (columns[9] !== null) node.toolCalls = ToolCallsColumnSchema.parse(JSON.parse(columns[9]));
   if (columns[10] !== null) node.attachments = AttachmentSchema.array().parse(JSON.parse(columns[10]));
+  if (columns[11] !== null) node.context = AnswerContextSchema.parse(JSON.parse(columns[11]));
   return node;
 }

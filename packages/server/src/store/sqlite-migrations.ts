@@ -149,6 +149,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX node_attachments_by_attachment ON node_attachments (attachment_id);
   `,
+  `
+  -- What an answer's model read of its branch when not all of it, as JSON (NULL: all of it; docs/PROTOCOL.md §28.3).
+  ALTER TABLE nodes ADD COLUMN context TEXT;
+  `,
 ];
 
 /**

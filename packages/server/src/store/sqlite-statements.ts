@@ -103,19 +103,19 @@ export function prepareStatements(db: Database): SqliteStatements {
     ),
     selectNodes: db
       .prepare<[string], NodeColumns>(`
-        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments
+        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context
         FROM nodes WHERE thread_id = ? ORDER BY seq`)
       .raw(),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`
-      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments)
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context)
       VALUES (@nodeId, @threadId, @parentId, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = @threadId),
-              @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments)
+              @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments, @context)
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls,
-        attachments = excluded.attachments`),
+        attachments = excluded.attachments, context = excluded.context`),
     updateStreamingToolCalls: db.prepare<{ threadId: string; nodeId: string; toolCalls: string | null }>(`
       UPDATE nodes SET tool_calls = @toolCalls
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { addModelFlags, configuredModels, modelConfigOf, type ModelFlags } from '../../src/cli/model-flags.js';
+import { ModelCatalog } from '../../src/model/model-catalog.js';
 
 function parse(argv: string[], env: Record<string, string> = {}): ModelFlags {
   const saved = { ...process.env };
@@ -81,6 +82,17 @@ describe('the model flags', () => {
       ['demo-reasoning', true],
       ['demo-tools', false],
     ]);
+  });
+
+  it("set every model's context window and the answer's room from the flags or the environment", async () => {
+    const { models } = await configuredModels(
+      parse(['--demo-delay-ms', '0', '--context-window', '4000'], { CPP_RESERVED_OUTPUT_TOKENS: '300' }),
+    );
+    const catalog = new ModelCatalog(models);
+    expect(catalog.list().map((model) => model.contextWindow)).toEqual([4000, 4000, 4000]);
+    expect(catalog.contextWindowOf(undefined)).toEqual({ tokens: 4000, reservedOutputTokens: 300, fixedTokens: 0 });
+    const unset = new ModelCatalog((await configuredModels(parse([]))).models);
+    expect(unset.contextWindowOf(undefined)).toEqual({ tokens: 2048, reservedOutputTokens: 512, fixedTokens: 0 });
   });
 
   it('refuse a value that is not a whole number', () => {

@@ -77,6 +77,33 @@ describe('a models file', () => {
     });
   });
 
+  it("gives each model its context window: set, its provider's default, and less its system prompt and answer's room", async () => {
+    const path = modelsFile({
+      models: [
+        { id: 'set', provider: 'ollama', contextWindow: 32768, reservedOutputTokens: 1000, systemPrompt: 'Be brief.' },
+        { id: 'by-max-tokens', provider: 'openai-compatible', maxTokens: 2000 },
+        { id: 'by-provider', provider: 'anthropic', apiKeyEnv: 'TEST_ANTHROPIC_KEY' },
+      ],
+    });
+    const configured = await readModelsFile(path, {}, { TEST_ANTHROPIC_KEY: 'sk-ant-0123456789' });
+    const catalog = new ModelCatalog(configured.models);
+    expect(catalog.list().map(({ id, contextWindow }) => [id, contextWindow])).toEqual([
+      ['set', 32768],
+      ['by-max-tokens', 128000],
+      ['by-provider', 200000],
+    ]);
+    // 'Be brief.': 9 ASCII code units, 3 tokens by the estimate.
+    expect(catalog.contextWindowOf('set')).toEqual({ tokens: 32768, reservedOutputTokens: 1000, fixedTokens: 3 });
+    expect(catalog.contextWindowOf('by-max-tokens').reservedOutputTokens).toBe(2000);
+    expect(catalog.contextWindowOf('by-provider').reservedOutputTokens).toBe(4096);
+  });
+
+  it('refuses a context window that leaves no room for a prompt', async () => {
+    const path = modelsFile({ models: [{ provider: 'demo', contextWindow: 100, reservedOutputTokens: 100 }] });
+    const { models } = await readModelsFile(path, {});
+    expect(() => new ModelCatalog(models)).toThrow(/context window of 100 tokens leaves no room for a prompt/);
+  });
+
   it.each([
     ['not JSON', '{ models: ', /could not be read as JSON: /],
     ['empty, as a crash can leave it', '', /could not be read as JSON: /],
@@ -189,8 +216,8 @@ describe('a models file', () => {
       client.send('CPP_MODEL_LIST', {});
       expect((await client.next('CPP_MODELS')).payload).toEqual({
         models: [
-          { id: 'quick', label: 'quick', provider: 'demo', reasoning: false },
-          { id: 'slow', label: 'Slow demo', provider: 'demo', reasoning: false },
+          { id: 'quick', label: 'quick', provider: 'demo', reasoning: false, contextWindow: 2048 },
+          { id: 'slow', label: 'Slow demo', provider: 'demo', reasoning: false, contextWindow: 2048 },
         ],
         defaultModel: 'slow',
       });

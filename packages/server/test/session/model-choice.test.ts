@@ -48,8 +48,8 @@ describe('several models, chosen per prompt', () => {
     client.send('CPP_MODEL_LIST', {}, { id: 'models-1' });
     expect((await client.next('CPP_MODELS')).payload).toEqual({
       models: [
-        { id: 'fast', label: 'Fast model', provider: 'scripted', reasoning: false },
-        { id: 'deep', label: 'Deep thinker', provider: 'scripted', reasoning: true },
+        { id: 'fast', label: 'Fast model', provider: 'scripted', reasoning: false, contextWindow: 8192 },
+        { id: 'deep', label: 'Deep thinker', provider: 'scripted', reasoning: true, contextWindow: 8192 },
       ],
       defaultModel: 'deep',
     });
@@ -60,7 +60,7 @@ describe('several models, chosen per prompt', () => {
     const client = await fixture.connect();
     client.send('CPP_MODEL_LIST', {});
     expect((await client.next('CPP_MODELS')).payload).toEqual({
-      models: [{ id: 'cpp-demo', label: 'cpp-demo', provider: 'demo', reasoning: false }],
+      models: [{ id: 'cpp-demo', label: 'cpp-demo', provider: 'demo', reasoning: false, contextWindow: 2048 }],
       defaultModel: 'cpp-demo',
     });
   });

@@ -112,6 +112,20 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         await driver.expectStoreToMatch();
       });
 
+      it("keeps what an answer's model read of its branch, through its finish", async () => {
+        const driver = await startThread();
+        const first = await driver.prompt('Hello');
+        await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Hi' });
+        const context = { fromNodeId: first.assistantNodeId, omittedNodes: 1 };
+        const { assistantNodeId } = await driver.prompt('Again', { context });
+        await driver.finish({ nodeId: assistantNodeId, status: 'completed', content: 'Hi again' });
+
+        const { graph } = await loadSound(store, driver.threadId);
+        expect(graph.nodes[assistantNodeId]?.context).toStrictEqual(context);
+        expect(graph.nodes[first.assistantNodeId]).not.toHaveProperty('context');
+        await driver.expectStoreToMatch();
+      });
+
       it('commits a pivot splice: the interrupted node cut, the new exchange under it', async () => {
         const driver = await startThread();
         const first = await driver.prompt('Tell me about Rome');

@@ -1,4 +1,5 @@
 import {
+  type AnswerContext,
   type Attachment,
   TEXT_PARTS,
   applyChange,
@@ -43,6 +44,8 @@ export interface PromptOptions extends Partial<ExchangeIds> {
   parentNodeId?: string;
   model?: string;
   attachments?: Attachment[];
+  /** What the answer's model read, as the engine records it on the answer it creates. */
+  context?: AnswerContext;
 }
 
 /**
@@ -77,13 +80,13 @@ export class ThreadDriver {
     return this.record.threadId;
   }
 
-  async prompt(text: string, options: PromptOptions = {}): Promise<ExchangeIds> {
+  async prompt(text: string, { context, ...options }: PromptOptions = {}): Promise<ExchangeIds> {
     const ids = this.exchangeIds(options);
     const isFirst = this.graph.rootNodeId === null;
-    await this.commit(
-      planPrompt(this.graph, { ...options, ...ids, userPrompt: text, createdAt: this.clock.now() }),
-      isFirst ? text : undefined,
-    );
+    const change = planPrompt(this.graph, { ...options, ...ids, userPrompt: text, createdAt: this.clock.now() });
+    if (context)
+      change.nodes = change.nodes.map((node) => (node.id === ids.assistantNodeId ? { ...node, context } : node));
+    await this.commit(change, isFirst ? text : undefined);
     return ids;
   }
 

@@ -57,12 +57,14 @@ export class AiSdkProvider implements ModelProvider {
   readonly provider: string;
   readonly model: string;
   readonly readsAttachments = true;
+  readonly systemPrompt: string | undefined;
   private readonly vendor: string;
   private readonly policy: GenerationPolicy;
 
   constructor(private readonly options: AiSdkProviderOptions) {
     this.provider = `ai-sdk:${options.model.provider}`;
     this.model = options.model.modelId;
+    this.systemPrompt = options.systemPrompt;
     this.vendor = `AI SDK provider ${options.model.provider}`;
     this.policy = { ...DEFAULT_GENERATION_POLICY, ...options.policy };
   }

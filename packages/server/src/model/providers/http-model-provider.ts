@@ -19,6 +19,7 @@ export abstract class HttpModelProvider implements ModelProvider {
   abstract readonly provider: string;
   readonly model: string;
   readonly reasoning: boolean;
+  readonly systemPrompt: string | undefined;
 
   constructor(
     protected readonly settings: ProviderSettings,
@@ -27,6 +28,7 @@ export abstract class HttpModelProvider implements ModelProvider {
   ) {
     this.model = settings.model;
     this.reasoning = settings.reasoning;
+    this.systemPrompt = settings.systemPrompt;
   }
 
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {

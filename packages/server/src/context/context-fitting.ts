@@ -1,0 +1,89 @@
+import { type AnswerContext, CPPError, ErrorCode, type MessageNode } from '@promethea/cpp-protocol';
+import { modelMessages, type ReadAttachmentBytes } from '../engine/model-context.js';
+import type { ModelMessage } from '../model/model-provider.js';
+import type { ContextWindow } from './context-window.js';
+import { estimateMessageTokens } from './token-estimate.js';
+
+/** The context a model is given, fitted to its window, and what of the branch it left out. */
+export interface FittedContext {
+  messages: ModelMessage[];
+  /** Absent when the model reads the whole branch. */
+  context?: AnswerContext;
+  /** The estimated tokens of `messages`. */
+  tokens: number;
+}
+
+/** A node's estimated tokens, kept with the text they were counted on: a streaming node's text grows. */
+interface Counted {
+  length: number;
+  toolCalls: MessageNode['toolCalls'];
+  tokens: number;
+}
+
+/**
+ * Counts the tokens of a branch's nodes as the model is given them, each node counted once while its text stays the
+ * same (a branch's nodes are counted again on every prompt under it), and fits a branch to a model's window.
+ */
+export class ContextFitter {
+  private readonly counted = new WeakMap<MessageNode, Counted>();
+
+  /**
+   * The context of the branch ending in the answer being written (docs/PROTOCOL.md §28.3): the whole branch when it
+   * fits in the window less the answer's room and the system prompt; else the first prompt, then the rest of the
+   * branch from as far back as fits, the oldest nodes left out first, whole (an answer with its tool calls and their
+   * results), and never so that a prompt follows the first prompt with its answer left out. The turn being answered
+   * (from the last user node on) is always kept; when it and the first prompt do not fit, CONTEXT_TOO_LONG.
+   */
+  fit(
+    branch: readonly MessageNode[],
+    window: ContextWindow,
+    modelId: string,
+    readBytes: ReadAttachmentBytes,
+  ): FittedContext {
+    const tokens = branch.map((node) => this.tokensOf(node));
+    const total = tokens.reduce((sum, count) => sum + count, 0);
+    const budget = window.tokens - window.reservedOutputTokens - window.fixedTokens;
+    if (total <= budget) return { messages: modelMessages(branch, readBytes), tokens: total };
+    const turnStart = Math.max(1, lastUserIndex(branch));
+    let kept = tokens[0]! + tokens.slice(turnStart).reduce((sum, count) => sum + count, 0);
+    if (kept > budget) throw tooLong(kept, window, modelId);
+    // From the turn being answered back, as far as fits.
+    let from = turnStart;
+    while (from > 1 && kept + tokens[from - 1]! <= budget) kept += tokens[--from]!;
+    while (from < turnStart && branch[from]!.role === 'user') kept -= tokens[from++]!;
+    const fitted = [branch[0]!, ...branch.slice(from)];
+    return {
+      messages: modelMessages(fitted, readBytes),
+      context: { fromNodeId: branch[from]!.id, omittedNodes: from - 1 },
+      tokens: kept,
+    };
+  }
+
+  /** The estimated tokens of one node as the model is given it. */
+  tokensOf(node: MessageNode): number {
+    const counted = this.counted.get(node);
+    if (counted && counted.length === node.content.length && counted.toolCalls === node.toolCalls)
+      return counted.tokens;
+    const tokens = modelMessages([node], unread).reduce((sum, message) => sum + estimateMessageTokens(message), 0);
+    this.counted.set(node, { length: node.content.length, toolCalls: node.toolCalls, tokens });
+    return tokens;
+  }
+}
+
+/** Counting reads what a node says of its files, never their bytes. */
+const unread: ReadAttachmentBytes = () => Promise.resolve(undefined);
+
+function lastUserIndex(branch: readonly MessageNode[]): number {
+  for (let index = branch.length - 1; index >= 0; index--) if (branch[index]!.role === 'user') return index;
+  return 0;
+}
+
+function tooLong(needed: number, window: ContextWindow, modelId: string): CPPError {
+  const room = window.tokens - window.reservedOutputTokens - window.fixedTokens;
+  return new CPPError(
+    ErrorCode.CONTEXT_TOO_LONG,
+    `the prompt needs about ${needed} tokens with the thread's first prompt, and model "${modelId}" reads ${room} ` +
+      `(its context window of ${window.tokens} tokens, less ${window.reservedOutputTokens} kept for its answer` +
+      `${window.fixedTokens > 0 ? ` and ${window.fixedTokens} for its system prompt` : ''})`,
+  );
+}

@@ -1,0 +1,100 @@
+import { ErrorCode } from '@promethea/cpp-protocol';
+import type { CPPServer } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { completion, expectError, openThread, prompt, requestSync } from '../support/protocol-steps.js';
+import { RawClient } from '../support/raw-client.js';
+import { ScriptedModel } from '../support/scripted-model.js';
+import { startServer } from '../support/start-server.js';
+import { temporaryDatabase } from '../support/temporary-database.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Twenty words: 99 ASCII code units, 25 tokens by the estimate, 29 with a message's overhead. */
+const TEXT = 'word '.repeat(20).trim();
+const MESSAGE_TOKENS = 29;
+/** Room for six messages of TEXT besides the 50 tokens kept for the answer. */
+const WINDOW = { contextWindow: 6 * MESSAGE_TOKENS + 50, reservedOutputTokens: 50 };
+
+async function serveOn(path: string, model: ScriptedModel): Promise<{ server: CPPServer; client: RawClient }> {
+  const store = SqliteStore.open(path);
+  const server = await startServer({ store, models: [{ provider: model, ...WINDOW }] });
+  const client = await RawClient.connect(server.url);
+  cleanups.push(async () => {
+    await client.close();
+    expect(client.invalid).toEqual([]);
+    await server.close();
+    store.close();
+  });
+  return { server, client };
+}
+
+describe('a branch longer than the context window', () => {
+  it('is fitted: the model reads the first prompt and the latest turns, and the answer records where they resume', async () => {
+    const database = temporaryDatabase();
+    cleanups.push(database.remove);
+    const model = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
+    const { client } = await serveOn(database.path, model);
+    client.send('CPP_MODEL_LIST', {});
+    expect((await client.next('CPP_MODELS')).payload.models[0]).toMatchObject({ contextWindow: 6 * 29 + 50 });
+    const { threadId } = await openThread(client, { patches: true });
+    const exchanges = [];
+    for (let turn = 0; turn < 4; turn++) {
+      const exchange = await prompt(client, threadId, TEXT);
+      const { update } = await completion(client, threadId, exchange.assistantNodeId);
+      exchanges.push({ ...exchange, answer: update.nodes[exchange.assistantNodeId]! });
+    }
+    // Three turns fit whole (up to 6 messages), and their answers record nothing.
+    for (const { answer } of exchanges.slice(0, 3)) expect(answer.context).toBeUndefined();
+    // The fourth has 7: u0 a0 u1 a1 u2 a2 u3. From u3 back, u1 is the last that fits, but it would follow u0 with
+    // its answer a0 left out: the model reads u0, then from a1 on.
+    const second = exchanges[1]!;
+    const fourth = exchanges[3]!;
+    const context = { fromNodeId: second.assistantNodeId, omittedNodes: 2 };
+    expect(fourth.update.nodes[fourth.assistantNodeId]!.context).toEqual(context);
+    expect(fourth.answer.context).toEqual(context);
+    expect((await model.call(3)).messages).toEqual([
+      { role: 'user', content: TEXT },
+      { role: 'assistant', content: TEXT },
+      { role: 'user', content: TEXT },
+      { role: 'assistant', content: TEXT },
+      { role: 'user', content: TEXT },
+    ]);
+
+    // Kept by the store: a server started again on the file syncs it.
+    await cleanups.pop()?.();
+    const again = await serveOn(database.path, new ScriptedModel({ chunks: [TEXT] }, { gated: false }));
+    const sync = await openThread(again.client, { threadId });
+    expect(sync.nodes[fourth.assistantNodeId]!.context).toEqual(context);
+  });
+
+  it('refuses a prompt that cannot fit with CONTEXT_TOO_LONG, before any model call and without a change', async () => {
+    const database = temporaryDatabase();
+    cleanups.push(database.remove);
+    const model = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
+    const { client } = await serveOn(database.path, model);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, TEXT);
+    await completion(client, threadId, assistantNodeId);
+    const before = await requestSync(client, threadId);
+
+    client.send(
+      'CPP_PROMPT',
+      { activeThreadId: threadId, userPrompt: TEXT.repeat(8), newNodeId: 'msg_toolong' },
+      { id: 'p-1' },
+    );
+    const error = await expectError(client, ErrorCode.CONTEXT_TOO_LONG, { refId: 'p-1' });
+    expect(error.message).toMatch(/reads 174 \(its context window of 224 tokens, less 50 kept for its answer\)/);
+    expect(model.calls).toHaveLength(1);
+    expect(await requestSync(client, threadId)).toEqual(before);
+
+    // The thread is not left busy: a prompt that fits is answered.
+    const next = await prompt(client, threadId, TEXT);
+    await completion(client, threadId, next.assistantNodeId);
+    expect(model.calls).toHaveLength(2);
+  });
+});
