@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import type { ThreadSummary } from '@promethea/cpp-protocol';
+import { isThreadId, THREAD_LIST_MAX_LIMIT, type ThreadSummary } from '@promethea/cpp-protocol';
 import type { CPPClient } from '../cpp-client.js';
 import type { GenerationResult } from '../generation.js';
 import { readImportFile } from '../import-file.js';
@@ -175,7 +175,7 @@ export class ChatSession {
         return this.listThreads();
       case '/open': {
         const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
-        return this.open(resolveThread(await this.client.listThreads(), reference) ?? reference);
+        return this.open(resolveThread(await this.recentThreads(), reference) ?? reference);
       }
       case '/search':
         return this.search(required(argument, 'the words to look for'));
@@ -185,7 +185,9 @@ export class ChatSession {
         return this.import(required(argument, 'the file to read (a CPP JSON export or a ChatGPT conversations.json)'));
       case '/delete-thread': {
         const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
-        const threadId = resolveThread(await this.client.listThreads(), reference);
+        // An older thread than /threads lists is named by its whole id.
+        const threadId =
+          resolveThread(await this.recentThreads(), reference) ?? (isThreadId(reference) ? reference : undefined);
         if (threadId === undefined) throw new Error(`no thread id starts with ${reference}: /threads lists them`);
         await this.client.deleteThread(threadId);
         const open =
@@ -224,13 +226,20 @@ export class ChatSession {
       `imported ${imported.length} thread${imported.length === 1 ? '' : 's'} (${kind}); /open THREAD opens one`,
     );
     const ids = new Set(imported.map((thread) => thread.threadId));
-    this.printThreads(await this.client.listThreads(), (thread) => ids.has(thread.threadId));
+    this.printThreads(await this.recentThreads(), (thread) => ids.has(thread.threadId));
   }
 
   private async listThreads(): Promise<void> {
-    const threads = await this.client.listThreads();
+    const { threads, nextCursor } = await this.client.listThreadPage({ limit: THREAD_LIST_MAX_LIMIT });
     if (threads.length === 0) return this.output.print('(no threads)');
     this.printThreads(threads);
+    if (nextCursor !== null)
+      this.output.print(`(the ${threads.length} most recent; /search finds any thread, /open takes a whole id)`);
+  }
+
+  /** The most recent threads, those /threads numbers: a page of the list, not the whole history. */
+  private recentThreads(): Promise<ThreadSummary[]> {
+    return this.client.listThreads({ limit: THREAD_LIST_MAX_LIMIT });
   }
 
   /** The threads `shown`, numbered by their place among all `threads`, as /open takes them. */
