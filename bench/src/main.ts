@@ -5,6 +5,7 @@ import { BenchProcess } from './bench-process.js';
 import type { Figure } from './figure.js';
 import { openFileLimit } from './file-limit.js';
 import { measureCapacity } from './measure-capacity.js';
+import { measureContext } from './measure-context.js';
 import { measureGateway } from './measure-gateway.js';
 import { measureMemory } from './measure-memory.js';
 import { AT_CAPACITY_80, measurePivot } from './measure-pivot.js';
@@ -61,6 +62,7 @@ try {
   if (options.only.includes('memory')) await collect('memory', measureMemory(context));
   if (options.only.includes('sync')) await collect('sync', measureSync(context));
   if (options.only.includes('scale')) await collect('scale', measureScale(context));
+  if (options.only.includes('context')) await collect('context', measureContext(context));
 } finally {
   await load.stop();
 }

