@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { isThreadId, THREAD_LIST_MAX_LIMIT, type ThreadSummary } from '@promethea/cpp-protocol';
+import { type Attachment, isThreadId, THREAD_LIST_MAX_LIMIT, type ThreadSummary } from '@promethea/cpp-protocol';
 import type { CPPClient } from '../cpp-client.js';
 import type { GenerationResult } from '../generation.js';
 import { readImportFile } from '../import-file.js';
@@ -23,6 +23,7 @@ start of its id.
   /search WORDS         your threads whose title or messages hold every word, best first
   /export FILE          write the thread to FILE: Markdown of its branch if FILE ends in .md, else CPP JSON
   /import FILE          add the threads of FILE, a CPP JSON export or a ChatGPT conversations.json
+  /attach [FILE]        upload FILE (an image, a PDF, a text file) for your next message; alone, list those waiting
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
   /help                 this text
   /quit                 leave`;
@@ -32,6 +33,8 @@ export class ChatSession {
   private readonly running = new Set<Promise<void>>();
   /** Settles once the last answer asked for has ended on screen. */
   private shown: Promise<void> = Promise.resolve();
+  /** Files uploaded with /attach, which the next message carries. */
+  private attachments: Attachment[] = [];
 
   constructor(
     private readonly client: CPPClient,
@@ -83,7 +86,21 @@ export class ChatSession {
 
   /** A pivot: it interrupts the answer streaming, if any, whose ending then reports the cut. */
   private send(userPrompt: string): void {
-    this.answer((onStream) => this.client.pivot({ userPrompt, onStream }));
+    const attachments = this.attachments.splice(0);
+    this.answer((onStream) =>
+      this.client.pivot({ userPrompt, onStream, ...(attachments.length > 0 ? { attachments } : {}) }),
+    );
+  }
+
+  /** Uploads a file at once, so that a refusal shows now; the next message carries it. */
+  private async attach(path: string): Promise<void> {
+    if (path === '') {
+      const waiting = this.attachments.map(describeAttachment).join(', ');
+      return this.output.print(waiting === '' ? '(no file waiting: /attach FILE adds one)' : `waiting: ${waiting}`);
+    }
+    const attachment = await this.client.uploadAttachment(path);
+    this.attachments.push(attachment);
+    this.output.print(`attached ${describeAttachment(attachment)}; your next message carries it`);
   }
 
   /**
@@ -183,6 +200,8 @@ export class ChatSession {
         return this.export(required(argument, 'the file to write (.md for Markdown, else CPP JSON)'));
       case '/import':
         return this.import(required(argument, 'the file to read (a CPP JSON export or a ChatGPT conversations.json)'));
+      case '/attach':
+        return this.attach(argument);
       case '/delete-thread': {
         const reference = required(argument, 'which thread (its number in /threads, or the start of its id)');
         // An older thread than /threads lists is named by its whole id.
@@ -260,6 +279,12 @@ export class ChatSession {
     if (!graph) throw new Error('no thread is open');
     return graph;
   }
+}
+
+/** E.g. `chart.png (image/png, 640×480, 12345 bytes)`. */
+function describeAttachment({ name, mediaType, size, width, height }: Attachment): string {
+  const pixels = width && height ? `, ${width}×${height}` : '';
+  return `${name} (${mediaType}${pixels}, ${size} bytes)`;
 }
 
 function required(argument: string, what: string): string {
