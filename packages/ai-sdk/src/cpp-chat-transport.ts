@@ -1,4 +1,4 @@
-import type { CPPClient, GenerationResult } from '@promethea/cpp-client';
+import type { CPPClient, GenerationResult, NamedBytes } from '@promethea/cpp-client';
 import { getNode, isThreadId, partText, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ChatTransport, FinishReason, UIMessage, UIMessageChunk } from 'ai';
 import { AnswerStream } from './answer-stream.js';
@@ -41,6 +41,7 @@ interface StreamHandlers {
  *   `messageId` of an earlier user message edits it (§24.2).
  * - `regenerate` asks CPP for a new answer beside the earlier ones (§24.1), halting one that still streams.
  * - `stop` halts the answer where the page had shown it (CPP_STREAM_STOP); the partial text stays in the tree.
+ * - A message's `file` parts (`sendMessage({ text, files })`) are uploaded, and the prompt carries them (§27).
  * - `resumeStream` (useChat's `resume: true`, after a reload) streams the thread's answer in progress, from its
  *   beginning (`resumeStreamIsReplay`), then as it goes on.
  */
@@ -137,12 +138,15 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
       });
     }
     const userPrompt = textOf(options.messages.at(-1));
-    if (options.messageId !== undefined) {
-      const nodeId = this.userNodes.get(options.messageId) ?? options.messageId;
-      return this.client.edit({ threadId, nodeId, userPrompt, ...answering });
-    }
-    if (streaming) return this.client.pivot({ threadId, userPrompt, ...received, ...answering });
-    return this.client.prompt({ threadId, userPrompt, ...answering });
+    const { messageId } = options;
+    return filesOf(options.messages.at(-1)).then((attachments) => {
+      if (messageId !== undefined) {
+        const nodeId = this.userNodes.get(messageId) ?? messageId;
+        return this.client.edit({ threadId, nodeId, userPrompt, attachments, ...answering });
+      }
+      if (streaming) return this.client.pivot({ threadId, userPrompt, attachments, ...received, ...answering });
+      return this.client.prompt({ threadId, userPrompt, attachments, ...answering });
+    });
   }
 
   /** What the page was shown of a streaming answer, as a pivot, stop or regenerate says it: where to cut it. */
@@ -192,6 +196,18 @@ function textOf(message: UIMessage | undefined): string {
   const text = (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   if (text === '') throw new TypeError('the message to send has no text: CPP prompts are text');
   return text;
+}
+
+/**
+ * The message's `file` parts (what `sendMessage({ text, files })` makes of a file input: `data:` URLs, or any URL the
+ * page can fetch) as files the prompt carries (PROTOCOL.md §27), each uploaded by the client before the prompt.
+ */
+async function filesOf(message: UIMessage | undefined): Promise<NamedBytes[] | undefined> {
+  const parts = (message?.parts ?? []).flatMap((part) => (part.type === 'file' ? [part] : []));
+  if (parts.length === 0) return undefined;
+  return Promise.all(
+    parts.map(async (part) => ({ name: part.filename ?? 'file', bytes: await (await fetch(part.url)).blob() })),
+  );
 }
 
 /** CPP's finish reasons are the AI SDK's own; an answer cut by a pivot or a stop ends as `stop`. */
