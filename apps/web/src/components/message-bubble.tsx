@@ -14,6 +14,8 @@ interface MessageBubbleProps extends MessageActionHandlers {
   connectionLost: boolean;
   /** The one message of the list that is a tab stop (roving focus). */
   isFocusStop: boolean;
+  /** The latest answer's model did not read this message, to fit its context window: it is shown dimmed. */
+  outsideModelView: boolean;
   onShowBranch(nodeId: string): void;
   onEdit(nodeId: string, userPrompt: string): void;
 }
@@ -21,7 +23,17 @@ interface MessageBubbleProps extends MessageActionHandlers {
 const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {
-  const { node, siblingIds, siblingIndex, isHead, connectionLost, isFocusStop, onShowBranch, onEdit } = props;
+  const {
+    node,
+    siblingIds,
+    siblingIndex,
+    isHead,
+    connectionLost,
+    isFocusStop,
+    outsideModelView,
+    onShowBranch,
+    onEdit,
+  } = props;
   const [editing, setEditing] = useState(false);
   const streaming = node.status === 'streaming' && !connectionLost;
   // The edit box goes with the focus in it, after a send or a cancel: the focus goes back to the message.
@@ -35,8 +47,8 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
   return (
     <article
       ref={article}
-      className={`message message-${node.role} status-${connectionLost ? 'connection-lost' : node.status}${isHead ? ' is-head' : ''}`}
-      aria-label={`${AUTHOR[node.role]}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}`}
+      className={`message message-${node.role} status-${connectionLost ? 'connection-lost' : node.status}${isHead ? ' is-head' : ''}${outsideModelView ? ' outside-model-view' : ''}`}
+      aria-label={`${AUTHOR[node.role]}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}${outsideModelView ? ', not seen by the model' : ''}`}
       aria-busy={streaming}
       data-node-id={node.id}
       data-status={node.status}

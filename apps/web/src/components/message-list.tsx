@@ -1,5 +1,6 @@
 import type { BranchEntry } from '@promethea/cpp-react';
 import { useCallback, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { outsideModelView } from '../lib/model-view.js';
 import { moveFocus } from '../lib/roving-focus.js';
 import { MessageBubble } from './message-bubble.js';
 import type { MessageActionHandlers } from './message-actions.js';
@@ -54,6 +55,7 @@ export function MessageList(props: MessageListProps) {
   const last = entries.at(-1)?.node;
   const focusStopId = entries.some((entry) => entry.node.id === focusedId) ? focusedId : last?.id;
   const lastUserId = entries.findLast((entry) => entry.node.role === 'user')?.node.id;
+  const unseen = outsideModelView(entries);
 
   const follow = useCallback((value: boolean) => {
     following.current = value;
@@ -186,10 +188,17 @@ export function MessageList(props: MessageListProps) {
           Up and down arrows move between messages; left and right arrows reach a message&apos;s actions.
         </p>
         {entries.length === 0 && empty}
-        {entries.map(({ node, siblingIds, siblingIndex }) => (
+        {entries.map(({ node, siblingIds, siblingIndex }) => [
+          node.id === unseen?.resumesAtId && (
+            <p key={`${node.id}-context-rule`} className="context-rule" role="note">
+              The model did not see above this line, except the first message: {unseen.unseenIds.size} messages were
+              left out of its latest answer to fit its context window.
+            </p>
+          ),
           <MessageBubble
             key={node.id}
             node={node}
+            outsideModelView={unseen?.unseenIds.has(node.id) ?? false}
             siblingIds={siblingIds}
             siblingIndex={siblingIndex}
             isHead={node.id === headId}
@@ -202,8 +211,8 @@ export function MessageList(props: MessageListProps) {
             onContinue={props.onContinue}
             onDelete={deleteMessage}
             report={props.report}
-          />
-        ))}
+          />,
+        ])}
         {pending.map(({ id, text }) => (
           // Not a message of the tree yet (no node, no actions, not a stop of the arrow keys): said as unsent.
           <div key={id} className="message message-user pending-message">

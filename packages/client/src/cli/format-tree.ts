@@ -11,7 +11,8 @@ interface Line {
 
 /**
  * The thread as an indented tree, one numbered line per node with its id, role, status and the start of its text,
- * the head marked. The numbers are the nodes' places in `treeOrder`, by which commands name them. A lone child
+ * the head marked, and on an answer whose model did not read its whole branch (docs/PROTOCOL.md §28.3), which messages
+ * it did not see. The numbers are the nodes' places in `treeOrder`, by which commands name them. A lone child
  * continues at its parent's column, so a long linear conversation does not drift to the right; only branch points
  * indent.
  */
@@ -19,10 +20,14 @@ export function formatTree(graph: ThreadGraph): string {
   const lines = treeOrder(graph);
   if (lines.length === 0) return '(empty thread)';
   const width = String(lines.length).length;
+  const numbers = new Map(lines.map(({ node }, index) => [node.id, index + 1]));
   return lines
     .map(({ node, indent, connector }, index) => {
       const head = node.id === graph.activeHeadMessageId ? '  <- head' : '';
-      return `${String(index + 1).padStart(width)}  ${indent}${connector}${describe(node)}${head}`;
+      const context = node.context
+        ? `  [its model did not see ${node.context.omittedNodes} messages: it read the first, then from ${numbers.get(node.context.fromNodeId) ?? node.context.fromNodeId} on]`
+        : '';
+      return `${String(index + 1).padStart(width)}  ${indent}${connector}${describe(node)}${context}${head}`;
     })
     .join('\n');
 }

@@ -54,6 +54,18 @@ describe('formatTree', () => {
     expect(formatTree(graph).split('\n')[0]).toBe(`1  msg_u user completed "${'x'.repeat(59)}…"`);
   });
 
+  it("says which messages an answer's model did not see, to fit its context window", () => {
+    const graph = emptyGraph('thread_fitted');
+    for (const turn of [1, 2, 3]) {
+      const ids = { userNodeId: `msg_u${turn}`, assistantNodeId: `msg_a${turn}` };
+      applyChange(graph, planPrompt(graph, { ...ids, userPrompt: `prompt ${turn}`, createdAt: turn }));
+    }
+    graph.nodes.msg_a3!.context = { fromNodeId: 'msg_a2', omittedNodes: 2 };
+    expect(formatTree(graph).split('\n').at(-1)).toBe(
+      '6  msg_a3 assistant streaming ""  [its model did not see 2 messages: it read the first, then from 4 on]  <- head',
+    );
+  });
+
   it('says when the thread is empty', () => {
     expect(formatTree(emptyGraph('thread_empty'))).toBe('(empty thread)');
   });
