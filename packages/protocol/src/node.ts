@@ -85,6 +85,8 @@ export const MessageNodeSchema = z.object({
   createdAt: z.number().int().nonnegative(),
   /** The model that wrote an assistant node. */
   model: z.string().optional(),
+  /** The proven DID whose prompt a user node is (docs/PROTOCOL.md §29.5); absent when the identity was not proven. */
+  authorDid: z.string().optional(),
   /** Token usage of the generation, when the provider reports it. */
   usage: TokenUsageSchema.optional(),
   /** The tools the answer called, in the order it called them; absent when it called none. */

@@ -418,6 +418,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     // One for every session: a connection keeps only what is its own.
     const sessionDependencies: SessionDependencies = {
       access: this.access.threads,
+      members: this.access.members,
       threadList: this.threadList,
       store: this.store,
       models: this.models,

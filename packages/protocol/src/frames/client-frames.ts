@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AttachmentIdsSchema } from '../attachment.js';
 import { clientFrame } from '../envelope.js';
+import { DID_MAX_LENGTH, DID_PATTERN } from '../identity/did.js';
 import { THREAD_ID_PATTERN } from '../ids.js';
 import { MessageIdSchema, ToolCallIdSchema } from '../node.js';
 import { SEARCH_QUERY_MAX_LENGTH, SEARCH_RESULTS_MAX } from '../threads/search-terms.js';
@@ -244,6 +245,28 @@ export const ToolApprovalFrameSchema = clientFrame(
   }),
 );
 
+/** What a member of another identity's thread may do there (docs/PROTOCOL.md §29.1). */
+export const MemberRoleSchema = z.enum(['reader', 'writer']);
+export type MemberRole = z.infer<typeof MemberRoleSchema>;
+
+/** A DID as the handshake takes it (§2.2). */
+const MemberDidSchema = z.string().max(DID_MAX_LENGTH).regex(DID_PATTERN, 'expected a DID: did:METHOD:IDENTIFIER');
+
+/** The owner makes `did` a member of the thread with `role`, or changes a member's role; answered by CPP_MEMBERS. */
+export const MemberAddFrameSchema = clientFrame(
+  'CPP_MEMBER_ADD',
+  z.object({ threadId: ThreadIdSchema, did: MemberDidSchema, role: MemberRoleSchema }),
+);
+
+/** The owner removes a member, or a member leaves (`did` its own); answered by CPP_MEMBERS, or by CPP_THREAD_REVOKED. */
+export const MemberRemoveFrameSchema = clientFrame(
+  'CPP_MEMBER_REMOVE',
+  z.object({ threadId: ThreadIdSchema, did: MemberDidSchema }),
+);
+
+/** The thread's owner and members; answered by CPP_MEMBERS. */
+export const MemberListFrameSchema = clientFrame('CPP_MEMBER_LIST', z.object({ threadId: ThreadIdSchema }));
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -264,6 +287,9 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   ThreadImportFrameSchema,
   AttachmentTicketRequestFrameSchema,
   ToolApprovalFrameSchema,
+  MemberAddFrameSchema,
+  MemberRemoveFrameSchema,
+  MemberListFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -282,6 +308,9 @@ export type ThreadDeleteFrame = z.infer<typeof ThreadDeleteFrameSchema>;
 export type ThreadSearchFrame = z.infer<typeof ThreadSearchFrameSchema>;
 export type ThreadImportFrame = z.infer<typeof ThreadImportFrameSchema>;
 export type AttachmentTicketRequestFrame = z.infer<typeof AttachmentTicketRequestFrameSchema>;
+export type MemberAddFrame = z.infer<typeof MemberAddFrameSchema>;
+export type MemberRemoveFrame = z.infer<typeof MemberRemoveFrameSchema>;
+export type MemberListFrame = z.infer<typeof MemberListFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ToolApprovalFrame = z.infer<typeof ToolApprovalFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;

@@ -24,6 +24,9 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_THREAD_IMPORT',
   'CPP_ATTACHMENT_TICKET_REQUEST',
   'CPP_TOOL_APPROVAL',
+  'CPP_MEMBER_ADD',
+  'CPP_MEMBER_REMOVE',
+  'CPP_MEMBER_LIST',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [
@@ -43,4 +46,6 @@ export const SERVER_FRAME_TYPES = [
   'CPP_THREADS_IMPORTED',
   'CPP_THREAD_UPDATED',
   'CPP_ATTACHMENT_TICKET',
+  'CPP_MEMBERS',
+  'CPP_THREAD_REVOKED',
 ] as const satisfies readonly ServerFrameType[];

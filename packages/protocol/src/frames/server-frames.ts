@@ -11,7 +11,7 @@ import {
   ToolCallSchema,
 } from '../node.js';
 import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
-import { ThreadIdSchema } from './client-frames.js';
+import { MemberRoleSchema, ThreadIdSchema } from './client-frames.js';
 
 const LengthSchema = z.number().int().nonnegative();
 const VersionSchema = z.number().int().nonnegative();
@@ -117,6 +117,8 @@ export const ThreadSummarySchema = z.object({
   updatedAt: z.number().int().nonnegative(),
   version: VersionSchema,
   nodeCount: z.number().int().nonnegative(),
+  /** Present on a thread of another identity that this one is a member of: its role there. Absent: its own thread. */
+  role: MemberRoleSchema.optional(),
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 
@@ -212,6 +214,29 @@ export const AttachmentTicketFrameSchema = serverFrame(
   }),
 );
 
+/** A member of a thread: an identity and what it may do there. */
+export const ThreadMemberSchema = z.object({ did: z.string(), role: MemberRoleSchema });
+export type ThreadMember = z.infer<typeof ThreadMemberSchema>;
+
+/** Who shares a thread: its owner and its members, in the order they were first added. */
+export const MembersFrameSchema = serverFrame(
+  'CPP_MEMBERS',
+  z.object({ threadId: ThreadIdSchema, ownerDid: z.string(), members: z.array(ThreadMemberSchema) }),
+);
+
+/** Why an identity lost a thread it was a member of. */
+export const RevokeReasonSchema = z.enum(['removed', 'left']);
+export type RevokeReason = z.infer<typeof RevokeReasonSchema>;
+
+/**
+ * `did` is no longer a member of the thread: each of its connections that was subscribed is told, and unsubscribed.
+ * From now on the thread is, to that identity, a thread that does not exist.
+ */
+export const ThreadRevokedFrameSchema = serverFrame(
+  'CPP_THREAD_REVOKED',
+  z.object({ threadId: ThreadIdSchema, did: z.string(), reason: RevokeReasonSchema }),
+);
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -229,6 +254,8 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   ThreadsImportedFrameSchema,
   ThreadUpdatedFrameSchema,
   AttachmentTicketFrameSchema,
+  MembersFrameSchema,
+  ThreadRevokedFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;
@@ -245,6 +272,8 @@ export type SearchResultsFrame = z.infer<typeof SearchResultsFrameSchema>;
 export type ThreadsImportedFrame = z.infer<typeof ThreadsImportedFrameSchema>;
 export type ThreadUpdatedFrame = z.infer<typeof ThreadUpdatedFrameSchema>;
 export type AttachmentTicketFrame = z.infer<typeof AttachmentTicketFrameSchema>;
+export type MembersFrame = z.infer<typeof MembersFrameSchema>;
+export type ThreadRevokedFrame = z.infer<typeof ThreadRevokedFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];

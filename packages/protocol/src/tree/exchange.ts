@@ -13,6 +13,8 @@ export interface ExchangeInput {
   assistantNodeId: string;
   /** The model that will write the answer, recorded on the assistant node. */
   model?: string;
+  /** The proven identity that sent the prompt, recorded on the user node. */
+  authorDid?: string;
   createdAt: number;
 }
 
@@ -33,6 +35,7 @@ export function addExchange(draft: GraphDraft, parentId: string | null, input: E
     createdAt: input.createdAt,
   };
   if (input.attachments?.length) user.attachments = input.attachments.map((attachment) => ({ ...attachment }));
+  if (input.authorDid !== undefined) user.authorDid = input.authorDid;
   draft.insert(user);
   addAnswer(draft, input.userNodeId, input);
 }

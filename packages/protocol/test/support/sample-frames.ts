@@ -25,6 +25,7 @@ const rootNode: MessageNode = {
   ],
   status: 'completed',
   createdAt: TIMESTAMP,
+  authorDid: 'did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH',
 };
 
 const answerNode: MessageNode = {
@@ -172,6 +173,24 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     timestamp: TIMESTAMP,
     id: 'request-16',
     payload: {},
+  },
+  CPP_MEMBER_ADD: {
+    type: 'CPP_MEMBER_ADD',
+    timestamp: TIMESTAMP,
+    id: 'request-17',
+    payload: { threadId: THREAD_ID, did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', role: 'writer' },
+  },
+  CPP_MEMBER_REMOVE: {
+    type: 'CPP_MEMBER_REMOVE',
+    timestamp: TIMESTAMP,
+    id: 'request-18',
+    payload: { threadId: THREAD_ID, did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' },
+  },
+  CPP_MEMBER_LIST: {
+    type: 'CPP_MEMBER_LIST',
+    timestamp: TIMESTAMP,
+    id: 'request-19',
+    payload: { threadId: THREAD_ID },
   },
   CPP_AUTH_PROOF: {
     type: 'CPP_AUTH_PROOF',
@@ -364,6 +383,7 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
         updatedAt: TIMESTAMP + 9,
         version: 2,
         nodeCount: 2,
+        role: 'writer',
       },
     },
   },
@@ -377,6 +397,24 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
       maxBytes: 20_971_520,
       maxPerPrompt: 10,
       mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'],
+    },
+  },
+  CPP_MEMBERS: {
+    type: 'CPP_MEMBERS',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      ownerDid: 'did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH',
+      members: [{ did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', role: 'reader' }],
+    },
+  },
+  CPP_THREAD_REVOKED: {
+    type: 'CPP_THREAD_REVOKED',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK',
+      reason: 'removed',
     },
   },
 };

@@ -13,6 +13,7 @@ import { GenerationLimiter } from './limits/generation-limiter.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
 import { MemoryReplayCache } from './replay-cache.js';
 import { ThreadAccess } from './thread-access.js';
+import { ThreadMembers } from './thread-members.js';
 import { admit, type Admission, type AdmissionSettings } from './upgrade-admission.js';
 
 const CHALLENGE_TTL_MS = 30_000;
@@ -25,6 +26,8 @@ const CLOCK_SKEW_MS = 2_000;
 export class AccessControl {
   readonly limits: ServerLimits;
   readonly threads: ThreadAccess;
+  /** Who shares which thread. */
+  readonly members: ThreadMembers;
   /** The answers being written at once, per connection, identity and server: every answer starts through it. */
   readonly generations: GenerationLimiter;
   private readonly admission: AdmissionSettings;
@@ -42,6 +45,7 @@ export class AccessControl {
     const auth = options.auth ?? 'claimed';
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
+    this.members = new ThreadMembers(this.threads, store, auth !== 'claimed');
     this.generations = new GenerationLimiter(this.limits);
     this.admission = {
       auth,

@@ -3,6 +3,7 @@ import {
   ErrorCode,
   getNode,
   type ImportFormat,
+  type MemberRole,
   type ThreadGraph,
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
@@ -25,6 +26,7 @@ export interface ThreadAccessSettings {
   limits: Pick<
     ServerLimits,
     | 'maxThreadsPerDid'
+    | 'maxMembersPerThread'
     | 'maxNodesPerThread'
     | 'maxThreadBytes'
     | 'maxPromptLength'
@@ -34,10 +36,19 @@ export interface ThreadAccessSettings {
 }
 
 /**
- * Who may act on which thread, and how much: thread frames reach their thread through here, so that another DID's
- * thread is, to every frame but CPP_THREAD_OPEN, a thread that does not exist (NOT_FOUND, word for word: no answer
- * tells a thread id of someone else from an unknown one), before anything is subscribed or done; the thread's
- * engine checks the size limits (`ThreadLimits`) in the thread's turn.
+ * What a frame needs of the thread it names (docs/PROTOCOL.md §29.2): `read` (subscribe, sync, list members, leave),
+ * `write` (change the tree: a member needs the role `writer`), `own` (rename, delete, add and remove members: the
+ * owner only).
+ */
+export type ThreadRight = 'read' | 'write' | 'own';
+
+/**
+ * Who may act on which thread, and how much: thread frames reach their thread through here, so that a thread the
+ * identity neither owns nor is a member of is, to every frame but CPP_THREAD_OPEN, a thread that does not exist
+ * (NOT_FOUND, word for word: no answer tells a thread id of someone else from an unknown one), before anything is
+ * subscribed or done; a member lacking the right gets FORBIDDEN. Membership is read from the store on each frame of
+ * a member, so that a removal holds on every server at once. The thread's engine checks the size limits
+ * (`ThreadLimits`) in the thread's turn.
  */
 export class ThreadAccess implements ThreadLimits {
   private readonly syncs: PerMinuteAllowance;
@@ -55,17 +66,20 @@ export class ThreadAccess implements ThreadLimits {
     this.sizeLimited = settings.limits.maxNodesPerThread > 0 || settings.limits.maxThreadBytes > 0;
   }
 
-  /** The thread a frame names: NOT_FOUND when there is none, or when it is not the identity's. */
-  async thread(threadId: string, identity: Identity): Promise<ThreadEngine> {
+  /**
+   * The thread a frame names: NOT_FOUND when there is none, or when the identity neither owns it nor is a member;
+   * FORBIDDEN when it is a member without `right`.
+   */
+  async thread(threadId: string, identity: Identity, right: ThreadRight = 'read'): Promise<ThreadEngine> {
     const engine = await this.registry.require(threadId);
-    if (!this.owns(engine, identity)) throw notFound(threadId);
+    await this.check(engine, identity, right);
     return engine;
   }
 
-  /** The thread a frame names, or `undefined` when there is none or it is not the identity's. */
-  async existing(threadId: string, identity: Identity): Promise<ThreadEngine | undefined> {
+  /** The thread a frame names, or `undefined` when there is none or the identity has no part in it. */
+  async existing(threadId: string, identity: Identity, right: ThreadRight = 'read'): Promise<ThreadEngine | undefined> {
     try {
-      return await this.thread(threadId, identity);
+      return await this.thread(threadId, identity, right);
     } catch (error) {
       if (CPPError.isInstance(error) && error.code === ErrorCode.NOT_FOUND) return undefined;
       throw error;
@@ -85,9 +99,21 @@ export class ThreadAccess implements ThreadLimits {
   async open(threadId: string | undefined, identity: Identity): Promise<ThreadEngine> {
     if (this.settings.limits.maxThreadsPerDid > 0 && !(await this.exists(threadId))) await this.checkQuota(identity);
     const engine = await this.registry.open(threadId, identity);
-    if (!this.owns(engine, identity))
+    if (!this.owns(engine, identity) && (await this.roleOf(engine, identity)) === undefined)
       throw new CPPError(ErrorCode.FORBIDDEN, `thread ${engine.threadId} belongs to another identity`);
     return engine;
+  }
+
+  /** CPP_MEMBER_ADD: RATE_LIMITED when the thread has as many members as it may, `did` not among them. */
+  async checkMemberRoom(threadId: string, did: string): Promise<void> {
+    const max = this.settings.limits.maxMembersPerThread;
+    if (max <= 0) return;
+    const members = await this.store.members(threadId);
+    if (members.length >= max && !members.some((member) => member.did === did))
+      throw new CPPError(
+        ErrorCode.RATE_LIMITED,
+        `thread ${threadId} has ${members.length} members; the limit is ${max}`,
+      );
   }
 
   /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes and the prompt. */
@@ -154,16 +180,33 @@ export class ThreadAccess implements ThreadLimits {
   }
 
   /**
-   * Whether the identity may read the thread's files (docs/PROTOCOL.md §27.5): as it may open the thread, decided
-   * from the store, so that any server of a cluster answers the same.
+   * Whether the identity may read the thread's files (docs/PROTOCOL.md §27.5): as it may open the thread (its owner,
+   * or a member), decided from the store, so that any server of a cluster answers the same.
    */
   async mayRead(threadId: string, identity: Identity): Promise<boolean> {
     if (!this.settings.ownerOnly) return true;
-    return (await this.store.threadSummary(threadId))?.ownerDid === identity.did;
+    const owned = await this.store.threadSummary(threadId);
+    if (owned === undefined) return false;
+    return owned.ownerDid === identity.did || (await this.store.memberRole(threadId, identity.did)) !== undefined;
   }
 
+  private async check(engine: ThreadEngine, identity: Identity, right: ThreadRight): Promise<void> {
+    if (this.owns(engine, identity)) return;
+    const role = await this.roleOf(engine, identity);
+    if (role === undefined) throw notFound(engine.threadId);
+    if (right === 'own')
+      throw new CPPError(ErrorCode.FORBIDDEN, `only the owner of thread ${engine.threadId} may do this`);
+    if (right === 'write' && role === 'reader')
+      throw new CPPError(ErrorCode.FORBIDDEN, `a reader of thread ${engine.threadId} cannot change it`);
+  }
+
+  /** With claimed identities everyone may act as the owner (§2.3): membership is a matter of proven identities. */
   private owns(engine: ThreadEngine, identity: Identity): boolean {
     return !this.settings.ownerOnly || engine.ownerDid === identity.did;
+  }
+
+  private roleOf(engine: ThreadEngine, identity: Identity): Promise<MemberRole | undefined> {
+    return this.store.memberRole(engine.threadId, identity.did);
   }
 
   private async exists(threadId: string | undefined): Promise<boolean> {
@@ -186,6 +229,6 @@ export class ThreadAccess implements ThreadLimits {
 }
 
 /** The answer to a thread that does not exist, and to one that is not the asker's: the same, word for word. */
-function notFound(threadId: string): CPPError {
+export function notFound(threadId: string): CPPError {
   return new CPPError(ErrorCode.NOT_FOUND, `thread ${threadId} does not exist`);
 }

@@ -60,6 +60,12 @@ const LIMIT_FLAGS = {
     env: 'CPP_MAX_THREADS_PER_DID',
     description: 'threads one DID may own',
   },
+  maxMembersPerThread: {
+    flag: '--max-members-per-thread <count>',
+    attribute: 'maxMembersPerThread',
+    env: 'CPP_MAX_MEMBERS_PER_THREAD',
+    description: 'members one thread may have beside its owner',
+  },
   maxNodesPerThread: {
     flag: '--max-nodes-per-thread <count>',
     attribute: 'maxNodesPerThread',

@@ -9,8 +9,8 @@ import {
 import type { AnswerStream } from './answer-stream.js';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
-import type { Identity } from './identity.js';
 import { promptAttachments } from './prompt-attachments.js';
+import { authorOf, type Identity } from './identity.js';
 import { keepingTheCut } from './keeping-the-cut.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
@@ -76,6 +76,7 @@ export async function pivot(
       assistantNodeId,
       model,
       createdAt: Date.now(),
+      ...authorOf(identity),
       ...cutContent,
       ...(attachments ? { attachments } : {}),
     });

@@ -12,7 +12,7 @@ import {
   type TreeChange,
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
-import type { Identity } from './identity.js';
+import { authorOf, type Identity } from './identity.js';
 import { keepingTheCut } from './keeping-the-cut.js';
 import { promptAttachments } from './prompt-attachments.js';
 import type { Subscriber } from './subscriber.js';
@@ -56,6 +56,7 @@ export async function prompt(
       assistantNodeId,
       model,
       createdAt: Date.now(),
+      ...authorOf(identity),
       ...parent,
       ...(attachments ? { attachments } : {}),
     });

@@ -1,5 +1,6 @@
 import {
   CPPError,
+  encodeServerFrame,
   ErrorCode,
   getNode,
   pathToRoot,
@@ -16,6 +17,7 @@ import {
   type FinishInput,
   type HaltReason,
   type MessageNode,
+  type RevokeReason,
   type ServerFrame,
   type ThreadGraph,
   type ToolCall,
@@ -393,6 +395,20 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.closeDeleted();
   }
 
+  /**
+   * `did` lost the thread (docs/PROTOCOL.md §29.4): its subscribers on this server and on the others are told why
+   * and unsubscribed at once, not in the thread's turn, so that nothing more of the thread reaches them.
+   */
+  revoke(did: string, reason: RevokeReason): void {
+    const text = encodeServerFrame('CPP_THREAD_REVOKED', { threadId: this.threadId, did, reason });
+    this.link.frame(text);
+    this.dropRevoked(did, text);
+  }
+
+  private dropRevoked(did: string, text: string): void {
+    if (this.fanout.revoke(did, text)) this.unloadIfIdle();
+  }
+
   // ---- The other servers (LinkedEngine) and recovery ----
 
   /**
@@ -464,6 +480,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (frame.type === 'CPP_THREAD_DELETED') {
       this.fanout.send(text);
       this.closeDeleted();
+      return true;
+    }
+    if (frame.type === 'CPP_THREAD_REVOKED') {
+      this.dropRevoked(frame.payload.did, text);
       return true;
     }
     const outcome = applyRemoteFrame(this.graph, frame, text);

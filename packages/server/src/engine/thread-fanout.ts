@@ -47,6 +47,18 @@ export class ThreadFanout {
     this.subscribers.clear();
   }
 
+  /** Sends `text` to the subscribers acting as `did` and unsubscribes them; false when there was none. */
+  revoke(did: string, text: string): boolean {
+    let any = false;
+    for (const subscriber of this.subscribers.keys()) {
+      if (subscriber.identity?.did !== did) continue;
+      subscriber.send(text);
+      this.subscribers.delete(subscriber);
+      any = true;
+    }
+    return any;
+  }
+
   /** False when `subscriber` was not subscribed. */
   unsubscribe(subscriber: Subscriber): boolean {
     return this.subscribers.delete(subscriber);

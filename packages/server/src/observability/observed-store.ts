@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
   CommitMeta,
@@ -29,8 +29,24 @@ export class ObservedStore implements ConversationStore {
     return this.timed('loadThread', () => this.store.loadThread(threadId));
   }
 
-  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]> {
-    return this.timed('listThreads', () => this.store.listThreads(ownerDid, page));
+  listThreads(did: string, page: ThreadPage): Promise<ThreadSummary[]> {
+    return this.timed('listThreads', () => this.store.listThreads(did, page));
+  }
+
+  members(threadId: string): Promise<ThreadMember[]> {
+    return this.timed('members', () => this.store.members(threadId));
+  }
+
+  memberRole(threadId: string, did: string): Promise<MemberRole | undefined> {
+    return this.timed('memberRole', () => this.store.memberRole(threadId, did));
+  }
+
+  setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
+    return this.timed('setMember', () => this.store.setMember(threadId, did, role));
+  }
+
+  removeMember(threadId: string, did: string): Promise<boolean> {
+    return this.timed('removeMember', () => this.store.removeMember(threadId, did));
   }
 
   countThreads(ownerDid: string, upTo: number): Promise<number> {

@@ -13,7 +13,8 @@ import {
 } from '@promethea/cpp-protocol';
 import type { Attachments } from '../attachments/attachments.js';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
-import type { ThreadAccess } from '../auth/thread-access.js';
+import type { ThreadAccess, ThreadRight } from '../auth/thread-access.js';
+import type { ThreadMembers } from '../auth/thread-members.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { Identity } from '../engine/identity.js';
@@ -35,6 +36,8 @@ export interface SessionDependencies {
   attachments: Pick<Attachments, 'ticket'>;
   /** Whose threads it may act on, and how much. */
   access: ThreadAccess;
+  /** Who shares which thread. */
+  members: ThreadMembers;
   /** The connections subscribed to their identity's thread list. */
   threadList: ThreadListFeed;
   maxFrameBytes: number;
@@ -160,8 +163,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       return this.answered(frame, Promise.resolve());
     }
     guard.requireIdentity();
-    if (isThreadFrame(frame))
-      return this.answered(frame, (await this.thread(threadOf(frame))).apply(frame, this.identity, this));
+    if (isThreadFrame(frame)) {
+      // Renaming is the owner's; every other thread frame changes the tree, a writer's right.
+      const right = frame.type === 'CPP_THREAD_RENAME' ? 'own' : 'write';
+      return this.answered(frame, (await this.thread(threadOf(frame), right)).apply(frame, this.identity, this));
+    }
     switch (frame.type) {
       case 'CPP_THREAD_OPEN': {
         access.checkSync(this.identity, this.id);
@@ -190,7 +196,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
         access.checkSync(this.identity, this.id);
         return this.answered(frame, (await this.thread(frame.payload.threadId)).sync(this));
       case 'CPP_THREAD_DELETE': {
-        const engine = await access.existing(frame.payload.threadId, this.identity);
+        const engine = await access.existing(frame.payload.threadId, this.identity, 'own');
         return this.answered(frame, this.deleteThread(frame, engine));
       }
       case 'CPP_THREAD_SEARCH':
@@ -205,6 +211,35 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
           const threads = await access.importThreads(this.identity, frame.payload.format, frame.payload.document);
           this.send(encodeServerFrame('CPP_THREADS_IMPORTED', { threads }));
         });
+      case 'CPP_MEMBER_ADD':
+      case 'CPP_MEMBER_REMOVE':
+      case 'CPP_MEMBER_LIST':
+        return this.inTurn(frame, () => this.share(frame));
+    }
+  }
+
+  /** The member frames (docs/PROTOCOL.md §29.3), each answered with CPP_MEMBERS, or a leave with CPP_THREAD_REVOKED. */
+  private async share(frame: Extract<ClientFrame, { type: `CPP_MEMBER_${string}` }>): Promise<void> {
+    const { members } = this.dependencies;
+    const { threadId } = frame.payload;
+    switch (frame.type) {
+      case 'CPP_MEMBER_ADD': {
+        const { did, role } = frame.payload;
+        return this.send(encodeServerFrame('CPP_MEMBERS', await members.add(threadId, did, role, this.identity)));
+      }
+      case 'CPP_MEMBER_LIST':
+        return this.send(encodeServerFrame('CPP_MEMBERS', await members.list(threadId, this.identity)));
+      case 'CPP_MEMBER_REMOVE': {
+        const removal = await members.remove(threadId, frame.payload.did, this.identity);
+        if (!removal.left) return this.send(encodeServerFrame('CPP_MEMBERS', removal.members));
+        // A connection subscribed to the thread was told by the revocation; this one is told here if it was not.
+        const told = this.threads?.has(removal.engine) === true;
+        this.forget(removal.engine);
+        if (!told) {
+          const revoked = { threadId, did: this.identity.did, reason: 'left' as const };
+          this.send(encodeServerFrame('CPP_THREAD_REVOKED', revoked));
+        }
+      }
     }
   }
 
@@ -286,8 +321,8 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */
-  private thread(threadId: string): Promise<ThreadEngine> {
-    return this.subscribe(() => this.dependencies.access.thread(threadId, this.identity));
+  private thread(threadId: string, right: ThreadRight = 'read'): Promise<ThreadEngine> {
+    return this.subscribe(() => this.dependencies.access.thread(threadId, this.identity, right));
   }
 
   /** Looks a thread up and subscribes to it; again when its engine was unloaded between the two. */

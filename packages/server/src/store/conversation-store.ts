@@ -1,8 +1,10 @@
 import type {
   Attachment,
+  MemberRole,
   SearchHit,
   TextPart,
   ThreadGraph,
+  ThreadMember,
   ThreadSummary,
   ToolCall,
   TreeChange,
@@ -92,11 +94,27 @@ export interface ConversationStore {
   loadThread(threadId: string): Promise<StoredThread | undefined>;
 
   /**
-   * A page of the owner's threads, most recently updated first (ties: greater thread id first, i.e. newer ULID):
-   * at most `page.limit` of them, those after `page.after` in that order when given. The SQL stores read it from
-   * an index on (owner, updatedAt, threadId), so a page costs the same however many threads the owner has.
+   * A page of the identity's threads, its own and those it is a member of (each of these with its `role`), most
+   * recently updated first (ties: greater thread id first, i.e. newer ULID): at most `page.limit` of them, those
+   * after `page.after` in that order when given. The SQL stores read each kind from an index (own threads: (owner,
+   * updatedAt, threadId); shared ones: (did, threadId) of the members), and merge the two pages.
    */
-  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]>;
+  listThreads(did: string, page: ThreadPage): Promise<ThreadSummary[]>;
+
+  /** The thread's members other than its owner, in the order they were first added; none for an unknown thread. */
+  members(threadId: string): Promise<ThreadMember[]>;
+
+  /** The role of `did` among the thread's members; `undefined` when it is none (its owner is not a member). */
+  memberRole(threadId: string, did: string): Promise<MemberRole | undefined>;
+
+  /**
+   * Makes `did` a member of the thread with `role`, or changes the role of a member (which keeps its place in the
+   * order). False, changing nothing, when there is no such thread. Deleting the thread removes its members.
+   */
+  setMember(threadId: string, did: string, role: MemberRole): Promise<boolean>;
+
+  /** Removes `did` from the thread's members; false when it was not one. */
+  removeMember(threadId: string, did: string): Promise<boolean>;
 
   /** How many threads the owner has, counting no further than `upTo` (a quota needs no more). */
   countThreads(ownerDid: string, upTo: number): Promise<number>;

@@ -1,5 +1,7 @@
 import {
   cutToolCalls,
+  type MemberRole,
+  type ThreadMember,
   type SearchHit,
   type ThreadSummary,
   type ToolCall,
@@ -13,12 +15,12 @@ import type {
   StoredThread,
   StreamedText,
   ThreadPage,
-  ThreadPosition,
   ThreadRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText, rankHits } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { byListOrder } from './thread-pages.js';
 import { endedAnswerIds, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 interface MemoryThread {
@@ -28,6 +30,8 @@ interface MemoryThread {
   activeHeadMessageId: string | null;
   /** A Map keeps first-insertion order when a value is replaced: that is the commit order children follow. */
   nodes: Map<string, NodeRecord>;
+  /** DID → role; a Map keeps the order members were first added in. */
+  members: Map<string, MemberRole>;
 }
 
 /**
@@ -60,6 +64,7 @@ export class MemoryStore implements ConversationStore {
       rootNodeId: null,
       activeHeadMessageId: null,
       nodes: new Map(),
+      members: new Map(),
     });
   }
 
@@ -79,14 +84,39 @@ export class MemoryStore implements ConversationStore {
   }
 
   /** Sorts the owner's threads for each page: the memory store is for tests and demos, not for long histories. */
-  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
+  async listThreads(did: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
     this.ensureOpen();
     return [...this.threads.values()]
-      .filter((thread) => thread.record.ownerDid === ownerDid)
-      .map(summaryOf)
-      .filter((summary) => after === undefined || byMostRecentlyUpdated(summary, after) > 0)
-      .sort(byMostRecentlyUpdated)
+      .filter((thread) => thread.record.ownerDid === did || thread.members.has(did))
+      .map((thread) => {
+        const role = thread.members.get(did);
+        return role === undefined ? summaryOf(thread) : { ...summaryOf(thread), role };
+      })
+      .filter((summary) => after === undefined || byListOrder(summary, after) > 0)
+      .sort(byListOrder)
       .slice(0, limit);
+  }
+
+  async members(threadId: string): Promise<ThreadMember[]> {
+    this.ensureOpen();
+    return [...(this.threads.get(threadId)?.members ?? [])].map(([did, role]) => ({ did, role }));
+  }
+
+  async memberRole(threadId: string, did: string): Promise<MemberRole | undefined> {
+    this.ensureOpen();
+    return this.threads.get(threadId)?.members.get(did);
+  }
+
+  async setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
+    this.ensureOpen();
+    const thread = this.threads.get(threadId);
+    thread?.members.set(did, role);
+    return thread !== undefined;
+  }
+
+  async removeMember(threadId: string, did: string): Promise<boolean> {
+    this.ensureOpen();
+    return this.threads.get(threadId)?.members.delete(did) ?? false;
   }
 
   async countThreads(ownerDid: string, upTo: number): Promise<number> {
@@ -319,10 +349,3 @@ function summaryOf({ record, version, nodes }: MemoryThread): ThreadSummary {
 }
 
 /** Negative when `a` comes first in the list, most recently updated first. */
-function byMostRecentlyUpdated(a: ThreadPosition, b: ThreadPosition): number {
-  return b.updatedAt - a.updatedAt || compareDescending(a.threadId, b.threadId);
-}
-
-function compareDescending(a: string, b: string): number {
-  return a < b ? 1 : a > b ? -1 : 0;
-}

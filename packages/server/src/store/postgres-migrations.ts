@@ -143,6 +143,23 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE nodes ADD COLUMN context jsonb;
     `,
   },
+  {
+    name: 'shared threads',
+    sql: `
+    -- Shared threads (issue 34): the identities other than its owner that may read or write a thread. A thread's
+    -- list of shared threads is a range of members_by_did; its members go with it.
+    CREATE TABLE thread_members (
+      thread_id text NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+      did text NOT NULL,
+      role text NOT NULL CHECK (role IN ('reader', 'writer')),
+      added_seq bigint GENERATED ALWAYS AS IDENTITY,
+      PRIMARY KEY (thread_id, did)
+    );
+    CREATE INDEX members_by_did ON thread_members (did, thread_id);
+    -- The proven DID whose prompt a user node is (NULL: not recorded).
+    ALTER TABLE nodes ADD COLUMN author_did text;
+    `,
+  },
 ];
 
 export interface MigrateOptions {

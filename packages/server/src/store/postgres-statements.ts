@@ -2,6 +2,15 @@
 const SUMMARY_COLUMNS = `thread_id AS "threadId", title, created_at AS "createdAt", updated_at AS "updatedAt", version,
   (SELECT COUNT(*)::integer FROM nodes WHERE nodes.thread_id = threads.thread_id) AS "nodeCount"`;
 
+/** The summary of each thread shared with the DID `did` (a parameter), read through its membership. */
+function sharedSummary(did: string): string {
+  return `SELECT threads.thread_id AS "threadId", threads.title, threads.created_at AS "createdAt",
+    threads.updated_at AS "updatedAt", threads.version, thread_members.role,
+    (SELECT COUNT(*)::integer FROM nodes WHERE nodes.thread_id = threads.thread_id) AS "nodeCount"
+    FROM thread_members JOIN threads ON threads.thread_id = thread_members.thread_id
+    WHERE thread_members.did = ${did}`;
+}
+
 /**
  * The SQL the PostgreSQL store runs, beside sqlite-statements.ts. Column aliases are quoted so that rows come back
  * with the field names of `ThreadRow`, `NodeRow` and `ThreadSummary`.
@@ -44,6 +53,17 @@ export const POSTGRES_STATEMENTS = {
   selectThreadsAfter: `
     SELECT ${SUMMARY_COLUMNS} FROM threads WHERE owner_did = $1 AND (updated_at, thread_id) < ($3, $4)
     ORDER BY updated_at DESC, thread_id DESC LIMIT $2`,
+  selectFirstSharedThreads: `${sharedSummary('$1')} ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT $2`,
+  selectSharedThreadsAfter: `${sharedSummary('$1')} AND (threads.updated_at, threads.thread_id) < ($3, $4)
+    ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT $2`,
+  selectMembers: 'SELECT did, role FROM thread_members WHERE thread_id = $1 ORDER BY added_seq',
+  selectMemberRole: 'SELECT role FROM thread_members WHERE thread_id = $1 AND did = $2',
+  // A member whose role changes keeps its place (added_seq).
+  upsertMember: `
+    INSERT INTO thread_members (thread_id, did, role)
+    SELECT $1, $2, $3 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $1)
+    ON CONFLICT (thread_id, did) DO UPDATE SET role = excluded.role`,
+  deleteMember: 'DELETE FROM thread_members WHERE thread_id = $1 AND did = $2',
   countThreads: 'SELECT COUNT(*)::integer AS count FROM (SELECT 1 FROM threads WHERE owner_did = $1 LIMIT $2) AS owned',
   selectThreadSummary: `SELECT owner_did AS "ownerDid", ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = $1`,
   updateThreadHeader: `
@@ -52,19 +72,19 @@ export const POSTGRES_STATEMENTS = {
     WHERE thread_id = $1`,
   // Read as arrays (NodeColumns), in its order.
   selectNodes: `
-    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text, tool_calls::text, attachments::text, context::text
+    SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage::text, tool_calls::text, attachments::text, context::text, author_did
     FROM nodes WHERE thread_id = $1 ORDER BY seq`,
   selectNodeThread: 'SELECT thread_id AS "threadId" FROM nodes WHERE node_id = $1',
   // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
   // The WHERE leaves a node of another thread alone (no row affected): the store reads that as a conflict. Being
   // part of the upsert, the check also holds against a concurrent transaction inserting the same id.
   upsertNode: `
-    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments, context)
-    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb, $13::jsonb)
+    INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, status, created_at, model, usage, reasoning, tool_calls, attachments, context, author_did)
+    VALUES ($1, $2, $3, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = $2), $4, $5, $6, $7, $8, $9::jsonb, $10, $11::jsonb, $12::jsonb, $13::jsonb, $14)
     ON CONFLICT (node_id) DO UPDATE SET
       parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
       created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls, attachments = excluded.attachments,
-      context = excluded.context
+      context = excluded.context, author_did = excluded.author_did
     WHERE nodes.thread_id = excluded.thread_id`,
   updateStreamingToolCalls: `
     UPDATE nodes SET tool_calls = $3::jsonb WHERE thread_id = $1 AND node_id = $2 AND status = 'streaming'`,

@@ -1,6 +1,8 @@
 import {
   nodesInTreeOrder,
+  type MemberRole,
   type SearchHit,
+  type ThreadMember,
   type ThreadSummary,
   type ToolCall,
   type TreeChange,
@@ -32,6 +34,7 @@ import {
   toolCallsColumn,
 } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { mergeThreadPages } from './thread-pages.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
 
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -52,6 +55,7 @@ const LOST_RACE_CODES = new Set(['40001', '40P01', '23505']);
 const BEGIN_READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 
 /** One snapshot for a thread's header and its nodes, even while other connections commit. */
+const FOREIGN_KEY_VIOLATION = '23503';
 const BEGIN_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 
 /**
@@ -83,12 +87,42 @@ export class PostgresStore implements ConversationStore {
     return inTransaction(this.pool, (client) => loadInTransaction(client, threadId), BEGIN_SNAPSHOT);
   }
 
-  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
-    const query =
-      after === undefined
-        ? this.pool.query<ThreadSummary>(SQL.selectFirstThreads, [ownerDid, limit])
-        : this.pool.query<ThreadSummary>(SQL.selectThreadsAfter, [ownerDid, limit, after.updatedAt, after.threadId]);
-    return (await query).rows;
+  async listThreads(did: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
+    const page = (own: string, shared: string, parameters: unknown[]) =>
+      inTransaction(
+        this.pool,
+        async (client) =>
+          mergeThreadPages(
+            (await client.query<ThreadSummary>(own, parameters)).rows,
+            (await client.query<ThreadSummary>(shared, parameters)).rows,
+            limit,
+          ),
+        BEGIN_SNAPSHOT,
+      );
+    if (after === undefined) return page(SQL.selectFirstThreads, SQL.selectFirstSharedThreads, [did, limit]);
+    return page(SQL.selectThreadsAfter, SQL.selectSharedThreadsAfter, [did, limit, after.updatedAt, after.threadId]);
+  }
+
+  async members(threadId: string): Promise<ThreadMember[]> {
+    return (await this.pool.query<ThreadMember>(SQL.selectMembers, [threadId])).rows;
+  }
+
+  async memberRole(threadId: string, did: string): Promise<MemberRole | undefined> {
+    return (await this.pool.query<{ role: MemberRole }>(SQL.selectMemberRole, [threadId, did])).rows[0]?.role;
+  }
+
+  async setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
+    try {
+      return ((await this.pool.query(SQL.upsertMember, [threadId, did, role])).rowCount ?? 0) > 0;
+    } catch (error) {
+      // The thread was deleted between the check and the insert: its foreign key refuses the member.
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false;
+      throw error;
+    }
+  }
+
+  async removeMember(threadId: string, did: string): Promise<boolean> {
+    return ((await this.pool.query(SQL.deleteMember, [threadId, did])).rowCount ?? 0) > 0;
   }
 
   async countThreads(ownerDid: string, upTo: number): Promise<number> {
@@ -344,6 +378,7 @@ async function commitInTransaction(client: PoolClient, change: TreeChange, meta:
       row.toolCalls,
       row.attachments,
       row.context,
+      row.authorDid,
     ];
     const { rowCount } = await client.query(SQL.upsertNode, values);
     if (rowCount === 0) throw StoreConflictError.nodeInOtherThread(node.id);

@@ -43,6 +43,8 @@ export interface NodeRow {
   attachments: string | null;
   /** JSON of the answer's `AnswerContext`; NULL: its model read the whole branch. */
   context: string | null;
+  /** The proven DID whose prompt a user node is. */
+  authorDid: string | null;
 }
 
 /** A node left streaming, as recovery reads it. */
@@ -69,6 +71,7 @@ export function toNodeRow(threadId: string, node: MessageNode): NodeRow {
     toolCalls: toolCallsColumn(node.toolCalls),
     attachments: node.attachments === undefined ? null : JSON.stringify(node.attachments),
     context: node.context === undefined ? null : JSON.stringify(node.context),
+    authorDid: node.authorDid ?? null,
   };
 }
 
@@ -109,6 +112,8 @@ export type NodeColumns = [
   attachments: string | null,
   /** JSON of an `AnswerContext`. */
   context: string | null,
+  /** The proven DID whose prompt a user node is. */
+  authorDid: string | null,
 ];
 
 /**
@@ -131,5 +136,6 @@ export function fromNodeColumns(columns: NodeColumns): MessageNode {
   if (columns[9] !== null) node.toolCalls = ToolCallsColumnSchema.parse(JSON.parse(columns[9]));
   if (columns[10] !== null) node.attachments = AttachmentSchema.array().parse(JSON.parse(columns[10]));
   if (columns[11] !== null) node.context = AnswerContextSchema.parse(JSON.parse(columns[11]));
+  if (columns[12] !== null) node.authorDid = columns[12];
   return node;
 }

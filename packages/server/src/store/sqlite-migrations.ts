@@ -153,6 +153,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- What an answer's model read of its branch when not all of it, as JSON (NULL: all of it; docs/PROTOCOL.md §28.3).
   ALTER TABLE nodes ADD COLUMN context TEXT;
   `,
+  `
+  -- Shared threads (issue 34): the identities other than its owner that may read or write a thread. A thread's list
+  -- of shared threads is a range of members_by_did; its members go with it.
+  CREATE TABLE thread_members (
+    thread_id TEXT NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+    did TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('reader', 'writer')),
+    added_seq INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, did)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX members_by_did ON thread_members (did, thread_id);
+  -- The proven DID whose prompt a user node is (NULL: not recorded).
+  ALTER TABLE nodes ADD COLUMN author_did TEXT;
+  `,
 ];
 
 /**

@@ -1,4 +1,4 @@
-import type { SearchHit, ThreadSummary } from '@promethea/cpp-protocol';
+import type { MemberRole, SearchHit, ThreadMember, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
 import type { OwnedThreadSummary, StreamedText, ThreadPosition } from './conversation-store.js';
 import type { NodeColumns, NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
@@ -23,6 +23,15 @@ export const SEARCH_CANDIDATES = 1_000;
 const SUMMARY_COLUMNS = `thread_id AS threadId, title, created_at AS createdAt, updated_at AS updatedAt, version,
   (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount`;
 
+/** A thread shared with the identity listing: its summary and the identity's role in it. */
+export type SharedSummaryRow = ThreadSummary & { role: MemberRole };
+
+/** The summary of a thread shared with `@did`, read through its membership. */
+const SHARED_SUMMARY = `SELECT threads.thread_id AS threadId, threads.title, threads.created_at AS createdAt,
+  threads.updated_at AS updatedAt, threads.version, thread_members.role,
+  (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount
+  FROM thread_members JOIN threads ON threads.thread_id = thread_members.thread_id WHERE thread_members.did = @did`;
+
 /** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
@@ -31,6 +40,12 @@ export interface SqliteStatements {
   selectFirstThreads: Statement<{ ownerDid: string; limit: number }, ThreadSummary>;
   selectThreadsAfter: Statement<ThreadPosition & { ownerDid: string; limit: number }, ThreadSummary>;
   countThreads: Statement<{ ownerDid: string; upTo: number }, number>;
+  selectFirstSharedThreads: Statement<{ did: string; limit: number }, SharedSummaryRow>;
+  selectSharedThreadsAfter: Statement<ThreadPosition & { did: string; limit: number }, SharedSummaryRow>;
+  selectMembers: Statement<[string], ThreadMember>;
+  selectMemberRole: Statement<{ threadId: string; did: string }, MemberRole>;
+  upsertMember: Statement<{ threadId: string; did: string; role: MemberRole }>;
+  deleteMember: Statement<{ threadId: string; did: string }>;
   selectThreadSummary: Statement<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>;
   updateThreadHeader: Statement<CommittedHeader>;
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
@@ -90,6 +105,28 @@ export function prepareStatements(db: Database): SqliteStatements {
         'SELECT COUNT(*) FROM (SELECT 1 FROM threads WHERE owner_did = @ownerDid LIMIT @upTo)',
       )
       .pluck(),
+    selectFirstSharedThreads: db.prepare<{ did: string; limit: number }, SharedSummaryRow>(`
+      ${SHARED_SUMMARY} ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT @limit`),
+    selectSharedThreadsAfter: db.prepare<ThreadPosition & { did: string; limit: number }, SharedSummaryRow>(`
+      ${SHARED_SUMMARY} AND (threads.updated_at, threads.thread_id) < (@updatedAt, @threadId)
+      ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT @limit`),
+    selectMembers: db.prepare<[string], ThreadMember>(
+      'SELECT did, role FROM thread_members WHERE thread_id = ? ORDER BY added_seq',
+    ),
+    selectMemberRole: db
+      .prepare<{ threadId: string; did: string }, MemberRole>(
+        'SELECT role FROM thread_members WHERE thread_id = @threadId AND did = @did',
+      )
+      .pluck(),
+    // A member whose role changes keeps its place (added_seq); a new one comes after the thread's others.
+    upsertMember: db.prepare<{ threadId: string; did: string; role: MemberRole }>(`
+      INSERT INTO thread_members (thread_id, did, role, added_seq)
+      SELECT @threadId, @did, @role, (SELECT COALESCE(MAX(added_seq), 0) + 1 FROM thread_members WHERE thread_id = @threadId)
+      WHERE EXISTS (SELECT 1 FROM threads WHERE thread_id = @threadId)
+      ON CONFLICT (thread_id, did) DO UPDATE SET role = excluded.role`),
+    deleteMember: db.prepare<{ threadId: string; did: string }>(
+      'DELETE FROM thread_members WHERE thread_id = @threadId AND did = @did',
+    ),
     selectThreadSummary: db.prepare<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>(
       `SELECT owner_did AS ownerDid, ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = ?`,
     ),
@@ -103,19 +140,19 @@ export function prepareStatements(db: Database): SqliteStatements {
     ),
     selectNodes: db
       .prepare<[string], NodeColumns>(`
-        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context
+        SELECT node_id, parent_id, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context, author_did
         FROM nodes WHERE thread_id = ? ORDER BY seq`)
       .raw(),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`
-      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context)
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context, author_did)
       VALUES (@nodeId, @threadId, @parentId, (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE thread_id = @threadId),
-              @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments, @context)
+              @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments, @context, @authorDid)
       ON CONFLICT (node_id) DO UPDATE SET
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls,
-        attachments = excluded.attachments, context = excluded.context`),
+        attachments = excluded.attachments, context = excluded.context, author_did = excluded.author_did`),
     updateStreamingToolCalls: db.prepare<{ threadId: string; nodeId: string; toolCalls: string | null }>(`
       UPDATE nodes SET tool_calls = @toolCalls
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),

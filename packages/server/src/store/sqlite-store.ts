@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type {
   AttachmentRecord,
@@ -19,6 +19,7 @@ import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeColumns, recoveredToolCalls, toNodeRow, toolCallsColumn } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
+import { mergeThreadPages } from './thread-pages.js';
 import { endedAnswerIds, piecesByNode, spellParts, withStreamedText } from './streamed-text.js';
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
@@ -97,9 +98,42 @@ export class SqliteStore implements ConversationStore {
     })();
   }
 
-  async listThreads(ownerDid: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
-    if (after === undefined) return this.statements.selectFirstThreads.all({ ownerDid, limit });
-    return this.statements.selectThreadsAfter.all({ ownerDid, limit, ...after });
+  async listThreads(did: string, { limit, after }: ThreadPage): Promise<ThreadSummary[]> {
+    return this.db.transaction(() => {
+      const { statements } = this;
+      if (after === undefined) {
+        return mergeThreadPages(
+          statements.selectFirstThreads.all({ ownerDid: did, limit }),
+          statements.selectFirstSharedThreads.all({ did, limit }),
+          limit,
+        );
+      }
+      return mergeThreadPages(
+        statements.selectThreadsAfter.all({ ownerDid: did, limit, ...after }),
+        statements.selectSharedThreadsAfter.all({ did, limit, ...after }),
+        limit,
+      );
+    })();
+  }
+
+  async members(threadId: string): Promise<ThreadMember[]> {
+    return this.statements.selectMembers.all(threadId);
+  }
+
+  async memberRole(threadId: string, did: string): Promise<MemberRole | undefined> {
+    return this.statements.selectMemberRole.get({ threadId, did });
+  }
+
+  async setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
+    const { changes } = this.statements.upsertMember.run({ threadId, did, role });
+    this.checkpointer.wrote();
+    return changes > 0;
+  }
+
+  async removeMember(threadId: string, did: string): Promise<boolean> {
+    const { changes } = this.statements.deleteMember.run({ threadId, did });
+    this.checkpointer.wrote();
+    return changes > 0;
   }
 
   async countThreads(ownerDid: string, upTo: number): Promise<number> {

@@ -1,4 +1,4 @@
-import type { SearchHit, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
   CommitMeta,
@@ -34,8 +34,30 @@ export class ListFeedingStore implements ConversationStore {
     return this.store.loadThread(threadId);
   }
 
-  listThreads(ownerDid: string, page: ThreadPage): Promise<ThreadSummary[]> {
-    return this.store.listThreads(ownerDid, page);
+  listThreads(did: string, page: ThreadPage): Promise<ThreadSummary[]> {
+    return this.store.listThreads(did, page);
+  }
+
+  members(threadId: string): Promise<ThreadMember[]> {
+    return this.store.members(threadId);
+  }
+
+  memberRole(threadId: string, did: string): Promise<MemberRole | undefined> {
+    return this.store.memberRole(threadId, did);
+  }
+
+  /** The member's list gains the thread, with its role. */
+  async setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
+    const set = await this.store.setMember(threadId, did, role);
+    if (set) this.tell(threadId);
+    return set;
+  }
+
+  /** The thread leaves the former member's list as a deleted thread leaves it. */
+  async removeMember(threadId: string, did: string): Promise<boolean> {
+    const removed = await this.store.removeMember(threadId, did);
+    if (removed) this.feed.deleted(did, threadId);
+    return removed;
   }
 
   countThreads(ownerDid: string, upTo: number): Promise<number> {
@@ -50,11 +72,11 @@ export class ListFeedingStore implements ConversationStore {
     return this.store.searchThreads(ownerDid, terms, limit);
   }
 
-  /** The owner is read before the thread goes, and only while someone listens. */
+  /** The owner and the members are read before the thread goes, and only while someone listens. */
   async deleteThread(threadId: string): Promise<boolean> {
-    const owner = this.feed.listened ? (await this.store.threadSummary(threadId))?.ownerDid : undefined;
+    const listeners = this.feed.listened ? await this.sharers(threadId) : [];
     const deleted = await this.store.deleteThread(threadId);
-    if (deleted && owner !== undefined) this.feed.deleted(owner, threadId);
+    if (deleted) for (const did of listeners) this.feed.deleted(did, threadId);
     return deleted;
   }
 
@@ -142,10 +164,22 @@ export class ListFeedingStore implements ConversationStore {
       });
   }
 
+  /** Everyone whose list shows the thread: its owner, then its members. */
+  private async sharers(threadId: string): Promise<string[]> {
+    const owned = await this.store.threadSummary(threadId);
+    if (!owned) return [];
+    return [owned.ownerDid, ...(await this.store.members(threadId)).map((member) => member.did)];
+  }
+
+  /** The owner's list gets the summary, each member's the summary with the member's role. */
   private tell(threadId: string): void {
     if (!this.feed.listened) return;
-    this.store.threadSummary(threadId).then(
-      (owned) => owned && this.feed.updated(owned.ownerDid, owned.summary),
+    Promise.all([this.store.threadSummary(threadId), this.store.members(threadId)]).then(
+      ([owned, members]) => {
+        if (!owned) return;
+        this.feed.updated(owned.ownerDid, owned.summary);
+        for (const { did, role } of members) this.feed.updated(did, { ...owned.summary, role });
+      },
       (error: unknown) => this.onError(error, threadId),
     );
   }

@@ -6,6 +6,7 @@ import type { ConversationStore } from '../../src/store/conversation-store.js';
 
 const NO_LIMITS: ThreadAccessSettings['limits'] = {
   maxThreadsPerDid: 0,
+  maxMembersPerThread: 0,
   maxNodesPerThread: 0,
   maxThreadBytes: 0,
   maxPromptLength: 0,

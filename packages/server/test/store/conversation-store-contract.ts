@@ -715,6 +715,85 @@ export function describeConversationStoreContract(name: string, open: () => Prom
       });
     });
 
+    describe('members', () => {
+      const CAROL = 'did:example:carol';
+
+      it('keeps members in the order they were first added, a changed role in its place', async () => {
+        const driver = await startThread();
+        expect(await store.setMember(driver.threadId, BOB, 'reader')).toBe(true);
+        expect(await store.setMember(driver.threadId, CAROL, 'writer')).toBe(true);
+        expect(await store.setMember(driver.threadId, BOB, 'writer')).toBe(true);
+
+        expect(await store.members(driver.threadId)).toStrictEqual([
+          { did: BOB, role: 'writer' },
+          { did: CAROL, role: 'writer' },
+        ]);
+        expect(await store.memberRole(driver.threadId, CAROL)).toBe('writer');
+        expect(await store.memberRole(driver.threadId, ALICE)).toBeUndefined();
+      });
+
+      it('removes a member once, and adds none to a thread that does not exist', async () => {
+        const driver = await startThread();
+        await store.setMember(driver.threadId, BOB, 'reader');
+
+        expect(await store.removeMember(driver.threadId, BOB)).toBe(true);
+        expect(await store.removeMember(driver.threadId, BOB)).toBe(false);
+        expect(await store.memberRole(driver.threadId, BOB)).toBeUndefined();
+        const unknown = newThreadId();
+        expect(await store.setMember(unknown, BOB, 'reader')).toBe(false);
+        expect(await store.members(unknown)).toStrictEqual([]);
+      });
+
+      it("lists a member's shared threads among its own, in the list's order, with its role, across pages", async () => {
+        const bobs = await startThread(BOB);
+        const shared = await startThread();
+        const alone = await startThread();
+        const another = await startThread();
+        await store.setMember(shared.threadId, BOB, 'reader');
+        await store.setMember(another.threadId, BOB, 'writer');
+        await another.prompt('Shared, updated last');
+        const { record } = alone;
+        const summaryOf = async (driver: ThreadDriver) =>
+          (await store.listThreads(driver.record.ownerDid, { limit: 200 })).find(
+            (summary) => summary.threadId === driver.threadId,
+          );
+
+        const all = await store.listThreads(BOB, { limit: 200 });
+        expect(all.map((summary) => [summary.threadId, summary.role])).toStrictEqual([
+          [another.threadId, 'writer'],
+          [shared.threadId, 'reader'],
+          [bobs.threadId, undefined],
+        ]);
+        expect(all[0]).toStrictEqual({ ...(await summaryOf(another)), role: 'writer' });
+        expect(await summaryOf(shared)).not.toHaveProperty('role');
+        expect(all.map((summary) => summary.threadId)).not.toContain(record.threadId);
+
+        const first = await store.listThreads(BOB, { limit: 1 });
+        const second = await store.listThreads(BOB, { limit: 2, after: first[0] });
+        expect([...first, ...second]).toStrictEqual(all);
+      });
+
+      it('go with their thread', async () => {
+        const driver = await startThread();
+        await store.setMember(driver.threadId, BOB, 'writer');
+        await store.deleteThread(driver.threadId);
+
+        expect(await store.members(driver.threadId)).toStrictEqual([]);
+        expect(await store.listThreads(BOB, { limit: 200 })).toStrictEqual([]);
+      });
+
+      it("keeps a user node's author, and the members, when reopened", async (context) => {
+        const driver = await startThread();
+        await driver.prompt('Mine', { authorDid: BOB });
+        await store.setMember(driver.threadId, BOB, 'writer');
+        await driver.expectStoreToMatch();
+        const reopened = await reopen(context);
+
+        await driver.expectStoreToMatch(reopened);
+        expect(await reopened.members(driver.threadId)).toStrictEqual([{ did: BOB, role: 'writer' }]);
+      });
+    });
+
     describe('lifecycle', () => {
       it('refuses work once closed', async () => {
         const driver = await startThread();

@@ -46,6 +46,7 @@ export interface PromptOptions extends Partial<ExchangeIds> {
   attachments?: Attachment[];
   /** What the answer's model read, as the engine records it on the answer it creates. */
   context?: AnswerContext;
+  authorDid?: string;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface ServerLimits {
   maxConnectionsPerDid: number;
   /** Threads one DID may own: CPP_THREAD_OPEN creating one more is RATE_LIMITED. */
   maxThreadsPerDid: number;
+  /** Members one thread may have beside its owner: CPP_MEMBER_ADD of one more is RATE_LIMITED. */
+  maxMembersPerThread: number;
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
   /**
@@ -65,6 +67,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxSocketsPerIp: 0,
   maxConnectionsPerDid: 0,
   maxThreadsPerDid: 0,
+  maxMembersPerThread: 100,
   maxNodesPerThread: 10_000,
   maxThreadBytes: 8 * 1024 * 1024,
   syncsPerMinute: 60,

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { authenticate } from '../auth/support/authenticate.js';
+import { TestIdentity } from '../auth/support/did-key-identity.js';
+import { chunksReceived, expectError, openThread, prompt } from '../support/protocol-steps.js';
+import type { LocalInstance } from './local-instances.js';
+import { useLocalInstances } from './local-instances.js';
+
+const alice = TestIdentity.generate();
+const bob = TestIdentity.generate();
+
+async function connectAs(instance: LocalInstance, identity: TestIdentity) {
+  const client = await instance.connect({ did: identity.did });
+  await authenticate(client, identity);
+  return client;
+}
+
+/** docs/PROTOCOL.md §27.4: a removal holds on every server at once. */
+describe('a member removed on one server', () => {
+  const instances = useLocalInstances();
+
+  it('loses the thread on the others at once: its subscriptions end there with the reason, its frames find nothing', async () => {
+    const [first, second] = await instances.start(2, { chunks: ['Held ', 'open'], gated: true }, { auth: 'did-key' });
+    const owner = await connectAs(first!, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'writer' });
+    await owner.next('CPP_MEMBERS');
+    const member = await connectAs(second!, bob);
+    await openThread(member, { threadId, patches: true });
+    const exchange = await prompt(owner, threadId, 'Stream on the first server.');
+    (await first!.model.call(0)).release(1);
+    await chunksReceived(member, exchange.assistantNodeId, 1);
+
+    owner.send('CPP_MEMBER_REMOVE', { threadId, did: bob.did });
+    expect((await member.next('CPP_THREAD_REVOKED')).payload).toStrictEqual({
+      threadId,
+      did: bob.did,
+      reason: 'removed',
+    });
+    const mark = member.mark();
+    (await first!.model.call(0)).release(1);
+    await chunksReceived(owner, exchange.assistantNodeId, 2);
+    member.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId }, { id: 'stop' });
+    await expectError(member, 'NOT_FOUND', { refId: 'stop', message: `thread ${threadId} does not exist` });
+    expect(member.frames.slice(mark).filter((frame) => frame.type === 'CPP_STREAM_CHUNK')).toEqual([]);
+  });
+});
