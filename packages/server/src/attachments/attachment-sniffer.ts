@@ -1,6 +1,4 @@
 import { ATTACHMENT_MEDIA_TYPES, type AttachmentMediaType, CPPError, ErrorCode } from '@promethea/cpp-protocol';
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
 
 /** What the bytes of an upload are, decided from them alone: the type, and an image's size in pixels. */
 export interface SniffedFile {
@@ -22,20 +20,28 @@ const BINARY_TYPES = new Set<string>(ATTACHMENT_MEDIA_TYPES.filter((type) => typ
  */
 export async function sniffFile(bytes: Uint8Array, maxImagePixels: number): Promise<SniffedFile> {
   if (bytes.length === 0) throw unsupported('the file is empty');
+  // Loaded with the first upload, as unpdf is with the first PDF: a server that is never sent a file never reads
+  // them (test/package/root-import.test.ts holds the root import to its module budget).
+  const { fileTypeFromBuffer } = await import('file-type');
   const detected = await fileTypeFromBuffer(bytes);
   if (detected && BINARY_TYPES.has(detected.mime)) {
     const mediaType = detected.mime as AttachmentMediaType;
-    return mediaType.startsWith('image/') ? { mediaType, ...imageDimensions(bytes, maxImagePixels) } : { mediaType };
+    if (!mediaType.startsWith('image/')) return { mediaType };
+    const { imageSize } = await import('image-size');
+    return { mediaType, ...imageDimensions(() => imageSize(bytes), maxImagePixels) };
   }
   if (isUtf8Text(bytes)) return { mediaType: 'text/plain' };
   const what = detected ? `a ${detected.mime} file` : 'a binary file of no type accepted';
   throw unsupported(`the file is ${what}`);
 }
 
-function imageDimensions(bytes: Uint8Array, maxImagePixels: number): { width: number; height: number } {
+function imageDimensions(
+  readSize: () => { width?: number; height?: number },
+  maxImagePixels: number,
+): { width: number; height: number } {
   let size: { width?: number; height?: number };
   try {
-    size = imageSize(bytes);
+    size = readSize();
   } catch {
     throw unsupported('the image is damaged: its size cannot be read');
   }
