@@ -34,7 +34,7 @@ import { ConnectionSession, type SessionDependencies } from './session/connectio
 import type { ConversationStore } from './store/conversation-store.js';
 import { MemoryStore } from './store/memory-store.js';
 import { ListFeedingStore } from './threads/list-feeding-store.js';
-import { ThreadListFeed } from './threads/thread-list-feed.js';
+import { type ListRelay, ThreadListFeed } from './threads/thread-list-feed.js';
 import { createHttpServer } from './transport/http-server.js';
 import type { SocketHandlers } from './transport/cpp-socket.js';
 import { openHosted, type Hosting, type HostedSocket } from './transport/hosted-socket.js';
@@ -218,7 +218,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
   private readonly ownHttpServer: HttpServer | undefined;
   private readonly ownsStore: boolean;
   /** Connections subscribed to their identity's thread list; the store tells it what changed. */
-  private readonly threadList = new ThreadListFeed();
+  private readonly threadList: ThreadListFeed;
   private readonly store: ConversationStore;
   private readonly models: ModelCatalog;
   private readonly registry: ThreadRegistry;
@@ -254,6 +254,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     this.models = modelCatalogOf(options);
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore();
+    const relayedBy = options.cluster && !options.cluster.solitary ? options.cluster : undefined;
+    this.threadList = new ThreadListFeed(relayedBy && listRelayOf(relayedBy));
     this.store = new ListFeedingStore(new ObservedStore(store, this.observers), this.threadList, (error, threadId) =>
       this.reportError(error, { threadId }, 'store'),
     );
@@ -549,4 +551,16 @@ function toolRegistryOf({ tools, toolLimits }: CPPServerOptions, models: ModelCa
 function modelCatalogOf({ model, models, defaultModel }: CPPServerOptions): ModelCatalog {
   if (model && models) throw new Error('Give the server `model` or `models`, not both');
   return new ModelCatalog(models ?? (model ? [{ provider: model }] : demoModels()), defaultModel);
+}
+
+/**
+ * The thread list's relay over the cluster's transport: each identity's list frames on a channel of their own,
+ * beside the threads' (PROTOCOL.md §7.11; docs/cluster.md).
+ */
+function listRelayOf(transport: ClusterTransport): ListRelay {
+  const channel = (ownerDid: string) => `threads-of:${ownerDid}`;
+  return {
+    publish: (ownerDid, frame) => transport.publish(channel(ownerDid), { frame }),
+    subscribe: (ownerDid, deliver) => transport.subscribe(channel(ownerDid), (message) => deliver(message.frame)),
+  };
 }

@@ -150,7 +150,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.guard.detach();
     for (const engine of this.threads ?? []) engine.unsubscribe(this);
     this.threads = undefined;
-    this.subscribeToList(false);
+    void this.subscribeToList(false);
     this.dependencies.onClosed(this);
   }
 
@@ -287,7 +287,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     subscribe,
   }: ClientPayload<'CPP_THREAD_LIST'>) {
     const after = cursor === undefined ? undefined : readThreadListCursor(cursor);
-    if (subscribe !== undefined) this.subscribeToList(subscribe);
+    if (subscribe !== undefined) await this.subscribeToList(subscribe);
     const threads = await this.dependencies.store.listThreads(this.identity.did, { limit: limit + 1, after });
     const more = threads.length > limit;
     if (more) threads.length = limit;
@@ -296,11 +296,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     this.send(encodeServerFrame('CPP_THREADS', { threads, nextCursor }));
   }
 
-  private subscribeToList(subscribe: boolean): void {
+  private async subscribeToList(subscribe: boolean): Promise<void> {
     const { threadList } = this.dependencies;
     if (this.listSubscription !== undefined) threadList.unsubscribe(this.listSubscription, this);
     this.listSubscription = subscribe ? this.identity.did : undefined;
-    if (this.listSubscription !== undefined) threadList.subscribe(this.listSubscription, this);
+    if (this.listSubscription !== undefined) await threadList.subscribe(this.listSubscription, this);
   }
 
   /**
