@@ -42,7 +42,7 @@ export class ContextFitter {
   ): FittedContext {
     const tokens = branch.map((node) => this.tokensOf(node));
     const total = tokens.reduce((sum, count) => sum + count, 0);
-    const budget = window.tokens - window.reservedOutputTokens - window.fixedTokens;
+    const budget = (window.tokens - window.reservedOutputTokens) / window.estimateScale - window.fixedTokens;
     if (total <= budget) return { messages: modelMessages(branch, readBytes), tokens: total };
     const turnStart = Math.max(1, lastUserIndex(branch));
     let kept = tokens[0]! + tokens.slice(turnStart).reduce((sum, count) => sum + count, 0);
@@ -79,11 +79,13 @@ function lastUserIndex(branch: readonly MessageNode[]): number {
 }
 
 function tooLong(needed: number, window: ContextWindow, modelId: string): CPPError {
-  const room = window.tokens - window.reservedOutputTokens - window.fixedTokens;
+  const { estimateScale: scale } = window;
+  const system = Math.ceil(window.fixedTokens * scale);
+  const room = window.tokens - window.reservedOutputTokens - system;
   return new CPPError(
     ErrorCode.CONTEXT_TOO_LONG,
-    `the prompt needs about ${needed} tokens with the thread's first prompt, and model "${modelId}" reads ${room} ` +
-      `(its context window of ${window.tokens} tokens, less ${window.reservedOutputTokens} kept for its answer` +
-      `${window.fixedTokens > 0 ? ` and ${window.fixedTokens} for its system prompt` : ''})`,
+    `the prompt needs about ${Math.ceil(needed * scale)} tokens with the thread's first prompt, and model ` +
+      `"${modelId}" reads ${room} (its context window of ${window.tokens} tokens, less ` +
+      `${window.reservedOutputTokens} kept for its answer${system > 0 ? ` and ${system} for its system prompt` : ''})`,
   );
 }

@@ -5,8 +5,26 @@
 export interface ContextWindow {
   tokens: number;
   reservedOutputTokens: number;
-  /** Sent with every call besides the branch (the system prompt), counted against the window. */
+  /** Sent with every call besides the branch (the system prompt), counted against the window: estimated tokens. */
   fixedTokens: number;
+  /**
+   * The model's tokens per estimated token, as its provider's reported usage last showed them (1 until it reports):
+   * the window holds `(tokens - reservedOutputTokens) / estimateScale` estimated tokens.
+   */
+  estimateScale: number;
+}
+
+/** How far one report may move the scale: a provider that counts oddly once cannot make a window useless. */
+const ESTIMATE_SCALE_BOUNDS = [0.25, 4] as const;
+
+/**
+ * The scale a provider's reported usage gives: the input tokens it counted for a call over the tokens estimated for
+ * that call (its context and its system prompt), within ESTIMATE_SCALE_BOUNDS. Undefined when there is nothing to go by.
+ */
+export function estimateScaleOf(estimatedTokens: number, reportedInputTokens: number | undefined): number | undefined {
+  if (reportedInputTokens === undefined || reportedInputTokens <= 0 || estimatedTokens <= 0) return undefined;
+  const [lowest, highest] = ESTIMATE_SCALE_BOUNDS;
+  return Math.min(highest, Math.max(lowest, reportedInputTokens / estimatedTokens));
 }
 
 /**

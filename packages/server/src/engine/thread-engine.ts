@@ -23,7 +23,7 @@ import {
   type ToolCall,
   type TreeChange,
 } from '@promethea/cpp-protocol';
-import { ContextFitter } from '../context/context-fitting.js';
+import { ContextFitter, type FittedContext } from '../context/context-fitting.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
@@ -96,8 +96,11 @@ export interface ThreadEngineDependencies {
 export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly queue = new SerialQueue();
   private readonly contextFitter = new ContextFitter();
-  /** What each answer's model read of its branch, recorded on the node its start commits (absent: all of it). */
-  private readonly answerContexts = new WeakMap<AnswerStream, AnswerContext>();
+  /**
+   * What each answer's model was given: its `context`, recorded on the node its start commits (absent: it read the
+   * whole branch), and the estimated tokens, which the provider's reported usage corrects.
+   */
+  private readonly fittedContexts = new WeakMap<AnswerStream, FittedContext>();
   /**
    * Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. This, and `catchUp`, are made when
    * first needed: what every open thread holds is multiplied by the threads a server keeps open (issue 20).
@@ -363,7 +366,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     titling: Titling,
   ): Promise<{ change: TreeChange; stream: AnswerStream }> {
     let change: TreeChange;
-    const context = this.answerContexts.get(stream);
+    const context = this.fittedContexts.get(stream)?.context;
     const recorded = () => withAnswerContext(plan(), stream.nodeId, context);
     try {
       change = await this.committer.commit(recorded, titling, withAnswerContext(planned, stream.nodeId, context));
@@ -636,7 +639,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       initial,
       continues,
     );
-    if (fitted.context) this.answerContexts.set(stream, fitted.context);
+    this.fittedContexts.set(stream, fitted);
     return stream;
   }
 
@@ -649,7 +652,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     // A failed answer's calls still going on are interrupted, as a halt would leave them.
     const toolCalls = cutToolCalls(stream.toolCalls, stream.text.length);
     const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning, toolCalls };
-    if (outcome.kind === 'completed' && outcome.usage) finish.usage = outcome.usage;
+    if (outcome.kind === 'completed' && outcome.usage) {
+      finish.usage = outcome.usage;
+      this.calibrate(stream, outcome.usage.inputTokens);
+    }
     const change = await this.commit(() => planFinish(this.graph, finish));
     if (outcome.kind === 'completed') {
       const finished = {
@@ -668,6 +674,17 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       });
     }
     this.fanout.publishChange(change);
+  }
+
+  /**
+   * The provider counted `inputTokens` for the context the answer was given: the model's later estimates follow it. An
+   * answer that called tools made several calls, whose usage adds up theirs: it says nothing of one context.
+   */
+  private calibrate(stream: AnswerStream, inputTokens: number | undefined): void {
+    const fitted = this.fittedContexts.get(stream);
+    if (!fitted || stream.toolCalls.length > 0) return;
+    const model = getNode(this.graph, stream.nodeId)?.model;
+    this.models.calibrate(model, fitted.tokens + this.models.contextWindowOf(model).fixedTokens, inputTokens);
   }
 
   private closeDeleted(): void {

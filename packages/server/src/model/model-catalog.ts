@@ -4,6 +4,7 @@ import {
   type ContextWindow,
   DEFAULT_CONTEXT_WINDOWS,
   defaultReservedOutputTokens,
+  estimateScaleOf,
   FALLBACK_CONTEXT_WINDOW,
 } from '../context/context-window.js';
 import { estimateTokens } from '../context/token-estimate.js';
@@ -93,6 +94,15 @@ export class ModelCatalog {
     return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).window;
   }
 
+  /**
+   * A call of the model an answer records reported `reportedInputTokens` where `estimatedTokens` were estimated
+   * (its context and system prompt): later estimates for the model are scaled by what that showed.
+   */
+  calibrate(id: string | undefined, estimatedTokens: number, reportedInputTokens: number | undefined): void {
+    const scale = estimateScaleOf(estimatedTokens, reportedInputTokens);
+    if (scale !== undefined) this.contextWindowOf(id).estimateScale = scale;
+  }
+
   /** Every model's provider as configured, in the order listed. */
   providers(): ModelProvider[] {
     return [...this.entries.values()].map((entry) => entry.provider);
@@ -109,5 +119,6 @@ function contextWindowOf(entry: ModelEntry): ContextWindow {
     tokens,
     reservedOutputTokens: entry.reservedOutputTokens ?? defaultReservedOutputTokens(tokens),
     fixedTokens: entry.provider.systemPrompt ? estimateTokens(entry.provider.systemPrompt) : 0,
+    estimateScale: 1,
   };
 }

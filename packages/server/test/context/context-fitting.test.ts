@@ -1,6 +1,7 @@
 import { CPPError, ErrorCode, type MessageNode, type ToolCall } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
 import { ContextFitter } from '../../src/context/context-fitting.js';
+import { estimateScaleOf } from '../../src/context/context-window.js';
 import {
   estimateAttachmentTokens,
   estimateTokens,
@@ -39,10 +40,11 @@ function branch(turns: number, words = 20): MessageNode[] {
 /** 20 words of 'word ' less the last space: 99 ASCII code units, 25 tokens, and the message's overhead. */
 const MESSAGE_TOKENS = 25 + MESSAGE_OVERHEAD_TOKENS;
 
-const window = (tokens: number, reservedOutputTokens = 0, fixedTokens = 0) => ({
+const window = (tokens: number, reservedOutputTokens = 0, fixedTokens = 0, estimateScale = 1) => ({
   tokens,
   reservedOutputTokens,
   fixedTokens,
+  estimateScale,
 });
 
 describe('estimateTokens', () => {
@@ -144,6 +146,21 @@ describe('ContextFitter', () => {
     expect(fitter.fit(nodes, window(everything + 1, 1), 'm', noBytes).context).toBeUndefined();
     expect(fitter.fit(nodes, window(everything, 1), 'm', noBytes).context).toBeDefined();
     expect(fitter.fit(nodes, window(everything, 0, 1), 'm', noBytes).context).toBeDefined();
+  });
+
+  it("scales its estimates by what the provider's counts showed them to be off by", () => {
+    const nodes = branch(3);
+    const fitter = new ContextFitter();
+    expect(fitter.fit(nodes, window(7 * MESSAGE_TOKENS), 'm', noBytes).context).toBeUndefined();
+    // The provider counted twice what was estimated: the same window holds half as much of the branch.
+    const halved = fitter.fit(nodes, window(7 * MESSAGE_TOKENS, 0, 0, 2), 'm', noBytes);
+    expect(halved.messages).toHaveLength(3);
+    expect(halved.context).toEqual({ fromNodeId: nodes[5]!.id, omittedNodes: 4 });
+    expect(estimateScaleOf(100, 150)).toBe(1.5);
+    expect(estimateScaleOf(100, 1000)).toBe(4);
+    expect(estimateScaleOf(100, 1)).toBe(0.25);
+    expect(estimateScaleOf(100, undefined)).toBeUndefined();
+    expect(estimateScaleOf(0, 10)).toBeUndefined();
   });
 
   it('refuses with CONTEXT_TOO_LONG, naming the window, when the first prompt and the turn answered do not fit', () => {

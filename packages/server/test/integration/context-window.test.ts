@@ -20,15 +20,16 @@ const MESSAGE_TOKENS = 29;
 /** Room for six messages of TEXT besides the 50 tokens kept for the answer. */
 const WINDOW = { contextWindow: 6 * MESSAGE_TOKENS + 50, reservedOutputTokens: 50 };
 
-async function serveOn(path: string, model: ScriptedModel): Promise<{ server: CPPServer; client: RawClient }> {
-  const store = SqliteStore.open(path);
-  const server = await startServer({ store, models: [{ provider: model, ...WINDOW }] });
+/** A server of `model` with WINDOW, storing in SQLite at `path` when given (else in memory), and a client of it. */
+async function serveOn(model: ScriptedModel, path?: string): Promise<{ server: CPPServer; client: RawClient }> {
+  const store = path === undefined ? undefined : SqliteStore.open(path);
+  const server = await startServer({ ...(store ? { store } : {}), models: [{ provider: model, ...WINDOW }] });
   const client = await RawClient.connect(server.url);
   cleanups.push(async () => {
     await client.close();
     expect(client.invalid).toEqual([]);
     await server.close();
-    store.close();
+    store?.close();
   });
   return { server, client };
 }
@@ -38,7 +39,7 @@ describe('a branch longer than the context window', () => {
     const database = temporaryDatabase();
     cleanups.push(database.remove);
     const model = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
-    const { client } = await serveOn(database.path, model);
+    const { client } = await serveOn(model, database.path);
     client.send('CPP_MODEL_LIST', {});
     expect((await client.next('CPP_MODELS')).payload.models[0]).toMatchObject({ contextWindow: 6 * 29 + 50 });
     const { threadId } = await openThread(client, { patches: true });
@@ -67,16 +68,37 @@ describe('a branch longer than the context window', () => {
 
     // Kept by the store: a server started again on the file syncs it.
     await cleanups.pop()?.();
-    const again = await serveOn(database.path, new ScriptedModel({ chunks: [TEXT] }, { gated: false }));
+    const again = await serveOn(new ScriptedModel({ chunks: [TEXT] }, { gated: false }), database.path);
     const sync = await openThread(again.client, { threadId });
     expect(sync.nodes[fourth.assistantNodeId]!.context).toEqual(context);
   });
 
+  it("counts as the provider's reported usage showed: a model that counted three times the estimate reads less", async () => {
+    // The first call's context is one message of TEXT: 29 tokens estimated, 87 counted by the provider.
+    const model = new ScriptedModel(
+      (call) => ({
+        chunks: [TEXT],
+        ending: { finishReason: 'stop', usage: { inputTokens: call === 0 ? 3 * MESSAGE_TOKENS : 1, outputTokens: 25 } },
+      }),
+      { gated: false },
+    );
+    const { client } = await serveOn(model);
+    const { threadId } = await openThread(client, { patches: true });
+    const first = await prompt(client, threadId, TEXT);
+    await completion(client, threadId, first.assistantNodeId);
+    // Three messages would fit the 174 estimated tokens of room; scaled by 3, 58: the first prompt and this one.
+    const second = await prompt(client, threadId, TEXT);
+    expect(second.update.nodes[second.assistantNodeId]!.context).toEqual({
+      fromNodeId: second.userNodeId,
+      omittedNodes: 1,
+    });
+    expect((await model.call(1)).messages).toHaveLength(2);
+    await completion(client, threadId, second.assistantNodeId);
+  });
+
   it('refuses a prompt that cannot fit with CONTEXT_TOO_LONG, before any model call and without a change', async () => {
-    const database = temporaryDatabase();
-    cleanups.push(database.remove);
     const model = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
-    const { client } = await serveOn(database.path, model);
+    const { client } = await serveOn(model);
     const { threadId } = await openThread(client, { patches: true });
     const { assistantNodeId } = await prompt(client, threadId, TEXT);
     await completion(client, threadId, assistantNodeId);

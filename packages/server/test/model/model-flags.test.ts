@@ -90,9 +90,19 @@ describe('the model flags', () => {
     );
     const catalog = new ModelCatalog(models);
     expect(catalog.list().map((model) => model.contextWindow)).toEqual([4000, 4000, 4000]);
-    expect(catalog.contextWindowOf(undefined)).toEqual({ tokens: 4000, reservedOutputTokens: 300, fixedTokens: 0 });
+    expect(catalog.contextWindowOf(undefined)).toEqual({
+      tokens: 4000,
+      reservedOutputTokens: 300,
+      fixedTokens: 0,
+      estimateScale: 1,
+    });
     const unset = new ModelCatalog((await configuredModels(parse([]))).models);
-    expect(unset.contextWindowOf(undefined)).toEqual({ tokens: 2048, reservedOutputTokens: 512, fixedTokens: 0 });
+    expect(unset.contextWindowOf(undefined)).toEqual({
+      tokens: 2048,
+      reservedOutputTokens: 512,
+      fixedTokens: 0,
+      estimateScale: 1,
+    });
   });
 
   it('refuse a value that is not a whole number', () => {

@@ -93,7 +93,12 @@ describe('a models file', () => {
       ['by-provider', 200000],
     ]);
     // 'Be brief.': 9 ASCII code units, 3 tokens by the estimate.
-    expect(catalog.contextWindowOf('set')).toEqual({ tokens: 32768, reservedOutputTokens: 1000, fixedTokens: 3 });
+    expect(catalog.contextWindowOf('set')).toEqual({
+      tokens: 32768,
+      reservedOutputTokens: 1000,
+      fixedTokens: 3,
+      estimateScale: 1,
+    });
     expect(catalog.contextWindowOf('by-max-tokens').reservedOutputTokens).toBe(2000);
     expect(catalog.contextWindowOf('by-provider').reservedOutputTokens).toBe(4096);
   });
