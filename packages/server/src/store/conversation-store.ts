@@ -127,7 +127,7 @@ export interface ConversationStore {
    * it), at most `limit` hits: title hits first, then messages by relevance, ties most recently updated thread
    * first. A message's first `SEARCHED_TEXT_LENGTH` code units are searched, as last committed (an answer that is
    * streaming, as its last commit left it). No terms: no hits. Another owner's threads are never seen. A store may
-   * rank only the newest of very many matching messages (SQLite: 1,000; docs/PROTOCOL.md §25.3).
+   * rank only some of very many matching messages (docs/PROTOCOL.md §25.3).
    */
   searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]>;
 

@@ -142,12 +142,20 @@ export const POSTGRES_STATEMENTS = {
     WHERE owner_did = $1 AND title_search @@ to_tsquery('simple', $2)
     ORDER BY updated_at DESC, thread_id DESC LIMIT $3`,
   // The headline is made for the rows returned only: it reads the whole text again, the costly part.
+  // How many of the identity's messages match, up to a bound: beyond it, searchNodes ranks only the recent threads'.
+  countMatchingNodes: `
+    SELECT COUNT(*)::integer AS count FROM (
+      SELECT FROM nodes JOIN threads ON threads.thread_id = nodes.thread_id
+      WHERE threads.owner_did = $1 AND nodes.search @@ to_tsquery('simple', $2) LIMIT $3) AS matching`,
+  // $4: rank only the messages of the identity's $4 most recently updated threads (NULL: all of them).
   searchNodes: `
     WITH hits AS (
       SELECT threads.thread_id, threads.title, threads.updated_at, nodes.node_id, nodes.content,
              ts_rank(nodes.search, to_tsquery('simple', $2)) AS rank
       FROM nodes JOIN threads ON threads.thread_id = nodes.thread_id
       WHERE threads.owner_did = $1 AND nodes.search @@ to_tsquery('simple', $2)
+        AND ($4::integer IS NULL OR nodes.thread_id IN (
+          SELECT thread_id FROM threads WHERE owner_did = $1 ORDER BY updated_at DESC, thread_id DESC LIMIT $4))
       ORDER BY rank DESC, threads.updated_at DESC, nodes.node_id LIMIT $3
     )
     SELECT thread_id AS "threadId", title, node_id AS "nodeId",

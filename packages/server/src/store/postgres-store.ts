@@ -54,6 +54,10 @@ const LOST_RACE_CODES = new Set(['40001', '40P01', '23505']);
  */
 const BEGIN_READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
 
+/** Matching messages past which a search ranks only those of the identity's SEARCH_RECENT_THREADS latest threads. */
+const SEARCH_CANDIDATES = 1_000;
+const SEARCH_RECENT_THREADS = 500;
+
 /** One snapshot for a thread's header and its nodes, even while other connections commit. */
 const FOREIGN_KEY_VIOLATION = '23503';
 const BEGIN_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
@@ -154,7 +158,14 @@ export class PostgresStore implements ConversationStore {
       this.pool,
       async (client) => {
         const titles = (await client.query<SearchHit>(SQL.searchTitles, [ownerDid, query, limit])).rows;
-        const nodes = (await client.query<SearchHit>(SQL.searchNodes, [ownerDid, query, limit - titles.length])).rows;
+        // A word in most messages of a long history would be ranked in all of them (900 ms at 10,000 threads):
+        // past SEARCH_CANDIDATES matches, only the messages of the identity's most recent threads are (§25.3).
+        const [{ count } = { count: 0 }] = (
+          await client.query<{ count: number }>(SQL.countMatchingNodes, [ownerDid, query, SEARCH_CANDIDATES + 1])
+        ).rows;
+        const threadBound = count > SEARCH_CANDIDATES ? SEARCH_RECENT_THREADS : null;
+        const values = [ownerDid, query, limit - titles.length, threadBound];
+        const nodes = (await client.query<SearchHit>(SQL.searchNodes, values)).rows;
         return [...titles, ...nodes];
       },
       BEGIN_SNAPSHOT,

@@ -1,6 +1,14 @@
-import { emptyGraph, planFinish, planPrompt, type TreeChange } from '@promethea/cpp-protocol';
+import {
+  emptyGraph,
+  newMessageId,
+  newThreadId,
+  planFinish,
+  planPrompt,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
 import type { PoolClient } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { StoredThread } from '../../src/store/conversation-store.js';
 import { createPool } from '../../src/store/postgres-connection.js';
 import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from '../../src/store/postgres-statements.js';
@@ -199,6 +207,44 @@ describeWithPostgres('PostgresStore', () => {
         /Index Scan using threads_by_owner on threads\s.*\n\s+Index Cond: \(\(owner_did = 'did:example:alice'::text\) AND \(ROW\(updated_at, thread_id\) < ROW\('10000'::bigint, 'thread_00010000'::text\)\)\)/,
       );
       for (const text of [first, after]) expect(text).not.toMatch(/Sort|Seq Scan on threads/);
+    });
+
+    it('ranks a common word among the messages of the 500 latest threads, once more than 1,000 match', async () => {
+      const store = await open();
+      const owner = 'did:example:alice';
+      const thread = (text: string, at: number): StoredThread => {
+        const nodeId = newMessageId();
+        const threadId = newThreadId();
+        const node = {
+          id: nodeId,
+          parentId: null,
+          childrenIds: [],
+          role: 'user' as const,
+          content: text,
+          status: 'completed' as const,
+          createdAt: at,
+        };
+        const graph = {
+          threadId,
+          rootNodeId: nodeId,
+          activeHeadMessageId: nodeId,
+          version: 0,
+          nodes: { [nodeId]: node },
+        };
+        return { threadId, ownerDid: owner, title: '', createdAt: at, updatedAt: at, graph };
+      };
+      // The oldest message is the most about the word: ranked first while at most 1,000 messages match.
+      const oldest = thread('common common common, and a rare word', 1);
+      const others = Array.from({ length: 999 }, (_, index) => thread(`a common word ${index}`, 2 + index));
+      await store.importThreads([oldest, ...others]);
+      const best = async () => (await store.searchThreads(owner, ['common'], 5))[0]?.threadId;
+      expect(await best()).toBe(oldest.threadId);
+
+      await store.importThreads(
+        Array.from({ length: 10 }, (_, index) => thread(`common again ${index}`, 2_000 + index)),
+      );
+      expect(await best()).not.toBe(oldest.threadId);
+      expect((await store.searchThreads(owner, ['rare'], 5)).map((hit) => hit.threadId)).toEqual([oldest.threadId]);
     });
 
     describe('concurrent writers', () => {
