@@ -7,7 +7,7 @@ import {
 import { CPPServerError } from './cpp-server-error.js';
 
 /**
- * A file for a prompt: one uploaded before (an `Attachment`, as `uploadAttachment` gives it back), a `File` or a
+ * A file for a prompt: one uploaded before (an `Attachment`, as `upload` gives it back), a `File` or a
  * `Blob` (a browser's file input, paste or drop), bytes with a name, or, in Node, a path to read.
  */
 export type AttachmentSource = Attachment | Blob | NamedBytes | string;
@@ -52,6 +52,19 @@ export class AttachmentUploads {
     }
   }
 
+  /** The ids of files for a prompt, each uploaded first (those uploaded before as they are). */
+  async ids(sources: readonly AttachmentSource[]): Promise<string[]> {
+    return (await Promise.all(sources.map((source) => this.upload(source)))).map(({ id }) => id);
+  }
+
+  /** Where a file is served (PROTOCOL.md §27.5), with the ticket in the URL, for an `<img src>` or a link. */
+  async url(attachmentId: string): Promise<string> {
+    const { ticket, uploadPath } = await this.currentTicket();
+    const url = httpUrl(this.sessionUrl, `${uploadPath}/${encodeURIComponent(attachmentId)}`);
+    url.searchParams.set('ticket', ticket);
+    return url.href;
+  }
+
   private read(path: string): Promise<NamedBytes> {
     if (!this.readFile) throw new TypeError('a path names a file only in Node: give a File, a Blob or { name, bytes }');
     return this.readFile(path);
@@ -82,8 +95,7 @@ function uploadBody(source: Blob | NamedBytes): UploadBody {
  * ended: the caller asks for a new one).
  */
 async function postAttachment(sessionUrl: URL, ticket: AttachmentTicket, file: UploadBody): Promise<Attachment> {
-  const url = new URL(ticket.uploadPath, sessionUrl);
-  url.protocol = sessionUrl.protocol === 'wss:' ? 'https:' : 'http:';
+  const url = httpUrl(sessionUrl, ticket.uploadPath);
   url.searchParams.set('name', file.name);
   const response = await fetch(url, {
     method: 'POST',
@@ -100,4 +112,11 @@ async function postAttachment(sessionUrl: URL, ticket: AttachmentTicket, file: U
     refusal.code ?? ErrorCodes.INTERNAL,
     refusal.message ?? `the upload of ${file.name} was answered with HTTP ${response.status}`,
   );
+}
+
+/** A path on the session's origin, over HTTP(S) as the session is over WS(S). */
+function httpUrl(sessionUrl: URL, path: string): URL {
+  const url = new URL(path, sessionUrl);
+  url.protocol = sessionUrl.protocol === 'wss:' ? 'https:' : 'http:';
+  return url;
 }

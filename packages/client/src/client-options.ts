@@ -46,7 +46,7 @@ export interface PromptOptions {
   userPrompt: string;
   /**
    * Files the prompt carries (PROTOCOL.md §27): a `File` or `Blob`, `{ name, bytes }`, a path in Node, or an
-   * attachment `uploadAttachment` gave back. Each is uploaded before the prompt is sent.
+   * attachment `(await client.attachments()).upload(…)` gave back. Each is uploaded before the prompt is sent.
    */
   attachments?: readonly AttachmentSource[];
   /** Default: the active thread, opened (or created) first when there is none. */

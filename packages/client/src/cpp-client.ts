@@ -1,5 +1,4 @@
 import {
-  type Attachment,
   ErrorCode,
   encodeClientFrame,
   exportThread,
@@ -15,6 +14,8 @@ import {
   type SearchHit,
   type MessageNode,
   type ServerFrame,
+  type ServerFrameType,
+  type ServerPayload,
   type ThreadGraph,
   type ThreadSummary,
   type ThreadsFrame,
@@ -166,10 +167,8 @@ export class CPPClient {
     const threadId = await this.ensureThread(options.threadId);
     const interrupted = this.streamingNode(threadId);
     const { onStream, onReasoning } = options;
-    if (!interrupted) {
-      const { userPrompt, model, attachments } = options;
-      return this.prompt({ userPrompt, threadId, model, attachments, onStream, onReasoning });
-    }
+    // Options a prompt does not take (the received lengths) are left unread.
+    if (!interrupted) return this.prompt({ ...options, threadId });
     const attachments = await this.uploadAll(options.attachments);
     const newBranchNodeId = newMessageId();
     const received = receivedLengths(interrupted, options);
@@ -256,17 +255,8 @@ export class CPPClient {
     const graph = this.mirrors.get(threadId);
     const edited = graph && getNode(graph, options.nodeId);
     if (edited?.role !== 'user') throw new Error(`no user node ${options.nodeId} to edit in thread ${threadId}`);
-    const { userPrompt, attachments, expectedVersion, model, onStream, onReasoning } = options;
-    return this.prompt({
-      userPrompt,
-      attachments,
-      threadId,
-      parentNodeId: edited.parentId,
-      expectedVersion,
-      model,
-      onStream,
-      onReasoning,
-    });
+    // The edited node's id, which a prompt does not take, is left unread.
+    return this.prompt({ ...options, threadId, parentNodeId: edited.parentId });
   }
 
   /**
@@ -363,11 +353,7 @@ export class CPPClient {
 
   /** The models the server offers, and the id of the one a prompt without `model` gets. */
   listModels(): Promise<ModelsFrame['payload']> {
-    const frame = this.frames.create('CPP_MODEL_LIST', {});
-    return this.request(
-      frame,
-      new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_MODELS' ? { value: reply.payload } : undefined)),
-    );
+    return this.answer(this.frames.create('CPP_MODEL_LIST', {}), 'CPP_MODELS');
   }
 
   /** The threads of one page of the list (default: the first 50, newest first); `listThreadPage` tells if there are more. */
@@ -378,15 +364,7 @@ export class CPPClient {
   /** One page of the thread list and the cursor of the next (`null`: no more), PROTOCOL.md §6.3. */
   listThreadPage(options: ListThreadsOptions = {}): Promise<ThreadsFrame['payload']> {
     const { limit, cursor, subscribe } = options;
-    const frame = this.frames.create('CPP_THREAD_LIST', {
-      limit,
-      cursor,
-      subscribe,
-    });
-    return this.request(
-      frame,
-      new FrameWaiter(frame.id, (reply) => (reply.type === 'CPP_THREADS' ? { value: reply.payload } : undefined)),
-    );
+    return this.answer(this.frames.create('CPP_THREAD_LIST', { limit, cursor, subscribe }), 'CPP_THREADS');
   }
 
   /** Gives a thread (default: the active one) the user's own title; resolves with the mirror once it shows it. */
@@ -508,33 +486,39 @@ export class CPPClient {
   }
 
   /**
-   * Uploads a file for prompts (PROTOCOL.md §27.3) over HTTP on the session's origin, with a ticket the session gives:
-   * a `File` or `Blob`, `{ name, bytes }`, or in Node a path. Resolves with what the server kept, whose `id` a prompt
-   * names; one already uploaded is given back as it is. An upload cut off, or sent with a ticket that had just ended,
-   * is sent again once.
+   * Files for prompts (PROTOCOL.md §27): `upload(source)` sends a `File` or `Blob`, `{ name, bytes }` or in Node a
+   * path over HTTP on the session's origin, with a ticket the session gives, and resolves with what the server kept
+   * (whose `id` a prompt names); `url(id)` is where a file is served, a ticket in it, for an `<img src>` or a link.
+   * Loaded with the first use: a page that sends or shows no file does not download it.
    */
-  async uploadAttachment(source: AttachmentSource): Promise<Attachment> {
-    // Loaded with the first file: a page that sends none does not download it.
+  async attachments(): Promise<AttachmentUploads> {
     const { AttachmentUploads } = await import('./attachment-upload.js');
-    this.uploads ??= new AttachmentUploads(this.sessionUrl, this.readFile, () => {
-      const frame = this.frames.create('CPP_ATTACHMENT_TICKET_REQUEST', {});
-      const ticketOf = (reply: ServerFrame) =>
-        reply.type === 'CPP_ATTACHMENT_TICKET' ? { value: reply.payload } : undefined;
-      return this.request(frame, new FrameWaiter(frame.id, ticketOf));
-    });
-    return this.uploads.upload(source);
+    this.uploads ??= new AttachmentUploads(this.sessionUrl, this.readFile, () =>
+      this.answer(this.frames.create('CPP_ATTACHMENT_TICKET_REQUEST', {}), 'CPP_ATTACHMENT_TICKET'),
+    );
+    return this.uploads;
   }
 
   /** The ids of a prompt's files, each uploaded first; `undefined` without any. */
   private async uploadAll(sources: readonly AttachmentSource[] | undefined): Promise<string[] | undefined> {
     if (!sources?.length) return undefined;
-    return (await Promise.all(sources.map((source) => this.uploadAttachment(source)))).map(({ id }) => id);
+    return (await this.attachments()).ids(sources);
   }
 
   private async ensureThread(threadId = this.currentThreadId): Promise<string> {
     if (threadId === undefined) return (await this.openThread()).threadId;
     if (!this.mirrors.get(threadId)) await (this.openings.get(threadId) ?? this.openThread(threadId));
     return threadId;
+  }
+
+  /** Sends `frame`; resolves with the payload of the first frame of `type` that answers it. */
+  private answer<Type extends ServerFrameType>(
+    frame: ClientFrame & { id: string },
+    type: Type,
+  ): Promise<ServerPayload<Type>> {
+    const answer = (reply: ServerFrame) =>
+      reply.type === type ? { value: reply.payload as ServerPayload<Type> } : undefined;
+    return this.request(frame, new FrameWaiter(frame.id, answer));
   }
 
   private generate(

@@ -98,7 +98,7 @@ export class ChatSession {
       const waiting = this.attachments.map(describeAttachment).join(', ');
       return this.output.print(waiting === '' ? '(no file waiting: /attach FILE adds one)' : `waiting: ${waiting}`);
     }
-    const attachment = await this.client.uploadAttachment(path);
+    const attachment = await (await this.client.attachments()).upload(path);
     this.attachments.push(attachment);
     this.output.print(`attached ${describeAttachment(attachment)}; your next message carries it`);
   }

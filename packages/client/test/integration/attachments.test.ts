@@ -41,15 +41,31 @@ describe('CPPClient with attachments', () => {
   it('names a file uploaded before in an edit, and refuses a file of no type the server takes', async () => {
     const server = await real.start(DESCRIBING);
     const client = real.connect(server);
-    const uploaded = await client.uploadAttachment({ name: 'a.txt', bytes: new TextEncoder().encode('alpha') });
+    const uploaded = await (await client.attachments()).upload({
+      name: 'a.txt',
+      bytes: new TextEncoder().encode('alpha'),
+    });
     const first = await client.prompt({ userPrompt: 'One', attachments: [uploaded] });
 
     const edited = await client.edit({ nodeId: first.userNodeId, userPrompt: 'Two', attachments: [uploaded] });
 
     expect(client.graph()?.nodes[edited.userNodeId]?.attachments).toEqual([uploaded]);
-    const refused = client.uploadAttachment({ name: 'x.bin', bytes: new Uint8Array([0, 159, 146, 150]) });
+    const refused = (await client.attachments()).upload({ name: 'x.bin', bytes: new Uint8Array([0, 159, 146, 150]) });
     await expect(refused).rejects.toSatisfy(
       (error) => CPPServerError.isInstance(error) && error.code === 'UNSUPPORTED_ATTACHMENT',
     );
+  });
+
+  it('gives the URL a file is served at, for an <img src>: the bytes with the sniffed type', async () => {
+    const server = await real.start(DESCRIBING);
+    const client = real.connect(server);
+    const image = pngImage(2, 3);
+    const result = await client.prompt({ userPrompt: 'Look', attachments: [{ name: 'tall.png', bytes: image }] });
+    const [file] = client.graph()?.nodes[result.userNodeId]?.attachments ?? [];
+
+    const response = await fetch(await (await client.attachments()).url(file!.id));
+
+    expect(response.headers.get('content-type')).toBe('image/png');
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(new Uint8Array(image));
   });
 });
