@@ -44,6 +44,10 @@ def main() -> int:
     for path in sorted(SCENARIOS.glob("*.json")):
         scenario = json.loads(path.read_text(encoding="utf-8"))
         scenario["name"] = path.stem
+        # Scenarios for a server that proves identities sign with Ed25519 keys, which Python's standard library lacks:
+        # this client runs those written for a server taking claimed identities.
+        if scenario.get("auth", "claimed") != "claimed":
+            continue
         if (options.all or scenario.get("core")) and (not options.only or any(text in path.stem for text in options.only)):
             scenarios.append(scenario)
     print(f"CPP conformance (Python {sys.version.split()[0]}): {len(scenarios)} scenarios against {options.url}\n")

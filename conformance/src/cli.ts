@@ -12,6 +12,8 @@ options:
   --scenarios <dir>     scenario folder (default: the kit's own)
   --only <text>         run only scenarios whose name contains text (repeatable)
   --core                run only the core scenarios
+  --auth <mode>         how the server takes identities: claimed (default) or did-key; the scenarios
+                        written for that mode run
   --concurrency <n>     scenarios run at once (default 4)
   --timeout-ms <ms>     how long a step waits for the server (default 10000)`;
 
@@ -22,6 +24,7 @@ async function main(): Promise<number> {
       scenarios: { type: 'string', default: SCENARIO_DIRECTORY },
       only: { type: 'string', multiple: true, default: [] },
       core: { type: 'boolean', default: false },
+      auth: { type: 'string', default: 'claimed' },
       concurrency: { type: 'string', default: '4' },
       'timeout-ms': { type: 'string', default: '10000' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -32,8 +35,12 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return values.help ? 0 : 2;
   }
+  if (values.auth !== 'claimed' && values.auth !== 'did-key')
+    throw new Error(`--auth takes claimed or did-key, not ${values.auth}`);
+  const auth = values.auth;
   const scenarios = loadScenarios(values.scenarios).filter(
     (scenario) =>
+      (scenario.auth ?? 'claimed') === auth &&
       (!values.core || scenario.core) &&
       (values.only.length === 0 || values.only.some((text) => scenario.name.includes(text))),
   );
@@ -42,6 +49,7 @@ async function main(): Promise<number> {
   const results = await runConformance({
     url,
     scenarios,
+    auth,
     concurrency: positiveInteger(values.concurrency, '--concurrency'),
     timeoutMs: positiveInteger(values['timeout-ms'], '--timeout-ms'),
   });

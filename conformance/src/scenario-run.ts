@@ -16,6 +16,10 @@ import {
 } from './scenario.js';
 import { fillTemplate } from './template.js';
 import { attemptUpgrade } from './upgrade-refusal.js';
+import { ProvingKey } from './proving-key.js';
+
+/** The header naming the DID a connection claims (docs/PROTOCOL.md §2.3). */
+const DID_HEADER = 'X-Client-Sovereign-DID';
 
 export interface RunOptions {
   endpoint: Endpoint;
@@ -39,7 +43,7 @@ class StepFailure extends Error {
 
 const DEFAULT_CONNECTION = 'client';
 
-const GENERATORS: Record<Generator, () => string> = {
+const GENERATORS: Record<Exclude<Generator, 'key'>, () => string> = {
   messageId: newMessageId,
   threadId: newThreadId,
   did: () => `did:key:zConformance${randomBytes(12).toString('hex')}`,
@@ -56,13 +60,22 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
 class ScenarioRun {
   private readonly bindings = new Map<string, Json>();
   private readonly connections = new Map<string, Connection>();
+  /** The `key` variables' keys, by variable name; each variable holds its key's DID. */
+  private readonly keys = new Map<string, ProvingKey>();
 
   constructor(
     private readonly scenario: Scenario,
     private readonly options: RunOptions,
   ) {
-    for (const [name, generator] of Object.entries(scenario.generate ?? {}))
-      this.bindings.set(name, GENERATORS[generator]());
+    for (const [name, generator] of Object.entries(scenario.generate ?? {})) {
+      if (generator !== 'key') {
+        this.bindings.set(name, GENERATORS[generator]());
+        continue;
+      }
+      const key = ProvingKey.generate();
+      this.keys.set(name, key);
+      this.bindings.set(name, key.did);
+    }
   }
 
   async execute(): Promise<ScenarioResult['failure']> {
@@ -113,10 +126,27 @@ class ScenarioRun {
 
   private async connect(name: string, options: HandshakeOptions): Promise<void> {
     if (this.connections.has(name)) throw new ScenarioError(`connection "${name}" is already open`);
-    this.connections.set(
-      name,
-      await Connection.open(this.handshake(options), this.options.validator, this.options.timeoutMs),
-    );
+    const key = options.prove === undefined ? undefined : this.keys.get(options.prove);
+    if (options.prove !== undefined && !key) throw new ScenarioError(`"${options.prove}" is not a key variable`);
+    const handshake = this.handshake(options);
+    if (key) handshake.headers[DID_HEADER] = key.did;
+    const connection = await Connection.open(handshake, this.options.validator, this.options.timeoutMs);
+    this.connections.set(name, connection);
+    if (key) await this.prove(connection, key);
+  }
+
+  /** Answers the connection's challenge with the key (docs/PROTOCOL.md §23.2) and waits until it is accepted. */
+  private async prove(connection: Connection, key: ProvingKey): Promise<void> {
+    const challenge = await this.nextFrame(connection, false);
+    connection.observe(challenge);
+    if (challenge.type !== 'CPP_AUTH_CHALLENGE')
+      throw new StepFailure(`expected CPP_AUTH_CHALLENGE to a DID to prove, got ${describeFrame(challenge)}`);
+    const proof = { did: key.did, nonce: challenge.payload.nonce, signature: key.sign(challenge.payload) };
+    connection.send(JSON.stringify({ type: 'CPP_AUTH_PROOF', id: 'kit-proof', timestamp: Date.now(), payload: proof }));
+    const accepted = await this.nextFrame(connection, false);
+    connection.observe(accepted);
+    if (accepted.type !== 'CPP_AUTH_ACCEPTED')
+      throw new StepFailure(`expected CPP_AUTH_ACCEPTED to a valid proof, got ${describeFrame(accepted)}`);
   }
 
   private async refuse(options: RefuseOptions): Promise<void> {

@@ -1,7 +1,10 @@
 import type { Json, JsonObject } from './json.js';
 
 /** How the runner makes a fresh value for a scenario variable before the scenario starts. */
-export type Generator = 'messageId' | 'threadId' | 'did';
+export type Generator = 'messageId' | 'threadId' | 'did' | 'key';
+
+/** How the server under test takes identities: as claimed (the kit's default), or proven by their keys. */
+export type ServerAuth = 'claimed' | 'did-key';
 
 /** One scenario file of conformance/scenarios; scenario.schema.json is the normative description. */
 export interface Scenario {
@@ -12,6 +15,8 @@ export interface Scenario {
   spec: string[];
   /** Run by the second, independent client too (conformance/python). */
   core?: boolean;
+  /** The server it needs: `did-key` scenarios run against a server that proves identities, the others against one that takes claims. */
+  auth?: ServerAuth;
   generate?: Record<string, Generator>;
   steps: Step[];
 }
@@ -23,6 +28,11 @@ export interface HandshakeOptions {
   query?: Record<string, Json>;
   /** A path on the server's origin; the session endpoint when absent. */
   path?: string;
+  /**
+   * A `key` variable: the connection claims its DID and proves it, answering the server's challenge with the key,
+   * before the next step.
+   */
+  prove?: string;
 }
 
 export interface RefuseOptions extends HandshakeOptions {

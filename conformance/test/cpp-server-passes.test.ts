@@ -45,3 +45,28 @@ describe('cpp-server against the conformance kit', () => {
     expect(stdout.trim().split('\n').at(-1)).toBe(`${selected} passed, 0 failed`);
   }, 60_000);
 });
+
+describe('cpp-server proving identities against the conformance kit', () => {
+  let kit: Awaited<ReturnType<typeof startKitServer>>;
+  beforeAll(async () => {
+    kit = await startKitServer(['--auth', 'did-key']);
+  });
+  afterAll(() => kit.stop());
+
+  it('passes every scenario written for a server that proves identities, each identity proven by its key', async () => {
+    const scenarios = loadScenarios().filter((scenario) => scenario.auth === 'did-key');
+    expect(scenarios.length).toBeGreaterThan(0);
+    const results = await runConformance({
+      url: kit.server.url,
+      scenarios,
+      auth: 'did-key',
+      concurrency: KIT_TEST_CONCURRENCY,
+      timeoutMs: KIT_TEST_TIMEOUT_MS,
+    });
+    expect(results).toHaveLength(scenarios.length);
+    expect(
+      results.filter((result) => !result.passed),
+      formatReport(results),
+    ).toEqual([]);
+  }, 120_000);
+});
