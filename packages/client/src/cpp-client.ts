@@ -357,14 +357,14 @@ export class CPPClient {
   }
 
   /** The threads of one page of the list (default: the first 50, newest first); `listThreadPage` tells if there are more. */
-  async listThreads(options: ListThreadsOptions = {}): Promise<ThreadSummary[]> {
-    return (await this.listThreadPage(options)).threads;
+  listThreads(options?: ListThreadsOptions): Promise<ThreadSummary[]> {
+    return this.listThreadPage(options).then((page) => page.threads);
   }
 
   /** One page of the thread list and the cursor of the next (`null`: no more), PROTOCOL.md §6.3. */
   listThreadPage(options: ListThreadsOptions = {}): Promise<ThreadsFrame['payload']> {
-    const { limit, cursor, subscribe } = options;
-    return this.answer(this.frames.create('CPP_THREAD_LIST', { limit, cursor, subscribe }), 'CPP_THREADS');
+    // The options are the payload's fields, unset ones left out of the JSON.
+    return this.answer(this.frames.create('CPP_THREAD_LIST', options), 'CPP_THREADS');
   }
 
   /** Gives a thread (default: the active one) the user's own title; resolves with the mirror once it shows it. */
