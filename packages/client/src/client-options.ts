@@ -34,6 +34,12 @@ export interface CPPClientOptions {
   /** Receive CPP_GRAPH_PATCH (only what changed) instead of a full CPP_SYNC_GRAPH after each change. Default true. */
   patches?: boolean;
   /**
+   * Handlers of the tools that run on the client (PROTOCOL.md §26.10), by name: a call of one in a thread this
+   * client has open is run with its input, and what the handler returns (a string as it is, anything else as JSON)
+   * or throws is sent back as the call's output or error.
+   */
+  tools?: Record<string, ClientToolHandler>;
+  /**
    * Reconnect after an established connection is lost, re-open the threads and resume (default `true`, with the
    * defaults of `ReconnectOptions`); `false` turns it off: the first loss closes the client.
    */
@@ -159,6 +165,12 @@ export interface ListThreadsOptions {
 
 /** `cpp-thread`: the whole tree as CPP JSON; `markdown`: the active branch (PROTOCOL.md §25.4). */
 export type ExportFormat = 'cpp-thread' | 'markdown';
+
+/** Runs a call of a tool that runs on the client: `input` is the call's input, parsed. */
+export type ClientToolHandler = (
+  input: unknown,
+  call: { threadId: string; nodeId: string; toolCallId: string },
+) => unknown;
 
 /** A person's answer to a tool call that waits for approval (PROTOCOL.md §26.9). */
 export interface ToolApprovalOptions {

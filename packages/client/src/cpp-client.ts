@@ -21,6 +21,7 @@ import {
   type ThreadsFrame,
   type ModelsFrame,
   type ToolCall,
+  type ToolCallFrame,
 } from '@promethea/cpp-protocol';
 import type {
   AnchorOptions,
@@ -37,6 +38,7 @@ import type {
   SearchOptions,
   StopOptions,
   ToolApprovalOptions,
+  ClientToolHandler,
 } from './client-options.js';
 import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
 import { ClientEventListeners, type EventName } from './client-event-listeners.js';
@@ -75,6 +77,9 @@ export class CPPClient {
   private readonly resyncs = new Set<string>();
   private readonly patches: boolean;
   private readonly maxQueuedFrames: number;
+  private readonly toolHandlers: Record<string, ClientToolHandler>;
+  /** The calls of client tools this client has taken, run once each. */
+  private readonly clientToolCalls = new Set<string>();
   private currentThreadId: string | undefined;
   /** Where the attachment endpoints are: the session's origin. */
   private readonly sessionUrl: URL;
@@ -84,6 +89,7 @@ export class CPPClient {
 
   constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
+    this.toolHandlers = options.tools ?? {};
     this.sessionUrl = sessionUrl(options.endpoint);
     this.readFile = platform.readFile;
     this.maxQueuedFrames = options.maxQueuedFrames ?? MAX_QUEUED_FRAMES;
@@ -296,6 +302,30 @@ export class CPPClient {
         threadId,
       ),
     );
+  }
+
+  /**
+   * Runs a call of a tool that runs on this client, once: its handler's output, or its error, goes back with
+   * CPP_TOOL_RESULT. Another client may have answered first: the server's CONFLICT then is no one's concern.
+   */
+  private runClientTool({ threadId, nodeId, toolCall }: ToolCallFrame['payload']): void {
+    const handler = this.toolHandlers[toolCall.toolName];
+    const { toolCallId } = toolCall;
+    if (!handler || toolCall.runsOn !== 'client' || toolCall.state !== 'input-available') return;
+    if (toolCall.approval?.approved === false || this.clientToolCalls.has(toolCallId)) return;
+    this.clientToolCalls.add(toolCallId);
+    const send = (answer: { output: string } | { errorText: string }) => {
+      const frame = this.frames.create('CPP_TOOL_RESULT', { activeThreadId: threadId, nodeId, toolCallId, ...answer });
+      this.request(frame, new FrameWaiter(frame.id, (reply) => answered(reply, toolCallId), threadId)).catch(
+        () => undefined,
+      );
+    };
+    Promise.resolve()
+      .then(() => handler(JSON.parse(toolCall.input), { threadId, nodeId, toolCallId }))
+      .then(
+        (output: unknown) => send({ output: typeof output === 'string' ? output : (JSON.stringify(output) ?? '') }),
+        (error: unknown) => send({ errorText: error instanceof Error ? error.message : String(error) }),
+      );
   }
 
   /**
@@ -588,8 +618,10 @@ export class CPPClient {
 
   private announce(frame: ServerFrame, applied: boolean): void {
     if (frame.type === 'CPP_STREAM_CHUNK' && applied) this.events.emit('chunk', frame.payload);
-    else if (frame.type === 'CPP_TOOL_CALL' && applied) this.events.emit('toolCall', frame.payload);
-    else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
+    else if (frame.type === 'CPP_TOOL_CALL' && applied) {
+      this.events.emit('toolCall', frame.payload);
+      this.runClientTool(frame.payload);
+    } else if (frame.type === 'CPP_STREAM_HALTED') this.events.emit('halted', frame.payload);
     else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
     else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);
     else if (frame.type === 'CPP_THREAD_UPDATED') this.events.emit('threadUpdated', frame.payload.thread);
@@ -688,4 +720,13 @@ function notStreaming(frame: ServerFrame, frameId: string): boolean {
   return (
     frame.type === 'CPP_ERROR' && frame.payload.refId === frameId && frame.payload.code === ErrorCode.NOT_STREAMING
   );
+}
+
+/** The CPP_TOOL_CALL that shows a client's answer to a call taken: the call has left `input-available`. */
+function answered(reply: ServerFrame, toolCallId: string): Answer<void> {
+  return reply.type === 'CPP_TOOL_CALL' &&
+    reply.payload.toolCall.toolCallId === toolCallId &&
+    reply.payload.toolCall.state !== 'input-available'
+    ? { value: undefined }
+    : undefined;
 }

@@ -14,6 +14,7 @@ export type {
   SearchOptions,
   StopOptions,
   ToolApprovalOptions,
+  ClientToolHandler,
 } from './client-options.js';
 export type { AttachmentSource, AttachmentUploads, NamedBytes } from './attachment-upload.js';
 export type { CPPClientEvents, GraphEvent } from './client-events.js';

@@ -3,8 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
 import { describe, expect, it } from 'vitest';
 
-/** The README's promise for a page that imports CPPClient: at most 12 KB of JavaScript, minified and gzipped. */
-const BUDGET_BYTES = 12 * 1024;
+/**
+ * The README's promise for a page that imports CPPClient: at most 13 KB of JavaScript, minified and gzipped (12 KB
+ * until the client carried tool calls: their mirror, approvals and the handlers of client tools).
+ */
+const BUDGET_BYTES = 13 * 1024;
 
 /**
  * A page's bundle of the browser entry, as an application's bundler makes it: minified ESM, with code splitting.

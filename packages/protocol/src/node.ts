@@ -47,6 +47,7 @@ export const ToolCallSchema = z.object({
   errorText: z.string().optional(),
   progress: ToolProgressSchema.optional(),
   approval: ToolApprovalSchema.optional(),
+  runsOn: z.literal('client').optional(),
 });
 // The schema and the interface the zod-free modules use are one shape.
 const toolCallShapes: [ToolCall, z.infer<typeof ToolCallSchema>] = [] as unknown as [

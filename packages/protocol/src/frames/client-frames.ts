@@ -267,6 +267,32 @@ export const MemberRemoveFrameSchema = clientFrame(
 /** The thread's owner and members; answered by CPP_MEMBERS. */
 export const MemberListFrameSchema = clientFrame('CPP_MEMBER_LIST', z.object({ threadId: ThreadIdSchema }));
 
+/** Text a client sends as a tool's output or error: what every store holds as it is (§3.3). */
+const ToolAnswerTextSchema = z
+  .string()
+  .regex(/^[^\u0000]*$/, 'may not contain the NUL character (U+0000)')
+  .regex(/^\P{Surrogate}*$/u, 'may not contain a lone surrogate (half of a UTF-16 pair)');
+
+/**
+ * A client's answer to a call of a tool that runs on the client (`runsOn: "client"`, docs/PROTOCOL.md §26.10): its
+ * `output`, or the `errorText` of its failure (exactly one of them); answered by the call's CPP_TOOL_CALL.
+ */
+export const ToolResultFrameSchema = clientFrame(
+  'CPP_TOOL_RESULT',
+  z
+    .object({
+      activeThreadId: ThreadIdSchema,
+      nodeId: MessageIdSchema,
+      toolCallId: ToolCallIdSchema,
+      output: ToolAnswerTextSchema.optional(),
+      errorText: ToolAnswerTextSchema.optional(),
+    })
+    .refine((payload) => (payload.output === undefined) !== (payload.errorText === undefined), {
+      message: 'expected exactly one of output and errorText',
+      path: ['output'],
+    }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -290,6 +316,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   MemberAddFrameSchema,
   MemberRemoveFrameSchema,
   MemberListFrameSchema,
+  ToolResultFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;
@@ -313,6 +340,7 @@ export type MemberRemoveFrame = z.infer<typeof MemberRemoveFrameSchema>;
 export type MemberListFrame = z.infer<typeof MemberListFrameSchema>;
 export type ModelListFrame = z.infer<typeof ModelListFrameSchema>;
 export type ToolApprovalFrame = z.infer<typeof ToolApprovalFrameSchema>;
+export type ToolResultFrame = z.infer<typeof ToolResultFrameSchema>;
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 export type ClientFrameType = ClientFrame['type'];
 export type ClientPayload<Type extends ClientFrameType> = Extract<ClientFrame, { type: Type }>['payload'];

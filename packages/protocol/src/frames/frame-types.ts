@@ -27,6 +27,7 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_MEMBER_ADD',
   'CPP_MEMBER_REMOVE',
   'CPP_MEMBER_LIST',
+  'CPP_TOOL_RESULT',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [

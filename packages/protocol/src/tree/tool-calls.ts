@@ -50,6 +50,8 @@ export interface ToolCall {
   progress?: ToolProgress;
   /** A call that waited for approval: whether it was given, and the reason given with it. */
   approval?: ToolApproval;
+  /** `client`: a client runs the tool and answers with CPP_TOOL_RESULT (§26.10); absent: the server runs it. */
+  runsOn?: 'client';
 }
 
 /** A person's answer to a call that waited for approval (CPP_TOOL_APPROVAL). */

@@ -102,6 +102,17 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     payload: { limit: 50, cursor: '1781100000005.thread_01J0ABCDEF', subscribe: true },
   },
   CPP_MODEL_LIST: { type: 'CPP_MODEL_LIST', timestamp: TIMESTAMP, id: 'request-10', payload: {} },
+  CPP_TOOL_RESULT: {
+    type: 'CPP_TOOL_RESULT',
+    timestamp: TIMESTAMP,
+    id: 'request-result',
+    payload: {
+      activeThreadId: THREAD_ID,
+      nodeId: 'msg_01h8v1',
+      toolCallId: 'call_01JZ8Q6H2T0C5M7P9R1T3V5X7Z',
+      output: 'Europe/Paris',
+    },
+  },
   CPP_TOOL_APPROVAL: {
     type: 'CPP_TOOL_APPROVAL',
     timestamp: TIMESTAMP,

@@ -7,7 +7,7 @@ import {
   withToolCall,
 } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
-import { type AnswerPart, answerSteps } from '../tools/answer-steps.js';
+import { type AnswerPart, answerSteps, type ClientResult } from '../tools/answer-steps.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AnswerOutcome, GenerationObservation, GenerationResult } from './engine-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
@@ -79,6 +79,8 @@ export class AnswerStream {
   private calls: ToolCall[];
   /** The calls waiting for a person's approval, with what takes the answer to each. */
   private readonly awaitingApproval = new Map<string, (approval: ToolApproval) => void>();
+  /** The calls of tools that run on a client, waiting for a client's answer. */
+  private readonly awaitingResult = new Map<string, (result: ClientResult) => void>();
   private pausedOutcome: AnswerOutcome | undefined;
   /** Settles when the provider's stream has been left, whichever way. */
   readonly finished: Promise<void>;
@@ -115,6 +117,13 @@ export class AnswerStream {
             signal.addEventListener('abort', () => this.awaitingApproval.delete(toolCallId), { once: true });
           }),
       },
+      clientResults: {
+        wait: (toolCallId, signal) =>
+          new Promise((resolve) => {
+            this.awaitingResult.set(toolCallId, resolve);
+            signal.addEventListener('abort', () => this.awaitingResult.delete(toolCallId), { once: true });
+          }),
+      },
       firstStep,
       threadId: tools.threadId,
       identity: tools.identity,
@@ -147,6 +156,21 @@ export class AnswerStream {
     if (!respond || !waiting || this.halted) return false;
     this.awaitingApproval.delete(toolCallId);
     respond(approval);
+    return true;
+  }
+
+  /**
+   * A client's answer to a call of a tool that runs on the client (CPP_TOOL_RESULT). False when no call of this
+   * answer waits for one under that id (none of a client's tool, not yet approved, or answered already).
+   */
+  answerClientCall(toolCallId: string, result: ClientResult): boolean {
+    const answer = this.awaitingResult.get(toolCallId);
+    const waiting = this.calls.some(
+      (call) => call.toolCallId === toolCallId && call.state === 'input-available' && call.runsOn === 'client',
+    );
+    if (!answer || !waiting || this.halted) return false;
+    this.awaitingResult.delete(toolCallId);
+    answer(result);
     return true;
   }
 
@@ -222,8 +246,17 @@ export class AnswerStream {
     if (part.type === 'tool-call-start') {
       this.deliver('content', this.modelText.content.rest());
       this.pacer.flush();
-      const { toolCallId, toolName, step } = part;
-      this.updateCall({ toolCallId, toolName, step, offset: this.text.length, state: 'input-streaming', input: '' });
+      const { toolCallId, toolName, step, runsOn } = part;
+      const offset = this.text.length;
+      this.updateCall({
+        toolCallId,
+        toolName,
+        step,
+        offset,
+        state: 'input-streaming',
+        input: '',
+        ...(runsOn ? { runsOn } : {}),
+      });
       return;
     }
     const call = this.calls.find((held) => held.toolCallId === part.toolCallId);

@@ -43,7 +43,7 @@ import { applyRemoteFrame } from './remote-frame.js';
 import { SerialQueue } from './serial-queue.js';
 import { streamState } from './sync-frame-cache.js';
 import { stop } from './stop.js';
-import { approveToolCall } from './tool-approval.js';
+import { answerToolCall, approveToolCall } from './tool-call-answers.js';
 import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext, ThreadLimits } from './thread-context.js';
@@ -240,6 +240,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         return this.queue.run(() => rename(this, frame, identity, requester));
       case 'CPP_TOOL_APPROVAL':
         return this.runWhereItStreams(frame, identity, requester, () => approveToolCall(this, frame));
+      case 'CPP_TOOL_RESULT':
+        return this.runWhereItStreams(frame, identity, requester, () => answerToolCall(this, frame));
     }
   }
 

@@ -13,7 +13,8 @@ export type ThreadFrame = Extract<
       | 'CPP_ANCHOR_HEAD'
       | 'CPP_BRANCH_DELETE'
       | 'CPP_THREAD_RENAME'
-      | 'CPP_TOOL_APPROVAL';
+      | 'CPP_TOOL_APPROVAL'
+      | 'CPP_TOOL_RESULT';
   }
 >;
 
@@ -27,6 +28,7 @@ const THREAD_FRAME_TYPES: ReadonlySet<ClientFrame['type']> = new Set<ThreadFrame
   'CPP_BRANCH_DELETE',
   'CPP_THREAD_RENAME',
   'CPP_TOOL_APPROVAL',
+  'CPP_TOOL_RESULT',
 ]);
 
 export function isThreadFrame(frame: ClientFrame): frame is ThreadFrame {

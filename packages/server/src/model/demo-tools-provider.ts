@@ -31,6 +31,13 @@ export class DemoToolsProvider implements ModelProvider {
     const prompt = lastPrompt(request.messages);
     if (request.continues) {
       yield* this.words(' (The demo agent goes on.)', request.signal);
+    } else if (/\btime zone\b/i.test(prompt) && tools.has('time_zone')) {
+      const zone = results.find((result) => result.toolName === 'time_zone');
+      if (zone) yield* this.words(` ${describe('Your time zone is', zone)}`, request.signal);
+      else {
+        yield* this.words('Your browser knows your time zone: I ask it.', request.signal);
+        yield* this.call('time_zone', '{}', 0, request.signal);
+      }
     } else if (/\bnote\b/i.test(prompt) && tools.has('save_note')) {
       const saved = results.find((result) => result.toolName === 'save_note');
       const kept = saved?.isError ? ' You did not approve it, so I kept nothing.' : ` ${saved?.content}`;

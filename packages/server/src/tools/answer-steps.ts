@@ -12,7 +12,19 @@ import type { ToolOutcome, ToolRegistry } from './tool-registry.js';
 
 /** A change of one tool call: the fields that change; a call that moves on loses the progress it had reported. */
 export type ToolCallUpdate = Pick<ToolCall, 'state'> &
-  Partial<Pick<ToolCall, 'input' | 'output' | 'errorText' | 'progress' | 'approval'>>;
+  Partial<Pick<ToolCall, 'input' | 'output' | 'errorText' | 'progress' | 'approval' | 'runsOn'>>;
+
+/** A client's answer to a call of a tool that runs on the client (CPP_TOOL_RESULT). */
+export interface ClientResult {
+  output?: string;
+  errorText?: string;
+}
+
+/** Where a call of a tool that runs on a client waits for a client's answer; the answer stream keeps it. */
+export interface ClientResultGate {
+  /** Resolves with the answer to the call; never, once `signal` aborts (the answer was halted). */
+  wait(toolCallId: string, signal: AbortSignal): Promise<ClientResult>;
+}
 
 /** Where a call that needs approval waits for a person's answer (CPP_TOOL_APPROVAL); the answer stream keeps it. */
 export interface ApprovalGate {
@@ -27,7 +39,7 @@ export interface ApprovalGate {
 export type AnswerPart =
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
-  | { type: 'tool-call-start'; toolCallId: string; toolName: string; step: number }
+  | { type: 'tool-call-start'; toolCallId: string; toolName: string; step: number; runsOn?: 'client' }
   | { type: 'tool-input-delta'; toolCallId: string; delta: string }
   | { type: 'tool-call-update'; toolCallId: string; update: ToolCallUpdate }
   | { type: 'finish'; finishReason: FinishReason; usage?: TokenUsage };
@@ -42,6 +54,7 @@ export interface AnswerStepsOptions {
   signal: AbortSignal;
   tools: ToolRegistry;
   approvals: ApprovalGate;
+  clientResults: ClientResultGate;
   /** Counts the steps of a continued answer on from the ones it had. */
   firstStep: number;
   threadId: string;
@@ -86,7 +99,8 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
         case 'tool-input-start': {
           const toolCallId = newToolCallId();
           ids.set(part.toolCallId, toolCallId);
-          yield { type: 'tool-call-start', toolCallId, toolName: part.toolName, step };
+          const runsOn = tools.runsOnClient(part.toolName) ? { runsOn: 'client' as const } : {};
+          yield { type: 'tool-call-start', toolCallId, toolName: part.toolName, step, ...runsOn };
           break;
         }
         case 'tool-input-delta': {
@@ -101,9 +115,19 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
           const approval = (await tools.needsApproval(part.toolName, part.input))
             ? options.approvals.wait(toolCallId, signal)
             : undefined;
-          calls.push({ toolCallId, toolName: part.toolName, input: part.input, ...(approval ? { approval } : {}) });
+          const clientResult = tools.runsOnClient(part.toolName)
+            ? options.clientResults.wait(toolCallId, signal)
+            : undefined;
+          calls.push({
+            toolCallId,
+            toolName: part.toolName,
+            input: part.input,
+            ...(approval ? { approval } : {}),
+            ...(clientResult ? { clientResult } : {}),
+          });
           const state = approval ? 'approval-requested' : 'input-available';
-          yield { type: 'tool-call-update', toolCallId, update: { state, input: part.input } };
+          const runsOn = clientResult ? { runsOn: 'client' as const } : {};
+          yield { type: 'tool-call-update', toolCallId, update: { state, input: part.input, ...runsOn } };
           break;
         }
         case 'finish':
@@ -136,6 +160,8 @@ function unrun(calls: readonly ModelToolCall[], maxSteps: number): Map<string, T
 /** A call as the model made it, with the answer it waits for when it needs approval. */
 interface AskedCall extends ModelToolCall {
   approval?: Promise<ToolApproval>;
+  /** A tool that runs on a client: its answer. */
+  clientResult?: Promise<ClientResult>;
 }
 
 async function* runCalls(
@@ -144,7 +170,7 @@ async function* runCalls(
 ): AsyncGenerator<AnswerPart, Map<string, ToolOutcome>> {
   const updates = new UpdateQueue();
   const outcomes = new Map<string, ToolOutcome>();
-  const runs = calls.map(async ({ toolCallId, toolName, input, approval: answer }) => {
+  const runs = calls.map(async ({ toolCallId, toolName, input, approval: answer, clientResult }) => {
     let running = true;
     const reportProgress = (progress: ToolProgress): void => {
       if (running && !options.signal.aborted) {
@@ -154,10 +180,11 @@ async function* runCalls(
     const context = { signal: options.signal, threadId: options.threadId, identity: options.identity, toolCallId };
     const approval = answer ? await approvalOf(toolCallId, answer, options, updates) : undefined;
     if (options.signal.aborted) return;
-    const outcome =
-      approval === undefined || approval.state === 'approved'
-        ? await options.tools.run(toolName, input, { ...context, reportProgress })
-        : approval;
+    const run = (): Promise<ToolOutcome | undefined> =>
+      clientResult
+        ? clientOutcomeOf(clientResult, options)
+        : options.tools.run(toolName, input, { ...context, reportProgress });
+    const outcome = approval === undefined || approval.state === 'approved' ? await run() : approval;
     running = false;
     if (!outcome) return;
     outcomes.set(toolCallId, outcome);
@@ -195,6 +222,30 @@ async function approvalOf(
   });
   try {
     return await Promise.race([answered, unanswered, halted]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A call of a tool that runs on a client, once it may run: the first client's answer, or, without one within the
+ * call timeout, an error; nothing once the answer is halted.
+ */
+async function clientOutcomeOf(
+  result: Promise<ClientResult>,
+  options: AnswerStepsOptions,
+): Promise<ToolOutcome | undefined> {
+  const { timeoutMs } = options.tools.limits;
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<ToolOutcome>((resolve) => {
+    const errorText = `No client answered the call within ${timeoutMs} ms: none that runs this tool may be open.`;
+    timer = setTimeout(() => resolve({ state: 'output-error', errorText }), timeoutMs);
+  });
+  const halted = new Promise<undefined>((resolve) =>
+    options.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
+  );
+  try {
+    return await Promise.race([result.then((answer) => options.tools.clientOutcome(answer)), unanswered, halted]);
   } finally {
     clearTimeout(timer);
   }

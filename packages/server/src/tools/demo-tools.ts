@@ -12,7 +12,8 @@ export interface DemoToolsOptions {
 /**
  * The server tools the demo's agent (`demo-tools`) calls: `clock`, the time now; `count_to`, a slow count that
  * reports its progress and stops at once when its call is aborted (the tool to pivot while it runs); and
- * `save_note`, which waits for a person's approval before it keeps a note (in memory, for the demo).
+ * `save_note`, which waits for a person's approval before it keeps a note (in memory, for the demo); and
+ * `time_zone`, which has no `execute`: the person's client answers it (the web UI, from the browser).
  */
 export function demoTools(options: DemoToolsOptions = {}): ServerTools {
   const now = options.now ?? Date.now;
@@ -36,6 +37,10 @@ export function demoTools(options: DemoToolsOptions = {}): ServerTools {
         }
         return counted.join(' ');
       },
+    },
+    time_zone: {
+      description: "The person's time zone, as their browser knows it. A client tool: the person's client answers.",
+      inputSchema: z.object({}),
     },
     save_note: {
       description: 'Keeps a note for the person. Asks them first.',

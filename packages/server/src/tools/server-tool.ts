@@ -29,7 +29,11 @@ export interface ServerTool<Input = unknown> {
    * function of the checked input says so. Default: never.
    */
   needsApproval?: boolean | ((input: Input) => boolean | Promise<boolean>);
-  execute(input: Input, context: ToolContext): unknown;
+  /**
+   * Runs the call on the server. Without it the tool runs on a client (docs/PROTOCOL.md §26.10): a client that has
+   * a handler for it (CPPClient's `tools`) answers each call with CPP_TOOL_RESULT.
+   */
+  execute?(input: Input, context: ToolContext): unknown;
 }
 
 /** Tools by name. A name is what the model calls: 1–64 of `[A-Za-z0-9_-]`, as every vendor accepts. */

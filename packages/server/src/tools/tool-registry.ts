@@ -94,6 +94,18 @@ export class ToolRegistry {
     this.listed = [...this.tools.values()].map(({ definition }) => definition);
   }
 
+  /** Whether the tool runs on a client: it has no `execute` of its own. */
+  runsOnClient(toolName: string): boolean {
+    const tool = this.tools.get(toolName)?.tool;
+    return tool !== undefined && tool.execute === undefined;
+  }
+
+  /** A client's answer to a call of a tool that runs on the client, checked as a server tool's would be. */
+  clientOutcome(result: { output?: string; errorText?: string }): ToolOutcome {
+    if (result.output === undefined) return failed(storableText(result.errorText ?? ''));
+    return { state: 'output-available', output: this.outputText(result.output) };
+  }
+
   /**
    * Whether a call must wait for a person's approval before it runs: its tool says so, always or for this input. A
    * call of an unknown tool or with an invalid input does not wait (it fails at once); a tool's function that
@@ -140,6 +152,7 @@ export class ToolRegistry {
     });
     const executed = (async (): Promise<ToolOutcome> => {
       try {
+        if (!registered.tool.execute) throw new Error(`The tool ${toolName} runs on a client, not on the server.`);
         const output = await registered.tool.execute(input.value, { ...context, signal });
         return { state: 'output-available', output: this.outputText(output) };
       } catch (error) {

@@ -6,6 +6,7 @@ import {
   type ServerTools,
 } from '@promethea/cpp-server';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
+import { CPPClient } from '@promethea/cpp-client';
 import { ErrorCode, type ToolCall } from '@promethea/cpp-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -294,5 +295,69 @@ describe('server tools', () => {
     await waiting(third.assistantNodeId);
     const branch = await pivot(client, threadId, third.assistantNodeId, 'Forget it');
     expect(branch.update.nodes[third.assistantNodeId]?.toolCalls?.[0]).toMatchObject({ state: 'interrupted' });
+  });
+
+  it('client tools: the client that has the handler answers; a late, foreign or unasked answer is refused', async () => {
+    const server = await startServer({
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: demoTools({ now: () => NOW }),
+    });
+    cleanups.push(() => server.close());
+    const asked: unknown[] = [];
+    const browser = new CPPClient({
+      endpoint: server.url,
+      did: 'did:key:z6MkBrowser',
+      tools: {
+        time_zone: (input) => {
+          asked.push(input);
+          return 'Europe/Paris';
+        },
+      },
+    });
+    cleanups.push(() => browser.close());
+    const answer = await browser.prompt({ userPrompt: 'What is my time zone?', model: 'demo-tools' });
+    expect(asked).toEqual([{}]);
+    expect(answer.content).toBe('Your browser knows your time zone: I ask it. Your time zone is Europe/Paris.');
+    expect(answer.toolCalls).toEqual([
+      expect.objectContaining({
+        toolName: 'time_zone',
+        runsOn: 'client',
+        state: 'output-available',
+        output: 'Europe/Paris',
+      }),
+    ]);
+
+    // A raw client answers a call it was not asked, then one whose answer has ended.
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'Count for me', { model: 'demo-tools' });
+    const clock = (await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.toolName === 'clock')).payload;
+    const result = (nodeId: string, toolCallId: string, id: string) =>
+      client.send('CPP_TOOL_RESULT', { activeThreadId: threadId, nodeId, toolCallId, output: 'forged' }, { id });
+    result(assistantNodeId, clock.toolCall.toolCallId, 'server-tool');
+    await expectError(client, ErrorCode.CONFLICT, { refId: 'server-tool' });
+    const count = await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.toolName === 'count_to');
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: assistantNodeId });
+    await client.next('CPP_STREAM_HALTED');
+    result(assistantNodeId, count.payload.toolCall.toolCallId, 'halted');
+    await expectError(client, ErrorCode.NOT_STREAMING, { refId: 'halted' });
+  });
+
+  it('client tools: a call no client answers within the call timeout ends in output-error', async () => {
+    const server = await startServer({
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: demoTools({ now: () => NOW }),
+      toolLimits: { timeoutMs: 200 },
+    });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'My time zone?', { model: 'demo-tools' });
+    const { update } = await completion(client, threadId, assistantNodeId);
+    expect(update.nodes[assistantNodeId]?.toolCalls?.[0]).toMatchObject({
+      toolName: 'time_zone',
+      state: 'output-error',
+      errorText: 'No client answered the call within 200 ms: none that runs this tool may be open.',
+    });
   });
 });

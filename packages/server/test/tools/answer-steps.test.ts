@@ -30,7 +30,7 @@ const finish = (outputTokens: number): ModelStreamPart => ({
   usage: { inputTokens: 10, outputTokens },
 });
 
-/** No call of these tests waits for approval. */
+/** No call of these tests waits for approval, nor for a client. */
 const NO_APPROVALS = { wait: () => new Promise<never>(() => undefined) };
 
 const TOOLS: ServerTools = {
@@ -47,6 +47,7 @@ async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal
     signal,
     tools,
     approvals: NO_APPROVALS,
+    clientResults: NO_APPROVALS,
     firstStep: 0,
     threadId: 'thread_T',
     identity: 'anonymous',
@@ -158,6 +159,7 @@ describe('answerSteps', () => {
       signal: halt.signal,
       tools,
       approvals: NO_APPROVALS,
+      clientResults: NO_APPROVALS,
       firstStep: 0,
       threadId: 'thread_T',
       identity: 'anonymous',
