@@ -1,5 +1,6 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
 import { ContextFitter } from '../../packages/server/dist/context/context-fitting.js';
+import { ESTIMATE, TokenizerCounter } from '../../packages/server/dist/context/token-counter.js';
 import { modelMessages } from '../../packages/server/dist/engine/model-context.js';
 import type { BenchContext } from './bench-context.js';
 import { figure, valueTarget, type Figure } from './figure.js';
@@ -12,7 +13,7 @@ const BRANCH_NODES = 2000;
 const PROMPT_CHARS = 200;
 const ANSWER_CHARS = 1000;
 /** A window of GPT-4o's size: the branch is about 300,000 tokens, so most of it is left out. */
-const WINDOW = { tokens: 128_000, reservedOutputTokens: 4096, fixedTokens: 0 };
+const WINDOW = { tokens: 128_000, reservedOutputTokens: 4096, fixedTokens: 0, estimateScale: 1, counter: ESTIMATE };
 const SAMPLES = 101;
 
 interface ContextDetails {
@@ -23,6 +24,8 @@ interface ContextDetails {
   warm: LatencySummary;
   /** The branch made into model messages, unfitted: what every prompt paid before context windows. */
   unfitted: LatencySummary;
+  /** Every node counted by OpenAI's o200k_base tokenizer (an OpenAI model), rather than the estimate. */
+  tokenizerCold: LatencySummary;
   omittedNodes: number;
 }
 
@@ -35,6 +38,10 @@ export async function measureContext(context: BenchContext): Promise<{ figures: 
   const [cold, warm, unfitted] = [new LatencyRecorder(), new LatencyRecorder(), new LatencyRecorder()];
   const warmFitter = new ContextFitter();
   const readBytes = () => Promise.resolve(undefined);
+  const tokenizer = new TokenizerCounter('o200k_base');
+  await tokenizer.ready;
+  const tokenizerWindow = { ...WINDOW, counter: tokenizer };
+  const tokenizerCold = new LatencyRecorder();
   let omittedNodes = 0;
   for (let sample = 0; sample < SAMPLES; sample += 1) {
     // A new branch each sample (fresh strings and nodes), as a thread loaded from the store has.
@@ -43,6 +50,8 @@ export async function measureContext(context: BenchContext): Promise<{ figures: 
     warmFitter.fit(nodes, WINDOW, 'bench', readBytes);
     warm.record(time(() => warmFitter.fit(nodes, WINDOW, 'bench', readBytes)));
     unfitted.record(time(() => modelMessages(nodes, readBytes)));
+    if (sample % 10 === 0)
+      tokenizerCold.record(time(() => new ContextFitter().fit(nodes, tokenizerWindow, 'bench', readBytes)));
     omittedNodes = warmFitter.fit(nodes, WINDOW, 'bench', readBytes).context?.omittedNodes ?? 0;
   }
   const details = {
@@ -50,6 +59,7 @@ export async function measureContext(context: BenchContext): Promise<{ figures: 
     cold: cold.summary(),
     warm: warm.summary(),
     unfitted: unfitted.summary(),
+    tokenizerCold: tokenizerCold.summary(),
     omittedNodes,
   };
   const baseline = { label: 'the branch as model messages, unfitted', value: details.unfitted.p50 };
@@ -71,6 +81,14 @@ export async function measureContext(context: BenchContext): Promise<{ figures: 
         value: details.warm.p50,
         baseline,
         target,
+      }),
+      // An OpenAI model's first prompt after its thread is loaded; its later prompts find the counts kept, as above.
+      figure({
+        id: 'context.fit.tokenizer.cold.p50',
+        label: `count with o200k_base and fit a ${BRANCH_NODES}-node branch, every node counted, p50`,
+        unit: 'ms',
+        value: details.tokenizerCold.p50,
+        baseline,
       }),
     ],
     details,

@@ -2,7 +2,8 @@ import { type AnswerContext, CPPError, ErrorCode, type MessageNode } from '@prom
 import { modelMessages, type ReadAttachmentBytes } from '../engine/model-context.js';
 import type { ModelMessage } from '../model/model-provider.js';
 import type { ContextWindow } from './context-window.js';
-import { estimateMessageTokens } from './token-estimate.js';
+import type { TokenCounter } from './token-counter.js';
+import { messageTokens } from './token-estimate.js';
 
 /** The context a model is given, fitted to its window, and what of the branch it left out. */
 export interface FittedContext {
@@ -13,10 +14,11 @@ export interface FittedContext {
   tokens: number;
 }
 
-/** A node's estimated tokens, kept with the text they were counted on: a streaming node's text grows. */
+/** A node's tokens, kept with the text they were counted on (a streaming node's text grows) and how. */
 interface Counted {
   length: number;
   toolCalls: MessageNode['toolCalls'];
+  exact: boolean;
   tokens: number;
 }
 
@@ -25,7 +27,8 @@ interface Counted {
  * same (a branch's nodes are counted again on every prompt under it), and fits a branch to a model's window.
  */
 export class ContextFitter {
-  private readonly counted = new WeakMap<MessageNode, Counted>();
+  /** Per counter: models of one tokenizer share their counts. */
+  private readonly counted = new Map<TokenCounter, WeakMap<MessageNode, Counted>>();
 
   /**
    * The context of the branch ending in the answer being written (docs/PROTOCOL.md §28.3): the whole branch when it
@@ -40,7 +43,7 @@ export class ContextFitter {
     modelId: string,
     readBytes: ReadAttachmentBytes,
   ): FittedContext {
-    const tokens = branch.map((node) => this.tokensOf(node));
+    const tokens = branch.map((node) => this.tokensOf(node, window.counter));
     const total = tokens.reduce((sum, count) => sum + count, 0);
     const budget = (window.tokens - window.reservedOutputTokens) / window.estimateScale - window.fixedTokens;
     if (total <= budget) return { messages: modelMessages(branch, readBytes), tokens: total };
@@ -59,13 +62,16 @@ export class ContextFitter {
     };
   }
 
-  /** The estimated tokens of one node as the model is given it. */
-  tokensOf(node: MessageNode): number {
-    const counted = this.counted.get(node);
-    if (counted && counted.length === node.content.length && counted.toolCalls === node.toolCalls)
+  /** The tokens of one node as the model is given it, counted by `counter`. */
+  tokensOf(node: MessageNode, counter: TokenCounter): number {
+    let counts = this.counted.get(counter);
+    if (!counts) this.counted.set(counter, (counts = new WeakMap()));
+    const counted = counts.get(node);
+    const { exact } = counter;
+    if (counted?.length === node.content.length && counted.toolCalls === node.toolCalls && counted.exact === exact)
       return counted.tokens;
-    const tokens = modelMessages([node], unread).reduce((sum, message) => sum + estimateMessageTokens(message), 0);
-    this.counted.set(node, { length: node.content.length, toolCalls: node.toolCalls, tokens });
+    const tokens = modelMessages([node], unread).reduce((sum, message) => sum + messageTokens(message, counter), 0);
+    counts.set(node, { length: node.content.length, toolCalls: node.toolCalls, exact, tokens });
     return tokens;
   }
 }

@@ -1,3 +1,5 @@
+import type { TokenCounter } from './token-counter.js';
+
 /**
  * How much a model reads and writes in one call, in tokens: the window, and the part of it kept for the answer. The
  * branch sent to the model is fitted into the rest (docs/PROTOCOL.md §28).
@@ -12,6 +14,8 @@ export interface ContextWindow {
    * the window holds `(tokens - reservedOutputTokens) / estimateScale` estimated tokens.
    */
   estimateScale: number;
+  /** How the model's tokens are counted: its tokenizer, or the estimate. */
+  counter: TokenCounter;
 }
 
 /** How far one report may move the scale: a provider that counts oddly once cannot make a window useless. */

@@ -1,5 +1,6 @@
 import type { Attachment } from '@promethea/cpp-protocol';
 import type { ModelMessage } from '../model/model-provider.js';
+import type { TokenCounter } from './token-counter.js';
 
 /** What every message costs beside its text: its role and the provider's separators (OpenAI's chat format: 3–4). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -41,13 +42,13 @@ export function estimateAttachmentTokens(file: Omit<Attachment, 'id'>): number {
 }
 
 /**
- * The estimated tokens of one message as a provider sends it: its text, a prompt's files, an answer's tool calls'
- * names and inputs, and its overhead.
+ * The tokens of one message as a provider sends it, its text counted by `counter`: its text, a prompt's files (by
+ * their estimate), an answer's tool calls' names and inputs, and its overhead.
  */
-export function estimateMessageTokens(message: ModelMessage): number {
-  let tokens = MESSAGE_OVERHEAD_TOKENS + estimateTokens(message.content);
+export function messageTokens(message: ModelMessage, counter: TokenCounter): number {
+  let tokens = MESSAGE_OVERHEAD_TOKENS + counter.count(message.content);
   if (message.role === 'user') for (const file of message.attachments ?? []) tokens += estimateAttachmentTokens(file);
   if (message.role === 'assistant')
-    for (const call of message.toolCalls ?? []) tokens += estimateTokens(call.toolName) + estimateTokens(call.input);
+    for (const call of message.toolCalls ?? []) tokens += counter.count(call.toolName) + counter.count(call.input);
   return tokens;
 }

@@ -7,7 +7,7 @@ import {
   estimateScaleOf,
   FALLBACK_CONTEXT_WINDOW,
 } from '../context/context-window.js';
-import { estimateTokens } from '../context/token-estimate.js';
+import { tokenCounterFor } from '../context/token-counter.js';
 import type { ModelProvider } from './model-provider.js';
 
 /** One model a server offers. */
@@ -115,10 +115,13 @@ export class ModelCatalog {
 
 function contextWindowOf(entry: ModelEntry): ContextWindow {
   const tokens = entry.contextWindow ?? DEFAULT_CONTEXT_WINDOWS[entry.provider.provider] ?? FALLBACK_CONTEXT_WINDOW;
+  const counter = tokenCounterFor(entry.provider.provider, entry.provider.model);
   return {
     tokens,
     reservedOutputTokens: entry.reservedOutputTokens ?? defaultReservedOutputTokens(tokens),
-    fixedTokens: entry.provider.systemPrompt ? estimateTokens(entry.provider.systemPrompt) : 0,
+    // Counted now, by the estimate while a tokenizer loads: a system prompt is short, and the reported usage corrects.
+    fixedTokens: entry.provider.systemPrompt ? counter.count(entry.provider.systemPrompt) : 0,
     estimateScale: 1,
+    counter,
   };
 }

@@ -2,6 +2,7 @@ import { CPPError, ErrorCode, type MessageNode, type ToolCall } from '@promethea
 import { describe, expect, it } from 'vitest';
 import { ContextFitter } from '../../src/context/context-fitting.js';
 import { estimateScaleOf } from '../../src/context/context-window.js';
+import { ESTIMATE, type TokenizerCounter, tokenCounterFor } from '../../src/context/token-counter.js';
 import {
   estimateAttachmentTokens,
   estimateTokens,
@@ -45,6 +46,7 @@ const window = (tokens: number, reservedOutputTokens = 0, fixedTokens = 0, estim
   reservedOutputTokens,
   fixedTokens,
   estimateScale,
+  counter: ESTIMATE,
 });
 
 describe('estimateTokens', () => {
@@ -70,6 +72,30 @@ describe('estimateAttachmentTokens', () => {
     expect(estimateAttachmentTokens({ ...file, mediaType: 'application/pdf', size: 20 * 2 ** 20 })).toBe(
       1 + PDF_TOKENS_MAX,
     );
+  });
+});
+
+describe('tokenCounterFor', () => {
+  it("counts an OpenAI model's tokens with its own encoding once loaded, and every other model's by the estimate", async () => {
+    expect(tokenCounterFor('openai-compatible', 'gpt-4o-mini').name).toBe('o200k_base');
+    expect(tokenCounterFor('openai-compatible', 'openai/gpt-5').name).toBe('o200k_base');
+    expect(tokenCounterFor('openai-compatible', 'o4-mini').name).toBe('o200k_base');
+    expect(tokenCounterFor('openai-compatible', 'gpt-4-turbo').name).toBe('cl100k_base');
+    expect(tokenCounterFor('openai-compatible', 'llama-3.1-70b')).toBe(ESTIMATE);
+    expect(tokenCounterFor('anthropic', 'claude-sonnet-4-6')).toBe(ESTIMATE);
+    expect(tokenCounterFor('ollama', 'gpt-oss')).toBe(ESTIMATE);
+
+    const counter = tokenCounterFor('openai-compatible', 'gpt-4o') as TokenizerCounter;
+    await counter.ready;
+    expect(counter.exact).toBe(true);
+    // o200k_base: "hello world" is two tokens; the estimate would say 3 (11 ASCII code units).
+    expect(counter.count('hello world')).toBe(2);
+    expect(estimateTokens('hello world')).toBe(3);
+    // Once exact, a count kept from the estimate is counted again.
+    const fitter = new ContextFitter();
+    const prompt = node('user', 'hello world');
+    expect(fitter.tokensOf(prompt, ESTIMATE)).toBe(3 + MESSAGE_OVERHEAD_TOKENS);
+    expect(fitter.tokensOf(prompt, counter)).toBe(2 + MESSAGE_OVERHEAD_TOKENS);
   });
 });
 
@@ -114,7 +140,7 @@ describe('ContextFitter', () => {
     const nodes = branch(2);
     nodes[1] = { ...nodes[1]!, toolCalls: [call] };
     const fitter = new ContextFitter();
-    const withCall = fitter.tokensOf(nodes[1]!);
+    const withCall = fitter.tokensOf(nodes[1]!, ESTIMATE);
     expect(withCall).toBeGreaterThan(250);
     const fitted = fitter.fit(nodes, window(5 * MESSAGE_TOKENS + 20), 'm', noBytes);
     expect(fitted.context).toEqual({ fromNodeId: nodes[3]!.id, omittedNodes: 2 });
@@ -132,7 +158,7 @@ describe('ContextFitter', () => {
     };
     nodes[2] = { ...nodes[2]!, attachments: [attachment] };
     const fitter = new ContextFitter();
-    expect(fitter.tokensOf(nodes[2]!)).toBe(MESSAGE_TOKENS + estimateAttachmentTokens(attachment));
+    expect(fitter.tokensOf(nodes[2]!, ESTIMATE)).toBe(MESSAGE_TOKENS + estimateAttachmentTokens(attachment));
     const fitted = fitter.fit(nodes, window(5 * MESSAGE_TOKENS + 20), 'm', noBytes);
     expect(fitted.context).toEqual({ fromNodeId: nodes[3]!.id, omittedNodes: 2 });
     expect(fitted.messages.some((message) => message.role === 'user' && message.attachments)).toBe(false);
@@ -181,8 +207,8 @@ describe('ContextFitter', () => {
   it('counts a node again when its text has grown (a continued answer)', () => {
     const fitter = new ContextFitter();
     const answer = node('assistant', 'abcd');
-    expect(fitter.tokensOf(answer)).toBe(1 + MESSAGE_OVERHEAD_TOKENS);
+    expect(fitter.tokensOf(answer, ESTIMATE)).toBe(1 + MESSAGE_OVERHEAD_TOKENS);
     answer.content += 'efgh';
-    expect(fitter.tokensOf(answer)).toBe(2 + MESSAGE_OVERHEAD_TOKENS);
+    expect(fitter.tokensOf(answer, ESTIMATE)).toBe(2 + MESSAGE_OVERHEAD_TOKENS);
   });
 });

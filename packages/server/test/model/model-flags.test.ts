@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { addModelFlags, configuredModels, modelConfigOf, type ModelFlags } from '../../src/cli/model-flags.js';
+import { ESTIMATE } from '../../src/context/token-counter.js';
 import { ModelCatalog } from '../../src/model/model-catalog.js';
 
 function parse(argv: string[], env: Record<string, string> = {}): ModelFlags {
@@ -95,6 +96,7 @@ describe('the model flags', () => {
       reservedOutputTokens: 300,
       fixedTokens: 0,
       estimateScale: 1,
+      counter: ESTIMATE,
     });
     const unset = new ModelCatalog((await configuredModels(parse([]))).models);
     expect(unset.contextWindowOf(undefined)).toEqual({
@@ -102,6 +104,7 @@ describe('the model flags', () => {
       reservedOutputTokens: 512,
       fixedTokens: 0,
       estimateScale: 1,
+      counter: ESTIMATE,
     });
   });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readModelsFile } from '../../src/cli/models-file.js';
+import { ESTIMATE } from '../../src/context/token-counter.js';
 import { ModelCatalog } from '../../src/model/model-catalog.js';
 import { startCliServer, type CliServer } from '../support/cli-server.js';
 import { RawClient } from '../support/raw-client.js';
@@ -98,6 +99,7 @@ describe('a models file', () => {
       reservedOutputTokens: 1000,
       fixedTokens: 3,
       estimateScale: 1,
+      counter: ESTIMATE,
     });
     expect(catalog.contextWindowOf('by-max-tokens').reservedOutputTokens).toBe(2000);
     expect(catalog.contextWindowOf('by-provider').reservedOutputTokens).toBe(4096);
