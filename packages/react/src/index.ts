@@ -3,6 +3,7 @@ export { useCPPState } from './use-cpp-state.js';
 export { useThreads, type ThreadsOptions, type ThreadsState } from './use-threads.js';
 export { useThreadSearch, type ThreadSearch, type ThreadSearchOptions } from './use-thread-search.js';
 export { useBranch, type Branch } from './use-branch.js';
+export { useAttachmentUrl } from './use-attachment-url.js';
 export { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';
 export { snapshotGraph } from './graph-snapshot.js';
 export type { ConnectionStatus, CPPState } from './cpp-state.js';

@@ -18,8 +18,11 @@ export interface Branch {
   regenerate(nodeId: string, options?: Pick<RegenerateOptions, 'model'>): Promise<void>;
   /** The interrupted or failed answer `nodeId` goes on, in the same node, from where it stopped; settles when it ends. */
   continueAnswer(nodeId: string): Promise<void>;
-  /** The prompt `nodeId` rewritten: the new text goes beside it and is answered by `model`; settles when the answer ends. */
-  edit(nodeId: string, userPrompt: string, options?: Pick<EditOptions, 'model'>): Promise<void>;
+  /**
+   * The prompt `nodeId` rewritten: the new text, carrying `attachments` (PROTOCOL.md §27), goes beside it and is
+   * answered by `model`; settles when the answer ends.
+   */
+  edit(nodeId: string, userPrompt: string, options?: Pick<EditOptions, 'model' | 'attachments'>): Promise<void>;
   /** Removes `nodeId` and everything under it; a head inside moves to its parent. */
   deleteBranch(nodeId: string): Promise<void>;
 }
@@ -63,8 +66,12 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     [client, threadId],
   );
   const edit = useCallback(
-    async (nodeId: string, userPrompt: string, { model }: Pick<EditOptions, 'model'> = {}) => {
-      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId, model });
+    async (
+      nodeId: string,
+      userPrompt: string,
+      { model, attachments }: Pick<EditOptions, 'model' | 'attachments'> = {},
+    ) => {
+      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId, model, attachments });
     },
     [client, threadId],
   );

@@ -304,6 +304,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     );
     this.attachments = new Attachments(options.attachments ?? {}, {
       store: this.store,
+      allowedOrigins: options.allowedOrigins ?? ['*'],
       mayRead: (threadId, identity) => this.access.threads.mayRead(threadId, identity),
       onError: (error) => this.reportError(error),
     });

@@ -9,6 +9,7 @@ import {
   isImageType,
   newAttachmentId,
 } from '@promethea/cpp-protocol';
+import { originAllowed, SAME_ORIGIN } from '../auth/origin-policy.js';
 import type { Identity } from '../engine/identity.js';
 import type { AttachmentRecord, ConversationStore } from '../store/conversation-store.js';
 import type { AttachmentLimits } from './attachment-options.js';
@@ -33,6 +34,8 @@ export interface AttachmentEndpointDependencies {
   store: ConversationStore;
   tickets: AttachmentTickets;
   limits: AttachmentLimits;
+  /** The origins whose pages may use the endpoints (`CPPServerOptions.allowedOrigins`), as for the session. */
+  allowedOrigins: readonly string[];
   /** Whether the identity may read the thread (its owner's only, or anyone's where a thread id is the capability). */
   mayRead(threadId: string, identity: Identity): Promise<boolean>;
   now(): number;
@@ -51,7 +54,32 @@ export class AttachmentEndpoint {
   /** Whether the path is this endpoint's; if so the request is answered. */
   handle(request: IncomingMessage, response: ServerResponse, path: string): boolean {
     if (path !== ATTACHMENTS_PATH && !path.startsWith(`${ATTACHMENTS_PATH}/`)) return false;
+    if (this.crossOrigin(request, response)) return true;
     this.answer(request, response, path).catch((error: unknown) => this.refuse(response, error));
+    return true;
+  }
+
+  /**
+   * CORS, for pages of the origins the session takes (a ticket, not a cookie, is the credential, so no request
+   * carries the visitor's rights by itself): their requests are answered readable, and a preflight (OPTIONS) is
+   * answered here; true when it was one.
+   */
+  private crossOrigin(request: IncomingMessage, response: ServerResponse): boolean {
+    const { origin } = request.headers;
+    const allowed = origin !== undefined && originAllowed(request, this.dependencies.allowedOrigins);
+    if (allowed) response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Vary', 'Origin');
+    if (request.method !== 'OPTIONS') return false;
+    if (!allowed) {
+      sendJson(response, 403, { code: ErrorCode.FORBIDDEN, message: `pages of ${origin ?? 'no origin'} may not` });
+      return true;
+    }
+    response.writeHead(204, {
+      'Access-Control-Allow-Methods': 'POST, GET, HEAD',
+      'Access-Control-Allow-Headers': 'Authorization',
+      'Access-Control-Max-Age': '600',
+    });
+    response.end();
     return true;
   }
 
@@ -132,12 +160,17 @@ export class AttachmentEndpoint {
       'X-Content-Type-Options': 'nosniff',
       // Whatever the bytes hold, a browser opening them runs nothing, loads nothing and has no origin to act in.
       'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
-      'Cross-Origin-Resource-Policy': 'same-origin',
+      // An <img> of a page of another allowed origin sends no Origin: a server that takes other origins lets them embed.
+      'Cross-Origin-Resource-Policy': this.embeddable ? 'cross-origin' : 'same-origin',
       'Referrer-Policy': 'no-referrer',
       'Cache-Control': 'private, max-age=3600',
       ETag: `"${record.sha256}"`,
     });
     response.end(request.method === 'HEAD' ? undefined : bytes);
+  }
+
+  private get embeddable(): boolean {
+    return this.dependencies.allowedOrigins.some((origin) => origin !== SAME_ORIGIN);
   }
 
   private async mayRead(record: AttachmentRecord, identity: Identity): Promise<boolean> {

@@ -13,6 +13,7 @@ import { AttachmentTickets } from './attachment-ticket.js';
 
 export interface AttachmentsDependencies {
   store: ConversationStore;
+  allowedOrigins: readonly string[];
   mayRead(threadId: string, identity: Identity): Promise<boolean>;
   onError(error: unknown): void;
 }

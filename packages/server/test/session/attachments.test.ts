@@ -348,4 +348,32 @@ describe('attachments', () => {
     const error = await expectError(client, 'INVALID_FRAME', { refId: 'import-files' });
     expect(error.message).toMatch(/^payload\.document: thread 1 has messages carrying files/);
   });
+
+  it('answers pages of the origins the session takes across origins (CORS), and refuses the preflight of others', async () => {
+    const server = await fixture.start({ allowedOrigins: ['https://chat.example'] });
+    const { ticket } = await connectAs(ALICE);
+    const preflight = (origin: string) =>
+      fetch(endpoint(server), {
+        method: 'OPTIONS',
+        headers: {
+          Origin: origin,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'authorization',
+        },
+      });
+
+    const allowed = await preflight('https://chat.example');
+    expect([allowed.status, allowed.headers.get('access-control-allow-origin')]).toEqual([204, 'https://chat.example']);
+    expect(allowed.headers.get('access-control-allow-headers')).toBe('Authorization');
+    expect((await preflight('https://evil.example')).status).toBe(403);
+
+    const upload = await fetch(`${endpoint(server)}?name=a.txt`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ticket}`, Origin: 'https://chat.example' },
+      body: 'from a page',
+    });
+    expect([upload.status, upload.headers.get('access-control-allow-origin')]).toEqual([201, 'https://chat.example']);
+    const file = (await upload.json()) as Attachment;
+    expect((await download(server, ticket, file.id)).headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+  });
 });
