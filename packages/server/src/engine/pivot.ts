@@ -1,33 +1,18 @@
-import {
-  CPPError,
-  ErrorCode,
-  newMessageId,
-  planPivotSplice,
-  type ClientFrame,
-  type TreeChange,
-} from '@promethea/cpp-protocol';
-import type { AnswerStream } from './answer-stream.js';
+import { CPPError, ErrorCode, newMessageId, planPivotSplice, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
 import { promptAttachments } from './prompt-attachments.js';
 import { authorOf, type Identity } from './identity.js';
-import { keepingTheCut } from './keeping-the-cut.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
 import { checkNothingStreams, checkVersion, isRetry, requireNode } from './thread-guards.js';
 
-/** The steps of a pivot after its checks, in order; each runs once. */
-interface PivotSteps {
-  abort(): Promise<Cut | undefined>;
-  spawn(planned: TreeChange): AnswerStream;
-  commit(planned: TreeChange, stream: AnswerStream): Promise<{ change: TreeChange; stream: AnswerStream }>;
-  insert(change: TreeChange, stream: AnswerStream): void;
-}
-
 /**
- * CPP_PIVOT_INIT (seed spec §4, docs/PROTOCOL.md §11), in the thread's turn: checks → abort and cut → commit (the
- * cut, the user node, the assistant node, one transaction) → publish → spawn.
+ * CPP_PIVOT_INIT (seed spec §4, docs/PROTOCOL.md §11), in the thread's turn: checks → abort and cut
+ * (CPP_STREAM_HALTED at once) → spawn (the new model call leaves, its text held) → commit (the cut, the user node,
+ * the assistant node, one transaction) → insert (the patch is published, then the new text flows). Each step is
+ * the thread's answer's (`answer.ts`), timed and traced by the pivot's observation from the outside.
  *
  * The server's 'pivot' listeners run between the checks and the steps: through their `PivotContext` they may run
  * the two steps themselves and work around them. What they leave undone is done once they settle, so every pivot
@@ -52,7 +37,7 @@ export async function pivot(
     return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   requireNode(thread.graph, interruptedNodeId);
-  await thread.commitEnded();
+  await thread.answer.commitEnded();
   const streaming = thread.generation.stream;
   if (streaming && streaming.nodeId !== interruptedNodeId) {
     throw new CPPError(
@@ -81,53 +66,36 @@ export async function pivot(
       ...(attachments ? { attachments } : {}),
     });
   };
-  const steps = observed(
-    {
-      // Abort and cut: the model call stops, its text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
-      abort: () => thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'pivot'),
-      // The new answer's model call leaves now, its text held, so that the model works while the change commits.
-      spawn: (planned) => thread.spawn(planned, assistantNodeId, requester),
-      // Commit: the cut, the user node and the assistant node, in one transaction.
-      commit: (planned, stream) => thread.commitAnswer(plan, planned, stream, requester, { prompt: userPrompt }),
-      // Publish, then the new answer's text flows: clients get the branch before its first chunk.
-      insert: (change, stream) => thread.insert(change, stream),
-    },
-    observation,
-  );
-
+  const { answer } = thread;
   let aborting: Promise<void> | undefined;
   let spawning: Promise<{ assistantNodeId: string }> | undefined;
   // Nothing to abort when the named node does not stream here (case B: the branch grows under a finished answer).
   const abortActiveStream = () =>
     (aborting ??= (async () => {
-      if (thread.generation.stream?.nodeId === interruptedNodeId) cut = await steps.abort();
+      if (thread.generation.stream?.nodeId !== interruptedNodeId) return;
+      // Abort and cut: the model call stops, its text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
+      const received = { content: receivedContentLength, reasoning: receivedReasoningLength };
+      cut = await observation.step('abort', () => answer.halt(received, 'pivot'));
+      if (cut) observation.halted();
     })());
   const spawnSiblingStream = () =>
     (spawning ??= (async () => {
       await abortActiveStream();
       await thread.generation.claim();
-      const planned = await thread.plan(plan);
-      const { change, stream } = await steps.commit(planned, steps.spawn(planned));
-      steps.insert(change, stream);
+      const planned = answer.plan(plan);
+      // The new answer's model call leaves now, its text held, so that the model works while the change commits.
+      const spawned = observation.step('spawn', () => answer.spawn(planned, assistantNodeId, requester));
+      const titling = { prompt: userPrompt };
+      const { change, stream } = await observation.step('commit', () =>
+        answer.commitAnswer(plan, planned, spawned, requester, titling),
+      );
+      // Publish, then the new answer's text flows: clients get the branch before its first chunk.
+      observation.step('insert', () => answer.insert(change, stream));
       return { assistantNodeId };
     })());
 
-  await keepingTheCut(thread, async () => {
+  await answer.keepingTheCut(async () => {
     await thread.pivotListeners(new PivotContext(request, identity, { abortActiveStream, spawnSiblingStream }));
     await spawnSiblingStream();
   });
-}
-
-/** The steps as the pivot's observation sees them: each timed and traced from the outside. */
-function observed(steps: PivotSteps, observation: PivotObservation): PivotSteps {
-  return {
-    abort: async () => {
-      const cut = await observation.step('abort', () => steps.abort());
-      if (cut) observation.halted();
-      return cut;
-    },
-    spawn: (planned) => observation.step('spawn', () => steps.spawn(planned)),
-    commit: (planned, stream) => observation.step('commit', () => steps.commit(planned, stream)),
-    insert: (change, stream) => observation.step('insert', () => steps.insert(change, stream)),
-  };
 }

@@ -9,20 +9,20 @@ import {
   planRegenerate,
   regeneratedPrompt,
   type ClientFrame,
-  type TreeChange,
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
 import { authorOf, type Identity } from './identity.js';
-import { keepingTheCut } from './keeping-the-cut.js';
 import { promptAttachments } from './prompt-attachments.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
-import type { Titling } from './thread-committer.js';
 import { checkNothingStreams, checkVersion, isAnswerRetry, isRetry, requireNode } from './thread-guards.js';
 
 type Frame<Type extends ClientFrame['type']> = Extract<ClientFrame, { type: Type }>;
 
-/** CPP_PROMPT, in the thread's turn: checks → commit (the user node and its answer, one transaction) → publish → spawn. */
+/**
+ * CPP_PROMPT, in the thread's turn: checks → hooks → spawn (the model call leaves, its text held) → commit (the user
+ * node and its answer, one transaction) → insert (the patch is published, then the text flows): `ThreadAnswer.start`.
+ */
 export async function prompt(
   thread: ThreadContext,
   frame: Frame<'CPP_PROMPT'>,
@@ -33,7 +33,7 @@ export async function prompt(
   thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId);
   if (await isRetry(thread.graph, thread.store, newNodeId, userPrompt, parentNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
-  await thread.commitEnded();
+  await thread.answer.commitEnded();
   const streaming = thread.generation.stream;
   if (streaming)
     throw new CPPError(
@@ -61,12 +61,12 @@ export async function prompt(
       ...(attachments ? { attachments } : {}),
     });
   };
-  await answer(thread, plan, assistantNodeId, requester, { prompt: userPrompt });
+  await thread.answer.start(plan, assistantNodeId, requester, { prompt: userPrompt });
 }
 
 /**
- * CPP_REGENERATE (PROTOCOL.md §24.1), in the thread's turn: checks → halt the user node's streaming answer, if any →
- * commit (the cut and the new answer beside it) → publish → spawn.
+ * CPP_REGENERATE (PROTOCOL.md §24.1), in the thread's turn: checks → hooks → halt the user node's streaming answer, if
+ * any (CPP_STREAM_HALTED at once) → spawn → commit (the cut and the new answer beside it) → insert.
  */
 export async function regenerate(
   thread: ThreadContext,
@@ -87,7 +87,7 @@ export async function regenerate(
   checkVersion(thread.graph, expectedVersion);
   const userNode = regeneratedPrompt(thread.graph, userNodeId);
   const model = thread.models.resolve(frame.payload.model);
-  await thread.commitEnded();
+  await thread.answer.commitEnded();
   const halting = thread.generation.stream;
   if (halting && getNode(thread.graph, halting.nodeId)?.parentId !== userNode.id) {
     throw new CPPError(
@@ -98,8 +98,8 @@ export async function regenerate(
   await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
   const cut: Cut | undefined =
     halting &&
-    (await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
-  await keepingTheCut(thread, async () => {
+    (await thread.answer.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
+  await thread.answer.keepingTheCut(async () => {
     await thread.generation.claim();
     const plan = () => {
       checkNothingStreams(thread.graph, cut ? halting?.nodeId : undefined);
@@ -113,13 +113,14 @@ export async function regenerate(
         ...halted,
       });
     };
-    await answer(thread, plan, newNodeId, requester, { prompt: userNode.content });
+    await thread.answer.start(plan, newNodeId, requester, { prompt: userNode.content });
   });
 }
 
 /**
- * CPP_CONTINUE (PROTOCOL.md §24.4), in the thread's turn: checks → commit (the same node streaming again) → publish →
- * spawn, its text going on from where it stopped. A continue naming a node that streams is a retry, answered with a sync.
+ * CPP_CONTINUE (PROTOCOL.md §24.4), in the thread's turn: checks → hooks → spawn → commit (the same node streaming
+ * again) → insert, its text going on from where it stopped. A continue naming a node that streams is a retry,
+ * answered with a sync.
  */
 export async function continueAnswer(
   thread: ThreadContext,
@@ -137,7 +138,7 @@ export async function continueAnswer(
   const model = models.resolve(
     frame.payload.model ?? (node.model !== undefined && models.offers(node.model) ? node.model : undefined),
   );
-  await thread.commitEnded();
+  await thread.answer.commitEnded();
   const streaming = thread.generation.stream;
   if (streaming)
     throw new CPPError(
@@ -151,24 +152,7 @@ export async function continueAnswer(
     checkNothingStreams(thread.graph, undefined);
     return planContinue(thread.graph, { nodeId: node.id, model });
   };
-  await answer(thread, plan, node.id, requester, { prompt: getNode(thread.graph, node.parentId ?? '')?.content ?? '' });
-}
-
-/** Commits the change that starts the answer `assistantNodeId`, its model call already on its way, then lets it stream. */
-async function answer(
-  thread: ThreadContext,
-  plan: () => TreeChange,
-  assistantNodeId: string,
-  requester: Subscriber,
-  titling: Titling,
-): Promise<void> {
-  const planned = await thread.plan(plan);
-  const { change, stream } = await thread.commitAnswer(
-    plan,
-    planned,
-    thread.spawn(planned, assistantNodeId, requester),
-    requester,
-    titling,
-  );
-  thread.insert(change, stream);
+  await thread.answer.start(plan, node.id, requester, {
+    prompt: getNode(thread.graph, node.parentId ?? '')?.content ?? '',
+  });
 }

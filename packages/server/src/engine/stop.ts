@@ -24,8 +24,8 @@ export async function stop(
   // The answer may have ended by itself while the hooks ran.
   const cut =
     thread.generation.stream?.nodeId === nodeId
-      ? await thread.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop')
+      ? await thread.answer.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop')
       : undefined;
   if (!cut) throw notStreaming();
-  await thread.commitHalt(nodeId, cut);
+  await thread.answer.commitHalt(nodeId, cut);
 }

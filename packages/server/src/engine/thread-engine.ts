@@ -2,38 +2,23 @@ import {
   CPPError,
   encodeServerFrame,
   ErrorCode,
+  cutToolCalls,
   getNode,
-  pathToRoot,
-  pathToRootAfter,
-  partText,
-  planFinish,
   setPartText,
   streamingNode,
-  type AnswerContext,
   type ClientFrame,
-  cutToolCalls,
-  isFinalToolCallState,
-  withToolCall,
-  type FinishInput,
-  type HaltReason,
   type MessageNode,
   type RevokeReason,
   type ServerFrame,
   type ThreadGraph,
-  type ToolCall,
   type TreeChange,
 } from '@promethea/cpp-protocol';
-import { ContextFitter, type FittedContext } from '../context/context-fitting.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
-import { ProviderError } from '../model/provider-error.js';
 import type { ConversationStore, StoredThread, ThreadRecord } from '../store/conversation-store.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
-import { AnswerStream } from './answer-stream.js';
-import { isUnreachable } from '../unreachable.js';
-import { commitUntilStored } from './commit-retry.js';
-import type { Cut, ReceivedLengths } from './cut.js';
-import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
-import { ANONYMOUS_DID, type Identity } from './identity.js';
+import { ThreadAnswer, ThreadGeneration, type AnswerDependencies, type Titling } from './answer.js';
+import type { Cut } from './cut.js';
+import type { EngineObserver } from './engine-observer.js';
+import type { Identity } from './identity.js';
 import type { OperationContext } from './operation-context.js';
 import { pivot } from './pivot.js';
 import type { PivotContext } from './pivot-context.js';
@@ -44,13 +29,10 @@ import { SerialQueue } from './serial-queue.js';
 import { streamState } from './sync-frame-cache.js';
 import { stop } from './stop.js';
 import { answerToolCall, approveToolCall } from './tool-call-answers.js';
-import type { StreamPersister } from './stream-persister.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext, ThreadLimits } from './thread-context.js';
-import { ThreadCommitter, type Titling } from './thread-committer.js';
 import { ThreadFanout } from './thread-fanout.js';
 import type { ThreadFrame } from './thread-frame.js';
-import { ThreadGeneration } from './thread-generation.js';
 import type { LinkedEngine, ThreadLink } from './thread-link.js';
 import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
 
@@ -60,57 +42,37 @@ import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
  */
 const CATCH_UP_PATIENCE_MS = 1000;
 
-export interface ThreadEngineDependencies {
-  store: ConversationStore;
-  /** The models answers are written by: the one a prompt or pivot names, or the default. */
-  models: ModelCatalog;
-  /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
-  chunkIntervalMs: number;
-  /** Saves the text of this server's streaming answers while they stream. */
-  persister: StreamPersister;
-  /** The tools answers may call (docs/PROTOCOL.md §26). */
-  tools: ToolRegistry;
-  observer: EngineObserver;
+export interface ThreadEngineDependencies extends AnswerDependencies {
   limits: ThreadLimits;
-  /**
-   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
-   * the returned function uncounts it once the answer stops.
-   */
-  admitGeneration(requester: Subscriber): () => void;
   /** Runs the server's 'pivot' listeners; the engine completes what they leave undone. */
   pivotListeners(context: PivotContext): Promise<void>;
   /** Runs the server's hooks of an operation (see `OperationContext`). */
   runHooks(context: OperationContext): Promise<void>;
   /** The engine has no subscriber and no generation left: it may be unloaded. */
   onIdle(engine: ThreadEngine): void;
-  /** A failure that no client frame answers (a batch that could not be persisted, a commit after a stream ended). */
-  onBackgroundError(error: unknown, threadId: string): void;
 }
 
 /**
  * The live state of one thread: its graph, its subscribers and its one generation. Every operation (a module of
- * its own: `pivot.ts`, `prompt.ts`, `stop.ts`, `tree-edits.ts`) runs in the thread's serial queue, plans a change
- * with the pure tree operations, commits it to the store in one transaction, applies it to the graph, and only then
- * tells the subscribers; this class gives them the steps they are written with (`ThreadContext`).
+ * its own: `pivot.ts`, `prompt.ts`, `stop.ts`, `tree-edits.ts`) runs in the thread's serial queue and plans its
+ * change with the pure tree operations; a change is committed to the store in one transaction and applied to the
+ * graph before its CPP_GRAPH_PATCH goes out. What is not a change goes out before any commit: CPP_STREAM_HALTED as
+ * soon as a stream is cut, and an answer's chunks as they come (`answer.ts`). The operations get the thread's state
+ * and its answer (`ThreadContext`) from this class.
  */
 export class ThreadEngine implements ThreadContext, LinkedEngine {
   private readonly queue = new SerialQueue();
-  private readonly contextFitter = new ContextFitter();
-  /**
-   * What each answer's model was given: its `context`, recorded on the node its start commits (absent: it read the
-   * whole branch), and the estimated tokens, which the provider's reported usage corrects.
-   */
-  private readonly fittedContexts = new WeakMap<AnswerStream, FittedContext>();
   /**
    * Subscribers whose CPP_THREAD_CLOSE waits for its turn, each with that close. This, and `catchUp`, are made when
    * first needed: what every open thread holds is multiplied by the threads a server keeps open (issue 20).
    */
   private leaving: Map<Subscriber, object> | undefined;
   private readonly fanout: ThreadFanout;
-  private readonly committer: ThreadCommitter;
   /** Made by the first frame another server answers: a server alone never waits for its copy. */
   private catchUp: CopyCatchUp | undefined;
   readonly generation: ThreadGeneration;
+  /** The thread's answer, from its start to its end, and every commit of the thread. */
+  readonly answer: ThreadAnswer;
   /** Set once the engine went idle and was let go of: the thread is looked up again, never subscribed to here. */
   private unloaded = false;
 
@@ -124,7 +86,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   ) {
     this.fanout = new ThreadFanout(graph, record, link);
     this.generation = new ThreadGeneration(graph.threadId, link, dependencies.persister, () => this.unloadIfIdle());
-    this.committer = new ThreadCommitter(graph, record, dependencies.store, link, this.generation);
+    this.answer = new ThreadAnswer(graph, record, link, this.generation, this.fanout, this.queue, dependencies);
   }
 
   get threadId(): string {
@@ -254,12 +216,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
       const nodeId = this.generation.stream?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.halt({}, 'shutdown');
-      if (nodeId !== undefined && cut) await this.commitHalt(nodeId, cut);
+      const cut = nodeId === undefined ? undefined : await this.answer.halt({}, 'shutdown');
+      if (nodeId !== undefined && cut) await this.answer.commitHalt(nodeId, cut);
     });
   }
 
-  // ---- The steps operations are written with (ThreadContext) ----
+  // ---- What the tree edits are written with (ThreadContext) ----
 
   pivotListeners(context: PivotContext): Promise<void> {
     return this.dependencies.pivotListeners(context);
@@ -273,126 +235,12 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     requester.send(this.fanout.syncFrame());
   }
 
-  async commitEnded(): Promise<void> {
-    const stream = this.generation.stream;
-    if (stream?.outcome) await this.finish(stream);
-  }
-
-  /**
-   * The cut is final as soon as the stream stops, and CPP_STREAM_HALTED confirms it at once: the commit that keeps
-   * it (`commitHalt`) need not delay it. A stream that had ended by itself has its end committed instead.
-   */
-  async halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
-    const stream = this.generation.stream;
-    if (!stream) return undefined;
-    const cut = this.generation.halt(received);
-    if (!cut) {
-      await this.finish(stream);
-      return undefined;
-    }
-    this.fanout.publishHalted(stream.nodeId, cut, reason);
-    return cut;
-  }
-
-  /**
-   * Keeps a halted answer's cut. When the store cannot be reached the frame that halted it fails (INTERNAL), but
-   * CPP_STREAM_HALTED has told every client where the answer ends and nothing else would end it: the cut is kept
-   * once the store is back (see `commitUntilStored`), unless the thread has moved on by then.
-   */
-  async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    try {
-      await this.keepCut(nodeId, cut, unannounced);
-    } catch (error) {
-      if (isUnreachable(error) && this.cutPending(nodeId)) {
-        const keep = async () => {
-          if (this.cutPending(nodeId)) await this.keepCut(nodeId, cut);
-        };
-        commitUntilStored(() => this.queue.run(keep), {
-          wanted: () => this.cutPending(nodeId),
-          onRetry: (retried) => this.dependencies.onBackgroundError(retried, this.threadId),
-        }).catch((failure: unknown) => this.dependencies.onBackgroundError(failure, this.threadId));
-      }
-      throw error;
-    }
-  }
-
-  /** The stream halted at a cut that no commit has kept yet writes `nodeId`. */
-  private cutPending(nodeId: string): boolean {
-    const state = this.generation.state;
-    return state.name === 'halting' && state.stream.nodeId === nodeId;
-  }
-
-  private async keepCut(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
-    const change = await this.commit(() =>
-      planFinish(this.graph, {
-        nodeId,
-        status: 'interrupted',
-        content: cut.content,
-        reasoning: cut.reasoning,
-        toolCalls: cut.toolCalls,
-      }),
-    );
-    if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
-    this.fanout.publishChange(change);
-  }
-
-  async plan(plan: () => TreeChange): Promise<TreeChange> {
-    try {
-      return plan();
-    } catch (error) {
-      this.generation.abandon();
-      throw error;
-    }
-  }
-
-  spawn(planned: TreeChange, assistantNodeId: string, requester: Subscriber): AnswerStream {
-    try {
-      return this.answerStream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
-    } catch (error) {
-      this.generation.abandon();
-      throw error;
-    }
-  }
-
-  /**
-   * The model call is made before the commit, held, so that a store that commits over the network (PostgreSQL) does
-   * so while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
-   * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
-   * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
-   */
-  async commitAnswer(
-    plan: () => TreeChange,
-    planned: TreeChange,
-    stream: AnswerStream,
-    requester: Subscriber,
-    titling: Titling,
-  ): Promise<{ change: TreeChange; stream: AnswerStream }> {
-    let change: TreeChange;
-    const context = this.fittedContexts.get(stream)?.context;
-    const recorded = () => withAnswerContext(plan(), stream.nodeId, context);
-    try {
-      change = await this.committer.commit(recorded, titling, withAnswerContext(planned, stream.nodeId, context));
-    } catch (error) {
-      stream.halt();
-      throw error;
-    }
-    if (parentOf(change, stream.nodeId) === parentOf(planned, stream.nodeId)) return { change, stream };
-    // Planned again on a thread another server had changed: the answer's context moved with it.
-    stream.halt();
-    return { change, stream: this.answerStream(stream.nodeId, requester, pathToRoot(this.graph, stream.nodeId)) };
-  }
-
   commit(plan: () => TreeChange, titling?: Titling): Promise<TreeChange> {
-    return this.committer.commit(plan, titling);
+    return this.answer.commit(plan, titling);
   }
 
   publishChange(change: TreeChange): void {
     this.fanout.publishChange(change);
-  }
-
-  insert(change: TreeChange, stream: AnswerStream): void {
-    this.fanout.publishChange(change);
-    this.generation.start(stream);
   }
 
   deleted(): void {
@@ -552,141 +400,13 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     await this.link.reload();
     const node = streamingNode(this.graph);
     if (!node || this.generation.stream) return this.generation.abandon();
-    await this.commitHalt(node.id, cutOfLost(node), 'shutdown');
+    await this.answer.commitHalt(node.id, cutOfLost(node), 'shutdown');
   }
 
   /** Another server ended this server's generation (it took the generation over): it must not stream on. */
   private loseOverriddenGeneration(): void {
     const stream = this.generation.stream;
     if (stream && getNode(this.graph, stream.nodeId)?.status !== 'streaming') this.generation.lose();
-  }
-
-  // ---- Answers ----
-
-  /**
-   * A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. A
-   * node that has text already (a continued answer) is the last turn of the context, which the model goes on with;
-   * its parts continue from their lengths.
-   */
-  private answerStream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
-    const node = branch.at(-1);
-    const fitted = this.contextFitter.fit(
-      branch,
-      this.models.contextWindowOf(node?.model),
-      node?.model ?? this.models.defaultId,
-      (sha256) => this.store.attachmentBytes(sha256),
-    );
-    const { messages } = fitted;
-    const admitted = this.dependencies.admitGeneration(requester);
-    const initial = {
-      content: node?.content ?? '',
-      reasoning: node ? partText(node, 'reasoning') : '',
-      toolCalls: node?.toolCalls ?? [],
-    };
-    // A continued answer goes on with its text, unless its last step called tools: then their results come last.
-    const last = messages.at(-1);
-    const continues = initial.content.length > 0 && last?.role === 'assistant' && !last.toolCalls?.length;
-    const toolSaves = new ToolCallSaves(this.dependencies.store, this.threadId, assistantNodeId, (error) =>
-      this.dependencies.onBackgroundError(error, this.threadId),
-    );
-    const model = this.models.providerOf(node?.model);
-    const { threadId } = this;
-    const observation = this.observer.generationStarted({
-      connectionId: requester.connectionId,
-      threadId,
-      nodeId: assistantNodeId,
-      provider: model.provider,
-      model: model.model,
-      contextMessages: messages.length,
-    });
-    const stream: AnswerStream = new AnswerStream(
-      assistantNodeId,
-      model,
-      messages,
-      {
-        onChunk: (part, offset, delta) => {
-          const streaming = getNode(this.graph, assistantNodeId);
-          if (streaming) setPartText(streaming, part, partText(streaming, part) + delta);
-          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, ...(part === 'reasoning' ? { part } : {}) };
-          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-          this.dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
-        },
-        onToolCall: (call) => {
-          const streaming = getNode(this.graph, assistantNodeId);
-          if (streaming) streaming.toolCalls = withToolCall(streaming.toolCalls, call);
-          this.fanout.publish('CPP_TOOL_CALL', { threadId, nodeId: assistantNodeId, toolCall: call });
-          if (streaming) toolSaves.save(call, streaming.toolCalls ?? []);
-        },
-        onToolInput: (toolCallId, offset, delta) => {
-          const streaming = getNode(this.graph, assistantNodeId);
-          const call = streaming?.toolCalls?.find((held) => held.toolCallId === toolCallId);
-          if (streaming && call)
-            streaming.toolCalls = withToolCall(streaming.toolCalls, { ...call, input: call.input + delta });
-          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, part: 'tool-input' as const, toolCallId };
-          this.fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
-        },
-        onEnd: () => {
-          this.generation.end(stream);
-          // The lock stays held until the end is stored: no other server takes an answer whose end is on its way.
-          commitUntilStored(() => this.queue.run(() => this.finish(stream)), {
-            wanted: () => this.generation.stream === stream,
-            onRetry: (error) => this.dependencies.onBackgroundError(error, threadId),
-          }).catch((error: unknown) => this.dependencies.onBackgroundError(error, threadId));
-        },
-        onStopped: admitted,
-      },
-      this.dependencies.chunkIntervalMs,
-      observation,
-      { registry: this.dependencies.tools, threadId, identity: requester.identity?.did ?? ANONYMOUS_DID },
-      initial,
-      continues,
-    );
-    this.fittedContexts.set(stream, fitted);
-    return stream;
-  }
-
-  /** Commits how a stream ended by itself. Runs in the queue; a no-op when a halt got there first. */
-  private async finish(stream: AnswerStream): Promise<void> {
-    const outcome = stream.outcome;
-    if (this.generation.stream !== stream || !outcome) return;
-    const { nodeId } = stream;
-    const status = outcome.kind === 'completed' ? 'completed' : 'failed';
-    // A failed answer's calls still going on are interrupted, as a halt would leave them.
-    const toolCalls = cutToolCalls(stream.toolCalls, stream.text.length);
-    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning, toolCalls };
-    if (outcome.kind === 'completed' && outcome.usage) {
-      finish.usage = outcome.usage;
-      this.calibrate(stream, outcome.usage.inputTokens);
-    }
-    const change = await this.commit(() => planFinish(this.graph, finish));
-    if (outcome.kind === 'completed') {
-      const finished = {
-        threadId: this.threadId,
-        nodeId,
-        finalContentLength: stream.text.length,
-        finishReason: outcome.finishReason,
-      };
-      this.fanout.publish('CPP_STREAM_COMPLETED', finished);
-    } else {
-      this.fanout.publish('CPP_ERROR', {
-        code: ErrorCode.PROVIDER_ERROR,
-        message: providerMessage(outcome),
-        threadId: this.threadId,
-        nodeId,
-      });
-    }
-    this.fanout.publishChange(change);
-  }
-
-  /**
-   * The provider counted `inputTokens` for the context the answer was given: the model's later estimates follow it. An
-   * answer that called tools made several calls, whose usage adds up theirs: it says nothing of one context.
-   */
-  private calibrate(stream: AnswerStream, inputTokens: number | undefined): void {
-    const fitted = this.fittedContexts.get(stream);
-    if (!fitted || stream.toolCalls.length > 0) return;
-    const model = getNode(this.graph, stream.nodeId)?.model;
-    this.models.calibrate(model, fitted.tokens + this.models.contextWindowOf(model).fixedTokens, inputTokens);
   }
 
   private closeDeleted(): void {
@@ -715,47 +435,4 @@ function cutOfLost(node: MessageNode): Cut {
     lastChunkReceived: '',
     toolCalls: cutToolCalls(node.toolCalls ?? [], node.content.length),
   };
-}
-
-/**
- * Saves a streaming answer's tool calls as they change, one save after another so that they reach the store in
- * order; not the input's pieces nor progress, which a crash may lose (the call is then recovered as interrupted).
- */
-class ToolCallSaves {
-  private last: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly store: ConversationStore,
-    private readonly threadId: string,
-    private readonly nodeId: string,
-    private readonly onError: (error: unknown) => void,
-  ) {}
-
-  save(changed: ToolCall, calls: readonly ToolCall[]): void {
-    if (changed.progress && !isFinalToolCallState(changed.state)) return;
-    const snapshot = structuredClone([...calls]);
-    this.last = this.last
-      .then(() => this.store.saveToolCalls(this.threadId, this.nodeId, snapshot))
-      .catch(this.onError);
-  }
-}
-
-/** The parent of the user node above `assistantNodeId` in a change that creates both. */
-function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
-  const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
-  return change.nodes.find((node) => node.id === userNodeId)?.parentId;
-}
-
-function providerMessage(outcome: Extract<AnswerOutcome, { kind: 'failed' }>): string {
-  return ProviderError.isInstance(outcome.error) ? outcome.error.message : 'the model provider failed';
-}
-
-/** `change` with the answer `nodeId` recording what its model read: `context`, or nothing when it read all. */
-function withAnswerContext(change: TreeChange, nodeId: string, context: AnswerContext | undefined): TreeChange {
-  const nodes = change.nodes.map((node) => {
-    if (node.id !== nodeId) return node;
-    const { context: _previous, ...rest } = node;
-    return context ? { ...rest, context } : rest;
-  });
-  return { ...change, nodes };
 }

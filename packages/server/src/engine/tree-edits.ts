@@ -40,7 +40,7 @@ export async function deleteBranch(
   identity: Identity,
 ): Promise<void> {
   const { nodeId, expectedVersion } = frame.payload;
-  await thread.commitEnded();
+  await thread.answer.commitEnded();
   const plan = () => {
     requireNode(thread.graph, nodeId);
     checkVersion(thread.graph, expectedVersion);

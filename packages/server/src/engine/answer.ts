@@ -1,0 +1,625 @@
+// The answer's life, one module read top to bottom (issue 32): the generation's state machine and its lock
+// (`ThreadGeneration`), then the steps that halt, start, commit, stream and finish an answer (`ThreadAnswer`, which
+// `pivot.ts`, `prompt.ts` and `stop.ts` call directly). The model call itself, its steps and its pacing, is
+// `AnswerStream` (answer-stream.ts). Every change of a thread reaches the store through `ThreadAnswer.commit`.
+import {
+  CPPError,
+  ErrorCode,
+  cutToolCalls,
+  getNode,
+  isFinalToolCallState,
+  partText,
+  pathToRoot,
+  pathToRootAfter,
+  planFinish,
+  safeCutLength,
+  setPartText,
+  withToolCall,
+  type AnswerContext,
+  type FinishInput,
+  type HaltReason,
+  type MessageNode,
+  type ToolCall,
+  type ThreadGraph,
+  type TreeChange,
+} from '@promethea/cpp-protocol';
+import { ContextFitter, type FittedContext } from '../context/context-fitting.js';
+import type { ModelCatalog } from '../model/model-catalog.js';
+import { ProviderError } from '../model/provider-error.js';
+import type { ConversationStore, ThreadRecord } from '../store/conversation-store.js';
+import { StoreConflictError } from '../store/store-conflict-error.js';
+import { isUnreachable } from '../unreachable.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { AnswerStream } from './answer-stream.js';
+import { commitUntilStored } from './commit-retry.js';
+import { cutAt, type Cut, type ReceivedLengths } from './cut.js';
+import type { AnswerOutcome, EngineObserver } from './engine-observer.js';
+import { ANONYMOUS_DID } from './identity.js';
+import type { SerialQueue } from './serial-queue.js';
+import type { StreamPersister } from './stream-persister.js';
+import type { Subscriber } from './subscriber.js';
+import type { ThreadFanout } from './thread-fanout.js';
+import type { ThreadLink } from './thread-link.js';
+import { applyCountedChange } from './thread-size.js';
+
+/** What the answers of every thread of a server share. */
+export interface AnswerDependencies {
+  store: ConversationStore;
+  /** The models answers are written by: the one a prompt or pivot names, or the default. */
+  models: ModelCatalog;
+  /** The shortest time between two chunks of one answer (see `ChunkPacer`). */
+  chunkIntervalMs: number;
+  /** Saves the text of this server's streaming answers while they stream. */
+  persister: StreamPersister;
+  /** The tools answers may call (docs/PROTOCOL.md §26). */
+  tools: ToolRegistry;
+  observer: EngineObserver;
+  /**
+   * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
+   * the returned function uncounts it once the answer stops.
+   */
+  admitGeneration(requester: Subscriber): () => void;
+  /** A failure that no client frame answers (a batch that could not be persisted, a commit after a stream ended). */
+  onBackgroundError(error: unknown, threadId: string): void;
+}
+
+/**
+ * What a change does to the thread's title: a first prompt names a thread that has no title yet (a title the user
+ * gave is never replaced); a rename names it, whatever it was.
+ */
+export type Titling = { prompt: string } | { rename: string };
+
+const TITLE_LENGTH = 80;
+
+/** A commit refused because another server had committed first is planned again on the thread reloaded, this often. */
+const COMMIT_ATTEMPTS = 3;
+
+// ---- The generation: where the thread's one answer stands, as a state machine ----
+
+/**
+ * Where the thread's one generation stands on this server. The lock (`ThreadLink`) is held in every state but
+ * `idle`.
+ * - `idle`: no lock, no stream.
+ * - `held`: the lock is taken and the change that starts an answer is being committed (or recovered).
+ * - `streaming`: the answer's text flows to clients.
+ * - `halting`: the stream was halted at `cut` (CPP_STREAM_HALTED is out); the commit that keeps the cut is pending.
+ * - `ended`: the stream ended by itself; the commit of its end is pending.
+ */
+export type GenerationState =
+  | { name: 'idle' }
+  | { name: 'held' }
+  | { name: 'streaming'; stream: AnswerStream }
+  | { name: 'halting'; stream: AnswerStream; cut: Cut }
+  | { name: 'ended'; stream: AnswerStream };
+
+/**
+ * The generation of a thread and its lock, as one state machine. Each transition is named once:
+ * `claim` (idle → held), `start` (held → streaming), `halt` (streaming → halting), `end` (streaming → ended),
+ * `committed` (a commit moved the thread on: → held, or → idle once nothing streams here), `abandon` (the
+ * answer will not be committed: held → idle) and `lose` (another server took the lock over: → idle, nothing committed). Leaving for
+ * `idle` is the one meaning of letting the lock go.
+ */
+export class ThreadGeneration {
+  private current: GenerationState = { name: 'idle' };
+
+  constructor(
+    private readonly threadId: string,
+    private readonly link: ThreadLink,
+    private readonly persister: StreamPersister,
+    /** The generation is idle again: the thread may be unloaded. */
+    private readonly onIdle: () => void,
+  ) {}
+
+  get state(): GenerationState {
+    return this.current;
+  }
+
+  /** The stream of this server's generation, whatever its state. */
+  get stream(): AnswerStream | undefined {
+    return 'stream' in this.current ? this.current.stream : undefined;
+  }
+
+  /** idle → held. Held already (a halted stream's thread, about to start the next answer): nothing to take. */
+  async claim(): Promise<void> {
+    if (!(await this.tryClaim())) {
+      throw new CPPError(
+        ErrorCode.THREAD_BUSY,
+        `a generation is running in thread ${this.threadId} on another server; pivot it or stop it first`,
+      );
+    }
+  }
+
+  /** `claim`, with false instead of THREAD_BUSY when another engine holds the lock. */
+  async tryClaim(): Promise<boolean> {
+    if (!(await this.link.claimGeneration())) return false;
+    if (this.current.name === 'idle') this.current = { name: 'held' };
+    return true;
+  }
+
+  /** held → streaming: the committed answer's text flows from now on. Only a held generation starts one. */
+  start(stream: AnswerStream): void {
+    // A stream replaced unseen would write on, never halted nor committed: a defect, never a client's doing.
+    if (this.current.name !== 'held') throw new Error(`a generation ${this.current.name} cannot start an answer`);
+    this.current = { name: 'streaming', stream };
+    stream.flow();
+  }
+
+  /**
+   * streaming → halting: stops the stream and freezes its text; `cut` says where it ends. `undefined` when the stream
+   * had already ended by itself (→ ended: its end is committed instead).
+   */
+  halt(received: ReceivedLengths): Cut | undefined {
+    const state = this.current;
+    if (state.name === 'halting') return state.cut;
+    if (state.name !== 'streaming' && state.name !== 'ended') return undefined;
+    const point = state.stream.halt();
+    if (!point) {
+      this.current = { name: 'ended', stream: state.stream };
+      return undefined;
+    }
+    const cut = cutAt(point, received);
+    this.current = { name: 'halting', stream: state.stream, cut };
+    return cut;
+  }
+
+  /** streaming → ended: the stream ended by itself (`stream.outcome` says how). */
+  end(stream: AnswerStream): void {
+    if (this.current.name === 'streaming' && this.current.stream === stream) this.current = { name: 'ended', stream };
+  }
+
+  /**
+   * A change was committed. The stream whose node it ended is no longer this server's to stream or to save; the
+   * lock stays held while a stream remains or the change starts one, and is let go of otherwise (→ idle).
+   */
+  committed(change: TreeChange, stillStreaming: (nodeId: string) => boolean): void {
+    const stream = this.stream;
+    if (stream && !stillStreaming(stream.nodeId)) {
+      this.persister.forget(stream.nodeId);
+      this.current = { name: 'held' };
+    }
+    if (this.stream || change.nodes.some((node) => node.status === 'streaming')) return;
+    this.toIdle();
+  }
+
+  /** The answer the lock was taken for will not be committed (its commit failed, or nothing was left to recover): held → idle. */
+  abandon(): void {
+    if (this.current.name === 'held') this.toIdle();
+  }
+
+  /** Another server took the lock over: the stream stops writing, nothing of it is committed here (→ idle). */
+  lose(): void {
+    const stream = this.stream;
+    if (!stream) return;
+    stream.halt();
+    this.persister.forget(stream.nodeId);
+    this.toIdle();
+  }
+
+  private toIdle(): void {
+    this.current = { name: 'idle' };
+    this.link.releaseGeneration();
+    this.onIdle();
+  }
+}
+
+// ---- The answer's steps ----
+
+/**
+ * The life of a thread's answer, in the order it is lived: the running answer is halted at its cut (CPP_STREAM_HALTED
+ * at once) and the cut committed; a new answer is planned, its model call spawned, the change that starts it
+ * committed, then inserted (the change published, the text let flow); its chunks stream; an answer that ends by
+ * itself is finished (its end committed). Every commit of the thread goes through `commit`, the one place a change
+ * reaches the store and then the live graph. The operations (`pivot.ts`, `prompt.ts`, `stop.ts`) call these steps
+ * in the thread's turn; the generation's state machine (`ThreadGeneration`) says which of them may run.
+ */
+export class ThreadAnswer {
+  private readonly contextFitter = new ContextFitter();
+  /**
+   * What each answer's model was given: its `context`, recorded on the node its start commits (absent: it read the
+   * whole branch), and the estimated tokens, which the provider's reported usage corrects.
+   */
+  private readonly fittedContexts = new WeakMap<AnswerStream, FittedContext>();
+
+  constructor(
+    private readonly graph: ThreadGraph,
+    private readonly record: ThreadRecord,
+    private readonly link: ThreadLink,
+    readonly generation: ThreadGeneration,
+    private readonly fanout: ThreadFanout,
+    /** The thread's turn: an answer that ends by itself is finished in it. */
+    private readonly queue: SerialQueue,
+    private readonly dependencies: AnswerDependencies,
+  ) {}
+
+  // ---- Halt: the running answer stops at its cut ----
+
+  /**
+   * Halts this server's stream and sends CPP_STREAM_HALTED; `undefined` when none was streaming. The cut is final as
+   * soon as the stream stops, and CPP_STREAM_HALTED confirms it at once: the commit that keeps it (`commitHalt`)
+   * need not delay it. A stream that had ended by itself has its end committed instead (and `undefined` returned).
+   */
+  async halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
+    const stream = this.generation.stream;
+    if (!stream) return undefined;
+    const cut = this.generation.halt(received);
+    if (!cut) {
+      await this.finish(stream);
+      return undefined;
+    }
+    this.fanout.publishHalted(stream.nodeId, cut, reason);
+    return cut;
+  }
+
+  /**
+   * Keeps a halted node, cut, as `interrupted`; `unannounced`: its CPP_STREAM_HALTED is sent only now (a dead
+   * server's). When the store cannot be reached the frame that halted it fails (INTERNAL), but CPP_STREAM_HALTED has
+   * told every client where the answer ends and nothing else would end it: the cut is kept once the store is back
+   * (see `commitUntilStored`), unless the thread has moved on by then.
+   */
+  async commitHalt(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
+    try {
+      await this.keepCut(nodeId, cut, unannounced);
+    } catch (error) {
+      if (isUnreachable(error) && this.cutPending(nodeId)) {
+        const { threadId } = this.graph;
+        const keep = async () => {
+          if (this.cutPending(nodeId)) await this.keepCut(nodeId, cut);
+        };
+        commitUntilStored(() => this.queue.run(keep), {
+          wanted: () => this.cutPending(nodeId),
+          onRetry: (retried) => this.dependencies.onBackgroundError(retried, threadId),
+        }).catch((failure: unknown) => this.dependencies.onBackgroundError(failure, threadId));
+      }
+      throw error;
+    }
+  }
+
+  /** The stream halted at a cut that no commit has kept yet writes `nodeId`. */
+  private cutPending(nodeId: string): boolean {
+    const state = this.generation.state;
+    return state.name === 'halting' && state.stream.nodeId === nodeId;
+  }
+
+  private async keepCut(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
+    const change = await this.commit(() =>
+      planFinish(this.graph, {
+        nodeId,
+        status: 'interrupted',
+        content: cut.content,
+        reasoning: cut.reasoning,
+        toolCalls: cut.toolCalls,
+      }),
+    );
+    if (unannounced) this.fanout.publishHalted(nodeId, cut, unannounced);
+    this.fanout.publishChange(change);
+  }
+
+  /**
+   * Runs the rest of an operation that halted the thread's stream to replace it (a pivot, a regenerate). When it
+   * fails before a commit kept the cut, the halted answer is committed alone, `interrupted` as it was cut:
+   * CPP_STREAM_HALTED has already told every client where it ends, and nothing else would end it.
+   */
+  async keepingTheCut(operation: () => Promise<void>): Promise<void> {
+    try {
+      await operation();
+    } catch (error) {
+      const state = this.generation.state;
+      if (state.name === 'halting') await this.commitHalt(state.stream.nodeId, state.cut);
+      throw error;
+    }
+  }
+
+  /** Commits the end of a stream that ended by itself while the operation waited its turn. */
+  async commitEnded(): Promise<void> {
+    const stream = this.generation.stream;
+    if (stream?.outcome) await this.finish(stream);
+  }
+
+  // ---- Start: plan → spawn → commit → insert ----
+
+  /**
+   * Starts the answer `assistantNodeId` that `plan` creates, for `requester`: its model call leaves before the
+   * commit, its text held until the change that creates it is published. The generation must be claimed.
+   */
+  async start(plan: () => TreeChange, assistantNodeId: string, requester: Subscriber, titling: Titling): Promise<void> {
+    const planned = this.plan(plan);
+    const { change, stream } = await this.commitAnswer(
+      plan,
+      planned,
+      this.spawn(planned, assistantNodeId, requester),
+      requester,
+      titling,
+    );
+    this.insert(change, stream);
+  }
+
+  /** Plans a change (what it checks runs now); a refusal lets the generation lock go. */
+  plan(plan: () => TreeChange): TreeChange {
+    try {
+      return plan();
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
+  }
+
+  /** Makes the model call of the answer `assistantNodeId` that `planned` creates, paused until `insert`. */
+  spawn(planned: TreeChange, assistantNodeId: string, requester: Subscriber): AnswerStream {
+    try {
+      return this.stream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
+  }
+
+  /**
+   * Commits a planned answer (planned again when another server committed first); the stream is made again when the
+   * new plan moved the answer's context. A refused commit halts the stream.
+   *
+   * The model call is made before the commit, held, so that a store that commits over the network (PostgreSQL) does
+   * so while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
+   * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
+   * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
+   */
+  async commitAnswer(
+    plan: () => TreeChange,
+    planned: TreeChange,
+    stream: AnswerStream,
+    requester: Subscriber,
+    titling: Titling,
+  ): Promise<{ change: TreeChange; stream: AnswerStream }> {
+    let change: TreeChange;
+    const context = this.fittedContexts.get(stream)?.context;
+    const recorded = () => withAnswerContext(plan(), stream.nodeId, context);
+    try {
+      change = await this.commit(recorded, titling, withAnswerContext(planned, stream.nodeId, context));
+    } catch (error) {
+      stream.halt();
+      throw error;
+    }
+    if (parentOf(change, stream.nodeId) === parentOf(planned, stream.nodeId)) return { change, stream };
+    // Planned again on a thread another server had changed: the answer's context moved with it.
+    stream.halt();
+    return { change, stream: this.stream(stream.nodeId, requester, pathToRoot(this.graph, stream.nodeId)) };
+  }
+
+  /** Publishes the change that started the answer, then lets its text flow: clients get the node before its first chunk. */
+  insert(change: TreeChange, stream: AnswerStream): void {
+    this.fanout.publishChange(change);
+    this.generation.start(stream);
+  }
+
+  // ---- Commit: every change of the thread, to the store in one transaction, then to the live graph ----
+
+  /**
+   * Plans a change, persists it, then applies it to the live graph, and tells the generation (see
+   * `ThreadGeneration.committed`). When another server committed first, the change is planned again on the thread
+   * reloaded (the plan checks again what it must). `planned`: the plan already made on the graph as it is. A commit
+   * that fails lets the generation lock go unless a stream still holds it.
+   */
+  async commit(plan: () => TreeChange, titling?: Titling, planned?: TreeChange): Promise<TreeChange> {
+    let change: TreeChange;
+    try {
+      change = await this.store(plan, titling, planned);
+    } catch (error) {
+      this.generation.abandon();
+      throw error;
+    }
+    // A reload while the commit was on its way may have brought the change already.
+    if (change.version > this.graph.version) applyCountedChange(this.graph, change);
+    this.generation.committed(change, (nodeId) => getNode(this.graph, nodeId)?.status === 'streaming');
+    return change;
+  }
+
+  /** The store's part of `commit`: planned again on the reloaded thread when another server committed first. */
+  private async store(
+    plan: () => TreeChange,
+    titling: Titling | undefined,
+    planned: TreeChange | undefined,
+  ): Promise<TreeChange> {
+    for (let attempt = 1; ; attempt += 1) {
+      const change = attempt === 1 && planned ? planned : plan();
+      const title = titleAfter(titling, this.record.title);
+      try {
+        await this.link.confirmGeneration();
+        await this.dependencies.store.commit(change, { updatedAt: Date.now(), ...(title ? { title } : {}) });
+      } catch (error) {
+        if (!StoreConflictError.isInstance(error)) throw error;
+        if (attempt < COMMIT_ATTEMPTS && (await this.caughtUp(change.baseVersion))) continue;
+        throw new CPPError(ErrorCode.CONFLICT, error.message);
+      }
+      if (title) this.record.title = title;
+      return change;
+    }
+  }
+
+  /** Reloads the thread after a refused commit; true when it had moved on, so that planning again may succeed. */
+  private async caughtUp(baseVersion: number): Promise<boolean> {
+    await this.link.reload();
+    return this.graph.version !== baseVersion;
+  }
+
+  // ---- Stream: the model call's chunks reach the clients, and its end is finished ----
+
+  /**
+   * A paused stream writing `assistantNodeId`, whose branch is `branch` (the node last), asked for by `requester`. A
+   * node that has text already (a continued answer) is the last turn of the context, which the model goes on with;
+   * its parts continue from their lengths.
+   */
+  private stream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
+    const { dependencies, graph, fanout } = this;
+    const node = branch.at(-1);
+    const fitted = this.contextFitter.fit(
+      branch,
+      dependencies.models.contextWindowOf(node?.model),
+      node?.model ?? dependencies.models.defaultId,
+      (sha256) => dependencies.store.attachmentBytes(sha256),
+    );
+    const { messages } = fitted;
+    const admitted = dependencies.admitGeneration(requester);
+    const initial = {
+      content: node?.content ?? '',
+      reasoning: node ? partText(node, 'reasoning') : '',
+      toolCalls: node?.toolCalls ?? [],
+    };
+    // A continued answer goes on with its text, unless its last step called tools: then their results come last.
+    const last = messages.at(-1);
+    const continues = initial.content.length > 0 && last?.role === 'assistant' && !last.toolCalls?.length;
+    const { threadId } = graph;
+    const toolSaves = new ToolCallSaves(dependencies.store, threadId, assistantNodeId, (error) =>
+      dependencies.onBackgroundError(error, threadId),
+    );
+    const model = dependencies.models.providerOf(node?.model);
+    const observation = dependencies.observer.generationStarted({
+      connectionId: requester.connectionId,
+      threadId,
+      nodeId: assistantNodeId,
+      provider: model.provider,
+      model: model.model,
+      contextMessages: messages.length,
+    });
+    const stream: AnswerStream = new AnswerStream(
+      assistantNodeId,
+      model,
+      messages,
+      {
+        onChunk: (part, offset, delta) => {
+          const streaming = getNode(graph, assistantNodeId);
+          if (streaming) setPartText(streaming, part, partText(streaming, part) + delta);
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, ...(part === 'reasoning' ? { part } : {}) };
+          fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
+          dependencies.persister.append(threadId, assistantNodeId, part, offset, delta);
+        },
+        onToolCall: (call) => {
+          const streaming = getNode(graph, assistantNodeId);
+          if (streaming) streaming.toolCalls = withToolCall(streaming.toolCalls, call);
+          fanout.publish('CPP_TOOL_CALL', { threadId, nodeId: assistantNodeId, toolCall: call });
+          if (streaming) toolSaves.save(call, streaming.toolCalls ?? []);
+        },
+        onToolInput: (toolCallId, offset, delta) => {
+          const streaming = getNode(graph, assistantNodeId);
+          const call = streaming?.toolCalls?.find((held) => held.toolCallId === toolCallId);
+          if (streaming && call)
+            streaming.toolCalls = withToolCall(streaming.toolCalls, { ...call, input: call.input + delta });
+          const chunk = { threadId, nodeId: assistantNodeId, offset, delta, part: 'tool-input' as const, toolCallId };
+          fanout.publish('CPP_STREAM_CHUNK', chunk, chunk);
+        },
+        onEnd: () => {
+          this.generation.end(stream);
+          // The lock stays held until the end is stored: no other server takes an answer whose end is on its way.
+          commitUntilStored(() => this.queue.run(() => this.finish(stream)), {
+            wanted: () => this.generation.stream === stream,
+            onRetry: (error) => dependencies.onBackgroundError(error, threadId),
+          }).catch((error: unknown) => dependencies.onBackgroundError(error, threadId));
+        },
+        onStopped: admitted,
+      },
+      dependencies.chunkIntervalMs,
+      observation,
+      { registry: dependencies.tools, threadId, identity: requester.identity?.did ?? ANONYMOUS_DID },
+      initial,
+      continues,
+    );
+    this.fittedContexts.set(stream, fitted);
+    return stream;
+  }
+
+  /** Commits how a stream ended by itself. Runs in the thread's turn; a no-op when a halt got there first. */
+  private async finish(stream: AnswerStream): Promise<void> {
+    const outcome = stream.outcome;
+    if (this.generation.stream !== stream || !outcome) return;
+    const { nodeId } = stream;
+    const { threadId } = this.graph;
+    const status = outcome.kind === 'completed' ? 'completed' : 'failed';
+    // A failed answer's calls still going on are interrupted, as a halt would leave them.
+    const toolCalls = cutToolCalls(stream.toolCalls, stream.text.length);
+    const finish: FinishInput = { nodeId, status, content: stream.text, reasoning: stream.reasoning, toolCalls };
+    if (outcome.kind === 'completed' && outcome.usage) {
+      finish.usage = outcome.usage;
+      this.calibrate(stream, outcome.usage.inputTokens);
+    }
+    const change = await this.commit(() => planFinish(this.graph, finish));
+    if (outcome.kind === 'completed') {
+      const finishReason = outcome.finishReason;
+      this.fanout.publish('CPP_STREAM_COMPLETED', {
+        threadId,
+        nodeId,
+        finalContentLength: stream.text.length,
+        finishReason,
+      });
+    } else {
+      const message = providerMessage(outcome);
+      this.fanout.publish('CPP_ERROR', { code: ErrorCode.PROVIDER_ERROR, message, threadId, nodeId });
+    }
+    this.fanout.publishChange(change);
+  }
+
+  /**
+   * The provider counted `inputTokens` for the context the answer was given: the model's later estimates follow it. An
+   * answer that called tools made several calls, whose usage adds up theirs: it says nothing of one context.
+   */
+  private calibrate(stream: AnswerStream, inputTokens: number | undefined): void {
+    const fitted = this.fittedContexts.get(stream);
+    if (!fitted || stream.toolCalls.length > 0) return;
+    const { models } = this.dependencies;
+    const model = getNode(this.graph, stream.nodeId)?.model;
+    models.calibrate(model, fitted.tokens + models.contextWindowOf(model).fixedTokens, inputTokens);
+  }
+}
+
+// ---- Helpers ----
+
+/**
+ * Saves a streaming answer's tool calls as they change, one save after another so that they reach the store in
+ * order; not the input's pieces nor progress, which a crash may lose (the call is then recovered as interrupted).
+ */
+class ToolCallSaves {
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: ConversationStore,
+    private readonly threadId: string,
+    private readonly nodeId: string,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  save(changed: ToolCall, calls: readonly ToolCall[]): void {
+    if (changed.progress && !isFinalToolCallState(changed.state)) return;
+    const snapshot = structuredClone([...calls]);
+    this.last = this.last
+      .then(() => this.store.saveToolCalls(this.threadId, this.nodeId, snapshot))
+      .catch(this.onError);
+  }
+}
+
+/** The parent of the user node above `assistantNodeId` in a change that creates both. */
+function parentOf(change: TreeChange, assistantNodeId: string): string | null | undefined {
+  const userNodeId = change.nodes.find((node) => node.id === assistantNodeId)?.parentId;
+  return change.nodes.find((node) => node.id === userNodeId)?.parentId;
+}
+
+function titleAfter(titling: Titling | undefined, current: string): string | undefined {
+  if (titling === undefined) return undefined;
+  if ('rename' in titling) return titling.rename;
+  return current === '' ? titleOf(titling.prompt) : undefined;
+}
+
+function titleOf(prompt: string): string {
+  const title = prompt.replace(/\s+/g, ' ').trim();
+  return title.slice(0, safeCutLength(title, TITLE_LENGTH));
+}
+
+function providerMessage(outcome: Extract<AnswerOutcome, { kind: 'failed' }>): string {
+  return ProviderError.isInstance(outcome.error) ? outcome.error.message : 'the model provider failed';
+}
+
+/** `change` with the answer `nodeId` recording what its model read: `context`, or nothing when it read all. */
+function withAnswerContext(change: TreeChange, nodeId: string, context: AnswerContext | undefined): TreeChange {
+  const nodes = change.nodes.map((node) => {
+    if (node.id !== nodeId) return node;
+    const { context: _previous, ...rest } = node;
+    return context ? { ...rest, context } : rest;
+  });
+  return { ...change, nodes };
+}
