@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ESTIMATE } from '../context/token-counter.js';
+import { messageTokens } from '../context/token-estimate.js';
 import { DemoToolsProvider } from './demo-tools-provider.js';
 import type { ModelEntry } from './model-catalog.js';
 import { describeFile } from './attachments-as-text.js';
@@ -134,7 +136,12 @@ export class DemoProvider implements ModelProvider {
     yield {
       type: 'finish',
       finishReason: 'stop',
-      usage: { inputTokens: countWords(request.messages.map((m) => m.content).join(' ')), outputTokens: words.length },
+      // It has no tokenizer: it counts its context as the server's estimate does (docs/PROTOCOL.md §28.2), so that its
+      // usage, which corrects the estimate, leaves its window as configured.
+      usage: {
+        inputTokens: request.messages.reduce((sum, message) => sum + messageTokens(message, ESTIMATE), 0),
+        outputTokens: words.length,
+      },
     };
   }
 
@@ -257,8 +264,4 @@ function hash(text: string): number {
   for (let index = 0; index < text.length; index += 1)
     value = Math.imul(value ^ text.charCodeAt(index), 16777619) >>> 0;
   return value;
-}
-
-function countWords(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
 }

@@ -22,7 +22,7 @@ describe('the demo model', () => {
     expect(text(first)).toMatch(/^\(demo model, turn 1\) You said: "Explain pivots"\.\s+[A-Z]/);
     expect(text(first).split(' ')).toHaveLength(40);
     expect(first.filter((part) => part.type === 'text-delta')).toHaveLength(40);
-    expect(first.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 2, outputTokens: 40 } });
+    expect(first.at(-1)).toEqual({ type: 'finish', finishReason: 'stop', usage: { inputTokens: 8, outputTokens: 40 } });
     expect(text(await collect(provider, 'Something else'))).not.toBe(text(first));
   });
 
