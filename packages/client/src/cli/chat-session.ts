@@ -1,5 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { type Attachment, isThreadId, THREAD_LIST_MAX_LIMIT, type ThreadSummary } from '@promethea/cpp-protocol';
+import {
+  type Attachment,
+  isThreadId,
+  THREAD_LIST_MAX_LIMIT,
+  type ThreadSummary,
+  type ToolCall,
+  type ToolCallFrame,
+} from '@promethea/cpp-protocol';
 import type { CPPClient } from '../cpp-client.js';
 import type { GenerationResult } from '../generation.js';
 import { readImportFile } from '../import-file.js';
@@ -24,6 +31,8 @@ start of its id.
   /export FILE          write the thread to FILE: Markdown of its branch if FILE ends in .md, else CPP JSON
   /import FILE          add the threads of FILE, a CPP JSON export or a ChatGPT conversations.json
   /attach [FILE]        upload FILE (an image, a PDF, a text file) for your next message; alone, list those waiting
+  /approve              let the tool call that waits for approval run
+  /deny [REASON]        refuse it; the model is told, with your reason
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
   /help                 this text
   /quit                 leave`;
@@ -35,11 +44,41 @@ export class ChatSession {
   private shown: Promise<void> = Promise.resolve();
   /** Files uploaded with /attach, which the next message carries. */
   private attachments: Attachment[] = [];
+  /** The last tool call that waits for approval, for /approve and /deny. */
+  private awaitingApproval: ToolCallFrame['payload'] | undefined;
 
   constructor(
     private readonly client: CPPClient,
     private readonly output: ChatOutput,
-  ) {}
+  ) {
+    client.on('toolCall', (event) => this.toolCall(event));
+  }
+
+  /**
+   * A tool call of an answer, one line per step of its life (PROTOCOL.md §26): once its input is whole, as it
+   * reports progress, and how it ended; a call that waits for approval asks for /approve or /deny.
+   */
+  private toolCall(event: ToolCallFrame['payload']): void {
+    const { toolCall } = event;
+    if (toolCall.state === 'input-streaming') return;
+    if (toolCall.state === 'approval-requested') {
+      this.awaitingApproval = event;
+      const input = oneLine(toolCall.input);
+      return this.output.note(`[tool ${toolCall.toolName} ${input} waits for your approval: /approve or /deny REASON]`);
+    }
+    if (this.awaitingApproval?.toolCall.toolCallId === toolCall.toolCallId) this.awaitingApproval = undefined;
+    this.output.note(`[tool ${toolCall.toolName}: ${toolLine(toolCall)}]`);
+  }
+
+  /** Answers the last call that waits for approval. */
+  private async approve(approved: boolean, reason: string): Promise<void> {
+    const waiting = this.awaitingApproval;
+    if (!waiting) return this.output.error('no tool call waits for approval');
+    this.awaitingApproval = undefined;
+    const { threadId, nodeId, toolCall } = waiting;
+    const answer = { threadId, nodeId, toolCallId: toolCall.toolCallId, approved };
+    await this.client.respondToToolCall(reason === '' ? answer : { ...answer, reason });
+  }
 
   async open(threadId?: string): Promise<void> {
     const graph = await this.client.openThread(threadId);
@@ -153,6 +192,10 @@ export class ChatSession {
       }
       case '/stop':
         return this.client.stop();
+      case '/approve':
+        return this.approve(true, argument);
+      case '/deny':
+        return this.approve(false, argument);
       case '/regenerate': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
         return this.answer((onStream) => this.client.regenerate({ onStream, nodeId }));
@@ -290,4 +333,30 @@ function describeAttachment({ name, mediaType, size, width, height }: Attachment
 function required(argument: string, what: string): string {
   if (argument === '') throw new Error(`say ${what}`);
   return argument;
+}
+
+/** A call's state on one line: its input once whole, its progress, its output or why it has none. */
+function toolLine(call: ToolCall): string {
+  switch (call.state) {
+    case 'input-available': {
+      const { progress } = call;
+      if (!progress) return `runs ${oneLine(call.input)}`;
+      const total = progress.total === undefined ? '' : `/${progress.total}`;
+      return `${progress.progress}${total}${progress.message ? ` ${oneLine(progress.message)}` : ''}`;
+    }
+    case 'output-available':
+      return `done: ${oneLine(call.output ?? '')}`;
+    case 'output-denied':
+      return 'denied';
+    case 'output-error':
+      return `failed: ${oneLine(call.errorText ?? '')}`;
+    default:
+      return call.state;
+  }
+}
+
+/** Text shown on one line of a terminal, shortened: tool input and output are a model's and a tool's, not ours. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }
