@@ -49,7 +49,6 @@ export async function prompt(
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);
     checkNothingStreams(thread.graph, undefined);
-    const parent = parentNodeId === undefined ? {} : { parentNodeId };
     return planPrompt(thread.graph, {
       userNodeId: newNodeId,
       userPrompt,
@@ -57,7 +56,7 @@ export async function prompt(
       model,
       createdAt: Date.now(),
       ...authorOf(identity),
-      ...parent,
+      parentNodeId,
       ...(attachments ? { attachments } : {}),
     });
   };
