@@ -78,6 +78,8 @@ export interface PivotOptions {
   receivedContentLength?: number;
   /** How much of the interrupted node's reasoning the user has seen; default: all that this client holds of it. */
   receivedReasoningLength?: number;
+  /** Refuse with CONFLICT if the thread has changed since this version (CPP_PIVOT_INIT's `expectedVersion`). */
+  expectedVersion?: number;
   /** The id of the model to answer the new prompt with; default: the server's default model. */
   model?: string;
   onStream?: (delta: string) => void;

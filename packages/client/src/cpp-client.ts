@@ -185,6 +185,7 @@ export class CPPClient {
       newBranchNodeId,
       attachments,
       ...receivedFields(received),
+      expectedVersion: options.expectedVersion,
       model: options.model,
     });
     this.requests.interrupting(interrupted.id, received);

@@ -58,6 +58,18 @@ describe('CPPClient.pivot', () => {
     pivot.catch(() => undefined);
   });
 
+  it('sends the expectedVersion it is given, as CPP_PIVOT_INIT carries it', async () => {
+    const client = session.connect();
+    const { result, threadId, assistantNodeId } = await session.startPrompt(client);
+    session.server.chunk(threadId, assistantNodeId, 'Partial');
+    await mirrorUntil(client, threadId, () => contentOf(client, threadId, assistantNodeId) !== '');
+
+    const pivot = client.pivot({ userPrompt: 'Stop there.', expectedVersion: 1 });
+    expect((await session.server.frame('CPP_PIVOT_INIT')).payload.expectedVersion).toBe(1);
+    pivot.catch(() => undefined);
+    result.catch(() => undefined);
+  });
+
   it('never shows the interrupted answer past the point where the user pivoted', async () => {
     const client = session.connect();
     const deltas: string[] = [];
