@@ -1,6 +1,7 @@
 """Runs one scenario file's steps against a server (the step kinds of conformance/README.md)."""
 
 import asyncio
+import http.client
 import json
 import secrets
 import time
@@ -85,6 +86,8 @@ class ScenarioRun:
             self.connections[on] = await Connection.open(url, protocols, headers, self.timeout)
         elif "refuse" in step:
             await self.refuse(step["refuse"])
+        elif "http" in step:
+            await asyncio.to_thread(self.http, step["http"])
         elif "send" in step:
             frame = fill(step["send"], self.bindings)
             frame.setdefault("timestamp", int(time.time() * 1000))
@@ -123,6 +126,35 @@ class ScenarioRun:
             raise StepFailure(f"expected HTTP {options['status']}, got {status} ({preview(body)})")
         if "body" in options:
             self.bindings = match(options["body"], body, self.bindings, lambda _: None)
+
+    def http(self, options):
+        """One HTTP request beside the session, on its origin; its status must be `status`, its JSON body match `json`."""
+        parts = options["path"] if isinstance(options["path"], list) else [options["path"]]
+        path = "".join(str(fill(part, self.bindings)) for part in parts)
+        url, _, headers = self.handshake({"path": path, "query": options.get("query", {}), "headers": options.get("headers", {})})
+        target = urlsplit(url)
+        connection_class = http.client.HTTPSConnection if target.scheme == "wss" else http.client.HTTPConnection
+        connection = connection_class(target.hostname, target.port, timeout=self.timeout)
+        method = options.get("method", "GET")
+        try:
+            body = options["body"].encode("utf-8") if "body" in options else None
+            connection.request(method, target.path + ("?" + target.query if target.query else ""), body=body, headers=headers)
+            response = connection.getresponse()
+            text = response.read().decode("utf-8", errors="replace")
+        finally:
+            connection.close()
+        if response.status != options["status"]:
+            raise StepFailure(f"{method} {path}: expected HTTP {options['status']}, got {response.status} ({preview(text)})")
+        if "json" not in options:
+            return
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise StepFailure(f"{method} {path}: the answer is not JSON ({preview(text)})") from None
+        try:
+            self.bindings = match(options["json"], value, self.bindings, lambda _: None)
+        except Mismatch as mismatch:
+            raise StepFailure(f"{method} {path}: {mismatch}") from None
 
     async def expect(self, on, pattern, skip_chunks):
         connection = self.connection(on)

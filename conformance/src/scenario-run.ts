@@ -10,6 +10,7 @@ import {
   stepKind,
   type Generator,
   type HandshakeOptions,
+  type HttpOptions,
   type RefuseOptions,
   type Scenario,
   type Step,
@@ -106,6 +107,7 @@ class ScenarioRun {
     const on = step.on ?? DEFAULT_CONNECTION;
     if ('connect' in step) return this.connect(on, step.connect);
     if ('refuse' in step) return this.refuse(step.refuse);
+    if ('http' in step) return this.http(step.http);
     if ('send' in step) return this.send(on, step.send);
     if ('sendText' in step) return this.connection(on).send(this.text(step.sendText));
     if ('sendBinary' in step) return this.connection(on).send(Buffer.from(step.sendBinary, 'utf8'));
@@ -156,6 +158,34 @@ class ScenarioRun {
     if (answer.status !== options.status)
       throw new StepFailure(`expected HTTP ${options.status}, got ${answer.status} (${preview(answer.body)})`);
     if (options.body !== undefined) this.assertMatch(options.body, answer.body, 'the refusal body');
+  }
+
+  private async http(options: HttpOptions): Promise<void> {
+    const parts = typeof options.path === 'string' ? [options.path] : options.path;
+    const path = parts.map((part) => String(fillTemplate(part, this.bindings))).join('');
+    const { url, headers } = this.handshake({ path, query: options.query, headers: options.headers });
+    const target = new URL(url);
+    target.protocol = target.protocol === 'wss:' ? 'https:' : 'http:';
+    const method = options.method ?? 'GET';
+    const response = await fetch(target, {
+      method,
+      headers,
+      ...(options.body === undefined ? {} : { body: options.body }),
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    });
+    const text = await response.text();
+    if (response.status !== options.status)
+      throw new StepFailure(
+        `${method} ${path}: expected HTTP ${options.status}, got ${response.status} (${preview(text)})`,
+      );
+    if (options.json === undefined) return;
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new StepFailure(`${method} ${path}: the answer is not JSON (${preview(text)})`);
+    }
+    this.assertMatch(options.json, body, `${method} ${path}`);
   }
 
   private handshake(options: HandshakeOptions): Handshake {

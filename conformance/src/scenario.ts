@@ -35,6 +35,22 @@ export interface HandshakeOptions {
   prove?: string;
 }
 
+/**
+ * One HTTP request beside the session, on its origin (the attachment endpoints, docs/PROTOCOL.md §27): `path` is a
+ * path, or parts (strings and templates) joined into one; the answer must have `status`, and its JSON body match
+ * `json` (whose `$capture`s bind variables).
+ */
+export interface HttpOptions {
+  method?: string;
+  path: string | Json[];
+  query?: Record<string, Json>;
+  headers?: Record<string, Json>;
+  /** Sent as the body, the UTF-8 bytes of this text. */
+  body?: string;
+  status: number;
+  json?: Json;
+}
+
 export interface RefuseOptions extends HandshakeOptions {
   status: number;
   body?: Json;
@@ -50,6 +66,7 @@ export type Step = StepBase &
   (
     | { connect: HandshakeOptions }
     | { refuse: RefuseOptions }
+    | { http: HttpOptions }
     | { send: JsonObject }
     | { sendText: Json }
     | { sendBinary: string }
@@ -64,6 +81,7 @@ export type Step = StepBase &
 export const STEP_KINDS = [
   'connect',
   'refuse',
+  'http',
   'send',
   'sendText',
   'sendBinary',
