@@ -3,7 +3,7 @@ import { modelMessages, type ReadAttachmentBytes } from '../engine/model-context
 import type { ModelMessage } from '../model/model-provider.js';
 import type { ContextWindow } from './context-window.js';
 import type { TokenCounter } from './token-counter.js';
-import { messageTokens } from './token-estimate.js';
+import { MESSAGE_OVERHEAD_TOKENS, messageTokens } from './token-estimate.js';
 
 /** The context a model is given, fitted to its window, and what of the branch it left out. */
 export interface FittedContext {
@@ -70,10 +70,20 @@ export class ContextFitter {
     const { exact } = counter;
     if (counted?.length === node.content.length && counted.toolCalls === node.toolCalls && counted.exact === exact)
       return counted.tokens;
-    const tokens = modelMessages([node], unread).reduce((sum, message) => sum + messageTokens(message, counter), 0);
+    const tokens = plainText(node)
+      ? // What modelMessages makes of a node of text alone, without making it: one message, none for an empty answer.
+        node.content.length > 0 || node.role === 'user'
+        ? MESSAGE_OVERHEAD_TOKENS + counter.count(node.content)
+        : 0
+      : modelMessages([node], unread).reduce((sum, message) => sum + messageTokens(message, counter), 0);
     counts.set(node, { length: node.content.length, toolCalls: node.toolCalls, exact, tokens });
     return tokens;
   }
+}
+
+/** A node that is its text alone: no files, no tool calls. Most are. */
+function plainText(node: MessageNode): boolean {
+  return !node.attachments?.length && !node.toolCalls?.length;
 }
 
 /** Counting reads what a node says of its files, never their bytes. */
