@@ -422,6 +422,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     const sessionDependencies: SessionDependencies = {
       access: this.access.threads,
       members: this.access.members,
+      invites: this.access.invites,
       threadList: this.threadList,
       store: this.store,
       models: this.models,

@@ -293,6 +293,44 @@ export const ToolResultFrameSchema = clientFrame(
     }),
 );
 
+/** An invite's token (docs/PROTOCOL.md §29.6): `cppinv_` and 43 base64url characters, 256 random bits. */
+export const InviteTokenSchema = z
+  .string()
+  .regex(/^cppinv_[A-Za-z0-9_-]{43}$/, 'expected an invite token: cppinv_ followed by 43 of [A-Za-z0-9_-]');
+
+/** An invite's id, which names it to its owner without being the capability. */
+export const InviteIdSchema = z
+  .string()
+  .regex(/^inv_[A-Za-z0-9_-]{22}$/, 'expected an invite id: inv_ and 22 of [A-Za-z0-9_-]');
+
+/** The longest an invite may last, in milliseconds: 30 days. */
+export const INVITE_MAX_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The owner makes an invite to the thread with a role; answered by CPP_INVITE, which alone carries the token. */
+export const InviteCreateFrameSchema = clientFrame(
+  'CPP_INVITE_CREATE',
+  z.object({
+    threadId: ThreadIdSchema,
+    role: MemberRoleSchema,
+    /** How long the invite lasts; default 7 days. */
+    expiresInMs: z.number().int().min(1).max(INVITE_MAX_LIFETIME_MS).optional(),
+    /** How many identities may join with it; default 1. */
+    maxUses: z.number().int().min(1).max(1000).optional(),
+  }),
+);
+
+/** The thread's invites still usable, without their tokens; answered by CPP_INVITES. */
+export const InviteListFrameSchema = clientFrame('CPP_INVITE_LIST', z.object({ threadId: ThreadIdSchema }));
+
+/** The owner revokes an invite: its token joins nobody any more; answered by CPP_INVITES. */
+export const InviteRevokeFrameSchema = clientFrame(
+  'CPP_INVITE_REVOKE',
+  z.object({ threadId: ThreadIdSchema, inviteId: InviteIdSchema }),
+);
+
+/** A proven identity joins the thread of an invite with the invite's role; answered by CPP_MEMBERS. */
+export const InviteAcceptFrameSchema = clientFrame('CPP_INVITE_ACCEPT', z.object({ token: InviteTokenSchema }));
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -317,6 +355,10 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   MemberRemoveFrameSchema,
   MemberListFrameSchema,
   ToolResultFrameSchema,
+  InviteCreateFrameSchema,
+  InviteListFrameSchema,
+  InviteRevokeFrameSchema,
+  InviteAcceptFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;

@@ -28,6 +28,10 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_MEMBER_REMOVE',
   'CPP_MEMBER_LIST',
   'CPP_TOOL_RESULT',
+  'CPP_INVITE_CREATE',
+  'CPP_INVITE_LIST',
+  'CPP_INVITE_REVOKE',
+  'CPP_INVITE_ACCEPT',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [
@@ -49,4 +53,6 @@ export const SERVER_FRAME_TYPES = [
   'CPP_ATTACHMENT_TICKET',
   'CPP_MEMBERS',
   'CPP_THREAD_REVOKED',
+  'CPP_INVITE',
+  'CPP_INVITES',
 ] as const satisfies readonly ServerFrameType[];

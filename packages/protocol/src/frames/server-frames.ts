@@ -11,7 +11,7 @@ import {
   ToolCallSchema,
 } from '../node.js';
 import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
-import { MemberRoleSchema, ThreadIdSchema } from './client-frames.js';
+import { InviteIdSchema, InviteTokenSchema, MemberRoleSchema, ThreadIdSchema } from './client-frames.js';
 
 const LengthSchema = z.number().int().nonnegative();
 const VersionSchema = z.number().int().nonnegative();
@@ -237,6 +237,29 @@ export const ThreadRevokedFrameSchema = serverFrame(
   z.object({ threadId: ThreadIdSchema, did: z.string(), reason: RevokeReasonSchema }),
 );
 
+/** An invite as its owner sees it: never its token, which only CPP_INVITE carries, once. */
+export const InviteSummarySchema = z.object({
+  inviteId: InviteIdSchema,
+  role: MemberRoleSchema,
+  /** Milliseconds since the Unix epoch; from then on the token joins nobody. */
+  expiresAt: z.number().int().nonnegative(),
+  maxUses: z.number().int().positive(),
+  uses: z.number().int().nonnegative(),
+});
+export type InviteSummary = z.infer<typeof InviteSummarySchema>;
+
+/** A new invite with its token: the only time the server tells the token. */
+export const InviteFrameSchema = serverFrame(
+  'CPP_INVITE',
+  z.object({ threadId: ThreadIdSchema, token: InviteTokenSchema, invite: InviteSummarySchema }),
+);
+
+/** The thread's invites that can still be used. */
+export const InvitesFrameSchema = serverFrame(
+  'CPP_INVITES',
+  z.object({ threadId: ThreadIdSchema, invites: z.array(InviteSummarySchema) }),
+);
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -256,6 +279,8 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   AttachmentTicketFrameSchema,
   MembersFrameSchema,
   ThreadRevokedFrameSchema,
+  InviteFrameSchema,
+  InvitesFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;

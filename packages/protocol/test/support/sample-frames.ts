@@ -197,6 +197,30 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-18',
     payload: { threadId: THREAD_ID, did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK' },
   },
+  CPP_INVITE_CREATE: {
+    type: 'CPP_INVITE_CREATE',
+    timestamp: TIMESTAMP,
+    id: 'request-20',
+    payload: { threadId: THREAD_ID, role: 'reader', expiresInMs: 86_400_000, maxUses: 5 },
+  },
+  CPP_INVITE_LIST: {
+    type: 'CPP_INVITE_LIST',
+    timestamp: TIMESTAMP,
+    id: 'request-21',
+    payload: { threadId: THREAD_ID },
+  },
+  CPP_INVITE_REVOKE: {
+    type: 'CPP_INVITE_REVOKE',
+    timestamp: TIMESTAMP,
+    id: 'request-22',
+    payload: { threadId: THREAD_ID, inviteId: 'inv_AAAAAAAAAAAAAAAAAAAAAA' },
+  },
+  CPP_INVITE_ACCEPT: {
+    type: 'CPP_INVITE_ACCEPT',
+    timestamp: TIMESTAMP,
+    id: 'request-23',
+    payload: { token: 'cppinv_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+  },
   CPP_MEMBER_LIST: {
     type: 'CPP_MEMBER_LIST',
     timestamp: TIMESTAMP,
@@ -408,6 +432,31 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
       maxBytes: 20_971_520,
       maxPerPrompt: 10,
       mediaTypes: ['image/png', 'image/jpeg', 'image/webp', 'image/gif', 'application/pdf', 'text/plain'],
+    },
+  },
+  CPP_INVITE: {
+    type: 'CPP_INVITE',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      token: 'cppinv_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      invite: {
+        inviteId: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
+        role: 'reader',
+        expiresAt: TIMESTAMP + 86_400_000,
+        maxUses: 5,
+        uses: 0,
+      },
+    },
+  },
+  CPP_INVITES: {
+    type: 'CPP_INVITES',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      invites: [
+        { inviteId: 'inv_AAAAAAAAAAAAAAAAAAAAAA', role: 'writer', expiresAt: TIMESTAMP + 9, maxUses: 1, uses: 0 },
+      ],
     },
   },
   CPP_MEMBERS: {

@@ -13,6 +13,7 @@ import { GenerationLimiter } from './limits/generation-limiter.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
 import { MemoryReplayCache } from './replay-cache.js';
 import { ThreadAccess } from './thread-access.js';
+import { ThreadInvites } from './thread-invites.js';
 import { ThreadMembers } from './thread-members.js';
 import { admit, type Admission, type AdmissionSettings } from './upgrade-admission.js';
 
@@ -28,6 +29,8 @@ export class AccessControl {
   readonly threads: ThreadAccess;
   /** Who shares which thread. */
   readonly members: ThreadMembers;
+  /** The invites to shared threads. */
+  readonly invites: ThreadInvites;
   /** The answers being written at once, per connection, identity and server: every answer starts through it. */
   readonly generations: GenerationLimiter;
   private readonly admission: AdmissionSettings;
@@ -46,6 +49,7 @@ export class AccessControl {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
     this.members = new ThreadMembers(this.threads, store, auth !== 'claimed');
+    this.invites = new ThreadInvites(this.threads, this.members, store, this.limits);
     this.generations = new GenerationLimiter(this.limits);
     this.admission = {
       auth,

@@ -50,6 +50,22 @@ export class ThreadMembers {
     return { members: await this.payload(engine), engine, left };
   }
 
+  /**
+   * An identity joins through an invite (§29.6) with `role`; a member keeps the higher of its role and `role`, and
+   * the owner stays the owner.
+   */
+  async join(threadId: string, did: string, role: MemberRole): Promise<MembersPayload> {
+    const owned = await this.store.threadSummary(threadId);
+    if (!owned) throw notFound(threadId);
+    if (did !== owned.ownerDid) {
+      await this.access.checkMemberRoom(threadId, did);
+      const held = await this.store.memberRole(threadId, did);
+      const joined = held === 'writer' ? held : role;
+      if (!(await this.store.setMember(threadId, did, joined))) throw notFound(threadId);
+    }
+    return { threadId, ownerDid: owned.ownerDid, members: await this.store.members(threadId) };
+  }
+
   /** CPP_MEMBER_LIST: for the owner and every member. */
   async list(threadId: string, identity: Identity): Promise<MembersPayload> {
     return this.payload(await this.access.thread(threadId, identity, 'read'));
@@ -60,7 +76,8 @@ export class ThreadMembers {
     return { threadId: engine.threadId, ownerDid: engine.ownerDid, members };
   }
 
-  private checkProven(): void {
+  /** FORBIDDEN with claimed identities: sharing and invites are for proven ones. */
+  checkProven(): void {
     if (!this.proven)
       throw new CPPError(ErrorCode.FORBIDDEN, 'members need proven identities: this server takes claimed ones');
   }

@@ -66,6 +66,12 @@ const LIMIT_FLAGS = {
     env: 'CPP_MAX_MEMBERS_PER_THREAD',
     description: 'members one thread may have beside its owner',
   },
+  maxInvitesPerThread: {
+    flag: '--max-invites-per-thread <count>',
+    attribute: 'maxInvitesPerThread',
+    env: 'CPP_MAX_INVITES_PER_THREAD',
+    description: 'usable invites one thread may have at once',
+  },
   maxNodesPerThread: {
     flag: '--max-nodes-per-thread <count>',
     attribute: 'maxNodesPerThread',

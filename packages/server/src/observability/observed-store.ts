@@ -9,6 +9,7 @@ import type {
   StreamedText,
   ThreadPage,
   ThreadRecord,
+  InviteRecord,
 } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
@@ -43,6 +44,22 @@ export class ObservedStore implements ConversationStore {
 
   setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
     return this.timed('setMember', () => this.store.setMember(threadId, did, role));
+  }
+
+  createInvite(invite: InviteRecord): Promise<boolean> {
+    return this.timed('createInvite', () => this.store.createInvite(invite));
+  }
+
+  invites(threadId: string, now: number): Promise<InviteRecord[]> {
+    return this.timed('invites', () => this.store.invites(threadId, now));
+  }
+
+  revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
+    return this.timed('revokeInvite', () => this.store.revokeInvite(threadId, inviteId));
+  }
+
+  useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return this.timed('useInvite', () => this.store.useInvite(tokenHash, now));
   }
 
   removeMember(threadId: string, did: string): Promise<boolean> {

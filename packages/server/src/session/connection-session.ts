@@ -14,6 +14,7 @@ import {
 import type { Attachments } from '../attachments/attachments.js';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess, ThreadRight } from '../auth/thread-access.js';
+import type { ThreadInvites } from '../auth/thread-invites.js';
 import type { ThreadMembers } from '../auth/thread-members.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import type { ConversationStore } from '../store/conversation-store.js';
@@ -38,6 +39,8 @@ export interface SessionDependencies {
   access: ThreadAccess;
   /** Who shares which thread. */
   members: ThreadMembers;
+  /** The invites to shared threads. */
+  invites: ThreadInvites;
   /** The connections subscribed to their identity's thread list. */
   threadList: ThreadListFeed;
   maxFrameBytes: number;
@@ -215,6 +218,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       case 'CPP_MEMBER_REMOVE':
       case 'CPP_MEMBER_LIST':
         return this.inTurn(frame, () => this.share(frame));
+      case 'CPP_INVITE_CREATE':
+      case 'CPP_INVITE_LIST':
+      case 'CPP_INVITE_REVOKE':
+      case 'CPP_INVITE_ACCEPT':
+        return this.inTurn(frame, () => this.invite(frame));
     }
   }
 
@@ -318,6 +326,23 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       this.forget(engine);
     }
     if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
+  }
+
+  /** The invite frames (docs/PROTOCOL.md §29.6): the owner's CPP_INVITE and CPP_INVITES, a joiner's CPP_MEMBERS. */
+  private async invite(frame: Extract<ClientFrame, { type: `CPP_INVITE_${string}` }>): Promise<void> {
+    const { invites } = this.dependencies;
+    switch (frame.type) {
+      case 'CPP_INVITE_CREATE':
+        return this.send(encodeServerFrame('CPP_INVITE', await invites.create(frame.payload, this.identity)));
+      case 'CPP_INVITE_LIST':
+        return this.send(encodeServerFrame('CPP_INVITES', await invites.list(frame.payload.threadId, this.identity)));
+      case 'CPP_INVITE_REVOKE': {
+        const { threadId, inviteId } = frame.payload;
+        return this.send(encodeServerFrame('CPP_INVITES', await invites.revoke(threadId, inviteId, this.identity)));
+      }
+      case 'CPP_INVITE_ACCEPT':
+        return this.send(encodeServerFrame('CPP_MEMBERS', await invites.accept(frame.payload.token, this.identity)));
+    }
   }
 
   /** A thread this connection acts on; acting on a thread subscribes to it, so a client of the seed spec alone works. */

@@ -25,6 +25,19 @@ export interface StoredThread extends ThreadRecord {
   graph: ThreadGraph;
 }
 
+/** An invite to a thread (docs/PROTOCOL.md §29.6), as stored: its token only as its SHA-256. */
+export interface InviteRecord {
+  inviteId: string;
+  threadId: string;
+  /** Hex SHA-256 of the token: the token itself is never stored. */
+  tokenHash: string;
+  role: MemberRole;
+  createdAt: number;
+  expiresAt: number;
+  maxUses: number;
+  uses: number;
+}
+
 /** A place in the thread list's order: threads sort by `updatedAt` descending, then `threadId` descending. */
 export interface ThreadPosition {
   updatedAt: number;
@@ -115,6 +128,21 @@ export interface ConversationStore {
 
   /** Removes `did` from the thread's members; false when it was not one. */
   removeMember(threadId: string, did: string): Promise<boolean>;
+
+  /** Stores a new invite (its `uses` 0); false, storing nothing, when there is no such thread. */
+  createInvite(invite: InviteRecord): Promise<boolean>;
+
+  /** The thread's invites still usable at `now` (not expired, uses left), oldest first. Deleting the thread removes them. */
+  invites(threadId: string, now: number): Promise<InviteRecord[]>;
+
+  /** Removes the invite; false when the thread has no such invite. */
+  revokeInvite(threadId: string, inviteId: string): Promise<boolean>;
+
+  /**
+   * Takes one use of the invite whose token hashes to `tokenHash`, atomically, when it is usable at `now`: the
+   * invite after the use, else `undefined` (none, revoked, expired or used up). Two at once never take its last use.
+   */
+  useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined>;
 
   /** How many threads the owner has, counting no further than `upTo` (a quota needs no more). */
   countThreads(ownerDid: string, upTo: number): Promise<number>;

@@ -16,6 +16,7 @@ import type {
   StreamedText,
   ThreadPage,
   ThreadRecord,
+  InviteRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText, rankHits } from './memory-search.js';
@@ -32,6 +33,8 @@ interface MemoryThread {
   nodes: Map<string, NodeRecord>;
   /** DID → role; a Map keeps the order members were first added in. */
   members: Map<string, MemberRole>;
+  /** Invite id → invite. */
+  invites: Map<string, InviteRecord>;
 }
 
 /**
@@ -65,6 +68,7 @@ export class MemoryStore implements ConversationStore {
       activeHeadMessageId: null,
       nodes: new Map(),
       members: new Map(),
+      invites: new Map(),
     });
   }
 
@@ -117,6 +121,39 @@ export class MemoryStore implements ConversationStore {
   async removeMember(threadId: string, did: string): Promise<boolean> {
     this.ensureOpen();
     return this.threads.get(threadId)?.members.delete(did) ?? false;
+  }
+
+  async createInvite(invite: InviteRecord): Promise<boolean> {
+    this.ensureOpen();
+    const thread = this.threads.get(invite.threadId);
+    thread?.invites.set(invite.inviteId, { ...invite });
+    return thread !== undefined;
+  }
+
+  async invites(threadId: string, now: number): Promise<InviteRecord[]> {
+    this.ensureOpen();
+    return [...(this.threads.get(threadId)?.invites.values() ?? [])]
+      .filter((invite) => usable(invite, now))
+      .sort((a, b) => a.createdAt - b.createdAt || (a.inviteId < b.inviteId ? -1 : 1))
+      .map((invite) => ({ ...invite }));
+  }
+
+  async revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
+    this.ensureOpen();
+    return this.threads.get(threadId)?.invites.delete(inviteId) ?? false;
+  }
+
+  async useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    this.ensureOpen();
+    for (const thread of this.threads.values()) {
+      for (const invite of thread.invites.values()) {
+        if (invite.tokenHash !== tokenHash) continue;
+        if (!usable(invite, now)) return undefined;
+        invite.uses += 1;
+        return { ...invite };
+      }
+    }
+    return undefined;
   }
 
   async countThreads(ownerDid: string, upTo: number): Promise<number> {
@@ -349,3 +386,8 @@ function summaryOf({ record, version, nodes }: MemoryThread): ThreadSummary {
 }
 
 /** Negative when `a` comes first in the list, most recently updated first. */
+
+/** Whether an invite can still be used at `now`: not expired, uses left. */
+function usable(invite: InviteRecord, now: number): boolean {
+  return invite.expiresAt > now && invite.uses < invite.maxUses;
+}

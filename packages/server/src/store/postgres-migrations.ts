@@ -160,6 +160,23 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     ALTER TABLE nodes ADD COLUMN author_did text;
     `,
   },
+  {
+    name: 'invites',
+    sql: `
+    -- Invites to shared threads (issue 34): a token is a capability, kept only as its SHA-256.
+    CREATE TABLE thread_invites (
+      invite_id text PRIMARY KEY,
+      thread_id text NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+      token_hash text NOT NULL UNIQUE,
+      role text NOT NULL CHECK (role IN ('reader', 'writer')),
+      created_at bigint NOT NULL,
+      expires_at bigint NOT NULL,
+      max_uses integer NOT NULL,
+      uses integer NOT NULL
+    );
+    CREATE INDEX invites_by_thread ON thread_invites (thread_id, created_at);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

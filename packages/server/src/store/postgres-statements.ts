@@ -2,6 +2,10 @@
 const SUMMARY_COLUMNS = `thread_id AS "threadId", title, created_at AS "createdAt", updated_at AS "updatedAt", version,
   (SELECT COUNT(*)::integer FROM nodes WHERE nodes.thread_id = threads.thread_id) AS "nodeCount"`;
 
+/** An invite's columns as an `InviteRecord` (bigint times as numbers). */
+const INVITE_COLUMNS = `invite_id AS "inviteId", thread_id AS "threadId", token_hash AS "tokenHash", role,
+  created_at::float8 AS "createdAt", expires_at::float8 AS "expiresAt", max_uses AS "maxUses", uses`;
+
 /** The summary of each thread shared with the DID `did` (a parameter), read through its membership. */
 function sharedSummary(did: string): string {
   return `SELECT threads.thread_id AS "threadId", threads.title, threads.created_at AS "createdAt",
@@ -64,6 +68,15 @@ export const POSTGRES_STATEMENTS = {
     SELECT $1, $2, $3 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $1)
     ON CONFLICT (thread_id, did) DO UPDATE SET role = excluded.role`,
   deleteMember: 'DELETE FROM thread_members WHERE thread_id = $1 AND did = $2',
+  insertInvite: `
+    INSERT INTO thread_invites (invite_id, thread_id, token_hash, role, created_at, expires_at, max_uses, uses)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $2)`,
+  selectInvites: `SELECT ${INVITE_COLUMNS} FROM thread_invites
+    WHERE thread_id = $1 AND expires_at > $2 AND uses < max_uses ORDER BY created_at, invite_id`,
+  deleteInvite: 'DELETE FROM thread_invites WHERE thread_id = $1 AND invite_id = $2',
+  // One statement: the row's lock keeps two joins at once from both taking an invite's last use.
+  useInvite: `UPDATE thread_invites SET uses = uses + 1
+    WHERE token_hash = $1 AND expires_at > $2 AND uses < max_uses RETURNING ${INVITE_COLUMNS}`,
   countThreads: 'SELECT COUNT(*)::integer AS count FROM (SELECT 1 FROM threads WHERE owner_did = $1 LIMIT $2) AS owned',
   selectThreadSummary: `SELECT owner_did AS "ownerDid", ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = $1`,
   updateThreadHeader: `

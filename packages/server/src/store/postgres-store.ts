@@ -17,6 +17,7 @@ import type {
   StreamedText,
   ThreadPage,
   ThreadRecord,
+  InviteRecord,
 } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import * as attachments from './postgres-attachments.js';
@@ -123,6 +124,30 @@ export class PostgresStore implements ConversationStore {
       if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false;
       throw error;
     }
+  }
+
+  async createInvite(invite: InviteRecord): Promise<boolean> {
+    const { inviteId, threadId, tokenHash, role, createdAt, expiresAt, maxUses, uses } = invite;
+    const values = [inviteId, threadId, tokenHash, role, createdAt, expiresAt, maxUses, uses];
+    try {
+      return ((await this.pool.query(SQL.insertInvite, values)).rowCount ?? 0) > 0;
+    } catch (error) {
+      // The thread was deleted between the check and the insert: its foreign key refuses the invite.
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false;
+      throw error;
+    }
+  }
+
+  async invites(threadId: string, now: number): Promise<InviteRecord[]> {
+    return (await this.pool.query<InviteRecord>(SQL.selectInvites, [threadId, now])).rows;
+  }
+
+  async revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
+    return ((await this.pool.query(SQL.deleteInvite, [threadId, inviteId])).rowCount ?? 0) > 0;
+  }
+
+  async useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return (await this.pool.query<InviteRecord>(SQL.useInvite, [tokenHash, now])).rows[0];
   }
 
   async removeMember(threadId: string, did: string): Promise<boolean> {

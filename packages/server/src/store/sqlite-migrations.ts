@@ -167,6 +167,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- The proven DID whose prompt a user node is (NULL: not recorded).
   ALTER TABLE nodes ADD COLUMN author_did TEXT;
   `,
+  `
+  -- Invites to shared threads (issue 34): a token is a capability, kept only as its SHA-256.
+  CREATE TABLE thread_invites (
+    invite_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+    token_hash TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('reader', 'writer')),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    max_uses INTEGER NOT NULL,
+    uses INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX invites_by_thread ON thread_invites (thread_id, created_at);
+  `,
 ];
 
 /**

@@ -1,6 +1,6 @@
 import type { MemberRole, SearchHit, ThreadMember, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { OwnedThreadSummary, StreamedText, ThreadPosition } from './conversation-store.js';
+import type { InviteRecord, OwnedThreadSummary, StreamedText, ThreadPosition } from './conversation-store.js';
 import type { NodeColumns, NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
 import type { TextPieceRow } from './streamed-text.js';
 
@@ -32,6 +32,10 @@ const SHARED_SUMMARY = `SELECT threads.thread_id AS threadId, threads.title, thr
   (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount
   FROM thread_members JOIN threads ON threads.thread_id = thread_members.thread_id WHERE thread_members.did = @did`;
 
+/** An invite's columns as an `InviteRecord`. */
+const INVITE_COLUMNS = `invite_id AS inviteId, thread_id AS threadId, token_hash AS tokenHash, role, created_at AS createdAt,
+  expires_at AS expiresAt, max_uses AS maxUses, uses`;
+
 /** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
@@ -46,6 +50,10 @@ export interface SqliteStatements {
   selectMemberRole: Statement<{ threadId: string; did: string }, MemberRole>;
   upsertMember: Statement<{ threadId: string; did: string; role: MemberRole }>;
   deleteMember: Statement<{ threadId: string; did: string }>;
+  insertInvite: Statement<InviteRecord>;
+  selectInvites: Statement<{ threadId: string; now: number }, InviteRecord>;
+  deleteInvite: Statement<{ threadId: string; inviteId: string }>;
+  useInvite: Statement<{ tokenHash: string; now: number }, InviteRecord>;
   selectThreadSummary: Statement<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>;
   updateThreadHeader: Statement<CommittedHeader>;
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
@@ -127,6 +135,21 @@ export function prepareStatements(db: Database): SqliteStatements {
     deleteMember: db.prepare<{ threadId: string; did: string }>(
       'DELETE FROM thread_members WHERE thread_id = @threadId AND did = @did',
     ),
+    insertInvite: db.prepare<InviteRecord>(`
+      INSERT INTO thread_invites (invite_id, thread_id, token_hash, role, created_at, expires_at, max_uses, uses)
+      SELECT @inviteId, @threadId, @tokenHash, @role, @createdAt, @expiresAt, @maxUses, @uses
+      WHERE EXISTS (SELECT 1 FROM threads WHERE thread_id = @threadId)`),
+    selectInvites: db.prepare<{ threadId: string; now: number }, InviteRecord>(`
+      SELECT ${INVITE_COLUMNS} FROM thread_invites
+      WHERE thread_id = @threadId AND expires_at > @now AND uses < max_uses ORDER BY created_at, invite_id`),
+    deleteInvite: db.prepare<{ threadId: string; inviteId: string }>(
+      'DELETE FROM thread_invites WHERE thread_id = @threadId AND invite_id = @inviteId',
+    ),
+    // One statement: two joins at once never both take an invite's last use.
+    useInvite: db.prepare<{ tokenHash: string; now: number }, InviteRecord>(`
+      UPDATE thread_invites SET uses = uses + 1
+      WHERE token_hash = @tokenHash AND expires_at > @now AND uses < max_uses
+      RETURNING ${INVITE_COLUMNS}`),
     selectThreadSummary: db.prepare<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>(
       `SELECT owner_did AS ownerDid, ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = ?`,
     ),

@@ -11,6 +11,7 @@ import type {
   StreamedText,
   ThreadPage,
   ThreadRecord,
+  InviteRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteAttachments } from './sqlite-attachments.js';
@@ -128,6 +129,28 @@ export class SqliteStore implements ConversationStore {
     const { changes } = this.statements.upsertMember.run({ threadId, did, role });
     this.checkpointer.wrote();
     return changes > 0;
+  }
+
+  async createInvite(invite: InviteRecord): Promise<boolean> {
+    const { changes } = this.statements.insertInvite.run(invite);
+    this.checkpointer.wrote();
+    return changes > 0;
+  }
+
+  async invites(threadId: string, now: number): Promise<InviteRecord[]> {
+    return this.statements.selectInvites.all({ threadId, now });
+  }
+
+  async revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
+    const { changes } = this.statements.deleteInvite.run({ threadId, inviteId });
+    this.checkpointer.wrote();
+    return changes > 0;
+  }
+
+  async useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    const invite = this.statements.useInvite.get({ tokenHash, now });
+    if (invite) this.checkpointer.wrote();
+    return invite;
   }
 
   async removeMember(threadId: string, did: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import type {
   StreamedText,
   ThreadPage,
   ThreadRecord,
+  InviteRecord,
 } from '../store/conversation-store.js';
 import { importChange } from '../store/graph-records.js';
 import type { ThreadListFeed } from './thread-list-feed.js';
@@ -51,6 +52,22 @@ export class ListFeedingStore implements ConversationStore {
     const set = await this.store.setMember(threadId, did, role);
     if (set) this.tell(threadId);
     return set;
+  }
+
+  createInvite(invite: InviteRecord): Promise<boolean> {
+    return this.store.createInvite(invite);
+  }
+
+  invites(threadId: string, now: number): Promise<InviteRecord[]> {
+    return this.store.invites(threadId, now);
+  }
+
+  revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
+    return this.store.revokeInvite(threadId, inviteId);
+  }
+
+  useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return this.store.useInvite(tokenHash, now);
   }
 
   /** The thread leaves the former member's list as a deleted thread leaves it. */

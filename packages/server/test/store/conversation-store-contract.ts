@@ -2,7 +2,7 @@ import { applyChange, emptyGraph, newMessageId, newThreadId, planFinish, planPro
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import type { ToolCall } from '@promethea/cpp-protocol';
-import type { ConversationStore } from '../../src/store/conversation-store.js';
+import type { ConversationStore, InviteRecord } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { describeAttachmentContract } from './attachment-store-contract.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
@@ -791,6 +791,51 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         await driver.expectStoreToMatch(reopened);
         expect(await reopened.members(driver.threadId)).toStrictEqual([{ did: BOB, role: 'writer' }]);
+      });
+    });
+
+    describe('invites', () => {
+      const inviteOf = (threadId: string, fields: Partial<InviteRecord> = {}): InviteRecord => ({
+        inviteId: `inv_${newThreadId().slice(-22)}`,
+        threadId,
+        tokenHash: newThreadId(),
+        role: 'reader',
+        createdAt: 100,
+        expiresAt: 1_000,
+        maxUses: 2,
+        uses: 0,
+        ...fields,
+      });
+
+      it('lists the usable invites oldest first, takes each use once, and never one past the last', async () => {
+        const driver = await startThread();
+        const twice = inviteOf(driver.threadId);
+        const later = inviteOf(driver.threadId, { createdAt: 200, role: 'writer', maxUses: 1 });
+        expect(await store.createInvite(later)).toBe(true);
+        expect(await store.createInvite(twice)).toBe(true);
+        expect(await store.invites(driver.threadId, 500)).toStrictEqual([twice, later]);
+
+        expect(await store.useInvite(twice.tokenHash, 500)).toStrictEqual({ ...twice, uses: 1 });
+        const last = await Promise.all([store.useInvite(twice.tokenHash, 500), store.useInvite(twice.tokenHash, 500)]);
+        expect(last.filter((invite) => invite !== undefined)).toStrictEqual([{ ...twice, uses: 2 }]);
+        expect(await store.invites(driver.threadId, 500)).toStrictEqual([later]);
+        expect(await store.useInvite(later.tokenHash, 1_000)).toBeUndefined();
+        expect(await store.invites(driver.threadId, 1_000)).toStrictEqual([]);
+      });
+
+      it('revokes an invite, adds none to a thread that does not exist, and deletes them with their thread', async () => {
+        const driver = await startThread();
+        const invite = inviteOf(driver.threadId);
+        await store.createInvite(invite);
+        expect(await store.revokeInvite(driver.threadId, invite.inviteId)).toBe(true);
+        expect(await store.revokeInvite(driver.threadId, invite.inviteId)).toBe(false);
+        expect(await store.useInvite(invite.tokenHash, 500)).toBeUndefined();
+        expect(await store.createInvite(inviteOf(newThreadId()))).toBe(false);
+
+        const kept = inviteOf(driver.threadId);
+        await store.createInvite(kept);
+        await store.deleteThread(driver.threadId);
+        expect(await store.useInvite(kept.tokenHash, 500)).toBeUndefined();
       });
     });
 

@@ -24,6 +24,8 @@ export interface ServerLimits {
   maxThreadsPerDid: number;
   /** Members one thread may have beside its owner: CPP_MEMBER_ADD of one more is RATE_LIMITED. */
   maxMembersPerThread: number;
+  /** Usable invites one thread may have at once: CPP_INVITE_CREATE of one more is RATE_LIMITED. */
+  maxInvitesPerThread: number;
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
   /**
@@ -68,6 +70,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxConnectionsPerDid: 0,
   maxThreadsPerDid: 0,
   maxMembersPerThread: 100,
+  maxInvitesPerThread: 100,
   maxNodesPerThread: 10_000,
   maxThreadBytes: 8 * 1024 * 1024,
   syncsPerMinute: 60,
