@@ -10,7 +10,7 @@ export interface FittedContext {
   messages: ModelMessage[];
   /** Absent when the model reads the whole branch. */
   context?: AnswerContext;
-  /** The estimated tokens of `messages`. */
+  /** The tokens of `messages` as counted for the model's window (0 for a model without one). */
   tokens: number;
 }
 
@@ -39,10 +39,12 @@ export class ContextFitter {
    */
   fit(
     branch: readonly MessageNode[],
-    window: ContextWindow,
+    window: ContextWindow | undefined,
     modelId: string,
     readBytes: ReadAttachmentBytes,
   ): FittedContext {
+    // A model of no known window is given the whole branch, uncounted.
+    if (!window) return { messages: modelMessages(branch, readBytes), tokens: 0 };
     const tokens = branch.map((node) => this.tokensOf(node, window.counter));
     const total = tokens.reduce((sum, count) => sum + count, 0);
     const budget = (window.tokens - window.reservedOutputTokens) / window.estimateScale - window.fixedTokens;

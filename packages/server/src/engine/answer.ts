@@ -564,7 +564,7 @@ export class ThreadAnswer {
     if (!fitted || stream.toolCalls.length > 0) return;
     const { models } = this.dependencies;
     const model = getNode(this.graph, stream.nodeId)?.model;
-    models.calibrate(model, fitted.tokens + models.contextWindowOf(model).fixedTokens, inputTokens);
+    models.calibrate(model, fitted.tokens, inputTokens);
   }
 }
 

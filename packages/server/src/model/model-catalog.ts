@@ -5,7 +5,6 @@ import {
   DEFAULT_CONTEXT_WINDOWS,
   defaultReservedOutputTokens,
   estimateScaleOf,
-  FALLBACK_CONTEXT_WINDOW,
 } from '../context/context-window.js';
 import { tokenCounterFor } from '../context/token-counter.js';
 import type { ModelProvider } from './model-provider.js';
@@ -33,7 +32,7 @@ export class ModelCatalog {
   /** `provider` is the one configured; `answering` writes its answers (the same, or it given files as text). */
   private readonly entries = new Map<
     string,
-    { info: ModelInfo; provider: ModelProvider; answering: ModelProvider; window: ContextWindow }
+    { info: ModelInfo; provider: ModelProvider; answering: ModelProvider; window: ContextWindow | undefined }
   >();
   readonly defaultId: string;
 
@@ -42,7 +41,7 @@ export class ModelCatalog {
       const id = entry.id ?? entry.provider.model;
       if (this.entries.has(id)) throw new Error(`Two models have the id "${id}"; give each its own id`);
       const window = contextWindowOf(entry);
-      if (window.tokens - window.reservedOutputTokens - window.fixedTokens <= 0)
+      if (window && window.tokens - window.reservedOutputTokens - window.fixedTokens <= 0)
         throw new Error(
           `Model "${id}": its context window of ${window.tokens} tokens leaves no room for a prompt after the ` +
             `${window.reservedOutputTokens} kept for its answer and the ${window.fixedTokens} of its system prompt`,
@@ -52,8 +51,8 @@ export class ModelCatalog {
         label: entry.label ?? id,
         provider: entry.provider.provider,
         reasoning: entry.reasoning ?? entry.provider.reasoning ?? false,
-        contextWindow: window.tokens,
       };
+      if (window) info.contextWindow = window.tokens;
       const { provider } = entry;
       const answering = provider.readsAttachments ? provider : new AttachmentsAsTextProvider(provider);
       this.entries.set(id, { info, provider, answering, window });
@@ -89,18 +88,19 @@ export class ModelCatalog {
     return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).answering;
   }
 
-  /** The window of the model an answer records, as `providerOf` resolves it. */
-  contextWindowOf(id: string | undefined): ContextWindow {
+  /** The window of the model an answer records, as `providerOf` resolves it; undefined when it has none. */
+  contextWindowOf(id: string | undefined): ContextWindow | undefined {
     return (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).window;
   }
 
   /**
-   * A call of the model an answer records reported `reportedInputTokens` where `estimatedTokens` were estimated
-   * (its context and system prompt): later estimates for the model are scaled by what that showed.
+   * A call of the model an answer records reported `reportedInputTokens` for a context counted `contextTokens` (its
+   * system prompt aside): later counts for the model are scaled by what that showed.
    */
-  calibrate(id: string | undefined, estimatedTokens: number, reportedInputTokens: number | undefined): void {
-    const scale = estimateScaleOf(estimatedTokens, reportedInputTokens);
-    if (scale !== undefined) this.contextWindowOf(id).estimateScale = scale;
+  calibrate(id: string | undefined, contextTokens: number, reportedInputTokens: number | undefined): void {
+    const window = this.contextWindowOf(id);
+    const scale = window && estimateScaleOf(contextTokens + window.fixedTokens, reportedInputTokens);
+    if (window && scale !== undefined) window.estimateScale = scale;
   }
 
   /** Every model's provider as configured, in the order listed. */
@@ -113,8 +113,9 @@ export class ModelCatalog {
   }
 }
 
-function contextWindowOf(entry: ModelEntry): ContextWindow {
-  const tokens = entry.contextWindow ?? DEFAULT_CONTEXT_WINDOWS[entry.provider.provider] ?? FALLBACK_CONTEXT_WINDOW;
+function contextWindowOf(entry: ModelEntry): ContextWindow | undefined {
+  const tokens = entry.contextWindow ?? DEFAULT_CONTEXT_WINDOWS[entry.provider.provider];
+  if (tokens === undefined) return undefined;
   const counter = tokenCounterFor(entry.provider.provider, entry.provider.model);
   return {
     tokens,

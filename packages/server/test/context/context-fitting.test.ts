@@ -11,6 +11,7 @@ import {
   PDF_TOKENS_MAX,
 } from '../../src/context/token-estimate.js';
 import { modelMessages } from '../../src/engine/model-context.js';
+import { ModelCatalog } from '../../src/model/model-catalog.js';
 
 const noBytes = () => Promise.resolve(undefined);
 
@@ -187,6 +188,17 @@ describe('ContextFitter', () => {
     expect(estimateScaleOf(100, 1)).toBe(0.25);
     expect(estimateScaleOf(100, undefined)).toBeUndefined();
     expect(estimateScaleOf(0, 10)).toBeUndefined();
+  });
+
+  it('gives a model of no known window the whole branch, and CPP_MODELS lists no window for it', () => {
+    const provider = { provider: 'custom', model: 'mine', stream: () => (async function* () {})() };
+    const catalog = new ModelCatalog([{ provider }, { id: 'sized', provider, contextWindow: 1000 }]);
+    expect(catalog.contextWindowOf('mine')).toBeUndefined();
+    expect(catalog.list().map((model) => model.contextWindow)).toEqual([undefined, 1000]);
+    const nodes = branch(50);
+    const fitted = new ContextFitter().fit(nodes, catalog.contextWindowOf('mine'), 'mine', noBytes);
+    expect(fitted.messages).toEqual(modelMessages(nodes, noBytes));
+    expect(fitted.context).toBeUndefined();
   });
 
   it('refuses with CONTEXT_TOO_LONG, naming the window, when the first prompt and the turn answered do not fit', () => {

@@ -101,8 +101,8 @@ describe('a models file', () => {
       estimateScale: 1,
       counter: ESTIMATE,
     });
-    expect(catalog.contextWindowOf('by-max-tokens').reservedOutputTokens).toBe(2000);
-    expect(catalog.contextWindowOf('by-provider').reservedOutputTokens).toBe(4096);
+    expect(catalog.contextWindowOf('by-max-tokens')?.reservedOutputTokens).toBe(2000);
+    expect(catalog.contextWindowOf('by-provider')?.reservedOutputTokens).toBe(4096);
   });
 
   it('refuses a context window that leaves no room for a prompt', async () => {

@@ -48,8 +48,8 @@ describe('several models, chosen per prompt', () => {
     client.send('CPP_MODEL_LIST', {}, { id: 'models-1' });
     expect((await client.next('CPP_MODELS')).payload).toEqual({
       models: [
-        { id: 'fast', label: 'Fast model', provider: 'scripted', reasoning: false, contextWindow: 8192 },
-        { id: 'deep', label: 'Deep thinker', provider: 'scripted', reasoning: true, contextWindow: 8192 },
+        { id: 'fast', label: 'Fast model', provider: 'scripted', reasoning: false },
+        { id: 'deep', label: 'Deep thinker', provider: 'scripted', reasoning: true },
       ],
       defaultModel: 'deep',
     });
