@@ -17,12 +17,15 @@ import { threadAfterDeletion } from './lib/thread-groups.js';
 
 type Panel = 'threads' | 'tree';
 
+/** The tools this page runs for the models (docs/PROTOCOL.md §26.10): what only the browser knows. */
+const CLIENT_TOOLS = { time_zone: () => Intl.DateTimeFormat().resolvedOptions().timeZone };
+
 export function App() {
   // This browser's did:key, kept in IndexedDB as a key no script can read: every tab and visit proves the same
   // identity to the server. A promise: the client connects once it is loaded.
   const identity = useMemo(() => browserIdentity(), []);
   const endpoint = useMemo(() => sessionEndpoint(window.location), []);
-  const cpp = useCPP({ endpoint, identity });
+  const cpp = useCPP({ endpoint, identity, tools: CLIENT_TOOLS });
   const { client } = cpp;
   const feed = useErrorFeed(client);
   const { threads, hasMore, loadMore, error: threadsError, refresh: refreshThreads } = useThreads(client);

@@ -34,6 +34,8 @@ function sameNode(before: MessageNode, node: MessageNode): boolean {
     before.model === node.model &&
     before.usage?.inputTokens === node.usage?.inputTokens &&
     before.usage?.outputTokens === node.usage?.outputTokens &&
+    // The mirror replaces a node's list of tool calls whenever one of them changes, never edits it in place.
+    before.toolCalls === node.toolCalls &&
     before.childrenIds.length === node.childrenIds.length &&
     before.childrenIds.every((childId, index) => childId === node.childrenIds[index])
   );

@@ -30,7 +30,7 @@ const LONGEST_RETRY_MS = 10_000;
  * open yours again when `client` changes. Options are compared by identity: keep `identity` in a `useMemo`.
  */
 export function useCPP(options: UseCPPOptions): CPP {
-  const { endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect = true } = options;
+  const { endpoint, identity, did, patches, WebSocket, maxQueuedFrames, tools, reconnect = true } = options;
   const [client, setClient] = useState<CPPClient | null>(null);
   const [attempt, setAttempt] = useState(0);
   const [retrying, setRetrying] = useState(false);
@@ -38,7 +38,7 @@ export function useCPP(options: UseCPPOptions): CPP {
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the retry's trigger: a new value makes a new client.
   useEffect(() => {
-    const created = new CPPClient({ endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect });
+    const created = new CPPClient({ endpoint, identity, did, patches, WebSocket, maxQueuedFrames, tools, reconnect });
     let opened = false;
     let retry: ReturnType<typeof setTimeout> | undefined;
     const onStatus = (status: CPPClient['status']) => {
@@ -59,7 +59,7 @@ export function useCPP(options: UseCPPOptions): CPP {
       created.off('status', onStatus);
       void created.close();
     };
-  }, [endpoint, identity, did, patches, WebSocket, maxQueuedFrames, reconnect, attempt]);
+  }, [endpoint, identity, did, patches, WebSocket, maxQueuedFrames, tools, reconnect, attempt]);
 
   const state = useCPPState(client);
   return useMemo(

@@ -123,6 +123,11 @@ export function Conversation({
     [continueAnswer, report],
   );
   const onDelete = useCallback((nodeId: string) => void deleteBranch(nodeId).catch(report), [deleteBranch, report]);
+  const onToolApproval = useCallback(
+    (nodeId: string, toolCallId: string, approved: boolean) =>
+      void client?.respondToToolCall({ threadId, nodeId, toolCallId, approved }).catch(report),
+    [client, threadId, report],
+  );
 
   return (
     <section className="conversation" aria-label="Chat">
@@ -135,6 +140,7 @@ export function Conversation({
         onContinue={onContinue}
         onEdit={onEdit}
         onDelete={onDelete}
+        onToolApproval={onToolApproval}
         report={report}
         connectionLost={!live}
         pending={pending}

@@ -9,6 +9,8 @@ export interface MessageActionHandlers {
   onRegenerate(nodeId: string): void;
   onContinue(nodeId: string): void;
   onDelete(nodeId: string): void;
+  /** Approves or denies a tool call of the answer `nodeId` that waits for approval. */
+  onToolApproval(nodeId: string, toolCallId: string, approved: boolean): void;
   report(error: unknown): void;
 }
 

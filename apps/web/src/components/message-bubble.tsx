@@ -4,6 +4,7 @@ import { Markdown } from './markdown.js';
 import { MessageActions, type MessageActionHandlers } from './message-actions.js';
 import { Reasoning } from './reasoning.js';
 import { SiblingSwitcher } from './sibling-switcher.js';
+import { ToolCalls } from './tool-calls.js';
 
 interface MessageBubbleProps extends MessageActionHandlers {
   node: MessageNode;
@@ -91,6 +92,13 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
           <Markdown text={node.content} report={props.report} />
         )}
       </div>
+      {node.toolCalls && (
+        <ToolCalls
+          calls={node.toolCalls}
+          streaming={streaming}
+          onApproval={(toolCallId, approved) => props.onToolApproval(node.id, toolCallId, approved)}
+        />
+      )}
       {connectionLost ? (
         <p className="message-note connection-lost-note">
           ⚡ The connection is lost: the answer stops here until it is back.

@@ -210,6 +210,7 @@ export function MessageList(props: MessageListProps) {
             onRegenerate={props.onRegenerate}
             onContinue={props.onContinue}
             onDelete={deleteMessage}
+            onToolApproval={props.onToolApproval}
             report={props.report}
           />,
         ])}

@@ -58,7 +58,8 @@ export function applyChunk(graph: ThreadGraph, payload: StreamChunkFrame['payloa
     if (!call) return 'gap';
     const extended = appendAt(call.input, payload.offset, payload.delta);
     if ('outcome' in extended) return extended.outcome;
-    call.input = extended.text;
+    // A new list, never an edit in place: copies of the node (a React snapshot) keep the list they were given.
+    node.toolCalls = withToolCall(node.toolCalls, { ...call, input: extended.text });
     return 'applied';
   }
   const extended = appendAt(partText(node, part), payload.offset, payload.delta);
