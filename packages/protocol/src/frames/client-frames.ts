@@ -293,7 +293,7 @@ export const ToolResultFrameSchema = clientFrame(
     }),
 );
 
-/** An invite's token (docs/PROTOCOL.md §29.6): `cppinv_` and 43 base64url characters, 256 random bits. */
+/** An invite's token (docs/PROTOCOL.md §29.7): `cppinv_` and 43 base64url characters, 256 random bits. */
 export const InviteTokenSchema = z
   .string()
   .regex(/^cppinv_[A-Za-z0-9_-]{43}$/, 'expected an invite token: cppinv_ followed by 43 of [A-Za-z0-9_-]');

@@ -22,7 +22,7 @@ export interface InviteRequest {
 }
 
 /**
- * Invites to a thread (docs/PROTOCOL.md §29.6): capabilities for identities whose DID the owner does not know. A
+ * Invites to a thread (docs/PROTOCOL.md §29.7): capabilities for identities whose DID the owner does not know. A
  * token is 256 random bits, told once to the owner and stored only as its SHA-256, so that neither the store nor a
  * log holds one; whoever proves an identity and presents a token usable at that moment becomes a member.
  */

@@ -51,7 +51,7 @@ export class ThreadMembers {
   }
 
   /**
-   * An identity joins through an invite (§29.6) with `role`; a member keeps the higher of its role and `role`, and
+   * An identity joins through an invite (§29.7) with `role`; a member keeps the higher of its role and `role`, and
    * the owner stays the owner.
    */
   async join(threadId: string, did: string, role: MemberRole): Promise<MembersPayload> {

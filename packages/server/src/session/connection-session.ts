@@ -328,7 +328,7 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
     if (!told) this.send(encodeServerFrame('CPP_THREAD_DELETED', { threadId }));
   }
 
-  /** The invite frames (docs/PROTOCOL.md §29.6): the owner's CPP_INVITE and CPP_INVITES, a joiner's CPP_MEMBERS. */
+  /** The invite frames (docs/PROTOCOL.md §29.7): the owner's CPP_INVITE and CPP_INVITES, a joiner's CPP_MEMBERS. */
   private async invite(frame: Extract<ClientFrame, { type: `CPP_INVITE_${string}` }>): Promise<void> {
     const { invites } = this.dependencies;
     switch (frame.type) {

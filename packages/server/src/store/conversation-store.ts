@@ -25,7 +25,7 @@ export interface StoredThread extends ThreadRecord {
   graph: ThreadGraph;
 }
 
-/** An invite to a thread (docs/PROTOCOL.md §29.6), as stored: its token only as its SHA-256. */
+/** An invite to a thread (docs/PROTOCOL.md §29.7), as stored: its token only as its SHA-256. */
 export interface InviteRecord {
   inviteId: string;
   threadId: string;
