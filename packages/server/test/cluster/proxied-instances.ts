@@ -3,7 +3,7 @@ import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { RedisClusterTransport } from '@promethea/cpp-server/redis';
 import { afterEach, expect } from 'vitest';
 import { TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
-import { RawClient } from '../support/raw-client.js';
+import { type ConnectOptions, RawClient } from '../support/raw-client.js';
 import { deleteRedisKeys, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
 import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
 import { startServer } from '../support/start-server.js';
@@ -17,7 +17,7 @@ export interface ProxiedInstance {
   model: ScriptedModel;
   /** What the server reported through its 'error' event, in order. */
   errors: unknown[];
-  connect(): Promise<RawClient>;
+  connect(options?: ConnectOptions): Promise<RawClient>;
 }
 
 export interface ProxiedInstances {
@@ -98,8 +98,8 @@ export function useProxiedInstances(): ProxiedInstances {
           () => cluster.close(),
           () => server.close(),
         );
-        const connect = async () => {
-          const client = await RawClient.connect(server.url);
+        const connect = async (options?: ConnectOptions) => {
+          const client = await RawClient.connect(server.url, options);
           clients.push(client);
           return client;
         };

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { authenticate } from '../auth/support/authenticate.js';
 import { TestIdentity } from '../auth/support/did-key-identity.js';
-import { chunksReceived, expectError, openThread, prompt } from '../support/protocol-steps.js';
+import { chunksReceived, expectError, listThreads, openThread, prompt } from '../support/protocol-steps.js';
 import type { LocalInstance } from './local-instances.js';
 import { useLocalInstances } from './local-instances.js';
+import { type ProxiedInstance, useProxiedInstances } from './proxied-instances.js';
 
 const alice = TestIdentity.generate();
 const bob = TestIdentity.generate();
 
-async function connectAs(instance: LocalInstance, identity: TestIdentity) {
+async function connectAs(instance: LocalInstance | ProxiedInstance, identity: TestIdentity) {
   const client = await instance.connect({ did: identity.did });
   await authenticate(client, identity);
   return client;
@@ -42,5 +43,35 @@ describe('a member removed on one server', () => {
     member.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: exchange.assistantNodeId }, { id: 'stop' });
     await expectError(member, 'NOT_FOUND', { refId: 'stop', message: `thread ${threadId} does not exist` });
     expect(member.frames.slice(mark).filter((frame) => frame.type === 'CPP_STREAM_CHUNK')).toEqual([]);
+  });
+});
+
+/** The same on PostgreSQL and Redis, as separate processes share them. */
+describe('a member on servers sharing PostgreSQL and Redis', () => {
+  const instances = useProxiedInstances();
+
+  it('lists the thread shared with it on one, and loses it there when the owner removes it on the other', async () => {
+    const [first, second] = await instances.start(
+      2,
+      { chunks: ['Rivers ', 'run.'], gated: false },
+      { auth: 'did-key' },
+    );
+    const owner = await connectAs(first!, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'reader' });
+    await owner.next('CPP_MEMBERS');
+    const member = await connectAs(second!, bob);
+    expect((await listThreads(member)).map(({ threadId: id, role }) => [id, role])).toEqual([[threadId, 'reader']]);
+    await openThread(member, { threadId, patches: true });
+
+    owner.send('CPP_MEMBER_REMOVE', { threadId, did: bob.did });
+    expect((await member.next('CPP_THREAD_REVOKED')).payload).toStrictEqual({
+      threadId,
+      did: bob.did,
+      reason: 'removed',
+    });
+    member.send('CPP_SYNC_REQUEST', { threadId }, { id: 'after' });
+    await expectError(member, 'NOT_FOUND', { refId: 'after', message: `thread ${threadId} does not exist` });
+    expect(await listThreads(member)).toEqual([]);
   });
 });
