@@ -33,6 +33,9 @@ export interface CPPClientEvents {
   threads: (threads: ThreadSummary[]) => void;
   /** A thread was created or changed, told to a connection subscribed to the list (PROTOCOL.md §7.11). */
   threadUpdated: (thread: ThreadSummary) => void;
-  /** A thread was deleted, by this client or another (PROTOCOL.md §25.2); its mirror is gone. */
+  /**
+   * A thread was deleted, by this client or another (PROTOCOL.md §25.2), or this identity was removed from a thread
+   * shared with it (§29.4); its mirror is gone.
+   */
   threadDeleted: (threadId: string) => void;
 }

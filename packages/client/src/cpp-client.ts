@@ -15,6 +15,8 @@ import {
   type MessageNode,
   type ServerFrame,
   type ServerFrameType,
+  type InviteSummary,
+  type MemberRole,
   type ServerPayload,
   type ThreadGraph,
   type ThreadSummary,
@@ -542,6 +544,60 @@ export class CPPClient {
     return threadId;
   }
 
+  // ---- Shared threads (PROTOCOL.md §29): each names a thread, the active one by default ----
+
+  /** The owner shares the thread with `did` as a `reader` or `writer`, or changes its role; resolves with the members. */
+  async addMember(
+    did: string,
+    role: MemberRole,
+    threadId = this.currentThreadId,
+  ): Promise<ServerPayload<'CPP_MEMBERS'>> {
+    return this.share('CPP_MEMBER_ADD', { threadId: this.named(threadId), did, role }, 'CPP_MEMBERS');
+  }
+
+  /** The owner removes a member; resolves with the members left. */
+  async removeMember(did: string, threadId = this.currentThreadId): Promise<ServerPayload<'CPP_MEMBERS'>> {
+    return this.share('CPP_MEMBER_REMOVE', { threadId: this.named(threadId), did }, 'CPP_MEMBERS');
+  }
+
+  /** The thread's owner and members, for the owner and every member. */
+  async listMembers(threadId = this.currentThreadId): Promise<ServerPayload<'CPP_MEMBERS'>> {
+    return this.share('CPP_MEMBER_LIST', { threadId: this.named(threadId) }, 'CPP_MEMBERS');
+  }
+
+  /** The owner's invite (§29.7): its `token` is told this once; give it to the one person it is for. */
+  async createInvite(
+    role: MemberRole,
+    options: { expiresInMs?: number; maxUses?: number } = {},
+    threadId = this.currentThreadId,
+  ): Promise<ServerPayload<'CPP_INVITE'>> {
+    return this.share('CPP_INVITE_CREATE', { threadId: this.named(threadId), role, ...options }, 'CPP_INVITE');
+  }
+
+  /** The owner revokes an invite; resolves with those still usable. */
+  async revokeInvite(inviteId: string, threadId = this.currentThreadId): Promise<InviteSummary[]> {
+    const frame = { threadId: this.named(threadId), inviteId };
+    return this.share('CPP_INVITE_REVOKE', frame, 'CPP_INVITES').then((payload) => payload.invites);
+  }
+
+  /** Joins the thread of an invite's token as this client's proven identity; resolves with its members. */
+  acceptInvite(token: string): Promise<ServerPayload<'CPP_MEMBERS'>> {
+    return this.share('CPP_INVITE_ACCEPT', { token }, 'CPP_MEMBERS');
+  }
+
+  private share<Type extends ServerFrameType>(
+    type: ClientFrame['type'],
+    payload: object,
+    answer: Type,
+  ): Promise<ServerPayload<Type>> {
+    return this.answer(this.frames.create(type, payload as never) as ClientFrame & { id: string }, answer);
+  }
+
+  private named(threadId: string | undefined): string {
+    if (threadId === undefined) throw new Error('no thread is open: name the thread');
+    return threadId;
+  }
+
   /** Sends `frame`; resolves with the payload of the first frame of `type` that answers it. */
   private answer<Type extends ServerFrameType>(
     frame: ClientFrame & { id: string },
@@ -607,6 +663,8 @@ export class CPPClient {
 
   private receive(frame: ServerFrame): void {
     if (frame.type === 'CPP_THREAD_DELETED') this.dropDeleted(frame.payload.threadId);
+    // Removed from a shared thread: to this identity it no longer exists (PROTOCOL.md §29.4).
+    if (frame.type === 'CPP_THREAD_REVOKED') this.dropDeleted(frame.payload.threadId);
     const change = this.mirrors.apply(frame);
     const graph = change && this.mirrors.get(change.threadId);
     if (change?.outcome === 'applied' && graph) this.events.emit('graph', { threadId: change.threadId, graph });
