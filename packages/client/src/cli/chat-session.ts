@@ -34,6 +34,10 @@ start of its id.
   /approve              let the tool call that waits for approval run
   /deny [REASON]        refuse it; the model is told, with your reason
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
+  /share [DID] [ROLE]   share the thread with DID as a reader (or ROLE writer); without DID, a single-use invite
+  /members              who shares the thread, and each one's role
+  /unshare DID          take the thread back from DID
+  /join TOKEN           join the thread of an invite and open it
   /help                 this text
   /quit                 leave`;
 
@@ -256,9 +260,37 @@ export class ChatSession {
           this.client.activeThreadId === undefined ? '; no thread is open: type to start a new one, or /open one' : '';
         return this.output.print(`deleted thread ${threadId}${open}`);
       }
+      case '/share':
+        return this.share(argument);
+      case '/members':
+        return this.printMembers(await this.client.listMembers());
+      case '/unshare':
+        return this.printMembers(await this.client.removeMember(required(argument, 'the DID to take the thread from')));
+      case '/join': {
+        const { threadId } = await this.client.acceptInvite(required(argument, 'the invite token'));
+        return this.open(threadId);
+      }
       default:
         return this.output.error(`unknown command ${command}; /help lists the commands`);
     }
+  }
+
+  /** `/share DID [ROLE]` adds a member; `/share [ROLE]` makes a single-use invite and shows its token once. */
+  private async share(argument: string): Promise<void> {
+    const words = argument.split(/\s+/).filter((word) => word !== '');
+    const did = words[0]?.startsWith('did:') ? words.shift() : undefined;
+    const role = words[0] ?? 'reader';
+    if (role !== 'reader' && role !== 'writer') throw new Error(`a role is reader or writer, not ${role}`);
+    if (did !== undefined) return this.printMembers(await this.client.addMember(did, role));
+    const { token, invite } = await this.client.createInvite(role);
+    const expires = new Date(invite.expiresAt).toISOString();
+    this.output.print(`invite (${role}, once, until ${expires}): /join ${token}\ngive it to one person only`);
+  }
+
+  private printMembers({ ownerDid, members }: { ownerDid: string; members: { did: string; role: string }[] }): void {
+    this.output.print(
+      [`owner   ${ownerDid}`, ...members.map(({ did, role }) => `${role.padEnd(7)} ${did}`)].join('\n'),
+    );
   }
 
   private async search(query: string): Promise<void> {
