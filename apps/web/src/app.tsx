@@ -10,6 +10,7 @@ import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
 import { useErrorFeed } from './hooks/use-error-feed.js';
 import { useModels } from './hooks/use-models.js';
+import { joinTokenInLocation, useJoinLink } from './hooks/use-join-link.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
 import { distinctTitle } from './lib/import-titles.js';
 import { sessionEndpoint } from './lib/session-endpoint.js';
@@ -62,9 +63,12 @@ export function App() {
     if (client && threadId !== undefined) client.openThread(threadId).catch(report);
   }, [client, threadId, report]);
 
-  // Without a thread in the URL, continue the most recent one, or start the first.
+  useJoinLink(client, report);
+
+  // Without a thread in the URL (nor a join link, which brings one), continue the most recent one, or start the first.
   useEffect(() => {
-    if (threadId === undefined && threads !== undefined) showThread(threads[0]?.threadId ?? newThreadId());
+    if (threadId === undefined && threads !== undefined && joinTokenInLocation() === undefined)
+      showThread(threads[0]?.threadId ?? newThreadId());
   }, [threadId, threads, showThread]);
 
   useEffect(() => {

@@ -1,0 +1,31 @@
+import { CPPClient, DidKeyIdentity } from '@promethea/cpp-client';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { screenshot, WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 60_000;
+
+describe('a join link', () => {
+  it(
+    "opens the invite's thread in a browser of another identity, which becomes a member",
+    async () => {
+      const harness = await WebHarness.start();
+      const identity = await DidKeyIdentity.generate();
+      const endpoint = `${harness.url.replace(/^http/, 'ws')}v1/cpp/session`;
+      const owner = new CPPClient({ endpoint, identity, reconnect: false });
+      onTestFinished(() => owner.close());
+      const { threadId } = await owner.openThread();
+      await owner.prompt({ userPrompt: 'Shared from the owner' });
+      const { token } = await owner.createInvite('writer');
+
+      const chat = await harness.openChat(undefined, `${harness.url}#/join/${token}`);
+      await chat.page.waitForURL((url) => url.hash === `#${threadId}`);
+      await chat.page.getByText('Shared from the owner').first().waitFor();
+      expect((await chat.messages()).map((message) => message.text)[0]).toBe('Shared from the owner');
+      await screenshot(chat.page, 'join-link-joined');
+      const { members } = await owner.listMembers();
+      expect(members).toEqual([{ did: expect.stringMatching(/^did:key:z6Mk/), role: 'writer' }]);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+});
