@@ -27,6 +27,10 @@ export function App() {
   const identity = useMemo(() => browserIdentity(), []);
   const endpoint = useMemo(() => sessionEndpoint(window.location), []);
   const cpp = useCPP({ endpoint, identity, tools: CLIENT_TOOLS });
+  const [ownDid, setOwnDid] = useState<string>();
+  useEffect(() => {
+    identity.then((signer) => setOwnDid(signer.did)).catch(() => undefined);
+  }, [identity]);
   const { client } = cpp;
   const feed = useErrorFeed(client);
   const { threads, hasMore, loadMore, error: threadsError, refresh: refreshThreads } = useThreads(client);
@@ -249,6 +253,7 @@ export function App() {
             models={models}
             model={model}
             onModelChange={setPickedModel}
+            ownDid={ownDid}
           />
         ) : (
           <p className="loading muted" role="status">

@@ -6,7 +6,7 @@ const BROWSER_TEST_MS = 60_000;
 
 describe('a join link', () => {
   it(
-    "opens the invite's thread in a browser of another identity, which becomes a member",
+    "opens the invite's thread in a browser of another identity, which becomes a member and sees who wrote what",
     async () => {
       const harness = await WebHarness.start();
       const identity = await DidKeyIdentity.generate();
@@ -21,6 +21,13 @@ describe('a join link', () => {
       await chat.page.waitForURL((url) => url.hash === `#${threadId}`);
       await chat.page.getByText('Shared from the owner').first().waitFor();
       expect((await chat.messages()).map((message) => message.text)[0]).toBe('Shared from the owner');
+      // The owner's prompt names its author, by the end of the owner's DID; the browser's own prompt is "You".
+      await chat.page
+        .getByRole('article', { name: `Member …${identity.did.slice(-8)}` })
+        .first()
+        .waitFor();
+      await chat.send('And one from the browser');
+      await chat.page.getByRole('article', { name: /^You/ }).first().waitFor();
       await screenshot(chat.page, 'join-link-joined');
       const { members } = await owner.listMembers();
       expect(members).toEqual([{ did: expect.stringMatching(/^did:key:z6Mk/), role: 'writer' }]);

@@ -18,6 +18,8 @@ interface ConversationProps {
   /** The model the next prompt or pivot names; `undefined`: the server's default. */
   model: string | undefined;
   onModelChange(model: string): void;
+  /** This browser's DID, once known: a prompt it wrote is "You", another member's shows its author. */
+  ownDid: string | undefined;
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
@@ -32,6 +34,7 @@ export function Conversation({
   models,
   model,
   onModelChange,
+  ownDid,
 }: ConversationProps) {
   const { entries, headId, streaming: generating } = branch;
   const threadId = graph.threadId;
@@ -132,6 +135,7 @@ export function Conversation({
   return (
     <section className="conversation" aria-label="Chat">
       <MessageList
+        ownDid={ownDid}
         entries={entries}
         headId={headId}
         onAnchor={onAnchor}

@@ -11,6 +11,8 @@ interface MessageBubbleProps extends MessageActionHandlers {
   siblingIds: readonly string[];
   siblingIndex: number;
   isHead: boolean;
+  /** This browser's DID, once known: a prompt of another member of a shared thread names its author. */
+  ownDid: string | undefined;
   /** The connection went while this answer streamed: what arrived is all there is here until it is back. */
   connectionLost: boolean;
   /** The one message of the list that is a tab stop (roving focus). */
@@ -23,12 +25,19 @@ interface MessageBubbleProps extends MessageActionHandlers {
 
 const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 
+/** Who wrote a message: "You", the assistant, or another member of a shared thread, by the end of its DID. */
+function authorOf(node: MessageNode, ownDid: string | undefined): string {
+  if (node.role === 'assistant' || node.authorDid === undefined || node.authorDid === ownDid) return AUTHOR[node.role];
+  return `Member …${node.authorDid.slice(-8)}`;
+}
+
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {
   const {
     node,
     siblingIds,
     siblingIndex,
     isHead,
+    ownDid,
     connectionLost,
     isFocusStop,
     outsideModelView,
@@ -49,7 +58,7 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
     <article
       ref={article}
       className={`message message-${node.role} status-${connectionLost ? 'connection-lost' : node.status}${isHead ? ' is-head' : ''}${outsideModelView ? ' outside-model-view' : ''}`}
-      aria-label={`${AUTHOR[node.role]}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}${outsideModelView ? ', not seen by the model' : ''}`}
+      aria-label={`${authorOf(node, ownDid)}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}${outsideModelView ? ', not seen by the model' : ''}`}
       aria-busy={streaming}
       data-node-id={node.id}
       data-status={node.status}
@@ -58,7 +67,7 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
     >
       <header className="message-header">
         <span className="message-author">
-          {AUTHOR[node.role]}
+          {authorOf(node, ownDid)}
           {node.role === 'assistant' && node.model && <span className="message-model"> · {node.model}</span>}
         </span>
         {siblingIds.length > 1 && (

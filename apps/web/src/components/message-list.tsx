@@ -19,6 +19,8 @@ interface MessageListProps extends MessageActionHandlers {
   connectionLost: boolean;
   /** Messages sent while the connection is down, shown below the branch until the server has them. */
   pending: readonly { id: number; text: string }[];
+  /** This browser's DID, once known (see MessageBubble). */
+  ownDid: string | undefined;
 }
 
 /** How close to the bottom (px) still counts as reading the newest text, so the view follows the stream. */
@@ -202,6 +204,7 @@ export function MessageList(props: MessageListProps) {
             siblingIds={siblingIds}
             siblingIndex={siblingIndex}
             isHead={node.id === headId}
+            ownDid={props.ownDid}
             connectionLost={connectionLost && node.status === 'streaming'}
             isFocusStop={node.id === focusStopId}
             onShowBranch={showBranch}
