@@ -254,6 +254,7 @@ export function App() {
             model={model}
             onModelChange={setPickedModel}
             ownDid={ownDid}
+            readOnly={threads?.find((thread) => thread.threadId === graph.threadId)?.role === 'reader'}
           />
         ) : (
           <p className="loading muted" role="status">

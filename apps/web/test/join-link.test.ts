@@ -35,4 +35,26 @@ describe('a join link', () => {
     },
     BROWSER_TEST_MS,
   );
+
+  it(
+    'of a reader shows the thread read only: nothing can be sent',
+    async () => {
+      const harness = await WebHarness.start();
+      const endpoint = `${harness.url.replace(/^http/, 'ws')}v1/cpp/session`;
+      const owner = new CPPClient({ endpoint, identity: await DidKeyIdentity.generate(), reconnect: false });
+      onTestFinished(() => owner.close());
+      const { threadId } = await owner.openThread();
+      await owner.prompt({ userPrompt: 'Only to be read' });
+      const { token } = await owner.createInvite('reader');
+
+      const chat = await harness.openChat(undefined, `${harness.url}#/join/${token}`);
+      await chat.page.waitForURL((url) => url.hash === `#${threadId}`);
+      await chat.page.getByText('Read only: its owner shared this conversation with you to read').waitFor();
+      await chat.page.getByRole('textbox').fill('May I?');
+      expect(await chat.page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+      await screenshot(chat.page, 'join-link-reader');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

@@ -20,6 +20,8 @@ interface ConversationProps {
   onModelChange(model: string): void;
   /** This browser's DID, once known: a prompt it wrote is "You", another member's shows its author. */
   ownDid: string | undefined;
+  /** Shared with this identity as a reader: it sees the thread live and changes nothing. */
+  readOnly: boolean;
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
@@ -35,6 +37,7 @@ export function Conversation({
   model,
   onModelChange,
   ownDid,
+  readOnly,
 }: ConversationProps) {
   const { entries, headId, streaming: generating } = branch;
   const threadId = graph.threadId;
@@ -161,7 +164,13 @@ export function Conversation({
       />
       <Composer
         mode={mode}
-        blockedBy={connection === 'closed' ? 'Offline: reload the page to connect again.' : undefined}
+        blockedBy={
+          connection === 'closed'
+            ? 'Offline: reload the page to connect again.'
+            : readOnly
+              ? 'Read only: its owner shared this conversation with you to read, not to write.'
+              : undefined
+        }
         notice={
           connection === 'live'
             ? undefined
