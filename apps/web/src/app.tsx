@@ -10,6 +10,7 @@ import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
 import { useErrorFeed } from './hooks/use-error-feed.js';
 import { useModels } from './hooks/use-models.js';
+import { SharePanel } from './components/share-panel.js';
 import { joinTokenInLocation, useJoinLink } from './hooks/use-join-link.js';
 import { useThreadLocation } from './hooks/use-thread-location.js';
 import { distinctTitle } from './lib/import-titles.js';
@@ -49,6 +50,10 @@ export function App() {
   const [pickedModel, setPickedModel] = useState<string>();
   const model = pickedModel ?? defaultModel;
   const [notice, setNotice] = useState<string>();
+  const [sharing, setSharing] = useState(false);
+  // The thread as the list gives it: a role when it is another identity's, shared with this one.
+  const listed = threads?.find((thread) => thread.threadId === graph?.threadId);
+  const owned = listed !== undefined && listed.role === undefined;
 
   // Back after a loss: said once, in words, so that a person who saw it go knows what they send now goes out. Not
   // after a first connection that took a retry: nothing was lost then.
@@ -208,6 +213,11 @@ export function App() {
         </button>
         <h1>CPP chat</h1>
         <ConnectionBadge connection={cpp.connection} />
+        {owned && (
+          <button type="button" className="quiet" aria-expanded={sharing} onClick={() => setSharing((open) => !open)}>
+            Share
+          </button>
+        )}
         <button
           type="button"
           className="quiet panel-toggle tree-toggle"
@@ -240,6 +250,9 @@ export function App() {
       <main className="main">
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
         <Notice text={notice} onDismiss={() => setNotice(undefined)} />
+        {sharing && owned && client && graph && (
+          <SharePanel client={client} threadId={graph.threadId} report={report} onClose={() => setSharing(false)} />
+        )}
         {graph ? (
           <Conversation
             key={graph.threadId}
@@ -254,7 +267,7 @@ export function App() {
             model={model}
             onModelChange={setPickedModel}
             ownDid={ownDid}
-            readOnly={threads?.find((thread) => thread.threadId === graph.threadId)?.role === 'reader'}
+            readOnly={listed?.role === 'reader'}
           />
         ) : (
           <p className="loading muted" role="status">

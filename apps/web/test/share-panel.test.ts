@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { screenshot, WebHarness } from './support/web-harness.js';
+
+const BROWSER_TEST_MS = 90_000;
+
+describe('the Share panel', () => {
+  it(
+    'gives an invite link a second identity opens, and the two follow one conversation: a pivot by the member halts the answer the owner watches',
+    async () => {
+      const harness = await WebHarness.start({ slow: true });
+      const owner = await harness.openChat();
+      await owner.send('Shared live');
+      const answer = await owner.waitForAnswer('streaming', { minLength: 20 });
+
+      await owner.page.getByRole('button', { name: 'Share', exact: true }).click();
+      await owner.page.getByRole('button', { name: 'Create an invite link' }).click();
+      const linkBox = owner.page.getByRole('textbox', { name: /^Invite link/ });
+      await linkBox.waitFor();
+      const link = await linkBox.inputValue();
+      expect(link).toMatch(/#\/join\/cppinv_[A-Za-z0-9_-]{43}$/);
+      await screenshot(owner.page, 'share-panel-link');
+
+      const member = await harness.openChat(undefined, link);
+      const watched = await member.waitForAnswer('streaming', { minLength: answer.length + 10 });
+      expect(watched.id).toBe(answer.id);
+
+      await member.send('Wait: in Rust instead');
+      const cut = (chat: typeof owner) =>
+        chat.page.locator(`article[data-node-id="${answer.id}"][data-status="interrupted"]`);
+      await Promise.all([cut(owner).waitFor(), cut(member).waitFor()]);
+      const halted = member.frames.lastReceived('CPP_STREAM_HALTED')!.payload.finalContentLength;
+      expect(await cut(owner).getAttribute('data-length')).toBe(String(halted));
+      expect(await cut(member).getAttribute('data-length')).toBe(String(halted));
+      await owner.page.getByText('Wait: in Rust instead').first().waitFor();
+      await owner.page
+        .getByRole('article', { name: /^Member …/ })
+        .first()
+        .waitFor();
+      await screenshot(owner.page, 'share-panel-member-pivoted');
+      expect([...owner.problems, ...member.problems]).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+});
