@@ -2,8 +2,8 @@ import { type AnswerContext, CPPError, ErrorCode, type MessageNode } from '@prom
 import { modelMessages, type ReadAttachmentBytes } from '../engine/model-context.js';
 import type { ModelMessage } from '../model/model-provider.js';
 import type { ContextWindow } from './context-window.js';
-import type { TokenCounter } from './token-counter.js';
-import { MESSAGE_OVERHEAD_TOKENS, messageTokens } from './token-estimate.js';
+import { messageTokens, type TokenCounter } from './token-counter.js';
+import { MESSAGE_OVERHEAD_TOKENS } from './token-estimate.js';
 
 /** The context a model is given, fitted to its window, and what of the branch it left out. */
 export interface FittedContext {

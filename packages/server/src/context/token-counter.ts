@@ -1,4 +1,5 @@
-import { estimateTokens } from './token-estimate.js';
+import type { ModelMessage } from '../model/model-provider.js';
+import { estimateAttachmentTokens, estimateTokens, MESSAGE_OVERHEAD_TOKENS } from './token-estimate.js';
 
 /** Counts the tokens of text as one model family does. */
 export interface TokenCounter {
@@ -71,4 +72,16 @@ function loadEncoding(encoding: Encoding): Promise<(text: string) => number> {
     loaded.set(encoding, loading);
   }
   return loading;
+}
+
+/**
+ * The tokens of one message as a provider sends it, its text counted by `counter`: its text, a prompt's files (by
+ * their estimate), an answer's tool calls' names and inputs, and its overhead.
+ */
+export function messageTokens(message: ModelMessage, counter: TokenCounter): number {
+  let tokens = MESSAGE_OVERHEAD_TOKENS + counter.count(message.content);
+  if (message.role === 'user') for (const file of message.attachments ?? []) tokens += estimateAttachmentTokens(file);
+  if (message.role === 'assistant')
+    for (const call of message.toolCalls ?? []) tokens += counter.count(call.toolName) + counter.count(call.input);
+  return tokens;
 }

@@ -1,6 +1,4 @@
 import type { Attachment } from '@promethea/cpp-protocol';
-import type { ModelMessage } from '../model/model-provider.js';
-import type { TokenCounter } from './token-counter.js';
 
 /** What every message costs beside its text: its role and the provider's separators (OpenAI's chat format: 3–4). */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -39,16 +37,4 @@ export function estimateAttachmentTokens(file: Omit<Attachment, 'id'>): number {
   }
   if (file.mediaType === 'application/pdf') return name + Math.min(PDF_TOKENS_MAX, Math.ceil(file.size / 8));
   return name + Math.ceil(file.size / 3);
-}
-
-/**
- * The tokens of one message as a provider sends it, its text counted by `counter`: its text, a prompt's files (by
- * their estimate), an answer's tool calls' names and inputs, and its overhead.
- */
-export function messageTokens(message: ModelMessage, counter: TokenCounter): number {
-  let tokens = MESSAGE_OVERHEAD_TOKENS + counter.count(message.content);
-  if (message.role === 'user') for (const file of message.attachments ?? []) tokens += estimateAttachmentTokens(file);
-  if (message.role === 'assistant')
-    for (const call of message.toolCalls ?? []) tokens += counter.count(call.toolName) + counter.count(call.input);
-  return tokens;
 }

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ESTIMATE } from '../context/token-counter.js';
-import { messageTokens } from '../context/token-estimate.js';
+import { ESTIMATE, messageTokens } from '../context/token-counter.js';
 import { DemoToolsProvider } from './demo-tools-provider.js';
 import type { ModelEntry } from './model-catalog.js';
 import { describeFile } from './attachments-as-text.js';
