@@ -32,7 +32,7 @@ export class ThreadInvites {
     private readonly members: ThreadMembers,
     private readonly store: ConversationStore,
     private readonly limits: InviteLimits,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   /** CPP_INVITE_CREATE: the owner's. The answer alone carries the token. */
