@@ -68,12 +68,14 @@ describe('keyboard first, in the browser', () => {
         if (!stop.name.startsWith('body')) stops.push(stop);
       }
       const names = stops.map((stop) => stop.name);
-      // From the message box on: the tree's zoom and the tree, then the page from the top. The conversation is one stop (the newest
-      // message) and so is the tree (the head), each walked with the arrow keys.
+      // From the message box on: the tree's zoom and the tree, then the page from the top (the header's Share, the
+      // threads). The conversation is one stop (the newest message) and so is the tree (the head), each walked with
+      // the arrow keys.
       expect(names).toEqual([
         'button Zoom out',
         'button Zoom in',
         'button Assistant, turn 4, head',
+        'button Share',
         'button + New thread',
         'button Import threads from a file',
         'input Search threads',

@@ -29,7 +29,7 @@ async function serveOn(model: ScriptedModel, path?: string): Promise<{ server: C
     await client.close();
     expect(client.invalid).toEqual([]);
     await server.close();
-    store?.close();
+    await store?.close();
   });
   return { server, client };
 }
