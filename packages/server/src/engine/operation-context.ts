@@ -33,3 +33,15 @@ export type OperationContext<Type extends HookedFrameType = HookedFrameType> = T
       readonly model: string | undefined;
     }
   : never;
+
+/** The context `frame`'s operation gives its hooks, on thread `threadId`; `model` when the operation starts an answer. */
+export function operationContext<Type extends HookedFrameType>(
+  frame: { readonly type: Type; readonly payload: unknown },
+  threadId: string,
+  identity: Identity,
+  model?: string,
+): OperationContext<Type> {
+  // TypeScript does not resolve the distributive type for a generic `Type`; every caller passes a ClientFrame, whose
+  // payload is the one its type names.
+  return { type: frame.type, threadId, identity, request: frame.payload, model } as OperationContext<Type>;
+}

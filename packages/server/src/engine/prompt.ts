@@ -12,6 +12,7 @@ import {
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
 import { authorOf, type Identity } from './identity.js';
+import { operationContext } from './operation-context.js';
 import { promptAttachments } from './prompt-attachments.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
@@ -43,7 +44,7 @@ export async function prompt(
   const model = thread.models.resolve(frame.payload.model);
   if (parentNodeId !== undefined && parentNodeId !== null) requireNode(thread.graph, parentNodeId);
   const attachments = await promptAttachments(thread.store, threadId, identity, frame.payload.attachments);
-  await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
+  await thread.runHooks(operationContext(frame, threadId, identity, model));
   const assistantNodeId = newMessageId();
   await thread.generation.claim();
   const plan = () => {
@@ -94,7 +95,7 @@ export async function regenerate(
       `node ${halting.nodeId} is streaming in thread ${thread.threadId}; stop it first`,
     );
   }
-  await thread.runHooks({ type: frame.type, threadId, identity, request: frame.payload, model });
+  await thread.runHooks(operationContext(frame, threadId, identity, model));
   const cut: Cut | undefined =
     halting &&
     (await thread.answer.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
@@ -144,7 +145,7 @@ export async function continueAnswer(
       ErrorCode.THREAD_BUSY,
       `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
     );
-  await thread.runHooks({ type: frame.type, threadId: thread.threadId, identity, request: frame.payload, model });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity, model));
   await thread.generation.claim();
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);

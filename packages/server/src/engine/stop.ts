@@ -1,5 +1,6 @@
 import { CPPError, ErrorCode, getNode, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Identity } from './identity.js';
+import { operationContext } from './operation-context.js';
 import type { ThreadContext } from './thread-context.js';
 import { requireNode } from './thread-guards.js';
 
@@ -14,13 +15,7 @@ export async function stop(
   const notStreaming = () =>
     new CPPError(ErrorCode.NOT_STREAMING, `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`);
   if (thread.generation.stream?.nodeId !== nodeId) throw notStreaming();
-  await thread.runHooks({
-    type: frame.type,
-    threadId: thread.threadId,
-    identity,
-    request: frame.payload,
-    model: undefined,
-  });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity));
   // The answer may have ended by itself while the hooks ran.
   const cut =
     thread.generation.stream?.nodeId === nodeId

@@ -1,5 +1,6 @@
 import { planAnchor, planBranchDelete, planRename, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Identity } from './identity.js';
+import { operationContext } from './operation-context.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext } from './thread-context.js';
 import { checkNothingStreams, checkVersion, requireNode } from './thread-guards.js';
@@ -23,13 +24,7 @@ export async function anchor(
     return planAnchor(thread.graph, targetNodeId);
   };
   plan();
-  await thread.runHooks({
-    type: frame.type,
-    threadId: thread.threadId,
-    identity,
-    request: frame.payload,
-    model: undefined,
-  });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity));
   thread.publishChange(await thread.commit(plan));
 }
 
@@ -47,13 +42,7 @@ export async function deleteBranch(
     return planBranchDelete(thread.graph, nodeId);
   };
   plan();
-  await thread.runHooks({
-    type: frame.type,
-    threadId: thread.threadId,
-    identity,
-    request: frame.payload,
-    model: undefined,
-  });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity));
   thread.publishChange(await thread.commit(plan));
 }
 
@@ -71,13 +60,7 @@ export async function rename(
     return planRename(thread.graph);
   };
   plan();
-  await thread.runHooks({
-    type: frame.type,
-    threadId: thread.threadId,
-    identity,
-    request: frame.payload,
-    model: undefined,
-  });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity));
   thread.publishChange(await thread.commit(plan, { rename: title }));
 }
 
@@ -92,13 +75,7 @@ export async function deleteThread(
 ): Promise<void> {
   checkVersion(thread.graph, frame.payload.expectedVersion);
   checkNothingStreams(thread.graph, undefined);
-  await thread.runHooks({
-    type: frame.type,
-    threadId: thread.threadId,
-    identity,
-    request: frame.payload,
-    model: undefined,
-  });
+  await thread.runHooks(operationContext(frame, thread.threadId, identity));
   await thread.store.deleteThread(thread.threadId);
   thread.deleted();
 }
