@@ -1,14 +1,7 @@
-import {
-  emptyGraph,
-  newMessageId,
-  newThreadId,
-  planFinish,
-  planPrompt,
-  type TreeChange,
-} from '@promethea/cpp-protocol';
+import { emptyGraph, planFinish, planPrompt, type TreeChange } from '@promethea/cpp-protocol';
 import type { PoolClient } from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StoredThread } from '../../src/store/conversation-store.js';
+import { oneMessageThread } from './one-message-thread.js';
 import { createPool } from '../../src/store/postgres-connection.js';
 import { migrate, POSTGRES_MIGRATIONS } from '../../src/store/postgres-migrations.js';
 import { POSTGRES_STATEMENTS as SQL } from '../../src/store/postgres-statements.js';
@@ -212,27 +205,7 @@ describeWithPostgres('PostgresStore', () => {
     it('ranks a common word among the messages of the 500 latest threads, once more than 1,000 match', async () => {
       const store = await open();
       const owner = 'did:example:alice';
-      const thread = (text: string, at: number): StoredThread => {
-        const nodeId = newMessageId();
-        const threadId = newThreadId();
-        const node = {
-          id: nodeId,
-          parentId: null,
-          childrenIds: [],
-          role: 'user' as const,
-          content: text,
-          status: 'completed' as const,
-          createdAt: at,
-        };
-        const graph = {
-          threadId,
-          rootNodeId: nodeId,
-          activeHeadMessageId: nodeId,
-          version: 0,
-          nodes: { [nodeId]: node },
-        };
-        return { threadId, ownerDid: owner, title: '', createdAt: at, updatedAt: at, graph };
-      };
+      const thread = (text: string, at: number) => oneMessageThread(owner, text, at);
       // The oldest message is the most about the word: ranked first while at most 1,000 messages match.
       const oldest = thread('common common common, and a rare word', 1);
       const others = Array.from({ length: 999 }, (_, index) => thread(`a common word ${index}`, 2 + index));

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { emptyGraph, newMessageId, newThreadId, planPrompt } from '@promethea/cpp-protocol';
+import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StoredThread } from '../../src/store/conversation-store.js';
+import { oneMessageThread } from './one-message-thread.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { prepareStatements } from '../../src/store/sqlite-statements.js';
@@ -175,28 +175,7 @@ describe('SqliteStore on its file', () => {
   it('ranks a search among the newest 1,000 messages that match, so that a common word costs the same in any history', async () => {
     const store = open();
     const owner = 'did:example:alice';
-    /** A thread of one message holding `text`, written after those before it. */
-    const thread = (text: string, at: number): StoredThread => {
-      const nodeId = newMessageId();
-      const threadId = newThreadId();
-      const node = {
-        id: nodeId,
-        parentId: null,
-        childrenIds: [],
-        role: 'user' as const,
-        content: text,
-        status: 'completed' as const,
-        createdAt: at,
-      };
-      const graph = {
-        threadId,
-        rootNodeId: nodeId,
-        activeHeadMessageId: nodeId,
-        version: 0,
-        nodes: { [nodeId]: node },
-      };
-      return { threadId, ownerDid: owner, title: '', createdAt: at, updatedAt: at, graph };
-    };
+    const thread = (text: string, at: number) => oneMessageThread(owner, text, at);
     // The oldest message is the most about the word: ranked first while it is among the newest 1,000 matches.
     const oldest = thread('common common common, and a rare word', 1);
     await store.importThreads([
