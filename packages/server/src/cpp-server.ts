@@ -563,6 +563,9 @@ function listRelayOf(transport: ClusterTransport): ListRelay {
   const channel = (ownerDid: string) => `threads-of:${ownerDid}`;
   return {
     publish: (ownerDid, frame) => transport.publish(channel(ownerDid), { frame }),
-    subscribe: (ownerDid, deliver) => transport.subscribe(channel(ownerDid), (message) => deliver(message.frame)),
+    subscribe: (ownerDid, deliver) =>
+      transport.subscribe(channel(ownerDid), (message) => {
+        if ('frame' in message) deliver(message.frame);
+      }),
   };
 }

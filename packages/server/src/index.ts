@@ -32,6 +32,8 @@ export { MemoryStore } from './store/memory-store.js';
 export type {
   ClusterTransport,
   ClusterHandlers,
+  FrameMessage,
+  PresenceMessage,
   ThreadMessage,
   ForwardedCommand,
   CommandReply,

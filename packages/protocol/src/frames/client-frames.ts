@@ -79,6 +79,8 @@ export const ThreadOpenFrameSchema = clientFrame(
     threadId: ThreadIdSchema.optional(),
     /** Opt in to CPP_GRAPH_PATCH after structural changes instead of a full CPP_SYNC_GRAPH. */
     patches: z.boolean().optional(),
+    /** Opt in to CPP_PRESENCE: who else has the thread open (docs/PROTOCOL.md §29.9). */
+    presence: z.boolean().optional(),
   }),
 );
 
@@ -331,6 +333,12 @@ export const InviteRevokeFrameSchema = clientFrame(
 /** A proven identity joins the thread of an invite with the invite's role; answered by CPP_MEMBERS. */
 export const InviteAcceptFrameSchema = clientFrame('CPP_INVITE_ACCEPT', z.object({ token: InviteTokenSchema }));
 
+/**
+ * A writer is typing a prompt in the thread (`typing: true`, sent again at least every few seconds while it goes on),
+ * or stopped; not answered: the thread's CPP_PRESENCE says it (docs/PROTOCOL.md §29.9).
+ */
+export const TypingFrameSchema = clientFrame('CPP_TYPING', z.object({ threadId: ThreadIdSchema, typing: z.boolean() }));
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -359,6 +367,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   InviteListFrameSchema,
   InviteRevokeFrameSchema,
   InviteAcceptFrameSchema,
+  TypingFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;

@@ -32,6 +32,7 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_INVITE_LIST',
   'CPP_INVITE_REVOKE',
   'CPP_INVITE_ACCEPT',
+  'CPP_TYPING',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [
@@ -55,4 +56,5 @@ export const SERVER_FRAME_TYPES = [
   'CPP_THREAD_REVOKED',
   'CPP_INVITE',
   'CPP_INVITES',
+  'CPP_PRESENCE',
 ] as const satisfies readonly ServerFrameType[];

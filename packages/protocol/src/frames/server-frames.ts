@@ -260,6 +260,19 @@ export const InvitesFrameSchema = serverFrame(
   z.object({ threadId: ThreadIdSchema, invites: z.array(InviteSummarySchema) }),
 );
 
+/** An identity that has a thread open, and whether it is typing a prompt there. */
+export const PresentIdentitySchema = z.object({ did: z.string(), typing: z.boolean() });
+export type PresentIdentity = z.infer<typeof PresentIdentitySchema>;
+
+/**
+ * Who has the thread open now, on every server, each identity once, sorted by DID (the receiver among them): sent to
+ * the connections that asked for it when they open the thread and whenever it changes (docs/PROTOCOL.md §29.9).
+ */
+export const PresenceFrameSchema = serverFrame(
+  'CPP_PRESENCE',
+  z.object({ threadId: ThreadIdSchema, present: z.array(PresentIdentitySchema) }),
+);
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -281,6 +294,7 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   ThreadRevokedFrameSchema,
   InviteFrameSchema,
   InvitesFrameSchema,
+  PresenceFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;

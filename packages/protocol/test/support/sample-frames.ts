@@ -221,6 +221,12 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-23',
     payload: { token: 'cppinv_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
   },
+  CPP_TYPING: {
+    type: 'CPP_TYPING',
+    timestamp: TIMESTAMP,
+    id: 'request-24',
+    payload: { threadId: THREAD_ID, typing: true },
+  },
   CPP_MEMBER_LIST: {
     type: 'CPP_MEMBER_LIST',
     timestamp: TIMESTAMP,
@@ -466,6 +472,17 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
       threadId: THREAD_ID,
       ownerDid: 'did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH',
       members: [{ did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', role: 'reader' }],
+    },
+  },
+  CPP_PRESENCE: {
+    type: 'CPP_PRESENCE',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      present: [
+        { did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', typing: true },
+        { did: 'did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH', typing: false },
+      ],
     },
   },
   CPP_THREAD_REVOKED: {

@@ -1,13 +1,28 @@
-import type { TextPart } from '@promethea/cpp-protocol';
+import type { PresentIdentity, TextPart } from '@promethea/cpp-protocol';
 import type { CommandReply } from '../engine/thread-link.js';
 import type { Identity } from '../engine/identity.js';
 
-/** What one instance tells the other instances holding a thread: a frame exactly as its own subscribers received it. */
-export interface ThreadMessage {
+/**
+ * What one instance tells the other instances holding a thread: a frame exactly as its own subscribers received it, or
+ * who has the thread open through it.
+ */
+export type ThreadMessage = FrameMessage | PresenceMessage;
+
+export interface FrameMessage {
   /** An encoded server frame; a structural change travels as the CPP_GRAPH_PATCH of its changed nodes. */
   frame: string;
   /** The thread's title, on the change that set it (patches do not carry titles, syncs do). */
   title?: string;
+}
+
+/** The identities that have the thread open through one instance (docs/PROTOCOL.md §29.9). */
+export interface PresenceMessage {
+  presence: {
+    instance: string;
+    present: PresentIdentity[];
+    /** The instance has just begun to hold the thread: the others tell it theirs. */
+    ask: boolean;
+  };
 }
 
 /** A client frame about a thread whose generation runs on another instance, handed to that instance to run. */
@@ -88,7 +103,7 @@ export interface ClusterTransport {
    * has taken the lock since (fencing: an instance paused past its lock's lifetime, whose answer another instance
    * has recovered meanwhile, must not add a word to it when it resumes).
    */
-  streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean>;
+  streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: FrameMessage): Promise<boolean>;
   /**
    * The text of one part appended for a node so far (`''` when none): what an instance loading the thread adds to the
    * store's batch.

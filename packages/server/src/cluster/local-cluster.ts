@@ -10,6 +10,7 @@ import type {
   SentCommand,
   StreamedDelta,
   Subscription,
+  FrameMessage,
   ThreadMessage,
 } from './cluster-transport.js';
 
@@ -87,7 +88,7 @@ export class LocalClusterTransport implements ClusterTransport {
     };
   }
 
-  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean> {
+  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: FrameMessage): Promise<boolean> {
     const lock = this.cluster.liveLock(threadId);
     const held = lock
       ? lock.holder === this.instanceId && lock.token === token

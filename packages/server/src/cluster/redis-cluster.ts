@@ -9,6 +9,7 @@ import type {
   SentCommand,
   StreamedDelta,
   Subscription,
+  FrameMessage,
   ThreadMessage,
 } from './cluster-transport.js';
 import { RedisInbox } from './redis-inbox.js';
@@ -106,7 +107,7 @@ export class RedisClusterTransport implements ClusterTransport {
     return this.subscriptions.subscribe(this.keys.thread(threadId), listener);
   }
 
-  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: ThreadMessage): Promise<boolean> {
+  async streamChunk(threadId: string, token: number, chunk: StreamedDelta, message: FrameMessage): Promise<boolean> {
     const { keys } = this;
     const streamed = await this.redis.cppStreamChunk(
       keys.lock(threadId),

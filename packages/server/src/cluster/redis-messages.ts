@@ -6,7 +6,17 @@ import type { CommandReply, ForwardedCommand, ThreadMessage } from './cluster-tr
  * What instances write to each other through Redis, checked when read: another version of the server, or anything
  * else writing under the prefix, must not be able to feed an instance values of the wrong shape.
  */
-const PublishedSchema = z.object({ origin: z.string(), frame: z.string(), title: z.string().optional() });
+const PublishedSchema = z.union([
+  z.object({ origin: z.string(), frame: z.string(), title: z.string().optional() }),
+  z.object({
+    origin: z.string(),
+    presence: z.object({
+      instance: z.string(),
+      present: z.array(z.object({ did: z.string(), typing: z.boolean() })),
+      ask: z.boolean(),
+    }),
+  }),
+]);
 
 const IdentitySchema = z.object({ did: z.string(), verified: z.boolean() });
 
@@ -17,10 +27,8 @@ const ReplySchema = z.discriminatedUnion('ok', [
   z.object({ ok: z.literal(false), code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]), message: z.string() }),
 ]);
 
-export interface Published extends ThreadMessage {
-  /** The instance that published it, so that it can ignore its own. */
-  origin: string;
-}
+/** With the instance that published it, so that it can ignore its own. */
+export type Published = ThreadMessage & { origin: string };
 
 export function encodePublished(origin: string, message: ThreadMessage): string {
   return JSON.stringify({ origin, ...message });

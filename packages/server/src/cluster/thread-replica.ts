@@ -5,6 +5,7 @@ import {
   encodeClientFrame,
   partText,
   setPartText,
+  type PresentIdentity,
   type StreamChunkFrame,
   type TreeChange,
 } from '@promethea/cpp-protocol';
@@ -113,6 +114,11 @@ export class ThreadReplica implements ThreadLink {
     this.context.transport.publish(this.threadId, title === undefined ? { frame: text } : { frame: text, title });
     for (const node of change.nodes)
       if (node.role === 'assistant' && node.status !== 'streaming') this.context.transport.endText(node.id);
+  }
+
+  presence(present: PresentIdentity[], ask: boolean): void {
+    const { transport } = this.context;
+    transport.publish(this.threadId, { presence: { instance: transport.instanceId, present, ask } });
   }
 
   async claimGeneration(): Promise<boolean> {
@@ -228,6 +234,10 @@ export class ThreadReplica implements ThreadLink {
     if (this.waiting || !this.engine) {
       (this.waiting ??= []).push(message);
       return;
+    }
+    if ('presence' in message) {
+      const { instance, present, ask } = message.presence;
+      return this.engine.applyPresence(instance, present, ask);
     }
     const decoded = decodeServerFrame(message.frame);
     if (!decoded.ok)

@@ -31,6 +31,7 @@ export class SolitaryLink implements ThreadLink {
   chunk(): void {}
   frame(): void {}
   change(): void {}
+  presence(): void {}
 
   async claimGeneration(): Promise<boolean> {
     const holder = this.locks.get(this.threadId);

@@ -8,6 +8,7 @@ import {
   streamingNode,
   type ClientFrame,
   type MessageNode,
+  type PresentIdentity,
   type RevokeReason,
   type ServerFrame,
   type ThreadGraph,
@@ -32,6 +33,7 @@ import { answerToolCall, approveToolCall } from './tool-call-answers.js';
 import type { Subscriber } from './subscriber.js';
 import type { ThreadContext, ThreadLimits } from './thread-context.js';
 import { ThreadFanout } from './thread-fanout.js';
+import { ThreadPresence } from './thread-presence.js';
 import type { ThreadFrame } from './thread-frame.js';
 import type { LinkedEngine, ThreadLink } from './thread-link.js';
 import { anchor, deleteBranch, deleteThread, rename } from './tree-edits.js';
@@ -75,6 +77,8 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   readonly answer: ThreadAnswer;
   /** Set once the engine went idle and was let go of: the thread is looked up again, never subscribed to here. */
   private unloaded = false;
+  /** Who has the thread open, made by the first subscriber (or the first word of another server's). */
+  private presence: ThreadPresence | undefined;
 
   constructor(
     readonly record: ThreadRecord,
@@ -131,6 +135,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (this.unloaded) return false;
     if (!this.fanout.has(subscriber)) {
       this.fanout.subscribe(subscriber, patches);
+      this.present().joined(subscriber);
       return true;
     }
     const rejoining = this.leaving?.delete(subscriber) ?? false;
@@ -142,7 +147,9 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   unsubscribe(subscriber: Subscriber): void {
-    if (this.fanout.unsubscribe(subscriber)) this.unloadIfIdle();
+    if (!this.fanout.unsubscribe(subscriber)) return;
+    this.presence?.left(subscriber);
+    this.unloadIfIdle();
   }
 
   /** CPP_THREAD_CLOSE: unsubscribes in the thread's turn, so that the frames the subscriber sent before are answered. */
@@ -157,8 +164,22 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     });
   }
 
-  sync(subscriber: Subscriber): Promise<void> {
-    return this.queue.run(async () => this.sendSync(subscriber));
+  /** `presence`: the subscriber gets CPP_PRESENCE from now on, the first right after its sync (§29.9). */
+  sync(subscriber: Subscriber, presence = false): Promise<void> {
+    return this.queue.run(async () => {
+      this.sendSync(subscriber);
+      if (presence && this.fanout.has(subscriber)) this.present().watch(subscriber);
+    });
+  }
+
+  /** CPP_TYPING of a subscriber: not in the thread's turn, it changes nothing of the thread. */
+  typing(subscriber: Subscriber, typing: boolean): void {
+    if (this.fanout.has(subscriber)) this.present().typing(subscriber, typing);
+  }
+
+  private present(): ThreadPresence {
+    this.presence ??= new ThreadPresence(this.threadId, this.link);
+    return this.presence;
   }
 
   // ---- Operations: the frame → operation mapping, the one place it is written ----
@@ -259,7 +280,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
   }
 
   private dropRevoked(did: string, text: string): void {
-    if (this.fanout.revoke(did, text)) this.unloadIfIdle();
+    const revoked = this.fanout.revoke(did, text);
+    if (revoked.length === 0) return;
+    for (const subscriber of revoked) this.presence?.left(subscriber);
+    this.unloadIfIdle();
   }
 
   // ---- The other servers (LinkedEngine) and recovery ----
@@ -382,6 +406,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.generation.lose();
   }
 
+  applyPresence(instance: string, present: PresentIdentity[], ask: boolean): void {
+    if (!this.unloaded) this.present().remote(instance, present, ask);
+  }
+
   /**
    * The answer's server may have ended it, released the lock, and its message may be on its way: the copy is read
    * first, without the lock, and what still streams then is recovered. Taking the lock for a copy that is only behind
@@ -413,12 +441,14 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     this.catchUp?.endAll();
     this.queue.close(new CPPError(ErrorCode.NOT_FOUND, `thread ${this.threadId} was deleted`));
     this.fanout.unsubscribeAll();
+    this.presence?.clear();
     this.unloadIfIdle();
   }
 
   private unloadIfIdle(): void {
     if (!this.idle || this.unloaded) return;
     this.unloaded = true;
+    this.presence?.close();
     this.dependencies.onIdle(this);
   }
 }

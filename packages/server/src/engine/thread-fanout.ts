@@ -47,16 +47,16 @@ export class ThreadFanout {
     this.subscribers.clear();
   }
 
-  /** Sends `text` to the subscribers acting as `did` and unsubscribes them; false when there was none. */
-  revoke(did: string, text: string): boolean {
-    let any = false;
+  /** Sends `text` to the subscribers acting as `did` and unsubscribes them: those it unsubscribed. */
+  revoke(did: string, text: string): Subscriber[] {
+    const revoked: Subscriber[] = [];
     for (const subscriber of this.subscribers.keys()) {
       if (subscriber.identity?.did !== did) continue;
       subscriber.send(text);
       this.subscribers.delete(subscriber);
-      any = true;
+      revoked.push(subscriber);
     }
-    return any;
+    return revoked;
   }
 
   /** False when `subscriber` was not subscribed. */

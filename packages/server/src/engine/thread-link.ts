@@ -1,4 +1,4 @@
-import type { ErrorCode, ServerFrame, StreamChunkFrame, TreeChange } from '@promethea/cpp-protocol';
+import type { ErrorCode, PresentIdentity, ServerFrame, StreamChunkFrame, TreeChange } from '@promethea/cpp-protocol';
 import type { StoredThread } from '../store/conversation-store.js';
 import type { ThreadFrame } from './thread-frame.js';
 import type { Identity } from './identity.js';
@@ -16,6 +16,8 @@ export interface ThreadLink {
   frame(text: string): void;
   /** A change this server committed, as the CPP_GRAPH_PATCH `text`; `title` when the change set it. */
   change(change: TreeChange, text: string, title: string | undefined): void;
+  /** Who has the thread open through this server; `ask`: the others are to answer with theirs. */
+  presence(present: PresentIdentity[], ask: boolean): void;
 
   /** Takes the thread's generation lock, before committing a change that starts a generation. False: another holds it. */
   claimGeneration(): Promise<boolean>;
@@ -49,6 +51,8 @@ export interface LinkedEngine {
   resynchronise(stored: StoredThread): boolean;
   /** Another server took the generation lock over: stop generating, commit nothing. */
   generationLost(): void;
+  /** Who has the thread open through another server (`instance`); `ask`: tell it who has it open here. */
+  applyPresence(instance: string, present: PresentIdentity[], ask: boolean): void;
 }
 
 /**

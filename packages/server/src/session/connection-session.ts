@@ -178,7 +178,11 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
           () => access.open(frame.payload.threadId, this.identity),
           frame.payload.patches,
         );
-        return this.answered(frame, engine.sync(this));
+        return this.answered(frame, engine.sync(this, frame.payload.presence));
+      }
+      case 'CPP_TYPING': {
+        const engine = await this.thread(frame.payload.threadId, 'write');
+        return engine.typing(this, frame.payload.typing);
       }
       case 'CPP_THREAD_CLOSE': {
         const engine = await access.thread(frame.payload.threadId, this.identity);

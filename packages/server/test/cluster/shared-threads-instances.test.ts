@@ -75,3 +75,37 @@ describe('a member on servers sharing PostgreSQL and Redis', () => {
     expect(await listThreads(member)).toEqual([]);
   });
 });
+
+/** docs/PROTOCOL.md §29.9: who has the thread open, whichever server each is connected to. */
+describe('presence on servers sharing PostgreSQL and Redis', () => {
+  const instances = useProxiedInstances();
+
+  it('shows each member to the other across servers, with their typing, and drops them when they leave', async () => {
+    const [first, second] = await instances.start(2, { chunks: ['Here.'], gated: false }, { auth: 'did-key' });
+    const owner = await connectAs(first!, alice);
+    const { threadId } = await openThread(owner, { patches: true, presence: true });
+    const present = (client: typeof owner, expected: { did: string; typing: boolean }[]) => {
+      const text = JSON.stringify([...expected].sort((a, b) => (a.did < b.did ? -1 : 1)));
+      return client.next('CPP_PRESENCE', (frame) => JSON.stringify(frame.payload.present) === text);
+    };
+    await present(owner, [{ did: alice.did, typing: false }]);
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'writer' });
+    await owner.next('CPP_MEMBERS');
+
+    const member = await connectAs(second!, bob);
+    await openThread(member, { threadId, patches: true, presence: true });
+    const both = [
+      { did: alice.did, typing: false },
+      { did: bob.did, typing: false },
+    ];
+    await present(member, both);
+    await present(owner, both);
+    member.send('CPP_TYPING', { threadId, typing: true });
+    await present(owner, [
+      { did: alice.did, typing: false },
+      { did: bob.did, typing: true },
+    ]);
+    await member.close();
+    await present(owner, [{ did: alice.did, typing: false }]);
+  });
+});

@@ -29,7 +29,7 @@ export interface Exchange {
 
 export async function openThread(
   client: RawClient,
-  fields: { threadId?: string; patches?: boolean } = {},
+  fields: { threadId?: string; patches?: boolean; presence?: boolean } = {},
 ): Promise<SyncPayload> {
   client.send('CPP_THREAD_OPEN', fields);
   return nextSyncAnswer(client, fields.threadId);
