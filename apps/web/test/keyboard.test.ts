@@ -68,10 +68,11 @@ describe('keyboard first, in the browser', () => {
         if (!stop.name.startsWith('body')) stops.push(stop);
       }
       const names = stops.map((stop) => stop.name);
-      // From the message box on: the tree's zoom and the tree, then the page from the top (the header's Share, the
+      // From the message box on: Attach, the tree's zoom and the tree, then the page from the top (the header's Share, the
       // threads). The conversation is one stop (the newest message) and so is the tree (the head), each walked with
       // the arrow keys.
       expect(names).toEqual([
+        'button Attach',
         'button Zoom out',
         'button Zoom in',
         'button Assistant, turn 4, head',

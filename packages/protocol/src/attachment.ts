@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ATTACHMENT_MEDIA_TYPES, ATTACHMENT_NAME_MAX_LENGTH, ATTACHMENTS_PER_PROMPT_MAX } from './attachment-types.js';
 import { ATTACHMENT_ID_PATTERN } from './ids.js';
 
 /**
@@ -10,32 +11,7 @@ export const AttachmentIdSchema = z
   .string()
   .regex(ATTACHMENT_ID_PATTERN, 'expected an attachment id: att_ followed by 1-100 of [A-Za-z0-9_-]');
 
-/**
- * The types a server accepts, each decided from the bytes: raster images a vision model reads, PDF, and UTF-8 text
- * (plain text, Markdown, CSV, JSON, source code: all `text/plain`, told apart by their names only).
- */
-export const ATTACHMENT_MEDIA_TYPES = [
-  'image/png',
-  'image/jpeg',
-  'image/webp',
-  'image/gif',
-  'application/pdf',
-  'text/plain',
-] as const;
-
 export const AttachmentMediaTypeSchema = z.enum(ATTACHMENT_MEDIA_TYPES);
-export type AttachmentMediaType = z.infer<typeof AttachmentMediaTypeSchema>;
-
-/** The raster image types, which a server may show inline and a vision model reads. */
-export function isImageType(mediaType: AttachmentMediaType): boolean {
-  return mediaType.startsWith('image/');
-}
-
-/** The most files one prompt may carry. */
-export const ATTACHMENTS_PER_PROMPT_MAX = 10;
-
-/** The longest file name kept, in UTF-16 code units. */
-export const ATTACHMENT_NAME_MAX_LENGTH = 255;
 
 /**
  * A file name as it is shown, never a path: no slash or backslash, no control character, not `.` or `..`, and no

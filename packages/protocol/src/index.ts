@@ -6,6 +6,7 @@ export * from './cpp-error.js';
 export * from './text.js';
 export * from './node.js';
 export * from './attachment.js';
+export * from './attachment-types.js';
 export * from './envelope.js';
 export * from './identity/did.js';
 export * from './identity/encodings.js';

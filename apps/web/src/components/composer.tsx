@@ -1,6 +1,19 @@
-import type { MessageNode, ModelInfo } from '@promethea/cpp-protocol';
-import { useEffect, useId, useLayoutEffect, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
+import { ATTACHMENT_MEDIA_TYPES, type MessageNode, type ModelInfo } from '@promethea/cpp-protocol';
+import {
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type ClipboardEvent,
+  type FormEvent,
+  type KeyboardEvent,
+  type RefObject,
+} from 'react';
+import type { AttachmentDraft, AttachmentDrafts } from '../hooks/use-attachment-drafts.js';
 import { promptTooLong } from '../lib/describe-error.js';
+import { AttachmentTray } from './attachment-tray.js';
+import { Icon } from './icons.js';
 
 /** What sending does now: a plain prompt, a pivot of the answer on screen, or a stop of an answer elsewhere first. */
 export type SendMode = 'prompt' | 'pivot' | 'stop-then-prompt';
@@ -21,8 +34,10 @@ interface ComposerProps {
   shownLength: number;
   /** Characters of its reasoning on screen: what a pivot keeps of an answer still thinking. */
   shownReasoningLength: number;
-  /** Sends the prompt; resolves `false` if it was refused, so the text comes back to the box. */
-  onSend(text: string): Promise<boolean>;
+  /** Sends the prompt with its files; resolves `false` if it was refused, so the text and files come back. */
+  onSend(text: string, files: readonly AttachmentDraft[]): Promise<boolean>;
+  /** The files the next message carries (picked, pasted, or dropped on the chat). */
+  files: AttachmentDrafts;
   onStop(): void;
   onReturnToLatest(): void;
   /** The message box, for the conversation to give it the focus back. */
@@ -38,6 +53,16 @@ interface ComposerProps {
 export const PROMPT_LIMIT = 100_000;
 /** The counter shows from this share of the limit on, when the length starts to matter. */
 const COUNTER_FROM = 0.8;
+/**
+ * What the file picker offers: the types the server takes (PROTOCOL.md §27.3), text by its usual extensions too, since
+ * a browser gives source code and Markdown no `text/*` type of its own. The server still decides from the bytes.
+ */
+const PICKER_ACCEPT = [
+  ...ATTACHMENT_MEDIA_TYPES,
+  'text/*',
+  '.md,.csv,.json,.txt,.ts,.tsx,.js,.py,.java,.c,.h,.cpp,.rs,.go,.rb,.sh,.yaml,.yml,.toml,.xml,.html,.css,.sql',
+].join(',');
+
 /** The key that focuses the message box from anywhere on the page, as in many web apps. */
 const FOCUS_KEY = '/';
 
@@ -59,12 +84,14 @@ export function Composer(props: ComposerProps) {
     inputRef: input,
     models,
     model,
+    files,
   } = props;
   const [text, setText] = useState('');
   const inputId = useId();
   const hintId = useId();
+  const picker = useRef<HTMLInputElement>(null);
   const tooLong = text.length > PROMPT_LIMIT;
-  const canSend = blockedBy === undefined && text.trim() !== '' && !tooLong;
+  const canSend = blockedBy === undefined && text.trim() !== '' && !tooLong && !files.uploading;
 
   // The message box is where a chat starts: focused when the conversation opens, and by "/" from anywhere else. As a
   // layout effect, the opening's focus comes before any other component's effects of the same render, so that one
@@ -96,10 +123,21 @@ export function Composer(props: ComposerProps) {
     event?.preventDefault();
     if (!canSend) return;
     const prompt = text;
+    const sent = files.take();
     setText('');
     input.current?.focus();
-    const accepted = await onSend(prompt.trim());
-    if (!accepted) setText((current) => (current === '' ? prompt : current));
+    const accepted = await onSend(prompt.trim(), sent);
+    if (accepted) return files.release(sent);
+    setText((current) => (current === '' ? prompt : current));
+    files.restore(sent);
+  };
+
+  // A screenshot or a file copied elsewhere is attached; pasted text stays the browser's to paste.
+  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
+    const pasted = [...event.clipboardData.files];
+    if (pasted.length === 0) return;
+    event.preventDefault();
+    files.add(pasted);
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -137,6 +175,13 @@ export function Composer(props: ComposerProps) {
       {mode === 'stop-then-prompt' && text !== '' && (
         <p className="composer-note pivot-note">An answer is streaming on another branch: sending stops it first.</p>
       )}
+      <AttachmentTray
+        drafts={files.drafts}
+        onRemove={(key) => {
+          files.remove(key);
+          input.current?.focus();
+        }}
+      />
       <label htmlFor={inputId} className="visually-hidden">
         Message
       </label>
@@ -152,6 +197,7 @@ export function Composer(props: ComposerProps) {
           aria-invalid={tooLong || undefined}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={onKeyDown}
+          onPaste={onPaste}
         />
         <div className="composer-actions">
           {streaming && (
@@ -166,6 +212,29 @@ export function Composer(props: ComposerProps) {
       </div>
       {/* Below the box rather than beside it: on a phone the box keeps the width of the screen. */}
       <div className="composer-footer">
+        <button
+          type="button"
+          className="quiet attach"
+          title="Attach images, PDFs or text files (or paste them, or drop them on the chat)"
+          disabled={blockedBy !== undefined}
+          onClick={() => picker.current?.click()}
+        >
+          <Icon name="attach" />
+          <span>Attach</span>
+        </button>
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          hidden
+          accept={PICKER_ACCEPT}
+          onChange={(event) => {
+            files.add([...(event.target.files ?? [])]);
+            // The same file may be picked again after it was removed.
+            event.target.value = '';
+            input.current?.focus();
+          }}
+        />
         {models.length > 1 && (
           <select
             className="model-picker"
@@ -190,6 +259,10 @@ export function Composer(props: ComposerProps) {
               ? `${promptTooLong(text.length, PROMPT_LIMIT)} Shorten it to send.`
               : (blockedBy ??
                 notice ??
+                (files.uploading ? 'Uploading the files: the message can go once they are up.' : undefined) ??
+                (files.drafts.length > 0 && text.trim() === ''
+                  ? 'Write a message to send the files with.'
+                  : undefined) ??
                 `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
           </span>
           {text.length >= PROMPT_LIMIT * COUNTER_FROM && (

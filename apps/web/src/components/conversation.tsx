@@ -1,7 +1,16 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import { CPPError, ErrorCode, getNode, type ModelInfo, type ThreadGraph } from '@promethea/cpp-protocol';
+import {
+  type Attachment,
+  CPPError,
+  ErrorCode,
+  getNode,
+  type ModelInfo,
+  type ThreadGraph,
+} from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
+import { AttachmentClient } from '../hooks/attachment-client.js';
+import { type AttachmentDraft, useAttachmentDrafts } from '../hooks/use-attachment-drafts.js';
 import { Composer, type SendMode } from './composer.js';
 import { EmptyState } from './empty-state.js';
 import { MessageList } from './message-list.js';
@@ -76,8 +85,30 @@ export function Conversation({
     });
   }, [graph]);
 
-  const onSend = async (userPrompt: string): Promise<boolean> => {
+  const files = useAttachmentDrafts(client, report);
+  // Files dragged over the chat: it says where they go while they are held over it.
+  const [dragging, setDragging] = useState(false);
+  const canDrop = !readOnly && connection !== 'closed';
+  const onDragOver = (event: DragEvent) => {
+    if (!canDrop || !event.dataTransfer.types.includes('Files')) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'copy';
+    setDragging(true);
+  };
+  const onDragLeave = (event: DragEvent) => {
+    if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDragging(false);
+  };
+  const onDrop = (event: DragEvent) => {
+    setDragging(false);
+    if (!canDrop || event.dataTransfer.files.length === 0) return;
+    event.preventDefault();
+    files.add([...event.dataTransfer.files]);
+    composerInput.current?.focus();
+  };
+
+  const onSend = async (userPrompt: string, sentFiles: readonly AttachmentDraft[] = []): Promise<boolean> => {
     if (!client) return false;
+    const attachments = uploadsOf(sentFiles);
     const unsent = live
       ? undefined
       : { id: (pendingCount.current += 1), text: userPrompt, before: new Set(Object.keys(graph.nodes)) };
@@ -86,9 +117,9 @@ export function Conversation({
     // then, it is cut there; if it was cut meanwhile, the message branches under it just the same (PROTOCOL.md §6.6).
     const generation =
       mode === 'pivot' || (unsent && generatingOnScreen)
-        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model })
+        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model, attachments })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
-            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId }),
+            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId, attachments }),
           );
     return generation.then(
       () => true,
@@ -120,9 +151,13 @@ export function Conversation({
     (nodeId: string) => void regenerate(nodeId, { model }).catch(report),
     [regenerate, model, report],
   );
+  // An edit is a new prompt beside the old one, carrying the same files (PROTOCOL.md §27.4).
   const onEdit = useCallback(
-    (nodeId: string, userPrompt: string) => void edit(nodeId, userPrompt, { model }).catch(report),
-    [edit, model, report],
+    (nodeId: string, userPrompt: string) => {
+      const edited = graph.nodes[nodeId];
+      void edit(nodeId, userPrompt, { model, attachments: edited?.attachments }).catch(report);
+    },
+    [edit, graph.nodes, model, report],
   );
   const onContinue = useCallback(
     (nodeId: string) => void continueAnswer(nodeId).catch(report),
@@ -136,61 +171,81 @@ export function Conversation({
   );
 
   return (
-    <section className="conversation" aria-label="Chat">
-      <MessageList
-        ownDid={ownDid}
-        entries={entries}
-        headId={headId}
-        onAnchor={onAnchor}
-        onShowBranch={onShowBranch}
-        onRegenerate={onRegenerate}
-        onContinue={onContinue}
-        onEdit={onEdit}
-        onDelete={onDelete}
-        onToolApproval={onToolApproval}
-        report={report}
-        connectionLost={!live}
-        pending={pending}
-        revealId={revealId}
-        onRevealed={onRevealed}
-        empty={
-          <EmptyState
-            onPick={(prompt) => {
-              composerInput.current?.focus();
-              void onSend(prompt);
-            }}
-          />
-        }
-      />
-      <Composer
-        mode={mode}
-        blockedBy={
-          connection === 'closed'
-            ? 'Offline: reload the page to connect again.'
-            : readOnly
-              ? 'Read only: its owner shared this conversation with you to read, not to write.'
-              : undefined
-        }
-        notice={
-          connection === 'live'
-            ? undefined
-            : 'Not connected yet: what you send goes out as soon as the connection is back.'
-        }
-        branchFrom={branchFrom}
-        besidePrompt={besidePrompt}
-        streaming={streaming !== undefined}
-        shownLength={shownLength}
-        shownReasoningLength={shownReasoningLength}
-        onSend={onSend}
-        onStop={onStop}
-        onReturnToLatest={() => head && onShowBranch(head.id)}
-        inputRef={composerInput}
-        models={models}
-        model={model}
-        onModelChange={onModelChange}
-      />
-    </section>
+    <AttachmentClient value={client}>
+      <section
+        className={`conversation${dragging ? ' dragging-files' : ''}`}
+        aria-label="Chat"
+        onDragOver={onDragOver}
+        onDragLeave={onDragLeave}
+        onDrop={onDrop}
+      >
+        {dragging && (
+          <p className="drop-hint" aria-hidden="true">
+            Drop the files to attach them to your message
+          </p>
+        )}
+        <MessageList
+          ownDid={ownDid}
+          entries={entries}
+          headId={headId}
+          onAnchor={onAnchor}
+          onShowBranch={onShowBranch}
+          onRegenerate={onRegenerate}
+          onContinue={onContinue}
+          onEdit={onEdit}
+          onDelete={onDelete}
+          onToolApproval={onToolApproval}
+          report={report}
+          connectionLost={!live}
+          pending={pending}
+          revealId={revealId}
+          onRevealed={onRevealed}
+          empty={
+            <EmptyState
+              onPick={(prompt) => {
+                composerInput.current?.focus();
+                void onSend(prompt);
+              }}
+            />
+          }
+        />
+        <Composer
+          mode={mode}
+          blockedBy={
+            connection === 'closed'
+              ? 'Offline: reload the page to connect again.'
+              : readOnly
+                ? 'Read only: its owner shared this conversation with you to read, not to write.'
+                : undefined
+          }
+          notice={
+            connection === 'live'
+              ? undefined
+              : 'Not connected yet: what you send goes out as soon as the connection is back.'
+          }
+          branchFrom={branchFrom}
+          besidePrompt={besidePrompt}
+          streaming={streaming !== undefined}
+          shownLength={shownLength}
+          shownReasoningLength={shownReasoningLength}
+          onSend={onSend}
+          onStop={onStop}
+          onReturnToLatest={() => head && onShowBranch(head.id)}
+          inputRef={composerInput}
+          models={models}
+          model={model}
+          onModelChange={onModelChange}
+          files={files}
+        />
+      </section>
+    </AttachmentClient>
   );
+}
+
+/** The uploads of the files a message carries, or none: a prompt names its files only when it has some. */
+function uploadsOf(drafts: readonly AttachmentDraft[]): Attachment[] | undefined {
+  const uploads = drafts.flatMap((draft) => (draft.attachment ? [draft.attachment] : []));
+  return uploads.length > 0 ? uploads : undefined;
 }
 
 /** The other answer may have ended on its own between the click and the stop: then there is nothing to stop. */

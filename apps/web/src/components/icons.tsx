@@ -7,6 +7,8 @@ const PATHS = {
   continue: 'M5 12h13M13 6l6 6-6 6',
   anchor: 'M12 8v13M5 13a7 7 0 0 0 14 0M8 11h8M12 3a2.5 2.5 0 1 1 0 5 2.5 2.5 0 0 1 0-5',
   delete: 'M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13',
+  attach: 'M20 11.5l-8.4 8.4a5 5 0 0 1-7-7L13.2 4.3a3.4 3.4 0 0 1 4.8 4.8l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8',
+  file: 'M6 3h8l4 4v14H6zM14 3v4h4',
 } as const;
 
 export type IconName = keyof typeof PATHS;

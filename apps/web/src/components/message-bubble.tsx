@@ -1,6 +1,7 @@
 import type { MessageNode } from '@promethea/cpp-protocol';
 import { memo, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { Markdown } from './markdown.js';
+import { MessageAttachments } from './message-attachments.js';
 import { MessageActions, type MessageActionHandlers } from './message-actions.js';
 import { Reasoning } from './reasoning.js';
 import { SiblingSwitcher } from './sibling-switcher.js';
@@ -82,6 +83,7 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
         )}
         {!editing && <MessageActions {...props} onEdit={() => setEditing(true)} />}
       </header>
+      {node.attachments && node.attachments.length > 0 && <MessageAttachments attachments={node.attachments} />}
       {node.reasoning && <Reasoning text={node.reasoning} thinking={streaming && node.content === ''} />}
       <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
         {editing ? (

@@ -54,7 +54,7 @@ describe('the web UI served by cpp-server', () => {
       'default-src': ["'none'"],
       'script-src': ["'self'"],
       'style-src': ["'self'"],
-      'img-src': ["'self'", 'data:'],
+      'img-src': ["'self'", 'data:', 'blob:'],
       'font-src': ["'self'"],
       'connect-src': ["'self'", `ws://127.0.0.1:${port}`, `wss://127.0.0.1:${port}`],
       'manifest-src': ["'self'"],
