@@ -16,6 +16,9 @@ export interface CommittedHeader {
 
 export type NewThreadRow = Omit<ThreadRow, 'rootNodeId' | 'headNodeId' | 'version'>;
 
+/** Of each message, the characters the index holds (SQLite's substr, as the first index was built). */
+const INDEXED_CHARACTERS = 100_000;
+
 /** How many of the newest matching messages a search ranks (docs/PROTOCOL.md §25.3). */
 export const SEARCH_CANDIDATES = 1_000;
 
@@ -39,8 +42,9 @@ const INVITE_COLUMNS = `invite_id AS inviteId, thread_id AS threadId, token_hash
 /** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
+  isRetired: Statement<[string], number>;
   selectThread: Statement<[string], ThreadRow>;
-  selectThreadVersion: Statement<[string], number>;
+  selectThreadHead: Statement<[string], ThreadHead>;
   selectFirstThreads: Statement<{ ownerDid: string; limit: number }, ThreadSummary>;
   selectThreadsAfter: Statement<ThreadPosition & { ownerDid: string; limit: number }, ThreadSummary>;
   countThreads: Statement<{ ownerDid: string; upTo: number }, number>;
@@ -59,6 +63,7 @@ export interface SqliteStatements {
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
   selectNodes: Statement<[string], NodeColumns>;
   selectNodeThread: Statement<[string], string>;
+  selectStoredNode: Statement<[string], StoredNodeText>;
   upsertNode: Statement<NodeRow>;
   updateStreamingToolCalls: Statement<{ threadId: string; nodeId: string; toolCalls: string | null }>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
@@ -66,7 +71,7 @@ export interface SqliteStatements {
   insertStreamedText: Statement<Required<StreamedText>>;
   deleteStreamedText: Statement<[string]>;
   selectStreamingThreads: Statement<[], { threadId: string }>;
-  selectStreamingNodes: Statement<[], StreamingNodeRow>;
+  selectStreamingNodes: Statement<[], StreamingNodeRow & { rowid: number }>;
   selectAllStreamedText: Statement<[], TextPieceRow>;
   interruptStreamingNode: Statement<{
     nodeId: string;
@@ -74,11 +79,38 @@ export interface SqliteStatements {
     reasoning: string | null;
     toolCalls: string | null;
   }>;
+  indexTitle: Statement<IndexedText>;
+  unindexTitle: Statement<IndexedText>;
+  unindexThreadTitle: Statement<[string]>;
+  indexNodeText: Statement<IndexedText>;
+  unindexNodeText: Statement<IndexedText>;
+  unindexNode: Statement<{ nodeId: string; threadId: string }>;
+  unindexThreadNodes: Statement<[string]>;
   searchTitles: Statement<SearchParameters, SearchHit>;
   searchNodes: Statement<SearchParameters, SearchHit>;
   deleteThreadNodes: Statement<[string]>;
   deleteThread: Statement<[string]>;
   retireThreadId: Statement<{ threadId: string; deletedAt: number }>;
+}
+
+/** What a commit reads of its thread: the version it checks, and the title the index holds under the rowid. */
+export interface ThreadHead {
+  version: number;
+  rowid: number;
+  title: string;
+}
+
+/** A stored node's thread, and its text as the index holds it under its rowid. */
+export interface StoredNodeText {
+  threadId: string;
+  rowid: number;
+  content: string;
+}
+
+/** A row of a full-text index: the text is cut as the index cuts it (the statements do). */
+export interface IndexedText {
+  rowid: number | bigint;
+  text: string;
 }
 
 /** `match` is an FTS5 query: every term as a quoted prefix. */
@@ -90,16 +122,18 @@ export interface SearchParameters {
 
 export function prepareStatements(db: Database): SqliteStatements {
   return {
+    // VALUES, not INSERT … SELECT: a statement that may write several rows opens a statement journal, at which FTS5
+    // writes its pending terms to disk (see the last migration); the retired ids are read before (isRetired).
     insertThread: db.prepare<NewThreadRow>(`
       INSERT INTO threads (thread_id, owner_did, title, created_at, updated_at, version)
-      SELECT @threadId, @ownerDid, @title, @createdAt, @updatedAt, 0
-      WHERE NOT EXISTS (SELECT 1 FROM deleted_threads WHERE thread_id = @threadId)
+      VALUES (@threadId, @ownerDid, @title, @createdAt, @updatedAt, 0)
       ON CONFLICT (thread_id) DO NOTHING`),
+    isRetired: db.prepare<[string], number>('SELECT 1 FROM deleted_threads WHERE thread_id = ?').pluck(),
     selectThread: db.prepare<[string], ThreadRow>(`
       SELECT thread_id AS threadId, owner_did AS ownerDid, title, created_at AS createdAt, updated_at AS updatedAt,
              version, root_node_id AS rootNodeId, head_node_id AS headNodeId
       FROM threads WHERE thread_id = ?`),
-    selectThreadVersion: db.prepare<[string], number>('SELECT version FROM threads WHERE thread_id = ?').pluck(),
+    selectThreadHead: db.prepare<[string], ThreadHead>('SELECT version, rowid, title FROM threads WHERE thread_id = ?'),
     // Pages walk the index threads_by_owner_recent backwards; the row value compares (updated_at, thread_id) as the
     // order does, so the page after a cursor starts right at it in the index (EXPLAIN: sqlite-store.test.ts).
     selectFirstThreads: db.prepare<{ ownerDid: string; limit: number }, ThreadSummary>(`
@@ -167,6 +201,9 @@ export function prepareStatements(db: Database): SqliteStatements {
         FROM nodes WHERE thread_id = ? ORDER BY seq`)
       .raw(),
     selectNodeThread: db.prepare<[string], string>('SELECT thread_id FROM nodes WHERE node_id = ?').pluck(),
+    selectStoredNode: db.prepare<[string], StoredNodeText>(
+      'SELECT thread_id AS threadId, rowid, content FROM nodes WHERE node_id = ?',
+    ),
     // A new node takes the thread's next seq; a node already stored keeps its seq, hence its place among siblings.
     upsertNode: db.prepare<NodeRow>(`
       INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context, author_did)
@@ -197,8 +234,8 @@ export function prepareStatements(db: Database): SqliteStatements {
     selectStreamingThreads: db.prepare<[], { threadId: string }>(
       "SELECT DISTINCT thread_id AS threadId FROM nodes WHERE status = 'streaming' ORDER BY thread_id",
     ),
-    selectStreamingNodes: db.prepare<[], StreamingNodeRow>(`
-      SELECT node_id AS nodeId, thread_id AS threadId, content, reasoning, tool_calls AS toolCalls
+    selectStreamingNodes: db.prepare<[], StreamingNodeRow & { rowid: number }>(`
+      SELECT node_id AS nodeId, thread_id AS threadId, rowid, content, reasoning, tool_calls AS toolCalls
       FROM nodes WHERE status = 'streaming'`),
     selectAllStreamedText: db.prepare<[], TextPieceRow>(`
       SELECT streamed_text.node_id AS nodeId, part, text_offset AS offset, text
@@ -212,6 +249,28 @@ export function prepareStatements(db: Database): SqliteStatements {
     }>(`
       UPDATE nodes SET status = 'interrupted', content = @content, reasoning = @reasoning, tool_calls = @toolCalls
       WHERE node_id = @nodeId`),
+    // The full-text indexes (external content: a row is removed with the text it was indexed with). Single rows by
+    // VALUES on the paths that write many (commits, imports): FTS5 keeps their terms in memory until the transaction
+    // ends (sqlite-migrations.ts, the last migration).
+    indexTitle: db.prepare<IndexedText>('INSERT INTO title_text (rowid, title) VALUES (@rowid, @text)'),
+    unindexTitle: db.prepare<IndexedText>(
+      "INSERT INTO title_text (title_text, rowid, title) VALUES ('delete', @rowid, @text)",
+    ),
+    unindexThreadTitle: db.prepare<[string]>(
+      "INSERT INTO title_text (title_text, rowid, title) SELECT 'delete', rowid, title FROM threads WHERE thread_id = ?",
+    ),
+    indexNodeText: db.prepare<IndexedText>(
+      `INSERT INTO node_text (rowid, content) VALUES (@rowid, substr(@text, 1, ${INDEXED_CHARACTERS}))`,
+    ),
+    unindexNodeText: db.prepare<IndexedText>(
+      `INSERT INTO node_text (node_text, rowid, content) VALUES ('delete', @rowid, substr(@text, 1, ${INDEXED_CHARACTERS}))`,
+    ),
+    unindexNode: db.prepare<{ nodeId: string; threadId: string }>(`
+      INSERT INTO node_text (node_text, rowid, content)
+      SELECT 'delete', rowid, substr(content, 1, ${INDEXED_CHARACTERS}) FROM nodes WHERE node_id = @nodeId AND thread_id = @threadId`),
+    unindexThreadNodes: db.prepare<[string]>(`
+      INSERT INTO node_text (node_text, rowid, content)
+      SELECT 'delete', rowid, substr(content, 1, ${INDEXED_CHARACTERS}) FROM nodes WHERE thread_id = ?`),
     // The index holds every owner's text: the match comes first, then the owner's rows are kept. An embedded
     // store serves few identities, so a term common in other identities' threads costs little.
     searchTitles: db.prepare<SearchParameters, SearchHit>(`
@@ -231,7 +290,7 @@ export function prepareStatements(db: Database): SqliteStatements {
           SELECT MIN(rowid) FROM (
             SELECT rowid FROM node_text WHERE node_text MATCH @match ORDER BY rowid DESC LIMIT ${SEARCH_CANDIDATES}))
       ORDER BY bm25(node_text), threads.updated_at DESC, nodes.node_id LIMIT @limit`),
-    // Nodes first, so that the index's delete triggers run for each (their pieces of text go with them).
+    // Their pieces of text go with them (ON DELETE CASCADE); the index forgets them first (unindexThreadNodes).
     deleteThreadNodes: db.prepare<[string]>('DELETE FROM nodes WHERE thread_id = ?'),
     deleteThread: db.prepare<[string]>('DELETE FROM threads WHERE thread_id = ?'),
     retireThreadId: db.prepare<{ threadId: string; deletedAt: number }>(

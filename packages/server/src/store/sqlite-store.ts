@@ -80,7 +80,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
-    this.insertThread(record);
+    this.db.transaction(() => this.insertThread(record)).immediate();
     this.checkpointer.wrote();
   }
 
@@ -191,8 +191,10 @@ export class SqliteStore implements ConversationStore {
   async deleteThread(threadId: string): Promise<boolean> {
     const deleted = this.db
       .transaction(() => {
+        this.statements.unindexThreadNodes.run(threadId);
         this.statements.deleteThreadNodes.run(threadId);
         this.attachments.freeThread(threadId);
+        this.statements.unindexThreadTitle.run(threadId);
         const deleted = this.statements.deleteThread.run(threadId).changes > 0;
         if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
         return deleted;
@@ -267,9 +269,19 @@ export class SqliteStore implements ConversationStore {
       .transaction(() => {
         const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
         const threadIds = new Set<string>();
-        for (const { nodeId, threadId, content, reasoning, toolCalls } of this.statements.selectStreamingNodes.all()) {
+        const { statements } = this;
+        for (const {
+          nodeId,
+          threadId,
+          rowid,
+          content,
+          reasoning,
+          toolCalls,
+        } of statements.selectStreamingNodes.all()) {
           const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
-          this.statements.interruptStreamingNode.run({
+          statements.unindexNodeText.run({ rowid, text: content });
+          statements.indexNodeText.run({ rowid, text: text.content });
+          statements.interruptStreamingNode.run({
             nodeId,
             content: text.content,
             reasoning: text.reasoning || null,
@@ -319,26 +331,48 @@ export class SqliteStore implements ConversationStore {
 
   private insertThread(record: ThreadRecord): void {
     const { threadId, ownerDid, title, createdAt, updatedAt } = record;
-    const { changes } = this.statements.insertThread.run({ threadId, ownerDid, title, createdAt, updatedAt });
+    if (this.statements.isRetired.get(threadId) !== undefined) throw StoreConflictError.threadExists(threadId);
+    const { changes, lastInsertRowid } = this.statements.insertThread.run({
+      threadId,
+      ownerDid,
+      title,
+      createdAt,
+      updatedAt,
+    });
     if (changes === 0) throw StoreConflictError.threadExists(threadId);
+    this.statements.indexTitle.run({ rowid: lastInsertRowid, text: title });
   }
 
   /** Throwing rolls the whole transaction back: a refused change writes nothing. */
   private commitInTransaction(change: TreeChange, meta: CommitMeta): void {
     const { threadId } = change;
-    const storedVersion = this.statements.selectThreadVersion.get(threadId);
-    if (storedVersion !== change.baseVersion)
-      throw StoreConflictError.staleVersion(threadId, storedVersion, change.baseVersion);
-    for (const nodeId of change.removedNodeIds ?? []) this.statements.deleteNode.run({ nodeId, threadId });
+    const { statements } = this;
+    const head = statements.selectThreadHead.get(threadId);
+    if (head?.version !== change.baseVersion)
+      throw StoreConflictError.staleVersion(threadId, head?.version, change.baseVersion);
+    for (const nodeId of change.removedNodeIds ?? []) {
+      statements.unindexNode.run({ nodeId, threadId });
+      statements.deleteNode.run({ nodeId, threadId });
+    }
     for (const node of change.nodes) {
-      const owner = this.statements.selectNodeThread.get(node.id);
-      if (owner !== undefined && owner !== threadId) throw StoreConflictError.nodeInOtherThread(node.id);
-      this.statements.upsertNode.run(toNodeRow(threadId, node));
+      const stored = statements.selectStoredNode.get(node.id);
+      if (stored !== undefined && stored.threadId !== threadId) throw StoreConflictError.nodeInOtherThread(node.id);
+      const row = toNodeRow(threadId, node);
+      const { lastInsertRowid } = statements.upsertNode.run(row);
+      if (stored === undefined) statements.indexNodeText.run({ rowid: lastInsertRowid, text: row.content });
+      else if (stored.content !== row.content) {
+        statements.unindexNodeText.run({ rowid: stored.rowid, text: stored.content });
+        statements.indexNodeText.run({ rowid: stored.rowid, text: row.content });
+      }
       this.attachments.carry(threadId, node);
     }
     if (change.removedNodeIds?.length) this.attachments.freeUncarried(threadId);
-    for (const nodeId of endedAnswerIds(change.nodes)) this.statements.deleteStreamedText.run(nodeId);
-    this.statements.updateThreadHeader.run({
+    for (const nodeId of endedAnswerIds(change.nodes)) statements.deleteStreamedText.run(nodeId);
+    if (meta.title != null && meta.title !== head.title) {
+      statements.unindexTitle.run({ rowid: head.rowid, text: head.title });
+      statements.indexTitle.run({ rowid: head.rowid, text: meta.title });
+    }
+    statements.updateThreadHeader.run({
       threadId,
       rootNodeId: change.rootNodeId,
       headNodeId: change.activeHeadMessageId,

@@ -172,6 +172,53 @@ describe('SqliteStore on its file', () => {
     }
   });
 
+  it('keeps its full-text indexes equal to the text through commits, edits, deletes, renames, imports and recovery', async () => {
+    const store = open();
+    const clock = new TestClock();
+    const owner = 'did:example:alice';
+    const driver = await ThreadDriver.create(store, clock);
+    const first = await driver.prompt('Tell me about rivers');
+    await driver.finish({ nodeId: first.assistantNodeId, status: 'completed', content: 'Rivers flow to the sea.' });
+    const second = await driver.prompt('And lakes?');
+    await driver.stream(second.assistantNodeId, 'Lakes are');
+    const third = await driver.pivot(second.assistantNodeId, 'Lakes', 'Only oceans');
+    await driver.finish({ nodeId: third.assistantNodeId, status: 'completed', content: 'Oceans are deep.' });
+    await driver.deleteBranch(third.userNodeId);
+    const doomed = await ThreadDriver.create(store, clock);
+    await doomed.prompt('A thread that goes away');
+    await store.deleteThread(doomed.threadId);
+    const renamed = await ThreadDriver.create(store, clock);
+    const { assistantNodeId } = await renamed.prompt('First title');
+    await store.commit(
+      {
+        threadId: renamed.threadId,
+        baseVersion: 1,
+        version: 2,
+        nodes: [],
+        rootNodeId: renamed.expected().graph.rootNodeId,
+        activeHeadMessageId: assistantNodeId,
+      },
+      { updatedAt: clock.now(), title: 'Second title' },
+    );
+    await renamed.stream(assistantNodeId, 'Cut short by a crash');
+    await store.importThreads([oneMessageThread(owner, 'Imported text', 1)]);
+    await store.interruptStreamingNodes(clock.now());
+
+    // FTS5's check of an external-content index against its table: it throws on any difference.
+    const db = inspect();
+    for (const index of ['node_text', 'title_text'])
+      expect(() =>
+        db.prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('integrity-check', 1)`).run(),
+      ).not.toThrow();
+    const found = async (query: string) => (await store.searchThreads(owner, [query], 20)).map((hit) => hit.snippet);
+    expect(await found('second')).toEqual(['Second title']);
+    expect(await found('cut')).toEqual(['Cut short by a crash']);
+    expect(await found('goes')).toEqual([]);
+    expect(await found('oceans')).toEqual([]);
+    expect((await found('lakes')).sort()).toEqual(['And lakes?', 'Lakes']);
+    expect(await found('imported')).toEqual(['Imported text']);
+  });
+
   it('ranks a search among the newest 1,000 messages that match, so that a common word costs the same in any history', async () => {
     const store = open();
     const owner = 'did:example:alice';
