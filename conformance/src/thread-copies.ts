@@ -15,6 +15,7 @@ import {
   type TextPart,
   type ThreadGraph,
   type ToolCallFrame,
+  MODELS_PER_PROMPT_MAX,
 } from '@promethea/cpp-protocol';
 import type { StreamedText } from './pattern.js';
 
@@ -224,7 +225,10 @@ export class ThreadCopies {
     const nodes = Object.values(graph.nodes);
     const streaming = nodes.filter((node) => node.status === 'streaming');
     const violations = findInvariantViolations(graph);
-    if (streaming.length > 1) violations.push(`${streaming.length} nodes stream at once`);
+    // One answer streams, or the answers of one prompt that several models write side by side (§5, §30).
+    if (streaming.length > MODELS_PER_PROMPT_MAX) violations.push(`${streaming.length} nodes stream at once`);
+    if (new Set(streaming.map((node) => node.parentId)).size > 1)
+      violations.push(`nodes of different prompts stream at once: ${streaming.map((node) => node.id).join(', ')}`);
     for (const node of streaming)
       if (node.role !== 'assistant' || node.childrenIds.length > 0)
         violations.push(`streaming node ${node.id} is not an assistant node without children`);

@@ -155,7 +155,7 @@ describe('ThreadCopies', () => {
       payload: { ...frames.prompt.payload, nodes: { msg_u: { ...user, status: 'streaming' as const }, msg_a: answer } },
     };
     expect(lastViolations([frames.emptySync, twoStreams])).toContain(
-      `after CPP_GRAPH_PATCH of thread ${threadId} version 1: 2 nodes stream at once`,
+      `after CPP_GRAPH_PATCH of thread ${threadId} version 1: nodes of different prompts stream at once: msg_u, msg_a`,
     );
   });
 

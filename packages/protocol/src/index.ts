@@ -20,7 +20,16 @@ export * from './frames/frame-envelope.js';
 export * from './frames/frame-codec.js';
 export * from './frames/json-schema.js';
 export * from './frames/json-schema-files.js';
-export { emptyGraph, firstPrompts, getNode, rootOf, streamingNode, type ThreadGraph } from './tree/thread-graph.js';
+export {
+  emptyGraph,
+  firstPrompts,
+  getNode,
+  rootOf,
+  streamingNode,
+  streamingNodes,
+  type ThreadGraph,
+} from './tree/thread-graph.js';
+export type { HaltedAnswer } from './tree/halted.js';
 export * from './tree/tree-change.js';
 export * from './tree/graph-draft.js';
 export * from './tree/exchange.js';

@@ -45,6 +45,35 @@ export const ModelIdSchema = z
   .max(200)
   .meta({ description: `1 to ${utf16Length(200)}` });
 
+/** The most models one prompt may ask to answer side by side (docs/PROTOCOL.md §30.1). */
+export const MODELS_PER_PROMPT_MAX = 4;
+
+/**
+ * The models that answer one prompt side by side, each in a sibling answer, in this order (docs/PROTOCOL.md §30):
+ * 1–4 distinct ids of `CPP_MODELS`. Exclusive with `model`.
+ */
+export const ModelIdsSchema = z
+  .array(ModelIdSchema)
+  .min(1)
+  .max(MODELS_PER_PROMPT_MAX)
+  .refine((ids) => new Set(ids).size === ids.length, 'a model may be named only once in a prompt')
+  .meta({ uniqueItems: true });
+
+/**
+ * What the client had shown of each answer a pivot or a regenerate halts beside the one it names (docs/PROTOCOL.md
+ * §30.3): an answer not listed is cut at what it was sent.
+ */
+const SiblingsReceivedSchema = z
+  .array(
+    z.object({
+      nodeId: MessageIdSchema,
+      receivedContentLength: ContentLengthSchema.optional(),
+      receivedReasoningLength: ReasoningLengthSchema.optional(),
+    }),
+  )
+  .min(1)
+  .max(MODELS_PER_PROMPT_MAX);
+
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
   'CPP_PIVOT_INIT',
@@ -57,8 +86,10 @@ export const PivotInitFrameSchema = clientFrame(
     attachments: AttachmentIdsSchema.optional(),
     receivedContentLength: ContentLengthSchema.optional(),
     receivedReasoningLength: ReasoningLengthSchema.optional(),
+    siblingsReceived: SiblingsReceivedSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
+    models: ModelIdsSchema.optional(),
   }),
 );
 
@@ -100,6 +131,7 @@ export const PromptFrameSchema = clientFrame(
     attachments: AttachmentIdsSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
+    models: ModelIdsSchema.optional(),
   }),
 );
 
@@ -145,8 +177,10 @@ export const RegenerateFrameSchema = clientFrame(
     newNodeId: MessageIdSchema,
     receivedContentLength: ContentLengthSchema.optional(),
     receivedReasoningLength: ReasoningLengthSchema.optional(),
+    siblingsReceived: SiblingsReceivedSchema.optional(),
     expectedVersion: ExpectedVersionSchema.optional(),
     model: ModelIdSchema.optional(),
+    models: ModelIdsSchema.optional(),
   }),
 );
 

@@ -16,6 +16,17 @@ export interface ExchangeInput {
   /** The proven identity that sent the prompt, recorded on the user node. */
   authorDid?: string;
   createdAt: number;
+  /**
+   * The answers of further models, streaming beside the first as its next siblings, in this order (docs/PROTOCOL.md
+   * §30); the head stays on the first.
+   */
+  moreAnswers?: readonly SiblingAnswer[];
+}
+
+/** One more model's answer to the same prompt: the id of its assistant node and the model that writes it. */
+export interface SiblingAnswer {
+  assistantNodeId: string;
+  model?: string;
 }
 
 /**
@@ -23,7 +34,10 @@ export interface ExchangeInput {
  * and moves the head to the assistant node. Shared by a plain prompt and by a pivot's branch.
  */
 export function addExchange(draft: GraphDraft, parentId: string | null, input: ExchangeInput): void {
-  if (input.userNodeId === input.assistantNodeId)
+  if (
+    input.userNodeId === input.assistantNodeId ||
+    input.moreAnswers?.some((answer) => answer.assistantNodeId === input.userNodeId)
+  )
     throw new CPPError(ErrorCode.CONFLICT, 'user and assistant node ids must differ');
   const user: MessageNode = {
     id: input.userNodeId,
@@ -40,21 +54,26 @@ export function addExchange(draft: GraphDraft, parentId: string | null, input: E
   addAnswer(draft, input.userNodeId, input);
 }
 
-/** What an answer needs: the id of its assistant node, and the model that writes it. */
-export type AnswerInput = Pick<ExchangeInput, 'assistantNodeId' | 'model' | 'createdAt'>;
+/** What an answer needs: the id of its assistant node, and the model that writes it (and those beside it). */
+export type AnswerInput = Pick<ExchangeInput, 'assistantNodeId' | 'model' | 'createdAt' | 'moreAnswers'>;
 
-/** Adds a streaming assistant node under the user node `parentId` and moves the head to it. */
+/**
+ * Adds a streaming assistant node under the user node `parentId`, then one for each of `moreAnswers` after it, and
+ * moves the head to the first.
+ */
 export function addAnswer(draft: GraphDraft, parentId: string, input: AnswerInput): void {
-  const assistant: MessageNode = {
-    id: input.assistantNodeId,
-    parentId,
-    childrenIds: [],
-    role: 'assistant',
-    content: '',
-    status: 'streaming',
-    createdAt: input.createdAt,
-  };
-  if (input.model !== undefined) assistant.model = input.model;
-  draft.insert(assistant);
+  for (const answer of [input, ...(input.moreAnswers ?? [])]) {
+    const assistant: MessageNode = {
+      id: answer.assistantNodeId,
+      parentId,
+      childrenIds: [],
+      role: 'assistant',
+      content: '',
+      status: 'streaming',
+      createdAt: input.createdAt,
+    };
+    if (answer.model !== undefined) assistant.model = answer.model;
+    draft.insert(assistant);
+  }
   draft.setHead(input.assistantNodeId);
 }

@@ -2,6 +2,7 @@ import { GraphDraft } from './graph-draft.js';
 import { addExchange, type ExchangeInput } from './exchange.js';
 import type { ThreadGraph } from './thread-graph.js';
 import { cutToolCalls } from './tool-calls.js';
+import { keepHalted, type HaltedAnswer } from './halted.js';
 import type { TreeChange } from './tree-change.js';
 
 export interface PivotSpliceInput extends ExchangeInput {
@@ -13,6 +14,8 @@ export interface PivotSpliceInput extends ExchangeInput {
   cutContent?: string;
   /** The interrupted node's reasoning at the cut, with `cutContent`; absent: none. */
   cutReasoning?: string;
+  /** The answers streaming beside the interrupted node, halted with it, each at its cut (docs/PROTOCOL.md §30.3). */
+  alsoHalted?: readonly HaltedAnswer[];
 }
 
 /**
@@ -30,6 +33,7 @@ export function planPivotSplice(graph: ThreadGraph, input: PivotSpliceInput): Tr
       reasoning: input.cutReasoning,
       toolCalls: cutToolCalls(interrupted.toolCalls ?? [], input.cutContent.length),
     });
+  keepHalted(draft, input.alsoHalted);
   addExchange(draft, input.interruptedNodeId, input);
   return draft.toChange();
 }

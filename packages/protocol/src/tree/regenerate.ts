@@ -4,29 +4,24 @@ import { addAnswer, type AnswerInput } from './exchange.js';
 import { GraphDraft } from './graph-draft.js';
 import type { MessageNode } from '../node.js';
 import { getNode, type ThreadGraph } from './thread-graph.js';
-import { cutToolCalls } from './tool-calls.js';
+import { keepHalted, type HaltedAnswer } from './halted.js';
 import type { TreeChange } from './tree-change.js';
 
 export interface RegenerateInput extends AnswerInput {
   userNodeId: string;
-  /** An answer of the user node that was streaming, halted: its text as the clients saw it. */
-  halted?: { nodeId: string; content: string; reasoning?: string };
+  /** The answers of the user node that were streaming, halted: their text as the clients saw it. */
+  halted?: readonly HaltedAnswer[];
 }
 
 /**
- * A new answer to a user node, appended after its earlier answers, which stay: the halted one (if any) becomes
- * `interrupted` at its cut in the same change. The new answer streams and becomes the head.
+ * A new answer to a user node (or one per model, side by side), appended after its earlier answers, which stay: the
+ * halted ones (if any) become `interrupted` at their cut in the same change. The new answer streams and becomes the
+ * head.
  */
 export function planRegenerate(graph: ThreadGraph, input: RegenerateInput): TreeChange {
   const draft = new GraphDraft(graph);
   const userNode = regeneratedPrompt(graph, input.userNodeId);
-  if (input.halted)
-    draft.update(input.halted.nodeId, {
-      status: 'interrupted',
-      content: input.halted.content,
-      reasoning: input.halted.reasoning,
-      toolCalls: cutToolCalls(draft.get(input.halted.nodeId).toolCalls ?? [], input.halted.content.length),
-    });
+  keepHalted(draft, input.halted);
   addAnswer(draft, userNode.id, input);
   return draft.toChange();
 }

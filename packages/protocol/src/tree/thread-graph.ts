@@ -65,7 +65,10 @@ const lastScan = new WeakMap<
   { nodes: ThreadGraph['nodes']; version: number; nodeId: string | undefined }
 >();
 
-/** The node a generation is writing, if any: a server runs at most one per thread. */
+/**
+ * A node a generation is writing, if any: the thread's one answer, or the first of the answers of one prompt that
+ * several models write side by side (docs/PROTOCOL.md §30), which `streamingNodes` lists.
+ */
 export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
   const scan = lastScan.get(graph);
   if (scan && scan.nodes === graph.nodes && scan.version === graph.version) {
@@ -76,6 +79,16 @@ export function streamingNode(graph: ThreadGraph): MessageNode | undefined {
   const node = findStreaming(graph.nodes);
   lastScan.set(graph, { nodes: graph.nodes, version: graph.version, nodeId: node?.id });
   return node;
+}
+
+/** Every node a generation is writing: one answer, or the side-by-side answers of one prompt (docs/PROTOCOL.md §30). */
+export function streamingNodes(graph: ThreadGraph): MessageNode[] {
+  const first = streamingNode(graph);
+  if (!first) return [];
+  const parent = first.parentId === null ? undefined : getNode(graph, first.parentId);
+  // Answers streaming side by side are siblings: their user node lists them all, so no walk of the thread is needed.
+  const siblings = (parent?.childrenIds ?? [first.id]).map((id) => getNode(graph, id));
+  return siblings.filter((node): node is MessageNode => node?.status === 'streaming');
 }
 
 /**

@@ -37,7 +37,7 @@ describe('planRegenerate', () => {
     const change = planRegenerate(graph, {
       ...answer,
       userNodeId: 'msg_u2',
-      halted: { nodeId: 'msg_a2', content: 'Part' },
+      halted: [{ nodeId: 'msg_a2', content: 'Part' }],
     });
     applyChange(graph, change);
     expect(graph.nodes.msg_a2).toMatchObject({ status: 'interrupted', content: 'Part' });

@@ -117,7 +117,7 @@ export class ThreadAccess implements ThreadLimits {
   }
 
   /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room in the thread for two more nodes and the prompt. */
-  checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string): void {
+  checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string, answers = 1): void {
     const { maxPromptLength } = this.settings.limits;
     if (maxPromptLength > 0 && userPrompt.length > maxPromptLength) {
       throw new CPPError(
@@ -125,7 +125,7 @@ export class ThreadAccess implements ThreadLimits {
         `the prompt is ${userPrompt.length} characters; the limit is ${maxPromptLength}`,
       );
     }
-    this.checkRoom(graph, newNodeId, 2, userPrompt);
+    this.checkRoom(graph, newNodeId, 1 + answers, userPrompt);
   }
 
   /**

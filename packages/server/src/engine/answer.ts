@@ -14,6 +14,7 @@ import {
   planFinish,
   safeCutLength,
   setPartText,
+  streamingNode,
   withToolCall,
   type AnswerContext,
   type FinishInput,
@@ -74,33 +75,38 @@ const TITLE_LENGTH = 80;
 /** A commit refused because another server had committed first is planned again on the thread reloaded, this often. */
 const COMMIT_ATTEMPTS = 3;
 
-// ---- The generation: where the thread's one answer stands, as a state machine ----
+// ---- The generation: where the thread's answers stand, as a state machine ----
 
 /**
- * Where the thread's one generation stands on this server. The lock (`ThreadLink`) is held in every state but
- * `idle`.
- * - `idle`: no lock, no stream.
- * - `held`: the lock is taken and the change that starts an answer is being committed (or recovered).
+ * Where one answer of the thread's generation stands on this server.
  * - `streaming`: the answer's text flows to clients.
  * - `halting`: the stream was halted at `cut` (CPP_STREAM_HALTED is out); the commit that keeps the cut is pending.
  * - `ended`: the stream ended by itself; the commit of its end is pending.
  */
-export type GenerationState =
-  | { name: 'idle' }
-  | { name: 'held' }
+export type StreamState =
   | { name: 'streaming'; stream: AnswerStream }
   | { name: 'halting'; stream: AnswerStream; cut: Cut }
   | { name: 'ended'; stream: AnswerStream };
 
 /**
+ * Where the thread's one generation stands on this server: `idle` (no lock, no stream), `held` (the lock is taken
+ * and the change that starts an answer is being committed, or recovered), or the state of its first answer
+ * (`StreamState`). A generation writes one answer, or the answers several models write side by side to one prompt
+ * (docs/PROTOCOL.md §30), each in its own `StreamState`. The lock (`ThreadLink`) is held in every state but `idle`.
+ */
+export type GenerationState = { name: 'idle' } | { name: 'held' } | StreamState;
+
+/**
  * The generation of a thread and its lock, as one state machine. Each transition is named once:
- * `claim` (idle → held), `start` (held → streaming), `halt` (streaming → halting), `end` (streaming → ended),
- * `committed` (a commit moved the thread on: → held, or → idle once nothing streams here), `abandon` (the
- * answer will not be committed: held → idle) and `lose` (another server took the lock over: → idle, nothing committed). Leaving for
- * `idle` is the one meaning of letting the lock go.
+ * `claim` (idle → held), `start` (held → streaming, each answer), `halt` (an answer streaming → halting), `end` (an
+ * answer streaming → ended), `committed` (a commit moved the thread on: the answers it ended leave; → held, or →
+ * idle once nothing streams here), `abandon` (the answer will not be committed: held → idle) and `lose` (another
+ * server took the lock over: → idle, nothing committed). Leaving for `idle` is the one meaning of letting the lock go.
  */
 export class ThreadGeneration {
-  private current: GenerationState = { name: 'idle' };
+  private held = false;
+  /** The generation's answers on this server, in the order of their siblings. */
+  private running: StreamState[] = [];
 
   constructor(
     private readonly threadId: string,
@@ -111,12 +117,23 @@ export class ThreadGeneration {
   ) {}
 
   get state(): GenerationState {
-    return this.current;
+    if (!this.held) return { name: 'idle' };
+    return this.running[0] ?? { name: 'held' };
   }
 
-  /** The stream of this server's generation, whatever its state. */
+  /** The stream of this server's generation (the first, when several models answer), whatever its state. */
   get stream(): AnswerStream | undefined {
-    return 'stream' in this.current ? this.current.stream : undefined;
+    return this.running[0]?.stream;
+  }
+
+  /** Every stream of this server's generation, whatever its state. */
+  get streams(): AnswerStream[] {
+    return this.running.map((state) => state.stream);
+  }
+
+  /** The state of the answer `nodeId` of this server's generation. */
+  stateOf(nodeId: string): StreamState | undefined {
+    return this.running.find((state) => state.stream.nodeId === nodeId);
   }
 
   /** idle → held. Held already (a halted stream's thread, about to start the next answer): nothing to take. */
@@ -132,71 +149,80 @@ export class ThreadGeneration {
   /** `claim`, with false instead of THREAD_BUSY when another engine holds the lock. */
   async tryClaim(): Promise<boolean> {
     if (!(await this.link.claimGeneration())) return false;
-    if (this.current.name === 'idle') this.current = { name: 'held' };
+    this.held = true;
     return true;
   }
 
-  /** held → streaming: the committed answer's text flows from now on. Only a held generation starts one. */
-  start(stream: AnswerStream): void {
+  /**
+   * held → streaming: the committed answers' text flows from now on, side by side. Only a held generation with no
+   * answer left starts them.
+   */
+  start(...streams: AnswerStream[]): void {
     // A stream replaced unseen would write on, never halted nor committed: a defect, never a client's doing.
-    if (this.current.name !== 'held') throw new Error(`a generation ${this.current.name} cannot start an answer`);
-    this.current = { name: 'streaming', stream };
-    stream.flow();
+    const state = this.state.name;
+    if (state !== 'held') throw new Error(`a generation ${state} cannot start an answer`);
+    this.running = streams.map((stream) => ({ name: 'streaming', stream }));
+    for (const stream of streams) stream.flow();
   }
 
   /**
-   * streaming → halting: stops the stream and freezes its text; `cut` says where it ends. `undefined` when the stream
-   * had already ended by itself (→ ended: its end is committed instead).
+   * An answer streaming → halting: stops `stream` (the first, when none is named) and freezes its text; `cut` says
+   * where it ends. `undefined` when the stream had already ended by itself (→ ended: its end is committed instead).
    */
-  halt(received: ReceivedLengths): Cut | undefined {
-    const state = this.current;
+  halt(received: ReceivedLengths, stream = this.stream): Cut | undefined {
+    const index = this.running.findIndex((state) => state.stream === stream);
+    const state = this.running[index];
+    if (!state) return undefined;
     if (state.name === 'halting') return state.cut;
-    if (state.name !== 'streaming' && state.name !== 'ended') return undefined;
     const point = state.stream.halt();
     if (!point) {
-      this.current = { name: 'ended', stream: state.stream };
+      this.running[index] = { name: 'ended', stream: state.stream };
       return undefined;
     }
     const cut = cutAt(point, received);
-    this.current = { name: 'halting', stream: state.stream, cut };
+    this.running[index] = { name: 'halting', stream: state.stream, cut };
     return cut;
   }
 
-  /** streaming → ended: the stream ended by itself (`stream.outcome` says how). */
+  /** An answer streaming → ended: the stream ended by itself (`stream.outcome` says how). */
   end(stream: AnswerStream): void {
-    if (this.current.name === 'streaming' && this.current.stream === stream) this.current = { name: 'ended', stream };
+    const index = this.running.findIndex((state) => state.stream === stream);
+    if (this.running[index]?.name === 'streaming') this.running[index] = { name: 'ended', stream };
   }
 
   /**
-   * A change was committed. The stream whose node it ended is no longer this server's to stream or to save; the
-   * lock stays held while a stream remains or the change starts one, and is let go of otherwise (→ idle).
+   * A change was committed. The answers whose nodes it ended are no longer this server's to stream or to save; the
+   * lock stays held while a node of the thread streams (an answer here, one the change starts, or one of a dead
+   * server's being recovered), and is let go of otherwise (→ idle).
    */
-  committed(change: TreeChange, stillStreaming: (nodeId: string) => boolean): void {
-    const stream = this.stream;
-    if (stream && !stillStreaming(stream.nodeId)) {
+  committed(stillStreaming: (nodeId: string) => boolean, threadStreams: boolean): void {
+    this.running = this.running.filter(({ stream }) => {
+      if (stillStreaming(stream.nodeId)) return true;
       this.persister.forget(stream.nodeId);
-      this.current = { name: 'held' };
-    }
-    if (this.stream || change.nodes.some((node) => node.status === 'streaming')) return;
+      return false;
+    });
+    if (this.running.length > 0 || threadStreams) return;
     this.toIdle();
   }
 
   /** The answer the lock was taken for will not be committed (its commit failed, or nothing was left to recover): held → idle. */
   abandon(): void {
-    if (this.current.name === 'held') this.toIdle();
+    if (this.state.name === 'held') this.toIdle();
   }
 
-  /** Another server took the lock over: the stream stops writing, nothing of it is committed here (→ idle). */
+  /** Another server took the lock over: the streams stop writing, nothing of them is committed here (→ idle). */
   lose(): void {
-    const stream = this.stream;
-    if (!stream) return;
-    stream.halt();
-    this.persister.forget(stream.nodeId);
+    if (this.running.length === 0) return;
+    for (const { stream } of this.running) {
+      stream.halt();
+      this.persister.forget(stream.nodeId);
+    }
+    this.running = [];
     this.toIdle();
   }
 
   private toIdle(): void {
-    this.current = { name: 'idle' };
+    this.held = false;
     this.link.releaseGeneration();
     this.onIdle();
   }
@@ -234,20 +260,27 @@ export class ThreadAnswer {
   // ---- Halt: the running answer stops at its cut ----
 
   /**
-   * Halts this server's stream and sends CPP_STREAM_HALTED; `undefined` when none was streaming. The cut is final as
-   * soon as the stream stops, and CPP_STREAM_HALTED confirms it at once: the commit that keeps it (`commitHalt`)
-   * need not delay it. A stream that had ended by itself has its end committed instead (and `undefined` returned).
+   * Halts this server's streams (only `nodeId`'s, when named) and sends CPP_STREAM_HALTED for each; the cuts, by
+   * node id, are empty when none was streaming. A cut is final as soon as its stream stops, and CPP_STREAM_HALTED
+   * confirms it at once: the commit that keeps it (`commitHalt`) need not delay it. A stream that had ended by itself
+   * has its end committed instead (and no cut).
    */
-  async halt(received: ReceivedLengths, reason: HaltReason): Promise<Cut | undefined> {
-    const stream = this.generation.stream;
-    if (!stream) return undefined;
-    const cut = this.generation.halt(received);
-    if (!cut) {
-      await this.finish(stream);
-      return undefined;
+  async halt(
+    received: (nodeId: string) => ReceivedLengths,
+    reason: HaltReason,
+    nodeId?: string,
+  ): Promise<Map<string, Cut>> {
+    const cuts = new Map<string, Cut>();
+    const streams = this.generation.streams.filter((stream) => nodeId === undefined || stream.nodeId === nodeId);
+    // Every stream stops before any frame goes out, so that the cuts of answers side by side are taken at once.
+    const halted = streams.map((stream) => ({ stream, cut: this.generation.halt(received(stream.nodeId), stream) }));
+    for (const { stream, cut } of halted) {
+      if (!cut) continue;
+      this.fanout.publishHalted(stream.nodeId, cut, reason);
+      cuts.set(stream.nodeId, cut);
     }
-    this.fanout.publishHalted(stream.nodeId, cut, reason);
-    return cut;
+    for (const { stream, cut } of halted) if (!cut) await this.finish(stream);
+    return cuts;
   }
 
   /**
@@ -276,8 +309,7 @@ export class ThreadAnswer {
 
   /** The stream halted at a cut that no commit has kept yet writes `nodeId`. */
   private cutPending(nodeId: string): boolean {
-    const state = this.generation.state;
-    return state.name === 'halting' && state.stream.nodeId === nodeId;
+    return this.generation.stateOf(nodeId)?.name === 'halting';
   }
 
   private async keepCut(nodeId: string, cut: Cut, unannounced?: HaltReason): Promise<void> {
@@ -303,34 +335,41 @@ export class ThreadAnswer {
     try {
       await operation();
     } catch (error) {
-      const state = this.generation.state;
-      if (state.name === 'halting') await this.commitHalt(state.stream.nodeId, state.cut);
+      for (const { nodeId } of this.generation.streams) {
+        const state = this.generation.stateOf(nodeId);
+        if (state?.name === 'halting') await this.commitHalt(nodeId, state.cut);
+      }
       throw error;
     }
   }
 
-  /** Commits the end of a stream that ended by itself while the operation waited its turn. */
+  /** Commits the end of the streams that ended by themselves while the operation waited its turn. */
   async commitEnded(): Promise<void> {
-    const stream = this.generation.stream;
-    if (stream?.outcome) await this.finish(stream);
+    for (const stream of this.generation.streams) if (stream.outcome) await this.finish(stream);
   }
 
   // ---- Start: plan → spawn → commit → insert ----
 
   /**
-   * Starts the answer `assistantNodeId` that `plan` creates, for `requester`: its model call leaves before the
-   * commit, its text held until the change that creates it is published. The generation must be claimed.
+   * Starts the answers `assistantNodeIds` that `plan` creates (one, or one per model side by side), for `requester`:
+   * their model calls leave before the commit, their text held until the change that creates them is published. The
+   * generation must be claimed.
    */
-  async start(plan: () => TreeChange, assistantNodeId: string, requester: Subscriber, titling: Titling): Promise<void> {
+  async start(
+    plan: () => TreeChange,
+    assistantNodeIds: readonly string[],
+    requester: Subscriber,
+    titling: Titling,
+  ): Promise<void> {
     const planned = this.plan(plan);
-    const { change, stream } = await this.commitAnswer(
+    const { change, streams } = await this.commitAnswer(
       plan,
       planned,
-      this.spawn(planned, assistantNodeId, requester),
+      this.spawn(planned, assistantNodeIds, requester),
       requester,
       titling,
     );
-    this.insert(change, stream);
+    this.insert(change, streams);
   }
 
   /** Plans a change (what it checks runs now); a refusal lets the generation lock go. */
@@ -343,11 +382,18 @@ export class ThreadAnswer {
     }
   }
 
-  /** Makes the model call of the answer `assistantNodeId` that `planned` creates, paused until `insert`. */
-  spawn(planned: TreeChange, assistantNodeId: string, requester: Subscriber): AnswerStream {
+  /**
+   * Makes the model calls of the answers `assistantNodeIds` that `planned` creates, paused until `insert`. When one
+   * cannot be made (a generation limit), none is: those made are halted, uncounted.
+   */
+  spawn(planned: TreeChange, assistantNodeIds: readonly string[], requester: Subscriber): AnswerStream[] {
+    const streams: AnswerStream[] = [];
     try {
-      return this.stream(assistantNodeId, requester, pathToRootAfter(this.graph, planned, assistantNodeId));
+      for (const nodeId of assistantNodeIds)
+        streams.push(this.stream(nodeId, requester, pathToRootAfter(this.graph, planned, nodeId)));
+      return streams;
     } catch (error) {
+      for (const stream of streams) stream.halt();
       this.generation.abandon();
       throw error;
     }
@@ -365,29 +411,37 @@ export class ThreadAnswer {
   async commitAnswer(
     plan: () => TreeChange,
     planned: TreeChange,
-    stream: AnswerStream,
+    streams: AnswerStream[],
     requester: Subscriber,
     titling: Titling,
-  ): Promise<{ change: TreeChange; stream: AnswerStream }> {
+  ): Promise<{ change: TreeChange; streams: AnswerStream[] }> {
     let change: TreeChange;
-    const context = this.fittedContexts.get(stream)?.context;
-    const recorded = () => withAnswerContext(plan(), stream.nodeId, context);
+    const recorded = (change: TreeChange) =>
+      streams.reduce(
+        (each, stream) => withAnswerContext(each, stream.nodeId, this.fittedContexts.get(stream)?.context),
+        change,
+      );
     try {
-      change = await this.commit(recorded, titling, withAnswerContext(planned, stream.nodeId, context));
+      change = await this.commit(() => recorded(plan()), titling, recorded(planned));
     } catch (error) {
-      stream.halt();
+      for (const stream of streams) stream.halt();
       throw error;
     }
-    if (parentOf(change, stream.nodeId) === parentOf(planned, stream.nodeId)) return { change, stream };
-    // Planned again on a thread another server had changed: the answer's context moved with it.
-    stream.halt();
-    return { change, stream: this.stream(stream.nodeId, requester, pathToRoot(this.graph, stream.nodeId)) };
+    const first = streams[0]?.nodeId ?? '';
+    if (parentOf(change, first) === parentOf(planned, first)) return { change, streams };
+    // Planned again on a thread another server had changed: the answers' context moved with it.
+    for (const stream of streams) stream.halt();
+    const again = streams.map(({ nodeId }) => this.stream(nodeId, requester, pathToRoot(this.graph, nodeId)));
+    return { change, streams: again };
   }
 
-  /** Publishes the change that started the answer, then lets its text flow: clients get the node before its first chunk. */
-  insert(change: TreeChange, stream: AnswerStream): void {
+  /**
+   * Publishes the change that started the answers, then lets their text flow: clients get the nodes before their
+   * first chunk.
+   */
+  insert(change: TreeChange, streams: AnswerStream[]): void {
     this.fanout.publishChange(change);
-    this.generation.start(stream);
+    this.generation.start(...streams);
   }
 
   // ---- Commit: every change of the thread, to the store in one transaction, then to the live graph ----
@@ -408,7 +462,10 @@ export class ThreadAnswer {
     }
     // A reload while the commit was on its way may have brought the change already.
     if (change.version > this.graph.version) applyCountedChange(this.graph, change);
-    this.generation.committed(change, (nodeId) => getNode(this.graph, nodeId)?.status === 'streaming');
+    this.generation.committed(
+      (nodeId) => getNode(this.graph, nodeId)?.status === 'streaming',
+      streamingNode(this.graph) !== undefined,
+    );
     return change;
   }
 
@@ -509,7 +566,7 @@ export class ThreadAnswer {
           this.generation.end(stream);
           // The lock stays held until the end is stored: no other server takes an answer whose end is on its way.
           commitUntilStored(() => this.queue.run(() => this.finish(stream)), {
-            wanted: () => this.generation.stream === stream,
+            wanted: () => this.generation.stateOf(stream.nodeId)?.stream === stream,
             onRetry: (error) => dependencies.onBackgroundError(error, threadId),
           }).catch((error: unknown) => dependencies.onBackgroundError(error, threadId));
         },
@@ -528,7 +585,7 @@ export class ThreadAnswer {
   /** Commits how a stream ended by itself. Runs in the thread's turn; a no-op when a halt got there first. */
   private async finish(stream: AnswerStream): Promise<void> {
     const outcome = stream.outcome;
-    if (this.generation.stream !== stream || !outcome) return;
+    if (this.generation.stateOf(stream.nodeId)?.stream !== stream || !outcome) return;
     const { nodeId } = stream;
     const { threadId } = this.graph;
     const status = outcome.kind === 'completed' ? 'completed' : 'failed';

@@ -11,6 +11,8 @@ export interface PivotRequest {
   receivedReasoningLength?: number | undefined;
   /** The model to answer the new prompt with; absent: the default. */
   model?: string;
+  /** The models to answer the new prompt with side by side (docs/PROTOCOL.md §30), exclusive with `model`. */
+  models?: string[];
   /** The ids of the files the new prompt carries (docs/PROTOCOL.md §27.4); absent: none. */
   attachments?: string[];
 }
@@ -36,6 +38,7 @@ export class PivotContext implements PivotRequest {
   readonly receivedContentLength: number | undefined;
   readonly receivedReasoningLength: number | undefined;
   readonly model: string | undefined;
+  readonly models: string[] | undefined;
 
   constructor(
     request: PivotRequest,
@@ -50,6 +53,7 @@ export class PivotContext implements PivotRequest {
     this.receivedContentLength = request.receivedContentLength;
     this.receivedReasoningLength = request.receivedReasoningLength;
     this.model = request.model;
+    this.models = request.models;
   }
 
   /** Spec §4 step 1: abort the model call of the interrupted node, if it still runs, and freeze its text at the cut. */

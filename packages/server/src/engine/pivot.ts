@@ -1,6 +1,7 @@
 import { CPPError, ErrorCode, newMessageId, planPivotSplice, type ClientFrame } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
 import type { PivotObservation } from './engine-observer.js';
+import { answerIds, answerModels, receivedOf, sideBySide } from './answer-models.js';
 import { promptAttachments } from './prompt-attachments.js';
 import { authorOf, type Identity } from './identity.js';
 import { PivotContext, type PivotRequest } from './pivot-context.js';
@@ -27,33 +28,46 @@ export async function pivot(
   requester: Subscriber,
   observation: PivotObservation,
 ): Promise<void> {
-  const { activeThreadId, receivedContentLength, receivedReasoningLength, expectedVersion, ...fields } = frame.payload;
+  const {
+    activeThreadId,
+    receivedContentLength,
+    receivedReasoningLength,
+    expectedVersion,
+    siblingsReceived,
+    ...fields
+  } = frame.payload;
   const request: PivotRequest = { ...fields, threadId: activeThreadId, receivedContentLength, receivedReasoningLength };
   const { interruptedNodeId, newBranchNodeId, userPrompt } = request;
 
   // Checks, in §11.1's order: nothing is halted, called or committed before all of them pass.
-  thread.limits.checkPrompt(thread.graph, userPrompt, newBranchNodeId);
+  thread.limits.checkPrompt(thread.graph, userPrompt, newBranchNodeId, request.models?.length);
   if (await isRetry(thread.graph, thread.store, newBranchNodeId, userPrompt, interruptedNodeId))
     return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   requireNode(thread.graph, interruptedNodeId);
   await thread.answer.commitEnded();
-  const streaming = thread.generation.stream;
-  if (streaming && streaming.nodeId !== interruptedNodeId) {
+  // A pivot names the answer it branches under; answers streaming beside it (several models') halt with it (§30.3).
+  const { streams } = thread.generation;
+  if (streams.length > 0 && !streams.some((stream) => stream.nodeId === interruptedNodeId)) {
     throw new CPPError(
       ErrorCode.THREAD_BUSY,
-      `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot that node`,
+      `node ${streams[0]?.nodeId} is streaming in thread ${thread.threadId}; pivot that node`,
     );
   }
-  const model = thread.models.resolve(request.model);
+  const [model, ...others] = answerModels(thread.models, request);
   const attachments = await promptAttachments(thread.store, activeThreadId, identity, request.attachments);
   const assistantNodeId = newMessageId();
+  const moreAnswers = sideBySide(others);
 
-  let cut: Cut | undefined;
-  /** The cut, the user's new prompt under the cut node, and the new answer under it: one change. */
+  let cuts = new Map<string, Cut>();
+  /** The cuts, the user's new prompt under the cut node, and the new answers under it: one change. */
   const plan = () => {
-    checkNothingStreams(thread.graph, cut ? interruptedNodeId : undefined);
+    checkNothingStreams(thread.graph, [...cuts.keys()]);
+    const cut = cuts.get(interruptedNodeId);
     const cutContent = cut ? { cutContent: cut.content, cutReasoning: cut.reasoning } : {};
+    const alsoHalted = [...cuts]
+      .filter(([nodeId]) => nodeId !== interruptedNodeId)
+      .map(([nodeId, { content, reasoning }]) => ({ nodeId, content, reasoning }));
     return planPivotSplice(thread.graph, {
       interruptedNodeId,
       userNodeId: newBranchNodeId,
@@ -63,7 +77,9 @@ export async function pivot(
       createdAt: Date.now(),
       ...authorOf(identity),
       ...cutContent,
+      alsoHalted,
       ...(attachments ? { attachments } : {}),
+      ...moreAnswers,
     });
   };
   const { answer } = thread;
@@ -72,11 +88,12 @@ export async function pivot(
   // Nothing to abort when the named node does not stream here (case B: the branch grows under a finished answer).
   const abortActiveStream = () =>
     (aborting ??= (async () => {
-      if (thread.generation.stream?.nodeId !== interruptedNodeId) return;
-      // Abort and cut: the model call stops, its text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
-      const received = { content: receivedContentLength, reasoning: receivedReasoningLength };
-      cut = await observation.step('abort', () => answer.halt(received, 'pivot'));
-      if (cut) observation.halted();
+      if (!thread.generation.stateOf(interruptedNodeId)) return;
+      // Abort and cut: the model calls stop, their text is frozen at the cut, CPP_STREAM_HALTED goes out at once.
+      const named = { content: receivedContentLength, reasoning: receivedReasoningLength };
+      const received = receivedOf(named, siblingsReceived, interruptedNodeId);
+      cuts = await observation.step('abort', () => answer.halt(received, 'pivot'));
+      if (cuts.size > 0) observation.halted();
     })());
   const spawnSiblingStream = () =>
     (spawning ??= (async () => {
@@ -84,13 +101,14 @@ export async function pivot(
       await thread.generation.claim();
       const planned = answer.plan(plan);
       // The new answer's model call leaves now, its text held, so that the model works while the change commits.
-      const spawned = observation.step('spawn', () => answer.spawn(planned, assistantNodeId, requester));
+      const ids = answerIds(assistantNodeId, moreAnswers);
+      const spawned = observation.step('spawn', () => answer.spawn(planned, ids, requester));
       const titling = { prompt: userPrompt };
-      const { change, stream } = await observation.step('commit', () =>
+      const { change, streams } = await observation.step('commit', () =>
         answer.commitAnswer(plan, planned, spawned, requester, titling),
       );
-      // Publish, then the new answer's text flows: clients get the branch before its first chunk.
-      observation.step('insert', () => answer.insert(change, stream));
+      // Publish, then the new answers' text flows: clients get the branch before its first chunk.
+      observation.step('insert', () => answer.insert(change, streams));
       return { assistantNodeId };
     })());
 

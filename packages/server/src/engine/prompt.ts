@@ -11,6 +11,7 @@ import {
   type ClientFrame,
 } from '@promethea/cpp-protocol';
 import type { Cut } from './cut.js';
+import { answerIds, answerModels, receivedOf, sideBySide } from './answer-models.js';
 import { authorOf, type Identity } from './identity.js';
 import { operationContext } from './operation-context.js';
 import { promptAttachments } from './prompt-attachments.js';
@@ -31,7 +32,7 @@ export async function prompt(
   requester: Subscriber,
 ): Promise<void> {
   const { activeThreadId: threadId, userPrompt, newNodeId, parentNodeId, expectedVersion } = frame.payload;
-  thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId);
+  thread.limits.checkPrompt(thread.graph, userPrompt, newNodeId, frame.payload.models?.length);
   if (await isRetry(thread.graph, thread.store, newNodeId, userPrompt, parentNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   await thread.answer.commitEnded();
@@ -41,15 +42,16 @@ export async function prompt(
       ErrorCode.THREAD_BUSY,
       `node ${streaming.nodeId} is streaming in thread ${thread.threadId}; pivot it or stop it first`,
     );
-  const model = thread.models.resolve(frame.payload.model);
+  const [model, ...others] = answerModels(thread.models, frame.payload);
   if (parentNodeId !== undefined && parentNodeId !== null) requireNode(thread.graph, parentNodeId);
   const attachments = await promptAttachments(thread.store, threadId, identity, frame.payload.attachments);
   await thread.runHooks(operationContext(frame, threadId, identity, model));
   const assistantNodeId = newMessageId();
+  const moreAnswers = sideBySide(others);
   await thread.generation.claim();
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);
-    checkNothingStreams(thread.graph, undefined);
+    checkNothingStreams(thread.graph, []);
     return planPrompt(thread.graph, {
       userNodeId: newNodeId,
       userPrompt,
@@ -59,9 +61,10 @@ export async function prompt(
       ...authorOf(identity),
       parentNodeId,
       ...(attachments ? { attachments } : {}),
+      ...moreAnswers,
     });
   };
-  await thread.answer.start(plan, assistantNodeId, requester, { prompt: userPrompt });
+  await thread.answer.start(plan, answerIds(assistantNodeId, moreAnswers), requester, { prompt: userPrompt });
 }
 
 /**
@@ -80,13 +83,14 @@ export async function regenerate(
     newNodeId,
     receivedContentLength,
     receivedReasoningLength,
+    siblingsReceived,
     expectedVersion,
   } = frame.payload;
-  thread.limits.checkRoom(thread.graph, newNodeId, 1);
+  thread.limits.checkRoom(thread.graph, newNodeId, frame.payload.models?.length ?? 1);
   if (await isAnswerRetry(thread.graph, thread.store, newNodeId, userNodeId)) return thread.sendSync(requester);
   checkVersion(thread.graph, expectedVersion);
   const userNode = regeneratedPrompt(thread.graph, userNodeId);
-  const model = thread.models.resolve(frame.payload.model);
+  const [model, ...others] = answerModels(thread.models, frame.payload);
   await thread.answer.commitEnded();
   const halting = thread.generation.stream;
   if (halting && getNode(thread.graph, halting.nodeId)?.parentId !== userNode.id) {
@@ -96,24 +100,25 @@ export async function regenerate(
     );
   }
   await thread.runHooks(operationContext(frame, threadId, identity, model));
-  const cut: Cut | undefined =
-    halting &&
-    (await thread.answer.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'regenerate'));
+  // Every answer of the user node that streams is halted, each at what the client had shown of it (§30.3).
+  const received = receivedOf({ content: receivedContentLength, reasoning: receivedReasoningLength }, siblingsReceived);
+  const cuts = halting ? await thread.answer.halt(received, 'regenerate') : new Map<string, Cut>();
+  const moreAnswers = sideBySide(others);
   await thread.answer.keepingTheCut(async () => {
     await thread.generation.claim();
     const plan = () => {
-      checkNothingStreams(thread.graph, cut ? halting?.nodeId : undefined);
-      const halted =
-        halting && cut ? { halted: { nodeId: halting.nodeId, content: cut.content, reasoning: cut.reasoning } } : {};
+      checkNothingStreams(thread.graph, [...cuts.keys()]);
+      const halted = [...cuts].map(([nodeId, cut]) => ({ nodeId, content: cut.content, reasoning: cut.reasoning }));
       return planRegenerate(thread.graph, {
         userNodeId: userNode.id,
         assistantNodeId: newNodeId,
         model,
         createdAt: Date.now(),
-        ...halted,
+        halted,
+        ...moreAnswers,
       });
     };
-    await thread.answer.start(plan, newNodeId, requester, { prompt: userNode.content });
+    await thread.answer.start(plan, answerIds(newNodeId, moreAnswers), requester, { prompt: userNode.content });
   });
 }
 
@@ -149,10 +154,10 @@ export async function continueAnswer(
   await thread.generation.claim();
   const plan = () => {
     checkVersion(thread.graph, expectedVersion);
-    checkNothingStreams(thread.graph, undefined);
+    checkNothingStreams(thread.graph, []);
     return planContinue(thread.graph, { nodeId: node.id, model });
   };
-  await thread.answer.start(plan, node.id, requester, {
+  await thread.answer.start(plan, [node.id], requester, {
     prompt: getNode(thread.graph, node.parentId ?? '')?.content ?? '',
   });
 }

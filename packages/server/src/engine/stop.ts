@@ -14,13 +14,12 @@ export async function stop(
   requireNode(thread.graph, nodeId);
   const notStreaming = () =>
     new CPPError(ErrorCode.NOT_STREAMING, `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`);
-  if (thread.generation.stream?.nodeId !== nodeId) throw notStreaming();
+  if (!thread.generation.stateOf(nodeId)) throw notStreaming();
   await thread.runHooks(operationContext(frame, thread.threadId, identity));
-  // The answer may have ended by itself while the hooks ran.
-  const cut =
-    thread.generation.stream?.nodeId === nodeId
-      ? await thread.answer.halt({ content: receivedContentLength, reasoning: receivedReasoningLength }, 'stop')
-      : undefined;
+  // Only the answer named halts: answers streaming beside it go on (docs/PROTOCOL.md §30.3). It may have ended by
+  // itself while the hooks ran.
+  const received = { content: receivedContentLength, reasoning: receivedReasoningLength };
+  const cut = (await thread.answer.halt(() => received, 'stop', nodeId)).get(nodeId);
   if (!cut) throw notStreaming();
   await thread.answer.commitHalt(nodeId, cut);
 }

@@ -1,4 +1,4 @@
-import { encodeServerFrame, streamingNode, type ThreadGraph } from '@promethea/cpp-protocol';
+import { encodeServerFrame, streamingNodes, type ThreadGraph } from '@promethea/cpp-protocol';
 import type { ThreadRecord } from '../store/conversation-store.js';
 
 /** 16 KiB of JSON: serialising it takes tens of microseconds. */
@@ -48,8 +48,8 @@ export class SyncFrameCache {
   }
 }
 
-/** What may change without a new version: the streaming node's text and reasoning, each grown by chunks. */
+/** What may change without a new version: the streaming nodes' text and reasoning, each grown by chunks. */
 export function streamState(graph: ThreadGraph): string {
-  const streaming = streamingNode(graph);
-  return `${graph.version} ${streaming?.id} ${streaming?.content.length} ${streaming?.reasoning?.length}`;
+  const lengths = streamingNodes(graph).map((node) => `${node.id} ${node.content.length} ${node.reasoning?.length}`);
+  return `${graph.version} ${lengths.join(' ')}`;
 }

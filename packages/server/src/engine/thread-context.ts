@@ -11,8 +11,11 @@ import type { Subscriber } from './subscriber.js';
  * the frames before it. RATE_LIMITED when past them.
  */
 export interface ThreadLimits {
-  /** CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room for the prompt and two nodes. */
-  checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string): void;
+  /**
+   * CPP_PROMPT and CPP_PIVOT_INIT: the prompt's length, and room for the prompt's node and its `answers` (one, or one
+   * per model side by side).
+   */
+  checkPrompt(graph: ThreadGraph, userPrompt: string, newNodeId: string, answers?: number): void;
   /** Room for `count` more nodes, the first of them `newNodeId` (CPP_REGENERATE adds one). */
   checkRoom(graph: ThreadGraph, newNodeId: string, count: number): void;
   /** CPP_CONTINUE: room for more text in the thread, unless `nodeId` streams (a retry). */

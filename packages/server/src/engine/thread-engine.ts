@@ -6,6 +6,7 @@ import {
   getNode,
   setPartText,
   streamingNode,
+  streamingNodes,
   type ClientFrame,
   type MessageNode,
   type PresentIdentity,
@@ -233,12 +234,11 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     return this.queue.run(() => deleteThread(this, frame, identity));
   }
 
-  /** Server shutdown: the running answer is kept, as far as it was sent, as `interrupted`. */
+  /** Server shutdown: the running answers are kept, as far as they were sent, as `interrupted`. */
   shutdown(): Promise<void> {
     return this.queue.run(async () => {
-      const nodeId = this.generation.stream?.nodeId;
-      const cut = nodeId === undefined ? undefined : await this.answer.halt({}, 'shutdown');
-      if (nodeId !== undefined && cut) await this.answer.commitHalt(nodeId, cut);
+      const cuts = await this.answer.halt(() => ({}), 'shutdown');
+      for (const [nodeId, cut] of cuts) await this.answer.commitHalt(nodeId, cut);
     });
   }
 
@@ -389,12 +389,13 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       nodes: graph.nodes,
     });
     this.record.title = stored.title;
-    const stream = this.generation.stream;
-    const own = stream && getNode(this.graph, stream.nodeId);
-    // The store holds this server's own generation only as far as its last batch.
-    if (stream && own?.status === 'streaming') {
-      own.content = stream.text;
-      setPartText(own, 'reasoning', stream.reasoning);
+    for (const stream of this.generation.streams) {
+      const own = getNode(this.graph, stream.nodeId);
+      // The store holds this server's own generation only as far as its last batch.
+      if (own?.status === 'streaming') {
+        own.content = stream.text;
+        setPartText(own, 'reasoning', stream.reasoning);
+      }
     }
     this.loseOverriddenGeneration();
     this.catchUp?.moved();
@@ -421,20 +422,23 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
     if (this.streamsElsewhere()) await this.recoverLost();
   }
 
-  /** Commits the streaming node of a dead server as `interrupted`, unless another server does it or its server lives. */
+  /**
+   * Commits the streaming nodes of a dead server (its answer, or its answers side by side) as `interrupted`, unless
+   * another server does it or its server lives.
+   */
   private async recoverLost(): Promise<void> {
     if (this.generation.stream) return;
     if (!(await this.generation.tryClaim())) return this.unloadIfIdle();
     await this.link.reload();
-    const node = streamingNode(this.graph);
-    if (!node || this.generation.stream) return this.generation.abandon();
-    await this.answer.commitHalt(node.id, cutOfLost(node), 'shutdown');
+    const nodes = streamingNodes(this.graph);
+    if (nodes.length === 0 || this.generation.stream) return this.generation.abandon();
+    for (const node of nodes) await this.answer.commitHalt(node.id, cutOfLost(node), 'shutdown');
   }
 
   /** Another server ended this server's generation (it took the generation over): it must not stream on. */
   private loseOverriddenGeneration(): void {
-    const stream = this.generation.stream;
-    if (stream && getNode(this.graph, stream.nodeId)?.status !== 'streaming') this.generation.lose();
+    const { streams } = this.generation;
+    if (streams.some((stream) => getNode(this.graph, stream.nodeId)?.status !== 'streaming')) this.generation.lose();
   }
 
   private closeDeleted(): void {

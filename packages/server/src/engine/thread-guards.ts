@@ -2,7 +2,7 @@ import {
   CPPError,
   ErrorCode,
   getNode,
-  streamingNode,
+  streamingNodes,
   type MessageNode,
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
@@ -70,12 +70,12 @@ export function checkVersion(graph: ThreadGraph, expectedVersion: number | undef
 }
 
 /**
- * Nothing streams but the node `halted` (this node's own generation, just halted): a node that streams while its
- * generation's node died, until recovered, is as busy as a live one.
+ * Nothing streams but the nodes `halted` (this server's own generation, just halted): a node that streams while its
+ * generation's server died, until recovered, is as busy as a live one.
  */
-export function checkNothingStreams(graph: ThreadGraph, halted: string | undefined): void {
-  const streaming = streamingNode(graph);
-  if (streaming && streaming.id !== halted) {
+export function checkNothingStreams(graph: ThreadGraph, halted: readonly string[]): void {
+  const streaming = streamingNodes(graph).find((node) => !halted.includes(node.id));
+  if (streaming) {
     throw new CPPError(
       ErrorCode.THREAD_BUSY,
       `node ${streaming.id} is streaming in thread ${graph.threadId}; pivot it or stop it first`,

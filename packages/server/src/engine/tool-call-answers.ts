@@ -34,8 +34,8 @@ export async function answerToolCall(
 /** The streaming answer `nodeId`: NOT_FOUND when the thread has no such node, NOT_STREAMING when it has ended. */
 function streamOf(thread: ThreadContext, nodeId: string): AnswerStream {
   requireNode(thread.graph, nodeId);
-  const stream = thread.generation.stream;
-  if (stream?.nodeId !== nodeId)
+  const stream = thread.generation.stateOf(nodeId)?.stream;
+  if (!stream)
     throw new CPPError(
       ErrorCode.NOT_STREAMING,
       `node ${nodeId} is ${getNode(thread.graph, nodeId)?.status}, not streaming`,

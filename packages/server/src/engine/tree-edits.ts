@@ -74,7 +74,7 @@ export async function deleteThread(
   identity: Identity,
 ): Promise<void> {
   checkVersion(thread.graph, frame.payload.expectedVersion);
-  checkNothingStreams(thread.graph, undefined);
+  checkNothingStreams(thread.graph, []);
   await thread.runHooks(operationContext(frame, thread.threadId, identity));
   await thread.store.deleteThread(thread.threadId);
   thread.deleted();

@@ -1,4 +1,4 @@
-import { ErrorCode, type TreeChange } from '@promethea/cpp-protocol';
+import { ErrorCode } from '@promethea/cpp-protocol';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ThreadGeneration, type GenerationState } from '../../src/engine/answer.js';
 import { AnswerStream } from '../../src/engine/answer-stream.js';
@@ -94,12 +94,6 @@ async function machineIn(state: StateName): Promise<Machine> {
   await endedByItself;
   machine.generation.end(stream);
   return machine;
-}
-
-/** A committed change; `starts`: it creates a streaming node (the change that starts an answer). */
-function change(starts: boolean): TreeChange {
-  const node = { id: 'node_b', status: starts ? 'streaming' : 'completed' } as TreeChange['nodes'][number];
-  return { nodes: [node], version: 2, baseVersion: 1 } as unknown as TreeChange;
 }
 
 /** What a machine in each state does with an event: the state it is in after it, and what else is true then. */
@@ -200,7 +194,7 @@ const EVENTS: Record<string, { event: Event; cells: Record<StateName, Cell> }> =
   },
   // committed, by a change that ends this server's stream and starts none: the lock is let go.
   'committed (starts nothing)': {
-    event: (machine) => machine.generation.committed(change(false), () => false),
+    event: (machine) => machine.generation.committed(() => false, false),
     cells: {
       // A tree edit's commit: idle is said again, so that a thread nobody subscribes to is unloaded.
       idle: { next: 'idle', idles: 1, check: lockIsFree },
@@ -212,7 +206,7 @@ const EVENTS: Record<string, { event: Event; cells: Record<StateName, Cell> }> =
   },
   // committed, by the change that starts an answer (and ends the halted stream, if any): the lock stays held.
   'committed (starts an answer)': {
-    event: (machine) => machine.generation.committed(change(true), () => false),
+    event: (machine) => machine.generation.committed(() => false, true),
     cells: {
       idle: { next: 'idle', check: lockIsFree },
       held: { next: 'held', check: lockIsHeld },
@@ -223,7 +217,7 @@ const EVENTS: Record<string, { event: Event; cells: Record<StateName, Cell> }> =
   },
   // committed, by a change that leaves this server's stream streaming (another node's edit): nothing changes.
   'committed (the stream streams on)': {
-    event: (machine) => machine.generation.committed(change(false), () => true),
+    event: (machine) => machine.generation.committed(() => true, false),
     cells: {
       idle: { next: 'idle', idles: 1 },
       // Nothing streams here and the change starts nothing: the lock is let go.
@@ -280,5 +274,41 @@ describe('the generation state machine, every state × every event', () => {
     expect(await machine.rival.claimGeneration()).toBe(true);
     await expect(machine.generation.claim()).rejects.toMatchObject({ code: ErrorCode.THREAD_BUSY });
     expect(machine.generation.state.name).toBe('idle');
+  });
+
+  it('holds answers side by side: one halted or ended leaves the others streaming, the lock held until the last', async () => {
+    const machine = await machineIn('held');
+    const first = answerStream('node_a');
+    const second = answerStream('node_b');
+    onTestFinished(() => {
+      first.stream.halt();
+      second.stream.halt();
+    });
+    machine.generation.start(first.stream, second.stream);
+    expect(machine.generation.streams).toEqual([first.stream, second.stream]);
+    expect(machine.generation.halt({ content: 0 }, second.stream)).toBeDefined();
+    expect(machine.generation.stateOf('node_b')?.name).toBe('halting');
+    expect(machine.generation.stateOf('node_a')?.name).toBe('streaming');
+    // The halted answer's cut is committed; the other streams on and keeps the lock.
+    machine.generation.committed((nodeId) => nodeId === 'node_a', true);
+    expect(machine.generation.streams).toEqual([first.stream]);
+    expect(machine.forgotten).toEqual(['node_b']);
+    await lockIsHeld(machine);
+    machine.generation.committed(() => false, false);
+    expect(machine.generation.state.name).toBe('idle');
+    await lockIsFree(machine);
+  });
+
+  it('loses every answer side by side at once when another server takes the lock over', async () => {
+    const machine = await machineIn('held');
+    const first = answerStream('node_a');
+    const second = answerStream('node_b');
+    machine.generation.start(first.stream, second.stream);
+    machine.generation.lose();
+    expect(machine.generation.state.name).toBe('idle');
+    expect(machine.forgotten).toEqual(['node_a', 'node_b']);
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    expect(first.model.calls[0]?.signal.aborted).toBe(true);
+    expect(second.model.calls[0]?.signal.aborted).toBe(true);
   });
 });

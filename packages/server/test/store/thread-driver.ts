@@ -116,7 +116,7 @@ export class ThreadDriver {
         userNodeId,
         assistantNodeId,
         createdAt: this.clock.now(),
-        ...(halted ? { halted } : {}),
+        ...(halted ? { halted: [halted] } : {}),
       }),
     );
     return assistantNodeId;
