@@ -1,5 +1,8 @@
 import type { FinishReason, UIMessageChunk } from 'ai';
 
+/** The chunks of a tool call's life. */
+export type ToolChunk = Extract<UIMessageChunk, { type: `tool-${string}` }>;
+
 /** The two texts of a CPP answer: its reasoning (PROTOCOL.md §11.5) and its content. */
 type Part = 'reasoning' | 'text';
 
@@ -30,6 +33,30 @@ export class AnswerStream {
     if (this.started || this.ended) return;
     this.started = true;
     this.controller.enqueue({ type: 'start', messageId });
+  }
+
+  /** Whether the stream has started and not ended: what is written now reaches the page. */
+  get writable(): boolean {
+    return this.started && !this.ended;
+  }
+
+  /** Whether the stream has ended: nothing more reaches the page. */
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /** A new model call of the answer begins (PROTOCOL.md §26.3). */
+  step(): void {
+    if (!this.writable) return;
+    this.endPart();
+    this.controller.enqueue({ type: 'start-step' });
+  }
+
+  /** A tool call's chunk; it ends the open text, so that text after the call is a part after it. */
+  tool(chunk: ToolChunk): void {
+    if (!this.writable) return;
+    this.endPart();
+    this.controller.enqueue(chunk);
   }
 
   text(delta: string): void {
@@ -65,7 +92,7 @@ export class AnswerStream {
 
   /** The id of the part `delta` goes in, opened if it is not the open one; none when there is nothing to write. */
   private partFor(part: Part, delta: string): string | undefined {
-    if (this.ended || !this.started || delta === '') return undefined;
+    if (!this.writable || delta === '') return undefined;
     if (this.open?.part !== part) {
       this.endPart();
       this.parts += 1;

@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DemoProvider, type CPPServer } from '@promethea/cpp-server';
-import { newThreadId, type ThreadGraph } from '@promethea/cpp-protocol';
+import { DemoProvider, DemoToolsProvider, demoTools, type CPPServer } from '@promethea/cpp-server';
+import { newThreadId, type ThreadGraph, type ToolCall } from '@promethea/cpp-protocol';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sharedChromium } from '../../../test/support/chromium.js';
+import { INTERRUPTED_TEXT } from '../src/tool-parts.js';
 import { startServer } from '../../server/test/support/start-server.js';
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -66,6 +67,8 @@ describe('useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
   let shortServer: CPPServer;
   /** A server whose model reasons before it answers (the demo model's reasoning mode). */
   let reasoningServer: CPPServer;
+  /** A server whose model is the demo's agent, with the demo's tools (a fast clock, a count of 5 × 150 ms). */
+  let toolServer: CPPServer;
   let page: Page;
   let threadId: string;
 
@@ -80,10 +83,16 @@ describe('useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
       model: new DemoProvider({ delayMs: 15, words: 30, reasoningWords: 120 }),
       auth: 'did-key',
     });
+    toolServer = await startServer({
+      models: [{ provider: new DemoToolsProvider({ delayMs: 5 }) }],
+      tools: demoTools({ now: () => Date.UTC(2026, 11, 5), countDelayMs: 150 }),
+      auth: 'did-key',
+    });
   });
   afterAll(async () => {
     await Promise.all([
       server?.close(),
+      toolServer?.close(),
       shortServer?.close(),
       reasoningServer?.close(),
       new Promise((resolve) => site?.close(resolve)),
@@ -252,4 +261,141 @@ describe('useChat (@ai-sdk/react) over CPPChatTransport, in Chromium, against a 
       reasoning: second.reasoning,
     });
   });
+
+  /** The last message's tool parts, as useChat holds them. */
+  const toolParts = () =>
+    page.evaluate(() =>
+      (window.chat.messages.at(-1)?.parts ?? []).flatMap((part) =>
+        part.type.startsWith('tool-') ? [JSON.parse(JSON.stringify(part)) as Record<string, unknown>] : [],
+      ),
+    );
+  /** Waits until the last message has the call of `toolName` in `state`. */
+  const waitForToolPart = (toolName: string, state: string) =>
+    page.waitForFunction(
+      ({ type, state }) =>
+        window.chat.messages
+          .at(-1)
+          ?.parts.some((part) => part.type === type && 'state' in part && part.state === state),
+      { type: `tool-${toolName}`, state },
+    );
+  const callsOf = async (nodeId: string) => (await thread()).nodes[nodeId]!.toolCalls as ToolCall[];
+
+  it("shows the server's tool calls as tool parts between the text, each model call a step", async () => {
+    await openChat(toolServer);
+    await send('What time is it? Then count.');
+    await waitForSettledAnswer(2);
+    const [, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    expect(answer.parts).toEqual(['text', 'tool-clock', 'step-start', 'text', 'tool-count_to', 'step-start', 'text']);
+    const [clock, count] = await callsOf(answer.id);
+    expect(await toolParts()).toEqual([
+      {
+        type: 'tool-clock',
+        toolCallId: clock!.toolCallId,
+        state: 'output-available',
+        input: {},
+        output: '2026-12-05T00:00:00.000Z',
+        providerExecuted: true,
+      },
+      {
+        type: 'tool-count_to',
+        toolCallId: count!.toolCallId,
+        state: 'output-available',
+        input: { to: 5 },
+        output: '1 2 3 4 5',
+        providerExecuted: true,
+      },
+    ]);
+    expect(answer.text).toContain('I counted 1 2 3 4 5.');
+    // Built from the thread after a reload, the message is the one streamed.
+    const rebuilt = await page.evaluate(
+      ({ id, nodeId }) =>
+        JSON.parse(JSON.stringify(window.uiMessagesFromThread(window.client.graph(id)!).find((m) => m.id === nodeId))),
+      { id: threadId, nodeId: answer.id },
+    );
+    const streamed = await page.evaluate(() => JSON.parse(JSON.stringify(window.chat.messages.at(-1))));
+    expect(rebuilt).toEqual({ ...streamed, parts: streamed.parts.map(withoutTextState) });
+  });
+
+  it('answers a client tool through onToolCall and addToolOutput; the answer goes on with it', async () => {
+    await openChat(toolServer);
+    await send('What is my time zone?');
+    await waitForSettledAnswer(2);
+    const [, answer] = (await messages()) as [ShownMessage, ShownMessage];
+    const [call] = await callsOf(answer.id);
+    expect(call).toMatchObject({
+      toolName: 'time_zone',
+      runsOn: 'client',
+      state: 'output-available',
+      output: 'Europe/Paris',
+    });
+    expect(answer.parts).toEqual(['text', 'tool-time_zone', 'step-start', 'text']);
+    expect(answer.text).toContain('Your time zone is Europe/Paris.');
+    expect((await toolParts())[0]).toMatchObject({ state: 'output-available', output: 'Europe/Paris' });
+    // The first stream finished while the server waited for the page; the page sent the output back.
+    expect(await page.evaluate(() => window.statuses)).toEqual([
+      'ready',
+      'submitted',
+      'streaming',
+      'ready',
+      'submitted',
+      'streaming',
+      'ready',
+    ]);
+  });
+
+  it('asks for approval as approval-requested; addToolApprovalResponse denies or approves the call', async () => {
+    await openChat(toolServer);
+    await send('Keep a note: buy milk');
+    await waitForToolPart('save_note', 'approval-requested');
+    const [asked] = await toolParts();
+    expect(asked).toMatchObject({ state: 'approval-requested', input: { text: 'Keep a note: buy milk' } });
+    await page.evaluate(
+      (id) => void window.chat.addToolApprovalResponse({ id, approved: false, reason: 'not today' }),
+      (asked!.approval as { id: string }).id,
+    );
+    await waitForSettledAnswer(2);
+    const [, denied] = (await messages()) as [ShownMessage, ShownMessage];
+    expect((await callsOf(denied.id))[0]).toMatchObject({
+      state: 'output-denied',
+      approval: { approved: false, reason: 'not today' },
+    });
+    expect((await toolParts())[0]).toMatchObject({ state: 'output-denied' });
+    expect(denied.text).toContain('You did not approve it, so I kept nothing.');
+
+    await send('Keep a note: buy bread');
+    await waitForToolPart('save_note', 'approval-requested');
+    const [again] = await toolParts();
+    await page.evaluate(
+      (id) => void window.chat.addToolApprovalResponse({ id, approved: true }),
+      (again!.approval as { id: string }).id,
+    );
+    await waitForSettledAnswer(4);
+    const approved = (await messages()).at(-1)!;
+    expect((await callsOf(approved.id))[0]).toMatchObject({ state: 'output-available', approval: { approved: true } });
+    expect((await toolParts())[0]).toMatchObject({ state: 'output-available', output: 'Saved note 1.' });
+    expect(approved.text).toContain('Saved note 1.');
+  });
+
+  it('pivots while a server tool runs: the call ends as an output-error that says it was interrupted', async () => {
+    await openChat(toolServer);
+    await send('What time is it? Then count.');
+    await waitForToolPart('count_to', 'input-available');
+    await send('Let us pivot to Rust instead.');
+    await waitForSettledAnswer(4);
+    const [, first] = (await messages()) as [ShownMessage, ShownMessage];
+    const [, count] = await callsOf(first.id);
+    expect(count).toMatchObject({ toolName: 'count_to', state: 'interrupted' });
+    const firstParts = await page.evaluate(() => JSON.parse(JSON.stringify(window.chat.messages[1]!.parts)));
+    expect(firstParts.find((part: { type: string }) => part.type === 'tool-count_to')).toMatchObject({
+      state: 'output-error',
+      errorText: INTERRUPTED_TEXT,
+    });
+  });
 });
+
+/** useChat marks streamed text parts `done`; a message built from the thread has no streaming state to mark. */
+function withoutTextState(part: { type: string; state?: string }) {
+  if (part.type !== 'text' && part.type !== 'reasoning') return part;
+  const { state: _done, ...rest } = part;
+  return rest;
+}

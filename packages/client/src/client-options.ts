@@ -186,6 +186,15 @@ export interface ToolApprovalOptions {
   threadId?: string;
 }
 
+/** A client's answer to a call of a tool that runs on a client (PROTOCOL.md §26.10): its output or its error. */
+export type ToolResultOptions = {
+  /** The streaming answer that made the call. */
+  nodeId: string;
+  toolCallId: string;
+  /** Default: the active thread. */
+  threadId?: string;
+} & ({ output: unknown } | { errorText: string });
+
 export interface StopOptions {
   threadId?: string;
   /** How much of the stopped node the user has seen; default: all that this client holds of it. */

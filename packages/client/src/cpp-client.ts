@@ -40,6 +40,7 @@ import type {
   SearchOptions,
   StopOptions,
   ToolApprovalOptions,
+  ToolResultOptions,
   ClientToolHandler,
 } from './client-options.js';
 import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
@@ -317,18 +318,36 @@ export class CPPClient {
     if (!handler || toolCall.runsOn !== 'client' || toolCall.state !== 'input-available') return;
     if (toolCall.approval?.approved === false || this.clientToolCalls.has(toolCallId)) return;
     this.clientToolCalls.add(toolCallId);
-    const send = (answer: { output: string } | { errorText: string }) => {
-      const frame = this.frames.create('CPP_TOOL_RESULT', { activeThreadId: threadId, nodeId, toolCallId, ...answer });
-      this.request(frame, new FrameWaiter(frame.id, (reply) => answered(reply, toolCallId), threadId)).catch(
-        () => undefined,
-      );
-    };
+    const send = (answer: { output: unknown } | { errorText: string }) =>
+      this.answerToolCall({ threadId, nodeId, toolCallId, ...answer }).catch(() => undefined);
     Promise.resolve()
       .then(() => handler(JSON.parse(toolCall.input), { threadId, nodeId, toolCallId }))
       .then(
-        (output: unknown) => send({ output: typeof output === 'string' ? output : (JSON.stringify(output) ?? '') }),
+        (output: unknown) => send({ output }),
         (error: unknown) => send({ errorText: error instanceof Error ? error.message : String(error) }),
       );
+  }
+
+  /** Whether this client runs the client tool `toolName` itself (it was given a handler of it in `tools`). */
+  handlesTool(toolName: string): boolean {
+    return Object.hasOwn(this.toolHandlers, toolName);
+  }
+
+  /**
+   * Answers a call of a tool that runs on a client (`runsOn: "client"`, `input-available`, PROTOCOL.md §26.10) with
+   * its output (a string as it is, anything else as its JSON) or its `errorText`, for an application that runs the
+   * tool itself rather than through `tools`. Resolves once the call has ended with it; refused with CONFLICT when
+   * another answer came first, NOT_STREAMING when its answer has ended, NOT_FOUND when the thread has no such call.
+   */
+  async answerToolCall(options: ToolResultOptions): Promise<void> {
+    const threadId = await this.ensureThread(options.threadId);
+    const { nodeId, toolCallId } = options;
+    const answer =
+      'errorText' in options
+        ? { errorText: options.errorText }
+        : { output: typeof options.output === 'string' ? options.output : (JSON.stringify(options.output) ?? '') };
+    const frame = this.frames.create('CPP_TOOL_RESULT', { activeThreadId: threadId, nodeId, toolCallId, ...answer });
+    return this.request(frame, new FrameWaiter(frame.id, (reply) => answered(reply, toolCallId), threadId));
   }
 
   /**

@@ -14,6 +14,7 @@ export type {
   SearchOptions,
   StopOptions,
   ToolApprovalOptions,
+  ToolResultOptions,
   ClientToolHandler,
 } from './client-options.js';
 export type { AttachmentSource, AttachmentUploads, NamedBytes } from './attachment-upload.js';

@@ -3,7 +3,11 @@
 import { useChat, type UseChatHelpers } from '@ai-sdk/react';
 import { CPPChatTransport, uiMessagesFromThread } from '@promethea/cpp-ai-sdk';
 import { CPPClient, browserIdentity } from '@promethea/cpp-client';
-import type { UIMessage } from 'ai';
+import {
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  type UIMessage,
+} from 'ai';
 import { createElement } from 'react';
 import { createRoot } from 'react-dom/client';
 
@@ -11,6 +15,7 @@ declare global {
   interface Window {
     chat: UseChatHelpers<UIMessage>;
     client: CPPClient;
+    uiMessagesFromThread: typeof uiMessagesFromThread;
     /** Each status the chat went through, in order, since the page loaded. */
     statuses: string[];
   }
@@ -23,9 +28,23 @@ const transport = new CPPChatTransport({ client });
 // After a reload, the thread's history is the chat's first messages, and an answer still streaming is resumed.
 const history = uiMessagesFromThread(await client.openThread(threadId));
 window.client = client;
+window.uiMessagesFromThread = uiMessagesFromThread;
 
 function Chat() {
-  const chat = useChat({ id: threadId, transport, messages: history, resume: true });
+  const chat = useChat({
+    id: threadId,
+    transport,
+    messages: history,
+    resume: true,
+    // The demo agent's client tool, answered as an AI SDK app answers one (not awaited: useChat runs it in order).
+    onToolCall: ({ toolCall }) => {
+      if (toolCall.toolName === 'time_zone')
+        void window.chat.addToolOutput({ tool: 'time_zone', toolCallId: toolCall.toolCallId, output: 'Europe/Paris' });
+    },
+    sendAutomaticallyWhen: (options) =>
+      lastAssistantMessageIsCompleteWithToolCalls(options) ||
+      lastAssistantMessageIsCompleteWithApprovalResponses(options),
+  });
   window.chat = chat;
   window.statuses ??= [];
   if (window.statuses.at(-1) !== chat.status) window.statuses.push(chat.status);
