@@ -1,4 +1,5 @@
 import type {
+  PresenceFrame,
   StreamChunkFrame,
   StreamCompletedFrame,
   StreamHaltedFrame,
@@ -38,4 +39,6 @@ export interface CPPClientEvents {
    * shared with it (§29.4); its mirror is gone.
    */
   threadDeleted: (threadId: string) => void;
+  /** Who has an open thread open changed (PROTOCOL.md §29.9): the whole set, as `presence(threadId)` returns it. */
+  presence: (presence: PresenceFrame['payload']) => void;
 }

@@ -33,6 +33,8 @@ export interface CPPClientOptions {
   WebSocket?: WebSocketConstructor;
   /** Receive CPP_GRAPH_PATCH (only what changed) instead of a full CPP_SYNC_GRAPH after each change. Default true. */
   patches?: boolean;
+  /** Ask for who else has each thread open (CPP_PRESENCE, PROTOCOL.md §29.9): see `presence()`. Default true. */
+  presence?: boolean;
   /**
    * Handlers of the tools that run on the client (PROTOCOL.md §26.10), by name: a call of one in a thread this
    * client has open is run with its input, and what the handler returns (a string as it is, anything else as JSON)

@@ -17,6 +17,7 @@ import {
   type ServerFrameType,
   type InviteSummary,
   type MemberRole,
+  type PresentIdentity,
   type ServerPayload,
   type ThreadGraph,
   type ThreadSummary,
@@ -79,6 +80,9 @@ export class CPPClient {
   private readonly openings = new Map<string, Promise<ThreadGraph>>();
   private readonly resyncs = new Set<string>();
   private readonly patches: boolean;
+  private readonly presenceWanted: boolean;
+  /** The last CPP_PRESENCE of each open thread. */
+  private readonly presences = new Map<string, PresentIdentity[]>();
   private readonly maxQueuedFrames: number;
   private readonly toolHandlers: Record<string, ClientToolHandler>;
   /** The calls of client tools this client has taken, run once each. */
@@ -92,6 +96,7 @@ export class CPPClient {
 
   constructor(options: CPPClientOptions, platform: ClientPlatform) {
     this.patches = options.patches ?? true;
+    this.presenceWanted = options.presence ?? true;
     this.toolHandlers = options.tools ?? {};
     this.sessionUrl = sessionUrl(options.endpoint);
     this.readFile = platform.readFile;
@@ -140,7 +145,7 @@ export class CPPClient {
     const previous = this.currentThreadId;
     this.currentThreadId = threadId;
     this.mirrors.open(threadId);
-    const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
+    const frame = this.frames.create('CPP_THREAD_OPEN', this.openPayload(threadId));
     const opening = this.request(frame, new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply), threadId));
     this.openings.set(threadId, opening);
     const settled = () => this.openings.delete(threadId);
@@ -149,6 +154,27 @@ export class CPPClient {
       if (this.currentThreadId === threadId) this.currentThreadId = previous;
     });
     return opening;
+  }
+
+  private openPayload(threadId: string) {
+    return { threadId, patches: this.patches, ...(this.presenceWanted ? { presence: true } : {}) };
+  }
+
+  /**
+   * Who has the thread (default: the active one) open, this client's identity among them, with whether each types
+   * (PROTOCOL.md §29.9): as the server last said; empty before it has said, or with the `presence` option off.
+   */
+  presence(threadId = this.currentThreadId): PresentIdentity[] {
+    return (threadId !== undefined && this.presences.get(threadId)) || [];
+  }
+
+  /**
+   * Tells the thread's members whether this identity types a prompt there (a writer's, PROTOCOL.md §29.9): send
+   * `true` again every few seconds while the user types (it holds 6 s), `false` when the prompt goes or is cleared.
+   */
+  setTyping(typing: boolean, threadId = this.currentThreadId): Promise<void> {
+    const frame = this.frames.create('CPP_TYPING', { threadId: this.named(threadId), typing });
+    return this.request(frame, new UnansweredRequest());
   }
 
   /** A user node under `parentNodeId` (default: the head), answered by the model; settles when the answer ends. */
@@ -512,6 +538,7 @@ export class CPPClient {
     // Closed only once open: a close the server handled before the open would leave the connection subscribed.
     await this.openings.get(threadId)?.catch(() => undefined);
     this.mirrors.close(threadId);
+    this.presences.delete(threadId);
     if (this.currentThreadId === threadId) this.currentThreadId = undefined;
     this.requests.failThread(threadId, new ThreadClosedError(threadId));
     const frame = this.frames.create('CPP_THREAD_CLOSE', { threadId });
@@ -673,7 +700,7 @@ export class CPPClient {
   }
 
   private reopen(threadId: string): Promise<ThreadGraph> {
-    const frame = this.frames.create('CPP_THREAD_OPEN', { threadId, patches: this.patches });
+    const frame = this.frames.create('CPP_THREAD_OPEN', this.openPayload(threadId));
     const waiter = new FrameWaiter(frame.id, (reply) => this.syncOf(threadId, reply), threadId);
     this.requests.add(waiter);
     this.connection.send(encodeClientFrame(frame));
@@ -703,10 +730,15 @@ export class CPPClient {
     else if (frame.type === 'CPP_STREAM_COMPLETED') this.events.emit('completed', frame.payload);
     else if (frame.type === 'CPP_THREADS') this.events.emit('threads', frame.payload.threads);
     else if (frame.type === 'CPP_THREAD_UPDATED') this.events.emit('threadUpdated', frame.payload.thread);
+    else if (frame.type === 'CPP_PRESENCE' && this.mirrors.get(frame.payload.threadId)) {
+      this.presences.set(frame.payload.threadId, frame.payload.present);
+      this.events.emit('presence', frame.payload);
+    }
   }
 
   /** The thread no longer exists: its mirror goes, and requests waiting on it fail, as when it is closed. */
   private dropDeleted(threadId: string): void {
+    this.presences.delete(threadId);
     if (this.mirrors.get(threadId)) {
       this.mirrors.close(threadId);
       this.requests.failThread(threadId, new ThreadClosedError(threadId, 'deleted'));

@@ -39,4 +39,38 @@ describe('a shared thread through CPPClient (PROTOCOL.md §29)', () => {
     expect(await lost).toBe(threadId);
     expect(await owner.client.revokeInvite(invite.inviteId)).toEqual([]);
   });
+
+  it('keeps who has the thread open, with their typing, and tells each change (PROTOCOL.md §29.9)', async () => {
+    const server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 5 }), auth: 'did-key' });
+    cleanups.push(() => server.close());
+    const connect = async () => {
+      const identity = await DidKeyIdentity.generate();
+      const client = new CPPClient({ endpoint: server.url, reconnect: false, identity });
+      cleanups.push(() => client.close());
+      return { client, did: identity.did };
+    };
+    const [owner, member] = await Promise.all([connect(), connect()]);
+    const { threadId } = await owner.client.openThread();
+    await owner.client.addMember(member.did, 'writer');
+    const dids = () => owner.client.presence(threadId).map(({ did, typing }) => `${did}${typing ? ' typing' : ''}`);
+    const until = (expected: string[]) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (JSON.stringify(dids()) !== JSON.stringify(expected)) return;
+          owner.client.off('presence', check);
+          resolve();
+        };
+        owner.client.on('presence', check);
+        check();
+      });
+    const sorted = (...entries: string[]) => entries.sort();
+    await until([owner.did]);
+
+    await member.client.openThread(threadId);
+    await until(sorted(owner.did, member.did));
+    await member.client.setTyping(true, threadId);
+    await until(sorted(owner.did, `${member.did} typing`));
+    await member.client.closeThread(threadId);
+    await until([owner.did]);
+  });
 });

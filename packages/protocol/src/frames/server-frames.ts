@@ -313,6 +313,7 @@ export type ThreadUpdatedFrame = z.infer<typeof ThreadUpdatedFrameSchema>;
 export type AttachmentTicketFrame = z.infer<typeof AttachmentTicketFrameSchema>;
 export type MembersFrame = z.infer<typeof MembersFrameSchema>;
 export type ThreadRevokedFrame = z.infer<typeof ThreadRevokedFrameSchema>;
+export type PresenceFrame = z.infer<typeof PresenceFrameSchema>;
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 export type ServerFrameType = ServerFrame['type'];
 export type ServerPayload<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>['payload'];

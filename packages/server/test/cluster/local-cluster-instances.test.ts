@@ -414,7 +414,8 @@ describe('servers sharing a store through a LocalCluster', () => {
     const dropped = new Promise<void>((resolve) => {
       for (const listener of instances.cluster.listeners.get(threadId)!) {
         const deliver = listener.deliver;
-        listener.deliver = (message) => (message.frame.includes('"delta":"More. "') ? resolve() : deliver(message));
+        listener.deliver = (message) =>
+          'frame' in message && message.frame.includes('"delta":"More. "') ? resolve() : deliver(message);
       }
     });
     call.release(1);

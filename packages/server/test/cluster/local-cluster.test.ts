@@ -15,7 +15,10 @@ describeClusterTransportContract('LocalClusterTransport', async () => {
 async function toldOthers(transport: ClusterTransport): Promise<string[]> {
   const told: string[] = [];
   const spy: ClusterTransport = Object.create(transport);
-  spy.publish = (_threadId, message) => told.push(`publish ${message.frame}`);
+  spy.publish = (_threadId, message) => {
+    // Who has the thread open (PROTOCOL.md §29.9) is told too: this test follows the thread's frames.
+    if ('frame' in message) told.push(`publish ${message.frame}`);
+  };
   spy.streamChunk = async (_threadId, _token, { nodeId, part, delta }, message) => {
     told.push(`stream ${nodeId} ${part} ${delta} ${message.frame}`);
     return true;

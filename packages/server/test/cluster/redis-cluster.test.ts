@@ -32,7 +32,7 @@ describeWithRedis('RedisClusterTransport', () => {
     });
     let delivered!: (frame: string) => void;
     const received = new Promise<string>((resolve) => (delivered = resolve));
-    await transport.subscribe('thread_cut', (message) => delivered(message.frame));
+    await transport.subscribe('thread_cut', (message) => delivered('frame' in message ? message.frame : ''));
     const admin = new Redis(TEST_REDIS_URL);
     opened.push({ close: () => admin.disconnect() });
 
