@@ -7,3 +7,4 @@ export { useAttachmentUrl } from './use-attachment-url.js';
 export { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';
 export { snapshotGraph } from './graph-snapshot.js';
 export type { ConnectionStatus, CPPState } from './cpp-state.js';
+export { useToolCalls, type ToolCallEntry, type ToolCalls } from './use-tool-calls.js';
