@@ -65,6 +65,11 @@ export interface PromptOptions {
   expectedVersion?: number;
   /** The id of the model to answer with, one of `listModels()`; default: the server's default model. */
   model?: string;
+  /**
+   * Several models to answer side by side, one answer each, in this order (PROTOCOL.md §30): 1–4 ids of
+   * `listModels()`, instead of `model`. The result's `answers` then holds each one's; `onStream` follows the first.
+   */
+  models?: readonly string[];
   /** Each piece of the answer's text, in order, as it streams. */
   onStream?: (delta: string) => void;
   /** Each piece of the model's reasoning, in order, as it streams (PROTOCOL.md §11.5). */
@@ -84,6 +89,11 @@ export interface PivotOptions {
   expectedVersion?: number;
   /** The id of the model to answer the new prompt with; default: the server's default model. */
   model?: string;
+  /**
+   * Several models to answer side by side, one answer each, in this order (PROTOCOL.md §30): 1–4 ids of
+   * `listModels()`, instead of `model`. The result's `answers` then holds each one's; `onStream` follows the first.
+   */
+  models?: readonly string[];
   onStream?: (delta: string) => void;
   onReasoning?: (delta: string) => void;
 }
@@ -102,6 +112,11 @@ export interface RegenerateOptions {
   expectedVersion?: number;
   /** The id of the model to write the new answer; default: the server's default model. */
   model?: string;
+  /**
+   * Several models to answer side by side, one answer each, in this order (PROTOCOL.md §30): 1–4 ids of
+   * `listModels()`, instead of `model`. The result's `answers` then holds each one's; `onStream` follows the first.
+   */
+  models?: readonly string[];
   onStream?: (delta: string) => void;
   onReasoning?: (delta: string) => void;
 }
@@ -129,6 +144,11 @@ export interface EditOptions {
   expectedVersion?: number;
   /** The id of the model to answer the edited prompt with; default: the server's default model, as for a prompt. */
   model?: string;
+  /**
+   * Several models to answer side by side, one answer each, in this order (PROTOCOL.md §30): 1–4 ids of
+   * `listModels()`, instead of `model`. The result's `answers` then holds each one's; `onStream` follows the first.
+   */
+  models?: readonly string[];
   onStream?: (delta: string) => void;
   onReasoning?: (delta: string) => void;
 }
@@ -199,6 +219,11 @@ export type ToolResultOptions = {
 
 export interface StopOptions {
   threadId?: string;
+  /**
+   * The answer to stop, when several models answer side by side (PROTOCOL.md §30.3); default: every answer
+   * streaming in the thread, each cut at what this client holds of it.
+   */
+  nodeId?: string;
   /** How much of the stopped node the user has seen; default: all that this client holds of it. */
   receivedContentLength?: number;
   /** How much of its reasoning the user has seen; default: all that this client holds of it. */

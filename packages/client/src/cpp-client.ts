@@ -8,6 +8,7 @@ import {
   newThreadId,
   partText,
   streamingNode,
+  streamingNodes,
   type ClientFrame,
   type DecodeFailure,
   type ImportFormat,
@@ -134,7 +135,39 @@ export class CPPClient {
     return threadId === undefined ? undefined : this.mirrors.get(threadId);
   }
 
-  /** The node now streaming in a thread, if any. */
+  /** Every node streaming in the thread: one answer, or the answers several models write side by side (§30). */
+  streamingNodes(threadId?: string): MessageNode[] {
+    const graph = this.mirrors.get(threadId ?? this.currentThreadId ?? '');
+    return graph ? streamingNodes(graph) : [];
+  }
+
+  /**
+   * What this client holds of each answer streaming beside `nodeId` (several models'), as `siblingsReceived`, and a
+   * function that tells their pending requests they are being cut there.
+   */
+  private siblingsReceived(
+    threadId: string,
+    nodeId: string,
+  ): { fields: { siblingsReceived?: SiblingReceived[] }; interrupting(): void } {
+    const others = this.streamingNodes(threadId).filter((node) => node.id !== nodeId);
+    const received = others.map((node) => ({ node, lengths: receivedLengths(node, {}) }));
+    return {
+      fields:
+        received.length === 0
+          ? {}
+          : {
+              siblingsReceived: received.map(({ node, lengths }) => ({
+                nodeId: node.id,
+                ...receivedFields(lengths),
+              })),
+            },
+      interrupting: () => {
+        for (const { node, lengths } of received) this.requests.interrupting(node.id, lengths);
+      },
+    };
+  }
+
+  /** The node now streaming in a thread, if any (the first, when several models answer side by side). */
   streamingNode(threadId?: string): MessageNode | undefined {
     const graph = this.graph(threadId);
     return graph && streamingNode(graph);
@@ -190,8 +223,10 @@ export class CPPClient {
       attachments,
       expectedVersion: options.expectedVersion,
       model: options.model,
+      models: options.models && [...options.models],
     });
-    return this.generate(frame, { threadId, userNodeId, onStream: options.onStream, onReasoning: options.onReasoning });
+    const { onStream, onReasoning, models } = options;
+    return this.generate(frame, { threadId, userNodeId, onStream, onReasoning, answers: models?.length });
   }
 
   /**
@@ -207,6 +242,8 @@ export class CPPClient {
     const attachments = await this.uploadAll(options.attachments);
     const newBranchNodeId = newMessageId();
     const received = receivedLengths(interrupted, options);
+    // The answers streaming beside it (several models') halt too, each where this client holds it (§30.3).
+    const siblings = this.siblingsReceived(threadId, interrupted.id);
     const frame = this.frames.create('CPP_PIVOT_INIT', {
       interruptedNodeId: interrupted.id,
       activeThreadId: threadId,
@@ -214,11 +251,15 @@ export class CPPClient {
       newBranchNodeId,
       attachments,
       ...receivedFields(received),
+      ...siblings.fields,
       expectedVersion: options.expectedVersion,
       model: options.model,
+      models: options.models && [...options.models],
     });
     this.requests.interrupting(interrupted.id, received);
-    return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream, onReasoning });
+    siblings.interrupting();
+    const answers = options.models?.length;
+    return this.generate(frame, { threadId, userNodeId: newBranchNodeId, onStream, onReasoning, answers });
   }
 
   /**
@@ -234,22 +275,27 @@ export class CPPClient {
     const streaming = this.streamingNode(threadId);
     const halting = streaming?.parentId === userNode.id ? streaming : undefined;
     const received = halting && receivedLengths(halting, options);
+    const siblings = halting ? this.siblingsReceived(threadId, halting.id) : undefined;
     const assistantNodeId = newMessageId();
     const frame = this.frames.create('CPP_REGENERATE', {
       activeThreadId: threadId,
       userNodeId: userNode.id,
       newNodeId: assistantNodeId,
       ...(received ? receivedFields(received) : {}),
+      ...siblings?.fields,
       expectedVersion: options.expectedVersion,
       model: options.model,
+      models: options.models && [...options.models],
     });
     if (halting && received) this.requests.interrupting(halting.id, received);
+    siblings?.interrupting();
     return this.generate(frame, {
       threadId,
       userNodeId: userNode.id,
       assistantNodeId,
       onStream: options.onStream,
       onReasoning: options.onReasoning,
+      answers: options.models?.length,
     });
   }
 
@@ -413,8 +459,15 @@ export class CPPClient {
    */
   async stop(options: StopOptions = {}): Promise<void> {
     const threadId = options.threadId ?? this.currentThreadId;
-    const node = threadId === undefined ? undefined : this.streamingNode(threadId);
-    if (threadId === undefined || !node) return;
+    if (threadId === undefined) return;
+    const streaming = this.streamingNodes(threadId).filter(
+      (node) => options.nodeId === undefined || node.id === options.nodeId,
+    );
+    // A stop names one answer (§30.3): answers side by side are stopped one frame each.
+    await Promise.all(streaming.map((node) => this.stopOne(threadId, node, options)));
+  }
+
+  private async stopOne(threadId: string, node: MessageNode, options: StopOptions): Promise<void> {
     const received = receivedLengths(node, options);
     const frame = this.frames.create('CPP_STREAM_STOP', {
       activeThreadId: threadId,
@@ -800,6 +853,13 @@ function receivedLengths(
     content: given.receivedContentLength ?? node.content.length,
     reasoning: given.receivedReasoningLength ?? partText(node, 'reasoning').length,
   };
+}
+
+/** What the client held of an answer halted beside the one a frame names (`siblingsReceived`, PROTOCOL.md §30.3). */
+interface SiblingReceived {
+  nodeId: string;
+  receivedContentLength: number;
+  receivedReasoningLength?: number;
 }
 
 /** The received lengths as frame fields; the reasoning's only for a node that has reasoning. */

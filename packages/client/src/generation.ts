@@ -29,6 +29,20 @@ export interface GenerationResult {
   finishReason?: FinishReason;
   /** The tools the answer called, as the node keeps them (PROTOCOL.md §26); absent when it called none. */
   toolCalls?: ToolCall[];
+  /**
+   * When several models answered side by side (PROTOCOL.md §30): each one's answer, in the order the models were
+   * named, the first being the one the fields above describe.
+   */
+  answers?: SideBySideAnswer[];
+}
+
+/** One model's answer of several side by side, as it ended. */
+export interface SideBySideAnswer {
+  assistantNodeId: string;
+  model?: string;
+  content: string;
+  reasoning?: string;
+  status: GenerationStatus;
 }
 
 export interface GenerationRequest {
@@ -41,6 +55,8 @@ export interface GenerationRequest {
   assistantNodeId?: string;
   /** A continue: the node exists, finished, and this request is carried out once it streams again. */
   continues?: boolean;
+  /** How many models answer side by side (PROTOCOL.md §30), the first answer's siblings after it; default 1. */
+  answers?: number | undefined;
   onStream?: (delta: string) => void;
   onReasoning?: (delta: string) => void;
 }
@@ -159,6 +175,8 @@ export class Generation implements PendingRequest {
 
   private settleIfFinished(node: MessageNode): boolean {
     if (node.status === 'streaming') return false;
+    const sideBySide = this.sideBySide(node);
+    if (sideBySide?.some((answer) => answer.status === 'streaming')) return false;
     const { threadId, userNodeId } = this.request;
     const result: GenerationResult = {
       threadId,
@@ -170,7 +188,28 @@ export class Generation implements PendingRequest {
     if (node.reasoning !== undefined) result.reasoning = node.reasoning;
     if (node.toolCalls !== undefined) result.toolCalls = node.toolCalls;
     if (this.finishReason !== undefined) result.finishReason = this.finishReason;
+    if (sideBySide) result.answers = sideBySide.map(sideBySideAnswer);
     this.settlement.resolve(result);
     return true;
   }
+
+  /** The answers of the models side by side, from the first (`node`) on: the siblings created with it. */
+  private sideBySide(node: MessageNode): MessageNode[] | undefined {
+    const count = this.request.answers ?? 1;
+    const graph = this.graphOf(this.request.threadId);
+    const parent = graph && node.parentId !== null ? getNode(graph, node.parentId) : undefined;
+    if (count < 2 || !graph || !parent) return undefined;
+    const first = parent.childrenIds.indexOf(node.id);
+    const ids = parent.childrenIds.slice(first, first + count);
+    return ids.map((id) => getNode(graph, id)).filter((answer): answer is MessageNode => answer !== undefined);
+  }
+}
+
+/** An answer side by side, once none of them streams (`settleIfFinished`). */
+function sideBySideAnswer(node: MessageNode): SideBySideAnswer {
+  const status = node.status as GenerationStatus;
+  const answer: SideBySideAnswer = { assistantNodeId: node.id, content: node.content, status };
+  if (node.model !== undefined) answer.model = node.model;
+  if (node.reasoning !== undefined) answer.reasoning = node.reasoning;
+  return answer;
 }

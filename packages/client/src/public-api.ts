@@ -30,7 +30,7 @@ export { CPPServerError } from './cpp-server-error.js';
 export { DidKeyIdentity, type KeyOptions, type StoredIdentity } from './identity/did-key-identity.js';
 export type { DidSigner } from './identity/did-signer.js';
 export { browserIdentity, type BrowserIdentityOptions } from './identity/browser-identity.js';
-export type { GenerationResult, GenerationStatus } from './generation.js';
+export type { GenerationResult, GenerationStatus, SideBySideAnswer } from './generation.js';
 export type { WebSocketConstructor, WebSocketLike } from './web-socket-like.js';
 export {
   CPPError,
