@@ -673,6 +673,12 @@ export class CPPClient {
     return this.share('CPP_INVITE_CREATE', { threadId: this.named(threadId), role, ...options }, 'CPP_INVITE');
   }
 
+  /** The owner's invites still usable, oldest first, without their tokens. */
+  async listInvites(threadId = this.currentThreadId): Promise<InviteSummary[]> {
+    const frame = { threadId: this.named(threadId) };
+    return this.share('CPP_INVITE_LIST', frame, 'CPP_INVITES').then((payload) => payload.invites);
+  }
+
   /** The owner revokes an invite; resolves with those still usable. */
   async revokeInvite(inviteId: string, threadId = this.currentThreadId): Promise<InviteSummary[]> {
     const frame = { threadId: this.named(threadId), inviteId };

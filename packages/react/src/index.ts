@@ -8,3 +8,11 @@ export { branchTip, currentBranch, streamingNode, type BranchEntry } from './bra
 export { snapshotGraph } from './graph-snapshot.js';
 export type { ConnectionStatus, CPPState } from './cpp-state.js';
 export { useToolCalls, type ToolCallEntry, type ToolCalls } from './use-tool-calls.js';
+export {
+  useInvites,
+  useMembers,
+  usePresence,
+  type InvitesState,
+  type Members,
+  type MembersState,
+} from './use-sharing.js';

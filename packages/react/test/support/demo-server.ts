@@ -11,6 +11,8 @@ export interface DemoServerOptions {
   reasoningWords?: number;
   /** The ids of the models the server offers, each the demo model, the first the default; default: one model. */
   models?: string[];
+  /** `did-key`: identities are proven, as shared threads need (PROTOCOL.md §29). */
+  auth?: 'did-key';
 }
 
 /** A real CPP server on 127.0.0.1 with the demo model (short, quick answers unless slow), closed after each test. */
@@ -26,6 +28,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
       ? { models: options.models.map((id) => ({ id, label: id, provider: demoModel() })) }
       : { model: demoModel() }),
     ...(options.store && { store: options.store }),
+    ...(options.auth && { auth: options.auth }),
   });
   onTestFinished(() => server.close());
   return server;
