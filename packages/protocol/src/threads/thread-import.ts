@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { newMessageId, newThreadId } from '../ids.js';
+import { newMessageId, newThreadId, newToolCallId } from '../ids.js';
 import type { MessageNode, Role } from '../node.js';
 import { findInvariantViolations } from '../tree/invariants.js';
+import type { ToolCall } from '../tree/tool-calls.js';
 import { firstPrompts, getNode, rootOf, type ThreadGraph } from '../tree/thread-graph.js';
 import { THREAD_TITLE_MAX_LENGTH, type ImportFormat } from '../frames/client-frames.js';
 import { safeCutLength, storableText } from '../text.js';
@@ -49,8 +50,15 @@ export function readImportItem(format: ImportFormat, item: unknown, index: numbe
 function storable(thread: ImportedThread): ImportedThread {
   const title = storableText(thread.title);
   const nodes: Record<string, MessageNode> = {};
-  for (const [id, node] of Object.entries(thread.graph.nodes))
-    nodes[id] = { ...node, content: storableText(node.content) };
+  for (const [id, node] of Object.entries(thread.graph.nodes)) {
+    const toolCalls = node.toolCalls?.map((call) => ({
+      ...call,
+      input: storableText(call.input),
+      ...(call.output !== undefined && { output: storableText(call.output) }),
+      ...(call.errorText !== undefined && { errorText: storableText(call.errorText) }),
+    }));
+    nodes[id] = { ...node, content: storableText(node.content), ...(toolCalls && { toolCalls }) };
+  }
   return {
     ...thread,
     title: title.slice(0, safeCutLength(title, THREAD_TITLE_MAX_LENGTH)),
@@ -126,9 +134,17 @@ const SecondsSchema = z.number().nonnegative().nullish();
 
 /** The parts of a ChatGPT export the import reads; whatever else a conversation or message holds is ignored. */
 const ChatGptMessageSchema = z.object({
-  author: z.object({ role: z.string() }),
+  author: z.object({ role: z.string(), name: z.string().nullish() }),
   create_time: SecondsSchema,
-  content: z.object({ content_type: z.string(), parts: z.array(z.unknown()).optional() }),
+  content: z.object({
+    content_type: z.string(),
+    parts: z.array(z.unknown()).optional(),
+    // A code cell's, a code run's or a quote's text; a browsing result's text.
+    text: z.string().nullish(),
+    result: z.string().nullish(),
+  }),
+  /** Who the message is for: `all` (the conversation), or the tool an assistant message calls. */
+  recipient: z.string().nullish(),
   metadata: z
     .object({ model_slug: z.string().nullish(), is_visually_hidden_from_conversation: z.boolean().nullish() })
     .nullish(),
@@ -158,10 +174,11 @@ const TEXT_CONTENT_TYPES = new Set(['text', 'multimodal_text']);
 
 /**
  * A ChatGPT data export's `conversations.json`: each conversation becomes a thread with the same tree of user and
- * assistant messages, in the same order, and its `current_node` as the head. System and tool messages, hidden
- * messages, and messages without text (an image alone, a code run) are skipped: their children hang from the
- * nearest message kept above them. When the kept messages have several roots (the first prompt was edited), they
- * are the thread's first prompts, siblings as any edited prompt's versions are.
+ * assistant messages, in the same order, and its `current_node` as the head. An answer that used tools is one
+ * assistant node with tool calls (PROTOCOL.md §25.5): see `ToolTurns`. System messages, hidden messages, and messages
+ * without text (an image alone) are skipped: their children hang from the nearest message kept above them. When the
+ * kept messages have several roots (the first prompt was edited), they are the thread's first prompts, siblings as
+ * any edited prompt's versions are.
  */
 function readChatGptExport(document: unknown, now: number): ImportedThread[] {
   const parsed = ChatGptExportSchema.safeParse(document);
@@ -197,6 +214,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
   // Kept messages by their mapping key, with their kept children in mapping order.
   const kept = new Map<string, MessageNode>();
   const roots: MessageNode[] = [];
+  const turns = new ToolTurns();
   // Depth first and without recursion: a conversation may be deeper than the call stack.
   const stack: Array<{ key: string; keptParent: MessageNode | undefined }> = tops
     .reverse()
@@ -204,9 +222,22 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
   while (stack.length > 0) {
     const { key, keptParent } = stack.pop()!;
     const node = mapping[key]!;
-    const message = node.message ? keptMessage(node.message) : undefined;
+    const time = toMilliseconds(node.message?.create_time) ?? createdAt;
+    const linear = node.parent ? mapping[node.parent]!.children.length === 1 : false;
+    const toolPart = node.message ? turns.take(node.message, keptParent, linear, time) : undefined;
+    const message = node.message && !toolPart ? keptMessage(node.message) : undefined;
     let parent = keptParent;
-    if (message) {
+    if (toolPart) {
+      parent = toolPart;
+      if (toolPart !== keptParent) {
+        if (keptParent) keptParent.childrenIds.push(toolPart.id);
+        else roots.push(toolPart);
+      }
+      kept.set(key, toolPart);
+    } else if (message && turns.continues(keptParent, message, linear)) {
+      parent = turns.append(keptParent!, message.text);
+      kept.set(key, parent);
+    } else if (message) {
       const created: MessageNode = {
         id: newMessageId(),
         parentId: keptParent?.id ?? null,
@@ -214,7 +245,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
         role: message.role,
         content: message.text,
         status: 'completed',
-        createdAt: toMilliseconds(node.message?.create_time) ?? createdAt,
+        createdAt: time,
         ...(message.model ? { model: message.model } : {}),
       };
       kept.set(key, created);
@@ -224,6 +255,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
     }
     for (const child of [...node.children].reverse()) stack.push({ key: child, keptParent: parent });
   }
+  turns.end();
   if (roots.length === 0)
     return [
       {
@@ -300,6 +332,118 @@ function keptMessage(message: ChatGptMessage): { role: Role; text: string; model
     .join('\n\n');
   if (text.trim() === '') return undefined;
   return { role, text, model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
+}
+
+/** What a tool's result holds that is text, by content type; `system_error` is the call's error. */
+function resultText(message: ChatGptMessage): string {
+  const { content } = message;
+  const parts = (content.parts ?? []).filter((part): part is string => typeof part === 'string' && part !== '');
+  return content.text ?? content.result ?? parts.join('\n\n');
+}
+
+/** A tool call's input as the JSON text of an object: a code cell's code, an object as it is, other text wrapped. */
+function callInput(message: ChatGptMessage): string {
+  if (message.content.content_type === 'code') return JSON.stringify({ code: message.content.text ?? '' });
+  const text = resultText(message);
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return JSON.stringify(parsed);
+  } catch {
+    // Not JSON: the text itself is the input.
+  }
+  return JSON.stringify({ text });
+}
+
+/**
+ * ChatGPT keeps an answer that used tools as several messages: an assistant message to a tool (`recipient` the
+ * tool's name: `python`, `browser`, `dalle.text2im`, …; `content_type` `code` or text), the tool's result (author
+ * role `tool`: `execution_output`, `tether_browsing_display`, `tether_quote`, text, `system_error`), and the
+ * assistant's text after it. CPP keeps an answer as one node with its calls as parts (PROTOCOL.md §26.1), so each
+ * call joins the assistant node above it (or a new, empty one under the prompt), its result fills the call in, and
+ * the assistant's text after a result is that node's text, a new step. Only a line of messages is joined: a message
+ * with siblings (an answer written again after a tool ran) stays a node of its own, as before.
+ */
+class ToolTurns {
+  /** The nodes that hold calls, and whether their last call's result came after the last text or call. */
+  private readonly hosts = new Map<MessageNode, { step: number; afterResult: boolean }>();
+
+  /** The node a call or a tool's result of `message` joins (a new node for a call under a prompt); none otherwise. */
+  take(
+    message: ChatGptMessage,
+    parent: MessageNode | undefined,
+    linear: boolean,
+    time: number,
+  ): MessageNode | undefined {
+    if (message.metadata?.is_visually_hidden_from_conversation) return undefined;
+    const isCall = message.author.role === 'assistant' && !!message.recipient && message.recipient !== 'all';
+    if (isCall) return this.call(message, parent, linear, time);
+    if (message.author.role !== 'tool' || !parent || !linear) return undefined;
+    const host = this.hosts.get(parent);
+    const call = parent.toolCalls?.filter((pending) => pending.state === 'input-available').at(-1);
+    if (!host || !call) return undefined;
+    const text = resultText(message);
+    if (message.content.content_type === 'system_error')
+      Object.assign(call, { state: 'output-error', errorText: text });
+    else Object.assign(call, { state: 'output-available', output: text });
+    host.afterResult = true;
+    return parent;
+  }
+
+  /** Whether `message`, an assistant's text, goes on the answer `parent` after its tools' results. */
+  continues(parent: MessageNode | undefined, message: { role: Role }, linear: boolean): boolean {
+    return (
+      message.role === 'assistant' && linear && parent !== undefined && this.hosts.get(parent)?.afterResult === true
+    );
+  }
+
+  /** `text` after the results: the answer's next step. */
+  append(host: MessageNode, text: string): MessageNode {
+    const turn = this.hosts.get(host)!;
+    turn.step += 1;
+    turn.afterResult = false;
+    host.content = host.content === '' ? text : `${host.content}\n\n${text}`;
+    return host;
+  }
+
+  /** Calls the export holds no result of did not end in it; they end in an error saying so. */
+  end(): void {
+    for (const host of this.hosts.keys())
+      for (const call of host.toolCalls ?? [])
+        if (call.state === 'input-available')
+          Object.assign(call, { state: 'output-error', errorText: 'The ChatGPT export holds no result of this call.' });
+  }
+
+  private call(message: ChatGptMessage, parent: MessageNode | undefined, linear: boolean, time: number): MessageNode {
+    const joins = parent?.role === 'assistant' && linear;
+    const host: MessageNode = joins
+      ? parent
+      : {
+          id: newMessageId(),
+          parentId: parent?.id ?? null,
+          childrenIds: [],
+          role: 'assistant',
+          content: '',
+          status: 'completed',
+          createdAt: time,
+          ...(message.metadata?.model_slug ? { model: message.metadata.model_slug } : {}),
+        };
+    let turn = this.hosts.get(host);
+    if (!turn) this.hosts.set(host, (turn = { step: 0, afterResult: false }));
+    else if (turn.afterResult) {
+      turn.step += 1;
+      turn.afterResult = false;
+    }
+    const call: ToolCall = {
+      toolCallId: newToolCallId(),
+      toolName: message.recipient!.slice(0, 128),
+      step: turn.step,
+      offset: host.content.length,
+      state: 'input-available',
+      input: callInput(message),
+    };
+    host.toolCalls = [...(host.toolCalls ?? []), call];
+    return host;
+  }
 }
 
 /** The kept message at `key` or nearest above it. */

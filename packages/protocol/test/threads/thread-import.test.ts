@@ -194,6 +194,78 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
     expect(deep!.createdAt).toBe(NOW);
   });
 
+  it("makes an answer's tool messages tool calls of one assistant node, each result in its call, the text after them a step", () => {
+    const [agent] = readImportDocument('chatgpt', [toolConversation()], NOW);
+    expectSound([agent!]);
+    const graph = agent!.graph;
+    expect(shape(graph)).toEqual({
+      role: 'user',
+      content: 'What is 2 + 2? Then look up CPP.',
+      status: 'completed',
+      children: [
+        {
+          role: 'assistant',
+          content: 'Let me compute.\n\nThe answer is 4.\n\nFound it.',
+          status: 'completed',
+          children: [{ role: 'user', content: 'Draw it.', status: 'completed', children: [expect.anything()] }],
+        },
+      ],
+    });
+    const answer = graph.nodes[graph.nodes[graph.rootNodeId!]!.childrenIds[0]!]!;
+    expect(answer.toolCalls).toEqual([
+      {
+        toolCallId: expect.stringMatching(/^call_/),
+        toolName: 'python',
+        step: 0,
+        offset: 'Let me compute.'.length,
+        state: 'output-available',
+        input: '{"code":"print(2 + 2)"}',
+        output: '4',
+      },
+      {
+        toolCallId: expect.stringMatching(/^call_/),
+        toolName: 'browser',
+        step: 1,
+        offset: 'Let me compute.\n\nThe answer is 4.'.length,
+        state: 'output-available',
+        input: '{"text":"search(\\"CPP\\")"}',
+        output: 'CPP is the Conversational Pivot Protocol.',
+      },
+    ]);
+    // A call right under a prompt is an answer of its own, empty but for it; an error is the call's error; a call
+    // without a result in the export ends in an error that says so.
+    const drawing = graph.nodes[graph.activeHeadMessageId!]!;
+    expect(drawing).toMatchObject({ role: 'assistant', content: 'I could not draw it.', model: 'gpt-4o' });
+    expect(drawing.toolCalls).toMatchObject([
+      { toolName: 'dalle.text2im', step: 0, offset: 0, state: 'output-error', errorText: 'Content policy.' },
+      {
+        toolName: 'python',
+        step: 1,
+        offset: 'I could not draw it.'.length,
+        state: 'output-error',
+        input: '{"code":"x"}',
+      },
+    ]);
+    expect(drawing.toolCalls![1]!.errorText).toBe('The ChatGPT export holds no result of this call.');
+  });
+
+  it('keeps an answer written again after a tool ran as a node of its own', () => {
+    const conversation = toolConversation();
+    const mapping = conversation.mapping as Record<string, { parent: string | null; children: string[] }>;
+    // A second answer after the python result, beside the first.
+    mapping.again = { ...structuredClone(mapping.a2!), parent: 'r1', children: [] };
+    (mapping.again as unknown as { message: { content: { parts: string[] } } }).message.content.parts = ['Four.'];
+    mapping.r1!.children.push('again');
+    const [agent] = readImportDocument('chatgpt', [conversation], NOW);
+    expectSound([agent!]);
+    const answer = Object.values(agent!.graph.nodes).find((node) => node.toolCalls?.[0]?.toolName === 'python')!;
+    expect(answer.content).toBe('Let me compute.');
+    expect(answer.childrenIds.map((id) => agent!.graph.nodes[id]!.content)).toEqual([
+      'The answer is 4.\n\nFound it.',
+      'Four.',
+    ]);
+  });
+
   const malformed: Array<[string, (document: any[]) => unknown, RegExp]> = [
     ['not an array', () => ({ conversations: [] }), /not a ChatGPT conversations\.json/],
     ['a mapping that is missing', (document) => [{ ...document[0], mapping: undefined }], /0\.mapping/],
@@ -220,6 +292,74 @@ describe('readImportDocument for a ChatGPT conversations.json', () => {
     expect(() => readImportDocument('chatgpt', corrupt(chatGptExport()), NOW)).toThrow(message);
   });
 });
+
+/**
+ * A conversation that used tools, as ChatGPT exports one: a code run, a browsing call and their results between the
+ * assistant's texts; then a drawing call straight under a prompt, its error, text, and a call with no result.
+ */
+function toolConversation(): Record<string, unknown> {
+  const lines: Array<[string, Record<string, unknown>]> = [
+    [
+      'u1',
+      { author: { role: 'user' }, content: { content_type: 'text', parts: ['What is 2 + 2? Then look up CPP.'] } },
+    ],
+    ['a1', { author: { role: 'assistant' }, content: { content_type: 'text', parts: ['Let me compute.'] } }],
+    [
+      'c1',
+      {
+        author: { role: 'assistant' },
+        recipient: 'python',
+        content: { content_type: 'code', language: 'python', text: 'print(2 + 2)' },
+      },
+    ],
+    ['r1', { author: { role: 'tool', name: 'python' }, content: { content_type: 'execution_output', text: '4' } }],
+    ['a2', { author: { role: 'assistant' }, content: { content_type: 'text', parts: ['The answer is 4.'] } }],
+    [
+      'c2',
+      {
+        author: { role: 'assistant' },
+        recipient: 'browser',
+        content: { content_type: 'text', parts: ['search("CPP")'] },
+      },
+    ],
+    [
+      'r2',
+      {
+        author: { role: 'tool', name: 'browser' },
+        content: { content_type: 'tether_browsing_display', result: 'CPP is the Conversational Pivot Protocol.' },
+      },
+    ],
+    ['a3', { author: { role: 'assistant' }, content: { content_type: 'text', parts: ['Found it.'] } }],
+    ['u2', { author: { role: 'user' }, content: { content_type: 'text', parts: ['Draw it.'] } }],
+    [
+      'c3',
+      {
+        author: { role: 'assistant' },
+        recipient: 'dalle.text2im',
+        content: { content_type: 'text', parts: ['{"prompt":"a pivot"}'] },
+        metadata: { model_slug: 'gpt-4o' },
+      },
+    ],
+    [
+      'r3',
+      {
+        author: { role: 'tool', name: 'dalle.text2im' },
+        content: { content_type: 'system_error', text: 'Content policy.' },
+      },
+    ],
+    ['a4', { author: { role: 'assistant' }, content: { content_type: 'text', parts: ['I could not draw it.'] } }],
+    ['c4', { author: { role: 'assistant' }, recipient: 'python', content: { content_type: 'code', text: 'x' } }],
+  ];
+  const mapping: Record<string, unknown> = {};
+  lines.forEach(([key, message], index) => {
+    mapping[key] = {
+      message: { create_time: 1716000000 + index, ...message },
+      parent: index === 0 ? null : lines[index - 1]![0],
+      children: index === lines.length - 1 ? [] : [lines[index + 1]![0]],
+    };
+  });
+  return { title: 'An agent', create_time: 1716000000, update_time: 1716000100, mapping, current_node: 'c4' };
+}
 
 function withNode(document: any[], key: string, change: (node: any) => unknown): unknown[] {
   const first = structuredClone(document[0]);
