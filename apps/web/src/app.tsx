@@ -1,10 +1,11 @@
 import { newThreadId, type SearchHit } from '@promethea/cpp-protocol';
 import { browserIdentity, readImportFile, type ExportFormat } from '@promethea/cpp-client';
-import { useBranch, useCPP, useThreadSearch, useThreads } from '@promethea/cpp-react';
+import { useBranch, useCPP, usePresence, useThreadSearch, useThreads } from '@promethea/cpp-react';
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { ConnectionBadge } from './components/connection-badge.js';
 import { Conversation } from './components/conversation.js';
 import { ErrorList } from './components/error-list.js';
+import { PresenceAvatars } from './components/presence-avatars.js';
 import { Notice } from './components/notice.js';
 import { ThreadList } from './components/thread-list.js';
 import { TreeMinimap } from './components/tree-minimap.js';
@@ -54,6 +55,8 @@ export function App() {
   // The thread as the list gives it: a role when it is another identity's, shared with this one.
   const listed = threads?.find((thread) => thread.threadId === graph?.threadId);
   const owned = listed !== undefined && listed.role === undefined;
+  const present = usePresence(client, graph?.threadId);
+  const othersHere = present.some(({ did }) => did !== ownDid);
 
   // Back after a loss: said once, in words, so that a person who saw it go knows what they send now goes out. Not
   // after a first connection that took a retry: nothing was lost then.
@@ -213,6 +216,7 @@ export function App() {
         </button>
         <h1>CPP chat</h1>
         <ConnectionBadge connection={cpp.connection} />
+        <PresenceAvatars present={present} ownDid={ownDid} />
         {owned && (
           <button type="button" className="quiet" aria-expanded={sharing} onClick={() => setSharing((open) => !open)}>
             Share
@@ -268,6 +272,7 @@ export function App() {
             onModelChange={setPickedModel}
             ownDid={ownDid}
             readOnly={listed?.role === 'reader'}
+            othersHere={othersHere}
           />
         ) : (
           <p className="loading muted" role="status">

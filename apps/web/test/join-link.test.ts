@@ -52,6 +52,11 @@ describe('a join link', () => {
       await chat.page.getByText('Read only: its owner shared this conversation with you to read').waitFor();
       await chat.page.getByRole('textbox').fill('May I?');
       expect(await chat.page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
+      // Nothing that changes the tree is offered to a reader (the server would refuse it); copying is.
+      const actions = chat.page.getByRole('toolbar', { name: 'Message actions' });
+      await actions.first().getByRole('button', { name: 'Copy' }).waitFor({ state: 'attached' });
+      for (const name of ['Edit', 'Regenerate', 'Anchor', 'Delete', 'Continue'])
+        expect(await actions.getByRole('button', { name, includeHidden: true }).count()).toBe(0);
       await screenshot(chat.page, 'join-link-reader');
       expect(chat.problems).toEqual([]);
     },

@@ -24,6 +24,19 @@ describe('the Share panel', () => {
       const watched = await member.waitForAnswer('streaming', { minLength: answer.length + 10 });
       expect(watched.id).toBe(answer.id);
 
+      // Each sees the other there (PROTOCOL.md §29.9), and the owner sees the member type.
+      const joined = member.frames.lastReceived('CPP_MEMBERS')!.payload as {
+        ownerDid: string;
+        members: { did: string }[];
+      };
+      const [ownerDid, memberDid] = [joined.ownerDid, joined.members[0]!.did];
+      const here = (chat: typeof owner, did: string) =>
+        chat.page.getByRole('list', { name: 'Also here' }).locator(`li[title="${did}"]`);
+      await Promise.all([here(owner, memberDid).waitFor(), here(member, ownerDid).waitFor()]);
+      await member.composer.fill('Wait: in Rust instead');
+      await owner.page.locator(`li.typing[title="${memberDid}"]`).getByText('typing…').waitFor();
+      await screenshot(owner.page, 'share-panel-member-typing');
+
       await member.send('Wait: in Rust instead');
       const cut = (chat: typeof owner) =>
         chat.page.locator(`article[data-node-id="${answer.id}"][data-status="interrupted"]`);

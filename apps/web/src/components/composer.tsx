@@ -47,6 +47,8 @@ interface ComposerProps {
   /** The id of the model the next message goes to. */
   model: string | undefined;
   onModelChange(model: string): void;
+  /** The text in the box changed (typed, sent, cleared): other members see who types. */
+  onTextChange?(text: string): void;
 }
 
 /** The reference server's prompt limit (its `maxPromptLength` default), in UTF-16 code units as it counts them. */
@@ -87,6 +89,8 @@ export function Composer(props: ComposerProps) {
     files,
   } = props;
   const [text, setText] = useState('');
+  const { onTextChange } = props;
+  useEffect(() => onTextChange?.(text), [text, onTextChange]);
   const inputId = useId();
   const hintId = useId();
   const picker = useRef<HTMLInputElement>(null);

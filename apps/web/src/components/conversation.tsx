@@ -11,6 +11,7 @@ import type { Branch, ConnectionState } from '@promethea/cpp-react';
 import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
 import { AttachmentClient } from '../hooks/attachment-client.js';
 import { type AttachmentDraft, useAttachmentDrafts } from '../hooks/use-attachment-drafts.js';
+import { useTypingSignal } from '../hooks/use-typing-signal.js';
 import { Composer, type SendMode } from './composer.js';
 import { EmptyState } from './empty-state.js';
 import { MessageList } from './message-list.js';
@@ -31,6 +32,8 @@ interface ConversationProps {
   ownDid: string | undefined;
   /** Shared with this identity as a reader: it sees the thread live and changes nothing. */
   readOnly: boolean;
+  /** Another member has the thread open: they are told when this person types. */
+  othersHere: boolean;
 }
 
 /** The branch on screen as a chat, and the composer whose send becomes a pivot while the answer streams. */
@@ -47,6 +50,7 @@ export function Conversation({
   onModelChange,
   ownDid,
   readOnly,
+  othersHere,
 }: ConversationProps) {
   const { entries, headId, streaming: generating } = branch;
   const threadId = graph.threadId;
@@ -86,6 +90,7 @@ export function Conversation({
   }, [graph]);
 
   const files = useAttachmentDrafts(client, report);
+  const onTextChange = useTypingSignal(client, threadId, othersHere && !readOnly && connection === 'live');
   // Files dragged over the chat: it says where they go while they are held over it.
   const [dragging, setDragging] = useState(false);
   const canDrop = !readOnly && connection !== 'closed';
@@ -196,6 +201,7 @@ export function Conversation({
           onDelete={onDelete}
           onToolApproval={onToolApproval}
           report={report}
+          readOnly={readOnly}
           connectionLost={!live}
           pending={pending}
           revealId={revealId}
@@ -236,6 +242,7 @@ export function Conversation({
           model={model}
           onModelChange={onModelChange}
           files={files}
+          onTextChange={onTextChange}
         />
       </section>
     </AttachmentClient>

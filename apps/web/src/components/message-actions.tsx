@@ -12,6 +12,8 @@ export interface MessageActionHandlers {
   /** Approves or denies a tool call of the answer `nodeId` that waits for approval. */
   onToolApproval(nodeId: string, toolCallId: string, approved: boolean): void;
   report(error: unknown): void;
+  /** A reader's view of a shared thread: nothing that changes the tree is offered (the server refuses it). */
+  readOnly?: boolean;
 }
 
 interface MessageActionsProps extends MessageActionHandlers {
@@ -36,10 +38,12 @@ export function MessageActions({
   onContinue,
   onDelete,
   report,
+  readOnly = false,
 }: MessageActionsProps) {
   const { copied, copy } = useCopy(report);
   const deletion = useConfirmation();
   const answer = node.role === 'assistant';
+  const writes = !readOnly;
   // Only a cut answer with nothing under it can go on (PROTOCOL.md §24.4): one with a branch under it would change
   // what that branch answered.
   const canContinue = (node.status === 'interrupted' || node.status === 'failed') && node.childrenIds.length === 0;
@@ -62,7 +66,7 @@ export function MessageActions({
         title="Copy the text of this message"
         onClick={() => copy(node.content)}
       />
-      {!answer && (
+      {writes && !answer && (
         <Action
           icon="edit"
           label="Edit"
@@ -70,7 +74,7 @@ export function MessageActions({
           onClick={onEdit}
         />
       )}
-      {answer && (
+      {writes && answer && (
         <Action
           icon="regenerate"
           label="Regenerate"
@@ -78,7 +82,7 @@ export function MessageActions({
           onClick={() => onRegenerate(node.id)}
         />
       )}
-      {answer && canContinue && (
+      {writes && answer && canContinue && (
         <Action
           icon="continue"
           label="Continue"
@@ -87,7 +91,7 @@ export function MessageActions({
         />
       )}
       {/* Anchor is for answers: going on from a prompt is asking it again, which is Edit. */}
-      {answer && (
+      {writes && answer && (
         <Action
           icon="anchor"
           label="Anchor"
@@ -96,7 +100,7 @@ export function MessageActions({
           onClick={() => onAnchor(node.id)}
         />
       )}
-      {(node.parentId !== null || siblingIds.length > 1) && (
+      {writes && (node.parentId !== null || siblingIds.length > 1) && (
         <Action
           icon="delete"
           label="Delete"

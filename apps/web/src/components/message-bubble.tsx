@@ -5,6 +5,7 @@ import { MessageAttachments } from './message-attachments.js';
 import { MessageActions, type MessageActionHandlers } from './message-actions.js';
 import { Reasoning } from './reasoning.js';
 import { SiblingSwitcher } from './sibling-switcher.js';
+import { memberName } from '../lib/member-name.js';
 import { ToolCalls } from './tool-calls.js';
 
 interface MessageBubbleProps extends MessageActionHandlers {
@@ -29,7 +30,7 @@ const AUTHOR = { user: 'You', assistant: 'Assistant' } as const;
 /** Who wrote a message: "You", the assistant, or another member of a shared thread, by the end of its DID. */
 function authorOf(node: MessageNode, ownDid: string | undefined): string {
   if (node.role === 'assistant' || node.authorDid === undefined || node.authorDid === ownDid) return AUTHOR[node.role];
-  return `Member …${node.authorDid.slice(-8)}`;
+  return memberName(node.authorDid);
 }
 
 export const MessageBubble = memo(function MessageBubble(props: MessageBubbleProps) {

@@ -215,6 +215,7 @@ export function MessageList(props: MessageListProps) {
             onDelete={deleteMessage}
             onToolApproval={props.onToolApproval}
             report={props.report}
+            readOnly={props.readOnly}
           />,
         ])}
         {pending.map(({ id, text }) => (
