@@ -85,7 +85,7 @@ describe('CPPClient thread operations against the real CPPServer', () => {
     const answer = await alice.prompt({ userPrompt: 'Tell me about the Danube.' });
 
     const hits = await alice.searchThreads('danube');
-    expect(hits.map((hit) => hit.nodeId)).toEqual([null, expect.any(String), answer.assistantNodeId]);
+    expect(hits.map((hit) => hit.nodeId)).toEqual([null, answer.assistantNodeId, expect.any(String)]);
     expect(hits[0]).toEqual({
       threadId,
       title: 'Tell me about the Danube.',

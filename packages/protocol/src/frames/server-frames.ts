@@ -180,7 +180,7 @@ export const SearchHitSchema = z.object({
 });
 export type SearchHit = z.infer<typeof SearchHitSchema>;
 
-/** The matches of a CPP_THREAD_SEARCH, best first. */
+/** The matches of a CPP_THREAD_SEARCH: titles, then messages, the one stored last first. */
 export const SearchResultsFrameSchema = serverFrame(
   'CPP_SEARCH_RESULTS',
   z.object({ query: z.string(), hits: z.array(SearchHitSchema) }),

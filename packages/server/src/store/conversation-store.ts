@@ -152,10 +152,10 @@ export interface ConversationStore {
 
   /**
    * The owner's threads whose title or message text holds every term (`searchTerms`: each term begins a word of
-   * it), at most `limit` hits: title hits first, then messages by relevance, ties most recently updated thread
-   * first. A message's first `SEARCHED_TEXT_LENGTH` code units are searched, as last committed (an answer that is
-   * streaming, as its last commit left it). No terms: no hits. Another owner's threads are never seen. A store may
-   * rank only some of very many matching messages (docs/PROTOCOL.md §25.3).
+   * it), at most `limit` hits: title hits first (most recently updated thread first), then messages, the one first
+   * stored last first. A message's first `SEARCHED_TEXT_LENGTH` code units are searched, as last committed (an
+   * answer that is streaming, as its last commit left it). No terms: no hits. Another owner's threads are never
+   * seen. A store may return only some of very many matching messages (docs/PROTOCOL.md §25.3).
    */
   searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]>;
 

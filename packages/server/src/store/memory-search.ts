@@ -1,30 +1,18 @@
-import {
-  SEARCH_WORD_PATTERN,
-  SEARCHED_TEXT_LENGTH,
-  searchWords,
-  termWords,
-  type SearchHit,
-} from '@promethea/cpp-protocol';
+import { SEARCH_WORD_PATTERN, SEARCHED_TEXT_LENGTH, searchWords, termWords } from '@promethea/cpp-protocol';
 
 /** How much text a snippet shows around the first matching word, in UTF-16 code units, on each side. */
 const SNIPPET_BEFORE = 60;
 const SNIPPET_AFTER = 120;
 
-/** A text that holds every term: how densely, and the snippet around its first match. */
-export interface TextMatch {
-  /** The share of the text's words that match a term: a short message about the terms ranks above a long one. */
-  score: number;
-  snippet: string;
-}
-
-/** The memory store's search: a scan of the words of each text, as the SQL stores' indexes compare them. */
-export function matchText(text: string, terms: readonly string[]): TextMatch | undefined {
+/**
+ * The memory store's search: a scan of the words of each text, as the SQL stores' indexes compare them. The snippet
+ * around the first match of a text that holds every term; undefined when it does not.
+ */
+export function matchText(text: string, terms: readonly string[]): string | undefined {
   const searched = text.slice(0, SEARCHED_TEXT_LENGTH);
   const words = searchWords(searched);
   if (terms.length === 0 || !terms.every((term) => holds(words, term.split(' ')))) return undefined;
-  const tokens = termWords(terms);
-  const matching = words.filter((word) => tokens.some((token) => word.startsWith(token))).length;
-  return { score: matching / words.length, snippet: snippetAround(searched, tokens) };
+  return snippetAround(searched, termWords(terms));
 }
 
 /** Whether some run of `words` begins with `tokens`, one after another: a word, or a phrase's words in order. */
@@ -44,14 +32,4 @@ function snippetAround(text: string, terms: readonly string[]): string {
 function firstWordStart(lower: string, term: string): number {
   for (const match of lower.matchAll(SEARCH_WORD_PATTERN)) if (match[0].startsWith(term)) return match.index;
   return -1;
-}
-
-/** Title hits first, then message hits by score, each most recently updated thread first on a tie. */
-export function rankHits(hits: Array<SearchHit & { score: number; updatedAt: number }>, limit: number): SearchHit[] {
-  return hits
-    .sort(
-      (a, b) => Number(a.nodeId !== null) - Number(b.nodeId !== null) || b.score - a.score || b.updatedAt - a.updatedAt,
-    )
-    .slice(0, limit)
-    .map(({ threadId, title, nodeId, snippet }) => ({ threadId, title, nodeId, snippet }));
 }

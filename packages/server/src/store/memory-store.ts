@@ -19,7 +19,7 @@ import type {
   InviteRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
-import { matchText, rankHits } from './memory-search.js';
+import { matchText } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { byListOrder } from './thread-pages.js';
 import { endedAnswerIds, spellParts, withStreamedText, type TextPieceRow } from './streamed-text.js';
@@ -174,19 +174,22 @@ export class MemoryStore implements ConversationStore {
 
   async searchThreads(ownerDid: string, terms: readonly string[], limit: number): Promise<SearchHit[]> {
     this.ensureOpen();
-    const hits: Parameters<typeof rankHits>[0] = [];
-    for (const { record, nodes } of this.threads.values()) {
+    const titles = [...this.threads.values()]
+      .filter(({ record }) => record.ownerDid === ownerDid && matchText(record.title, terms) !== undefined)
+      .map(({ record }) => record)
+      .sort(byListOrder)
+      .slice(0, limit)
+      .map(({ threadId, title }): SearchHit => ({ threadId, title, nodeId: null, snippet: title }));
+    // Messages most recently stored first: nodeThreads holds them in the order they were first stored.
+    const nodes: SearchHit[] = [];
+    for (const [nodeId, threadId] of [...this.nodeThreads].reverse()) {
+      if (titles.length + nodes.length === limit) break;
+      const { record, nodes: stored } = this.threads.get(threadId)!;
       if (record.ownerDid !== ownerDid) continue;
-      const { threadId, title, updatedAt } = record;
-      const titleMatch = matchText(title, terms);
-      if (titleMatch) hits.push({ threadId, title, nodeId: null, snippet: title, score: titleMatch.score, updatedAt });
-      for (const node of nodes.values()) {
-        const match = matchText(node.content, terms);
-        if (match)
-          hits.push({ threadId, title, nodeId: node.id, snippet: match.snippet, score: match.score, updatedAt });
-      }
+      const snippet = matchText(stored.get(nodeId)!.content, terms);
+      if (snippet !== undefined) nodes.push({ threadId, title: record.title, nodeId, snippet });
     }
-    return rankHits(hits, limit);
+    return [...titles, ...nodes];
   }
 
   async deleteThread(threadId: string): Promise<boolean> {

@@ -177,6 +177,17 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX invites_by_thread ON thread_invites (thread_id, created_at);
     `,
   },
+  {
+    name: 'search by recency',
+    sql: `
+    -- A search lists the matching messages most recently stored first (docs/PROTOCOL.md §25.3, issue 37): the order
+    -- in which the server first stored each, as SQLite's rowid gives it, kept when a message's text changes. For a
+    -- word in most messages the planner walks this index from its end and stops at the page; for a rarer one it
+    -- takes the matches from nodes_search and sorts those.
+    ALTER TABLE nodes ADD COLUMN stored bigint GENERATED ALWAYS AS IDENTITY;
+    CREATE INDEX nodes_by_stored ON nodes (stored);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

@@ -50,14 +50,17 @@ export interface PostgresStoreOptions extends PostgresConnectionOptions {
 const LOST_RACE_CODES = new Set(['40001', '40P01', '23505']);
 
 /**
+ * A search walks the messages stored last, this many of every identity, from the newest (docs/PROTOCOL.md §25.3):
+ * a word in most messages fills its page there, whatever the history's size; the older matches of a rarer word come
+ * from the full-text index.
+ */
+const SEARCH_WINDOW = 1_000;
+
+/**
  * Writes wait for the thread's row lock, then read the latest committed version: READ COMMITTED semantics, asked
  * for explicitly so that a database configured with another default isolation does not change them.
  */
 const BEGIN_READ_COMMITTED = 'BEGIN ISOLATION LEVEL READ COMMITTED';
-
-/** Matching messages past which a search ranks only those of the identity's SEARCH_RECENT_THREADS latest threads. */
-const SEARCH_CANDIDATES = 1_000;
-const SEARCH_RECENT_THREADS = 500;
 
 /** One snapshot for a thread's header and its nodes, even while other connections commit. */
 const FOREIGN_KEY_VIOLATION = '23503';
@@ -183,15 +186,15 @@ export class PostgresStore implements ConversationStore {
       this.pool,
       async (client) => {
         const titles = (await client.query<SearchHit>(SQL.searchTitles, [ownerDid, query, limit])).rows;
-        // A word in most messages of a long history would be ranked in all of them (900 ms at 10,000 threads):
-        // past SEARCH_CANDIDATES matches, only the messages of the identity's most recent threads are (§25.3).
-        const [{ count } = { count: 0 }] = (
-          await client.query<{ count: number }>(SQL.countMatchingNodes, [ownerDid, query, SEARCH_CANDIDATES + 1])
-        ).rows;
-        const threadBound = count > SEARCH_CANDIDATES ? SEARCH_RECENT_THREADS : null;
-        const values = [ownerDid, query, limit - titles.length, threadBound];
-        const nodes = (await client.query<SearchHit>(SQL.searchNodes, values)).rows;
-        return [...titles, ...nodes];
+        const room = limit - titles.length;
+        if (room === 0) return titles;
+        const { newest } = (await client.query<{ newest: string }>(SQL.newestStored)).rows[0]!;
+        const since = Number(newest) - SEARCH_WINDOW;
+        const newer = (await client.query<SearchHit>(SQL.searchNewerNodes, [ownerDid, query, room, since])).rows;
+        if (newer.length === room) return [...titles, ...newer];
+        const values = [ownerDid, query, room - newer.length, since];
+        const older = (await client.query<SearchHit>(SQL.searchOlderNodes, values)).rows;
+        return [...titles, ...newer, ...older];
       },
       BEGIN_SNAPSHOT,
     );

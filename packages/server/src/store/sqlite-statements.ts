@@ -19,9 +19,6 @@ export type NewThreadRow = Omit<ThreadRow, 'rootNodeId' | 'headNodeId' | 'versio
 /** Of each message, the characters the index holds (SQLite's substr, as the first index was built). */
 const INDEXED_CHARACTERS = 100_000;
 
-/** How many of the newest matching messages a search ranks (docs/PROTOCOL.md §25.3). */
-export const SEARCH_CANDIDATES = 1_000;
-
 /** A thread's summary as lists show it; the node count is one range of the index nodes_by_thread. */
 const SUMMARY_COLUMNS = `thread_id AS threadId, title, created_at AS createdAt, updated_at AS updatedAt, version,
   (SELECT COUNT(*) FROM nodes WHERE nodes.thread_id = threads.thread_id) AS nodeCount`;
@@ -278,18 +275,15 @@ export function prepareStatements(db: Database): SqliteStatements {
       FROM title_text JOIN threads ON threads.rowid = title_text.rowid
       WHERE title_text MATCH @match AND threads.owner_did = @ownerDid
       ORDER BY threads.updated_at DESC, threads.thread_id DESC LIMIT @limit`),
-    // Ranked among the newest SEARCH_CANDIDATES messages that match (of any owner): a common word matches most of
-    // a long history, and ranking all of it took 8 s of the event loop at 400,000 messages (issue 37). The inner
-    // query walks the index from its end and stops there; the outer one starts at that rowid.
+    // The identity's matching messages most recently stored first (rowid order, docs/PROTOCOL.md §25.3): FTS5 walks
+    // the match's rowids from the end and the walk stops at the page, so a word in every message costs what a page
+    // does (EXPLAIN: sqlite-store.test.ts). A snippet is made for the rows returned only.
     searchNodes: db.prepare<SearchParameters, SearchHit>(`
       SELECT threads.thread_id AS threadId, threads.title, nodes.node_id AS nodeId,
              snippet(node_text, 0, '', '', '…', 24) AS snippet
       FROM node_text JOIN nodes ON nodes.rowid = node_text.rowid JOIN threads ON threads.thread_id = nodes.thread_id
       WHERE node_text MATCH @match AND threads.owner_did = @ownerDid
-        AND node_text.rowid >= (
-          SELECT MIN(rowid) FROM (
-            SELECT rowid FROM node_text WHERE node_text MATCH @match ORDER BY rowid DESC LIMIT ${SEARCH_CANDIDATES}))
-      ORDER BY bm25(node_text), threads.updated_at DESC, nodes.node_id LIMIT @limit`),
+      ORDER BY node_text.rowid DESC LIMIT @limit`),
     // Their pieces of text go with them (ON DELETE CASCADE); the index forgets them first (unindexThreadNodes).
     deleteThreadNodes: db.prepare<[string]>('DELETE FROM nodes WHERE thread_id = ?'),
     deleteThread: db.prepare<[string]>('DELETE FROM threads WHERE thread_id = ?'),

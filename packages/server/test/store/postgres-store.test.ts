@@ -202,22 +202,47 @@ describeWithPostgres('PostgresStore', () => {
       for (const text of [first, after]) expect(text).not.toMatch(/Sort|Seq Scan on threads/);
     });
 
-    it('ranks a common word among the messages of the 500 latest threads, once more than 1,000 match', async () => {
+    it('finds the newest matches among the messages stored last by a walk from the newest, older ones by the index', async () => {
       const store = await open();
       const owner = 'did:example:alice';
-      const thread = (text: string, at: number) => oneMessageThread(owner, text, at);
-      // The oldest message is the most about the word: ranked first while at most 1,000 messages match.
-      const oldest = thread('common common common, and a rare word', 1);
-      const others = Array.from({ length: 999 }, (_, index) => thread(`a common word ${index}`, 2 + index));
-      await store.importThreads([oldest, ...others]);
-      const best = async () => (await store.searchThreads(owner, ['common'], 5))[0]?.threadId;
-      expect(await best()).toBe(oldest.threadId);
-
-      await store.importThreads(
-        Array.from({ length: 10 }, (_, index) => thread(`common again ${index}`, 2_000 + index)),
+      // More than the walked window: the oldest message lies beyond it, 1,200 others after it.
+      const oldest = oneMessageThread(owner, 'a rare word, and a common one', 1);
+      const others = Array.from({ length: 1_200 }, (_, index) =>
+        oneMessageThread(owner, `common ${index}${index % 100 === 0 ? ' edge' : ''}`, 2 + index),
       );
-      expect(await best()).not.toBe(oldest.threadId);
-      expect((await store.searchThreads(owner, ['rare'], 5)).map((hit) => hit.threadId)).toEqual([oldest.threadId]);
+      await store.importThreads([oldest, ...others]);
+      await schemas.query(`ANALYZE ${schema}.nodes`);
+      await schemas.query(`ANALYZE ${schema}.threads`);
+      const found = async (word: string, limit: number) =>
+        (await store.searchThreads(owner, [word], limit)).map((hit) => hit.threadId);
+
+      expect(await found('common', 3)).toEqual(
+        others
+          .slice(-3)
+          .map((thread) => thread.threadId)
+          .reverse(),
+      );
+      expect(await found('rare', 3)).toEqual([oldest.threadId]);
+      // Across the window's edge (the 1,000 messages stored last): ten newer matches, then two older ones.
+      const edges = others.filter((_, index) => index % 100 === 0).map((thread) => thread.threadId);
+      expect(await found('edge', 20)).toEqual(edges.reverse());
+
+      const plan = async (sql: string, values: unknown[]) => {
+        const client = await schemas.pool.connect();
+        try {
+          await client.query(`SET search_path TO ${schema}`);
+          const lines = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows;
+          return lines.map((line) => line['QUERY PLAN']).join('\n');
+        } finally {
+          client.release();
+        }
+      };
+      const newer = await plan(SQL.searchNewerNodes, [owner, 'common:*', 20, 1_000]);
+      const older = await plan(SQL.searchOlderNodes, [owner, 'rare:*', 20, 1_000]);
+      expect(newer).toMatch(/Index Scan Backward using nodes_by_stored on nodes/);
+      expect(newer).not.toMatch(/Sort/);
+      expect(older).toMatch(/Bitmap Index Scan on nodes_search/);
+      expect(older).not.toMatch(/nodes_by_stored|Seq Scan on threads/);
     });
 
     describe('concurrent writers', () => {

@@ -219,22 +219,32 @@ describe('SqliteStore on its file', () => {
     expect(await found('imported')).toEqual(['Imported text']);
   });
 
-  it('ranks a search among the newest 1,000 messages that match, so that a common word costs the same in any history', async () => {
+  it('walks the matches of the terms as whole words from the newest and stops at the page, sorting nothing', async () => {
     const store = open();
     const owner = 'did:example:alice';
-    const thread = (text: string, at: number) => oneMessageThread(owner, text, at);
-    // The oldest message is the most about the word: ranked first while it is among the newest 1,000 matches.
-    const oldest = thread('common common common, and a rare word', 1);
-    await store.importThreads([
-      oldest,
-      ...Array.from({ length: 998 }, (_, index) => thread(`a common word ${index}`, 2 + index)),
-    ]);
-    const best = async () => (await store.searchThreads(owner, ['common'], 5))[0]?.threadId;
-    expect(await best()).toBe(oldest.threadId);
+    const rivers = Array.from({ length: 30 }, (_, index) => oneMessageThread(owner, `a river ${index}`, 1 + index));
+    const newest = oneMessageThread(owner, 'rivers only', 100);
+    await store.importThreads([...rivers, newest]);
+    const found = async (limit: number) =>
+      (await store.searchThreads(owner, ['river'], limit)).map((hit) => hit.threadId);
 
-    await store.importThreads(Array.from({ length: 10 }, (_, index) => thread(`common again ${index}`, 2_000 + index)));
-    expect(await best()).not.toBe(oldest.threadId);
-    expect((await store.searchThreads(owner, ['rare'], 5)).map((hit) => hit.threadId)).toEqual([oldest.threadId]);
+    // The whole word fills a page of 5: the newest message, which holds only a longer word, is left out.
+    expect(await found(5)).toEqual(
+      rivers
+        .slice(-5)
+        .map((thread) => thread.threadId)
+        .reverse(),
+    );
+    // It does not fill one of 50: the words "river" begins are looked for too.
+    expect(await found(50)).toEqual([newest, ...rivers.reverse()].map((thread) => thread.threadId));
+
+    const statements = prepareStatements(inspect());
+    const steps = inspect()
+      .prepare(`EXPLAIN QUERY PLAN ${statements.searchNodes.source}`)
+      .all({ ownerDid: owner, match: '"river"', limit: 20 })
+      .map((row) => (row as { detail: string }).detail);
+    expect(steps[0]).toMatch(/^SCAN node_text VIRTUAL TABLE INDEX/);
+    expect(steps.filter((step) => step.includes('TEMP B-TREE'))).toEqual([]);
   });
 
   it('refuses a file whose schema is newer than it knows', () => {

@@ -124,15 +124,20 @@ export function describeThreadOperationsContract(fixture: ThreadOperationsFixtur
       expect(await search(ALICE, 'topic 7')).toHaveLength(2);
     });
 
-    it('ranks a message about the terms above one that mentions them in passing', async () => {
-      const driver = await fixture.startThread();
-      const filler = Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ');
-      const passing = await exchange(driver, 'First', `${filler} anchor ${filler}`);
-      const about = await exchange(driver, 'Second', 'Anchor, anchor: the anchor moves the head.');
+    it('lists the matching messages after the titles, the message stored last first, whichever thread it is in', async () => {
+      const older = await fixture.startThread();
+      const first = await exchange(older, 'Anchor questions', 'An anchor holds the boat.');
+      const newer = await fixture.startThread();
+      const second = await exchange(newer, 'More', 'Anchor, anchor: the anchor moves the head.');
+      // The older thread's new answer is stored after every other message; its text is set when it finishes.
+      const third = await exchange(older, 'Again', 'A last anchor.');
 
       expect((await search(ALICE, 'anchor')).map((hit) => hit.nodeId)).toEqual([
-        about.assistantNodeId,
-        passing.assistantNodeId,
+        null,
+        third.assistantNodeId,
+        second.assistantNodeId,
+        first.assistantNodeId,
+        first.userNodeId,
       ]);
     });
 
