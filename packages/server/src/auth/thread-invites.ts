@@ -83,7 +83,11 @@ export class ThreadInvites {
    */
   async accept(token: string, identity: Identity): Promise<MembersPayload> {
     this.members.checkProven();
-    const invite = await this.store.useInvite(hashOf(token), this.now());
+    const tokenHash = hashOf(token);
+    // A join the thread has no room for is refused before it takes a use: the invite stays for someone else.
+    const found = await this.store.findInvite(tokenHash, this.now());
+    if (found) await this.members.checkRoomFor(found.threadId, identity.did);
+    const invite = found && (await this.store.useInvite(tokenHash, this.now()));
     if (!invite) throw new CPPError(ErrorCode.NOT_FOUND, 'no usable invite has this token');
     return this.members.join(invite.threadId, identity.did, invite.role);
   }

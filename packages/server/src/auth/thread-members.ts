@@ -66,6 +66,12 @@ export class ThreadMembers {
     return { threadId, ownerDid: owned.ownerDid, members: await this.store.members(threadId) };
   }
 
+  /** RATE_LIMITED when `did` would be one member more than the thread may have (its owner and members have room). */
+  async checkRoomFor(threadId: string, did: string): Promise<void> {
+    const owned = await this.store.threadSummary(threadId);
+    if (owned && did !== owned.ownerDid) await this.access.checkMemberRoom(threadId, did);
+  }
+
   /** CPP_MEMBER_LIST: for the owner and every member. */
   async list(threadId: string, identity: Identity): Promise<MembersPayload> {
     return this.payload(await this.access.thread(threadId, identity, 'read'));

@@ -62,6 +62,10 @@ export class ObservedStore implements ConversationStore {
     return this.timed('useInvite', () => this.store.useInvite(tokenHash, now));
   }
 
+  findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return this.timed('findInvite', () => this.store.findInvite(tokenHash, now));
+  }
+
   removeMember(threadId: string, did: string): Promise<boolean> {
     return this.timed('removeMember', () => this.store.removeMember(threadId, did));
   }

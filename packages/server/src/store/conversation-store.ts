@@ -144,6 +144,9 @@ export interface ConversationStore {
    */
   useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined>;
 
+  /** The invite whose token hashes to `tokenHash` when it is usable at `now`, taking no use (a join looks first). */
+  findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined>;
+
   /** How many threads the owner has, counting no further than `upTo` (a quota needs no more). */
   countThreads(ownerDid: string, upTo: number): Promise<number>;
 

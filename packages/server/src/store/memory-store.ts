@@ -144,13 +144,21 @@ export class MemoryStore implements ConversationStore {
   }
 
   async useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    const invite = this.usableInvite(tokenHash, now);
+    if (invite) invite.uses += 1;
+    return invite && { ...invite };
+  }
+
+  async findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    const invite = this.usableInvite(tokenHash, now);
+    return invite && { ...invite };
+  }
+
+  private usableInvite(tokenHash: string, now: number): InviteRecord | undefined {
     this.ensureOpen();
     for (const thread of this.threads.values()) {
       for (const invite of thread.invites.values()) {
-        if (invite.tokenHash !== tokenHash) continue;
-        if (!usable(invite, now)) return undefined;
-        invite.uses += 1;
-        return { ...invite };
+        if (invite.tokenHash === tokenHash) return usable(invite, now) ? invite : undefined;
       }
     }
     return undefined;

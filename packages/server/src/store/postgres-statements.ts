@@ -83,6 +83,8 @@ export const POSTGRES_STATEMENTS = {
   // One statement: the row's lock keeps two joins at once from both taking an invite's last use.
   useInvite: `UPDATE thread_invites SET uses = uses + 1
     WHERE token_hash = $1 AND expires_at > $2 AND uses < max_uses RETURNING ${INVITE_COLUMNS}`,
+  selectInvite: `SELECT ${INVITE_COLUMNS} FROM thread_invites
+    WHERE token_hash = $1 AND expires_at > $2 AND uses < max_uses`,
   countThreads: 'SELECT COUNT(*)::integer AS count FROM (SELECT 1 FROM threads WHERE owner_did = $1 LIMIT $2) AS owned',
   selectThreadSummary: `SELECT owner_did AS "ownerDid", ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = $1`,
   updateThreadHeader: `

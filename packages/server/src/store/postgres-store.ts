@@ -153,6 +153,10 @@ export class PostgresStore implements ConversationStore {
     return (await this.pool.query<InviteRecord>(SQL.useInvite, [tokenHash, now])).rows[0];
   }
 
+  async findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return (await this.pool.query<InviteRecord>(SQL.selectInvite, [tokenHash, now])).rows[0];
+  }
+
   async removeMember(threadId: string, did: string): Promise<boolean> {
     return ((await this.pool.query(SQL.deleteMember, [threadId, did])).rowCount ?? 0) > 0;
   }

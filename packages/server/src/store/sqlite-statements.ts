@@ -55,6 +55,7 @@ export interface SqliteStatements {
   selectInvites: Statement<{ threadId: string; now: number }, InviteRecord>;
   deleteInvite: Statement<{ threadId: string; inviteId: string }>;
   useInvite: Statement<{ tokenHash: string; now: number }, InviteRecord>;
+  selectInvite: Statement<{ tokenHash: string; now: number }, InviteRecord>;
   selectThreadSummary: Statement<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>;
   updateThreadHeader: Statement<CommittedHeader>;
   bumpThreadVersion: Statement<{ threadId: string; updatedAt: number }>;
@@ -181,6 +182,9 @@ export function prepareStatements(db: Database): SqliteStatements {
       UPDATE thread_invites SET uses = uses + 1
       WHERE token_hash = @tokenHash AND expires_at > @now AND uses < max_uses
       RETURNING ${INVITE_COLUMNS}`),
+    selectInvite: db.prepare<{ tokenHash: string; now: number }, InviteRecord>(`
+      SELECT ${INVITE_COLUMNS} FROM thread_invites
+      WHERE token_hash = @tokenHash AND expires_at > @now AND uses < max_uses`),
     selectThreadSummary: db.prepare<[string], ThreadSummary & Pick<OwnedThreadSummary, 'ownerDid'>>(
       `SELECT owner_did AS ownerDid, ${SUMMARY_COLUMNS} FROM threads WHERE thread_id = ?`,
     ),

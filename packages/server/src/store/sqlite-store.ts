@@ -170,6 +170,10 @@ export class SqliteStore implements ConversationStore {
     return invite;
   }
 
+  async findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return this.statements.selectInvite.get({ tokenHash, now });
+  }
+
   async removeMember(threadId: string, did: string): Promise<boolean> {
     const { changes } = this.statements.deleteMember.run({ threadId, did });
     this.checkpointer.wrote();

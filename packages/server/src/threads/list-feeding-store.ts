@@ -70,6 +70,10 @@ export class ListFeedingStore implements ConversationStore {
     return this.store.useInvite(tokenHash, now);
   }
 
+  findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
+    return this.store.findInvite(tokenHash, now);
+  }
+
   /** The thread leaves the former member's list as a deleted thread leaves it. */
   async removeMember(threadId: string, did: string): Promise<boolean> {
     const removed = await this.store.removeMember(threadId, did);

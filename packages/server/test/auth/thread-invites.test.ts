@@ -103,6 +103,25 @@ describe('an invite to a shared thread', () => {
     owner.send('CPP_INVITE_CREATE', { threadId, role: 'reader' }, { id: 'second' });
     await expectError(owner, 'RATE_LIMITED', { refId: 'second' });
   });
+
+  it('is not used up by a join the thread has no room for', async () => {
+    await fixture.start({ auth: 'did-key', limits: { maxMembersPerThread: 1 } });
+    const owner = await connectAs(fixture, alice);
+    const { threadId } = await openThread(owner);
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'reader' });
+    await owner.next('CPP_MEMBERS');
+    const { token, invite: made } = await invite(owner, threadId);
+    const late = await connectAs(fixture, carol);
+    await accept(late, token, 'full');
+    await expectError(late, 'RATE_LIMITED', { refId: 'full' });
+    owner.send('CPP_INVITE_LIST', { threadId });
+    expect((await owner.next('CPP_INVITES')).payload.invites).toEqual([made]);
+
+    owner.send('CPP_MEMBER_REMOVE', { threadId, did: bob.did });
+    await owner.next('CPP_MEMBERS');
+    await accept(late, token, 'room');
+    expect((await late.next('CPP_MEMBERS')).payload.members).toEqual([{ did: carol.did, role: 'writer' }]);
+  });
 });
 
 function hash(token: string): string {

@@ -815,11 +815,14 @@ export function describeConversationStoreContract(name: string, open: () => Prom
         expect(await store.createInvite(twice)).toBe(true);
         expect(await store.invites(driver.threadId, 500)).toStrictEqual([twice, later]);
 
+        expect(await store.findInvite(twice.tokenHash, 500)).toStrictEqual(twice);
         expect(await store.useInvite(twice.tokenHash, 500)).toStrictEqual({ ...twice, uses: 1 });
         const last = await Promise.all([store.useInvite(twice.tokenHash, 500), store.useInvite(twice.tokenHash, 500)]);
         expect(last.filter((invite) => invite !== undefined)).toStrictEqual([{ ...twice, uses: 2 }]);
         expect(await store.invites(driver.threadId, 500)).toStrictEqual([later]);
+        expect(await store.findInvite(twice.tokenHash, 500)).toBeUndefined();
         expect(await store.useInvite(later.tokenHash, 1_000)).toBeUndefined();
+        expect(await store.findInvite(later.tokenHash, 1_000)).toBeUndefined();
         expect(await store.invites(driver.threadId, 1_000)).toStrictEqual([]);
       });
 
