@@ -1,8 +1,11 @@
 import {
   type Attachment,
   type AttachmentTicketFrame,
+  carriedFiles,
   type ErrorCode,
   ErrorCode as ErrorCodes,
+  type ThreadExport,
+  type ThreadGraph,
 } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
 
@@ -65,6 +68,52 @@ export class AttachmentUploads {
     return url.href;
   }
 
+  /** The bytes of a file this identity may read (PROTOCOL.md §27.5). */
+  async bytes(attachmentId: string): Promise<Uint8Array> {
+    const response = await fetch(await this.url(attachmentId));
+    if (!response.ok)
+      throw new CPPServerError(
+        ErrorCodes.NOT_FOUND,
+        `attachment ${attachmentId} could not be read (HTTP ${response.status})`,
+      );
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** The bytes of the files a thread's messages carry, base64 by SHA-256: the `files` of its export (§25.4). */
+  async exportFiles(graph: ThreadGraph): Promise<Record<string, string>> {
+    const files: Record<string, string> = {};
+    for (const { id, sha256 } of carriedFiles(graph)) files[sha256] = toBase64(await this.bytes(id));
+    return files;
+  }
+
+  /**
+   * A CPP JSON document (an export or a list of them) whose files are uploaded first: each message names the
+   * uploads, and `files` is gone, so that the import frame carries no bytes (§25.5). The document is not changed.
+   */
+  async uploadExportFiles(document: unknown): Promise<unknown> {
+    const copy = structuredClone(document);
+    for (const item of Array.isArray(copy) ? copy : [copy]) {
+      const exported = item as Partial<ThreadExport> | null;
+      const files = exported?.files;
+      if (!exported?.thread || !files || typeof files !== 'object') continue;
+      const uploaded = new Map<string, Promise<Attachment>>();
+      for (const node of Object.values(exported.thread.nodes ?? {})) {
+        if (!node.attachments) continue;
+        node.attachments = await Promise.all(
+          node.attachments.map((named) => {
+            const base64 = files[named.sha256];
+            if (base64 === undefined) return named;
+            if (!uploaded.has(named.id))
+              uploaded.set(named.id, this.upload({ name: named.name, bytes: fromBase64(base64) }));
+            return uploaded.get(named.id)!;
+          }),
+        );
+      }
+      delete exported.files;
+    }
+    return copy;
+  }
+
   private read(path: string): Promise<NamedBytes> {
     if (!this.readFile) throw new TypeError('a path names a file only in Node: give a File, a Blob or { name, bytes }');
     return this.readFile(path);
@@ -112,6 +161,20 @@ async function postAttachment(sessionUrl: URL, ticket: AttachmentTicket, file: U
     refusal.code ?? ErrorCodes.INTERNAL,
     refusal.message ?? `the upload of ${file.name} was answered with HTTP ${response.status}`,
   );
+}
+
+/** Base64 (RFC 4648 §4) in the browser and in Node alike, a slice at a time: no argument list of a file's length. */
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let at = 0; at < binary.length; at += 1) bytes[at] = binary.charCodeAt(at);
+  return bytes;
 }
 
 /** A path on the session's origin, over HTTP(S) as the session is over WS(S). */

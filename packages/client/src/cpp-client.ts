@@ -552,16 +552,21 @@ export class CPPClient {
     const id = await this.ensureThread(threadId);
     const graph = this.mirrors.get(id)!;
     const title = this.mirrors.title(id) ?? '';
-    return format === 'markdown'
-      ? threadToMarkdown(graph, title)
-      : `${JSON.stringify(exportThread(graph, title, Date.now()), null, 2)}\n`;
+    if (format === 'markdown') return threadToMarkdown(graph, title);
+    // The files the messages carry go in the export, base64 (PROTOCOL.md §25.4): fetched only when there are some.
+    const carries = Object.values(graph.nodes).some((node) => node.attachments?.length);
+    const files = carries ? await (await this.attachments()).exportFiles(graph) : undefined;
+    return `${JSON.stringify(exportThread(graph, title, Date.now(), files), null, 2)}\n`;
   }
 
   /**
    * Imports threads from a CPP JSON export or a ChatGPT `conversations.json` (parsed): all of them or none.
    * Resolves with the new threads. Not idempotent: after a lost connection, list the threads before trying again.
    */
-  importThreads(format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
+  async importThreads(format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
+    // A CPP JSON export's files are uploaded first, over HTTP, and the frame names the uploads: no bytes in a frame.
+    const withFiles = format === 'cpp-thread' && (Array.isArray(document) ? document : [document]).some(holdsFiles);
+    if (withFiles) document = await (await this.attachments()).uploadExportFiles(document);
     const frame = this.frames.create('CPP_THREAD_IMPORT', { format, document });
     return this.request(
       frame,
@@ -905,4 +910,8 @@ function answered(reply: ServerFrame, toolCallId: string): Answer<void> {
     reply.payload.toolCall.state !== 'input-available'
     ? { value: undefined }
     : undefined;
+}
+
+function holdsFiles(item: unknown): boolean {
+  return typeof item === 'object' && item !== null && 'files' in item;
 }

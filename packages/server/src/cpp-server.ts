@@ -6,7 +6,6 @@ import { CPP_SESSION_PATH, CloseCode, DEFAULT_MAX_FRAME_BYTES, type ClientFrame 
 import type { Registry } from 'prom-client';
 import { ClusterCoordinator, DEFAULT_CLUSTER_TIMINGS, type ClusterTimings } from './cluster/cluster-coordinator.js';
 import type { ClusterTransport } from './cluster/cluster-transport.js';
-import type { AttachmentOptions } from './attachments/attachment-options.js';
 import { Attachments } from './attachments/attachments.js';
 import { AccessControl } from './auth/access-control.js';
 import type { AccessOptions } from './auth/access-options.js';
@@ -119,8 +118,6 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   cluster?: ClusterTransport;
   /** Lock lifetime, recovery sweep and forwarding timeout of cluster mode. */
   clusterTimings?: Partial<ClusterTimings>;
-  /** Files in prompts: their limits, and the key tickets are signed with (docs/PROTOCOL.md §27). */
-  attachments?: AttachmentOptions;
 }
 
 /** Facts about an operation a connection carried out, for the notification events. */

@@ -9,4 +9,5 @@ export const ThreadExportSchema: z.ZodType<ThreadExport> = z.object({
   formatVersion: z.literal(THREAD_EXPORT_FORMAT_VERSION),
   exportedAt: TimestampSchema,
   thread: SyncGraphFrameSchema.shape.payload,
+  files: z.record(z.string().regex(/^[0-9a-f]{64}$/), z.base64()).optional(),
 });

@@ -1,3 +1,4 @@
+import type { Attachment } from '../attachment.js';
 import type { MessageNode } from '../node.js';
 import { pathToRoot } from '../tree/path.js';
 import { getNode, type ThreadGraph } from '../tree/thread-graph.js';
@@ -19,16 +20,37 @@ export interface ThreadExport {
   formatVersion: typeof THREAD_EXPORT_FORMAT_VERSION;
   exportedAt: number;
   thread: SyncGraphFrame['payload'];
+  /**
+   * The bytes of the files the thread's messages carry (docs/PROTOCOL.md §27), base64 (RFC 4648 §4, padded), by
+   * their SHA-256: each file once, however many messages carry it. Absent when no message carries one.
+   */
+  files?: Record<string, string>;
 }
 
-export function exportThread(graph: ThreadGraph, title: string, exportedAt: number): ThreadExport {
+/** `files`: the base64 bytes of the files its messages carry, by SHA-256 (`carriedFiles` lists them). */
+export function exportThread(
+  graph: ThreadGraph,
+  title: string,
+  exportedAt: number,
+  files?: Record<string, string>,
+): ThreadExport {
   const { threadId, rootNodeId, activeHeadMessageId, version } = graph;
   return {
     format: THREAD_EXPORT_FORMAT,
     formatVersion: THREAD_EXPORT_FORMAT_VERSION,
     exportedAt,
     thread: { threadId, rootNodeId, activeHeadMessageId, nodes: structuredClone(graph.nodes), version, title },
+    ...(files && Object.keys(files).length > 0 ? { files } : {}),
   };
+}
+
+/** The files the messages of a graph carry, each once (by SHA-256): what an export holds the bytes of. */
+export function carriedFiles(graph: ThreadGraph): Attachment[] {
+  const files = new Map<string, Attachment>();
+  for (const node of Object.values(graph.nodes))
+    for (const attachment of node.attachments ?? [])
+      if (!files.has(attachment.sha256)) files.set(attachment.sha256, attachment);
+  return [...files.values()];
 }
 
 const ROLE_LABELS = { user: 'User', assistant: 'Assistant' } as const;

@@ -15,6 +15,17 @@ export interface ImportedThread {
   updatedAt: number;
   /** Version 0; every id is new, since the ids of the document may be in use (by the thread it was exported from). */
   graph: ThreadGraph;
+  /**
+   * CPP JSON: the bytes the document holds of the files its messages carry, base64 by SHA-256. A message's files
+   * still have the document's ids: an importer keeps the bytes and gives the message the files it kept
+   * (docs/PROTOCOL.md §25.5).
+   */
+  files?: Record<string, string>;
+  /**
+   * ChatGPT: the images each message showed (by the message's new id), as the export names them (`file-…`, from an
+   * `image_asset_pointer`); their bytes are files of the export's archive whose names begin with these ids.
+   */
+  imageFileIds?: Record<string, string[]>;
 }
 
 /** What is wrong with an import document, naming where: nothing of the document is imported. */
@@ -85,7 +96,10 @@ function readThreadExportItem(item: unknown, index: number): ImportedThread {
   return threadOfExport(parsed.data, index);
 }
 
-function threadOfExport({ thread, exportedAt }: z.infer<typeof ThreadExportSchema>, index: number): ImportedThread {
+function threadOfExport(
+  { thread, exportedAt, files }: z.infer<typeof ThreadExportSchema>,
+  index: number,
+): ImportedThread {
   const graph: ThreadGraph = {
     threadId: thread.threadId,
     rootNodeId: thread.rootNodeId,
@@ -100,7 +114,13 @@ function threadOfExport({ thread, exportedAt }: z.infer<typeof ThreadExportSchem
     (earliest, node) => Math.min(earliest, node.createdAt),
     exportedAt,
   );
-  return { title: thread.title, createdAt, updatedAt: exportedAt, graph: withNewIds(graph) };
+  return {
+    title: thread.title,
+    createdAt,
+    updatedAt: exportedAt,
+    graph: withNewIds(graph),
+    ...(files ? { files } : {}),
+  };
 }
 
 /**
@@ -215,6 +235,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
   const kept = new Map<string, MessageNode>();
   const roots: MessageNode[] = [];
   const turns = new ToolTurns();
+  const imageFileIds: Record<string, string[]> = {};
   // Depth first and without recursion: a conversation may be deeper than the call stack.
   const stack: Array<{ key: string; keptParent: MessageNode | undefined }> = tops
     .reverse()
@@ -249,6 +270,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
         ...(message.model ? { model: message.model } : {}),
       };
       kept.set(key, created);
+      if (message.images.length > 0) imageFileIds[created.id] = message.images;
       if (keptParent) keptParent.childrenIds.push(created.id);
       else roots.push(created);
       parent = created;
@@ -281,7 +303,7 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
     newestLeaf(graph, firstPrompts(graph).at(-1)!);
   graph.activeHeadMessageId = head.id;
   graph.rootNodeId = rootOf(graph, head.id)!.id;
-  return [{ title, createdAt, updatedAt, graph }];
+  return [{ title, createdAt, updatedAt, graph, ...(Object.keys(imageFileIds).length > 0 ? { imageFileIds } : {}) }];
 }
 
 /**
@@ -321,7 +343,15 @@ function checkMapping(mapping: ChatGptConversation['mapping']): string[] {
   return tops;
 }
 
-function keptMessage(message: ChatGptMessage): { role: Role; text: string; model: string | undefined } | undefined {
+interface KeptMessage {
+  role: Role;
+  text: string;
+  model: string | undefined;
+  /** The file ids of the images among its parts. */
+  images: string[];
+}
+
+function keptMessage(message: ChatGptMessage): KeptMessage | undefined {
   const role = message.author.role;
   if (role !== 'user' && role !== 'assistant') return undefined;
   if (message.metadata?.is_visually_hidden_from_conversation) return undefined;
@@ -331,7 +361,20 @@ function keptMessage(message: ChatGptMessage): { role: Role; text: string; model
     .filter((part): part is string => typeof part === 'string' && part !== '')
     .join('\n\n');
   if (text.trim() === '') return undefined;
-  return { role, text, model: role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined };
+  const model = role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined;
+  return { role, text, model, images: (message.content.parts ?? []).flatMap(imageFileId) };
+}
+
+/**
+ * The file id of an image part, `{"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-…"}`
+ * (`sediment://file_…` in newer exports): what follows the scheme.
+ */
+function imageFileId(part: unknown): string[] {
+  if (typeof part !== 'object' || part === null) return [];
+  const { content_type: type, asset_pointer: pointer } = part as Record<string, unknown>;
+  if (type !== 'image_asset_pointer' || typeof pointer !== 'string') return [];
+  const id = pointer.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  return /^[\w-]+$/.test(id) ? [id] : [];
 }
 
 /** What a tool's result holds that is text, by content type; `system_error` is the call's error. */

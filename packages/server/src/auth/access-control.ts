@@ -5,6 +5,7 @@ import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
 import type { UpgradeRefusal } from './upgrade-refusal.js';
 import { publicSessionUrl } from './audience.js';
+import { DEFAULT_ATTACHMENT_LIMITS } from '../attachments/attachment-options.js';
 import type { AccessOptions } from './access-options.js';
 import { ConnectionGuard, type GuardSettings } from './connection-guard.js';
 import { ANY_HOST } from './host-policy.js';
@@ -47,7 +48,11 @@ export class AccessControl {
   ) {
     const auth = options.auth ?? 'claimed';
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.threads = new ThreadAccess(registry, store, { ownerOnly: auth !== 'claimed', limits: this.limits });
+    this.threads = new ThreadAccess(registry, store, {
+      ownerOnly: auth !== 'claimed',
+      limits: this.limits,
+      fileLimits: { ...DEFAULT_ATTACHMENT_LIMITS, ...options.attachments },
+    });
     this.members = new ThreadMembers(this.threads, store, auth !== 'claimed');
     this.invites = new ThreadInvites(this.threads, this.members, store, this.limits);
     this.generations = new GenerationLimiter(this.limits);

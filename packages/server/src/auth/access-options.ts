@@ -1,3 +1,4 @@
+import type { AttachmentOptions } from '../attachments/attachment-options.js';
 import type { AuthOption } from './auth-mode.js';
 import type { ServerLimits } from './limits/server-limits.js';
 import type { ReplayCache } from './replay-cache.js';
@@ -25,6 +26,11 @@ export interface AccessOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Per-client limits; each field defaults to `DEFAULT_LIMITS`. */
   limits?: Partial<ServerLimits>;
+  /**
+   * Files in prompts: their limits, and the key tickets are signed with (docs/PROTOCOL.md §27). An import's files
+   * are held to the same limits.
+   */
+  attachments?: AttachmentOptions;
   /** Challenge lifetime (default 30 000 ms, at most 60 000), tolerated clock skew (default 2 000 ms), replay cache. */
   challenge?: { ttlMs?: number; clockSkewMs?: number; replayCache?: ReplayCache };
 }

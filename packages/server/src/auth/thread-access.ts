@@ -12,7 +12,7 @@ import type { ThreadLimits } from '../engine/thread-context.js';
 import type { ThreadEngine } from '../engine/thread-engine.js';
 import type { ThreadRegistry } from '../engine/thread-registry.js';
 import type { ConversationStore } from '../store/conversation-store.js';
-import { importThreads } from '../threads/thread-importer.js';
+import { type ImportLimits, importThreads } from '../threads/thread-importer.js';
 import { PerMinuteAllowance } from './limits/per-minute-allowance.js';
 import { jsonTextBytes, threadSize, type ThreadSize } from '../engine/thread-size.js';
 import type { ServerLimits } from './limits/server-limits.js';
@@ -33,6 +33,8 @@ export interface ThreadAccessSettings {
     | 'syncsPerMinute'
     | 'searchesPerMinute'
   >;
+  /** What an imported file is held to, as an upload is. */
+  fileLimits: ImportLimits['files'];
 }
 
 /**
@@ -88,7 +90,10 @@ export class ThreadAccess implements ThreadLimits {
 
   /** CPP_THREAD_IMPORT: new threads of the identity, within its quota and the limits of a thread. */
   importThreads(identity: Identity, format: ImportFormat, document: unknown): Promise<ThreadSummary[]> {
-    return importThreads(this.store, identity.did, format, document, this.settings.limits);
+    return importThreads(this.store, identity.did, format, document, {
+      ...this.settings.limits,
+      files: this.settings.fileLimits,
+    });
   }
 
   /**

@@ -40,6 +40,7 @@ export function importCommand(): Command {
         const { format, threads } = await importThreadStream(store, flags.did, jsonArrayItems(source.bytes), {
           format: flags.format,
           onItem: (items) => progress.update(source.bytesRead, source.size, items),
+          archive: source.archive,
         });
         progress.end();
         console.log(

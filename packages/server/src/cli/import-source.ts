@@ -3,6 +3,7 @@ import { open as openFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
+import type { ArchiveFiles } from '../threads/import-files.js';
 
 /** The bytes of a document to import, read as they are needed. */
 export interface ImportSource {
@@ -13,6 +14,8 @@ export interface ImportSource {
   readonly bytesRead: number;
   /** What is read, for messages: the file, or the file inside the archive. */
   name: string;
+  /** The other files of the archive the document came in (a ChatGPT export's images), when it came in one. */
+  archive?: ArchiveFiles;
   close(): void;
 }
 
@@ -25,7 +28,18 @@ const ZIP_SIGNATURE = Buffer.from('PK\x03\x04', 'latin1');
  * `conversations.json`, inflated as it is read.
  */
 export async function openImportSource(path: string): Promise<ImportSource> {
-  if (await isZip(path)) return openZipEntry(path);
+  if (await isZip(path)) {
+    const [source, archive] = await Promise.all([openZipEntry(path), openArchive(path)]);
+    const closeSource = source.close;
+    // Assigned, not spread: `bytesRead` is a getter.
+    return Object.assign(source, {
+      archive: archive.file,
+      close: () => {
+        closeSource();
+        archive.close();
+      },
+    });
+  }
   const stream = createReadStream(path, { highWaterMark: 1 << 20 });
   return counted(stream, (await stat(path)).size, path);
 }
@@ -54,6 +68,51 @@ function openZipEntry(path: string): Promise<ImportSource> {
         });
       });
       zip.readEntry();
+    });
+  });
+}
+
+/**
+ * The files of a zip archive by the id their names begin with, as a ChatGPT export names its images (`file-…` then
+ * the original name): the archive's directory is read once, and a file's bytes when it is asked for.
+ */
+function openArchive(path: string): Promise<{ file: ArchiveFiles; close(): void }> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(path, { lazyEntries: true, autoClose: false }, (openError, zip) => {
+      if (openError) return reject(new Error(`${path} is not a readable zip archive: ${openError.message}`));
+      const entries: yauzl.Entry[] = [];
+      zip.on('error', reject);
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (!entry.fileName.endsWith('/')) entries.push(entry);
+        zip.readEntry();
+      });
+      zip.on('end', () =>
+        resolve({
+          file: async (fileId) => {
+            const entry = entries.find((candidate) => namedFor(basename(candidate.fileName), fileId));
+            return entry && { name: basename(entry.fileName), bytes: await readEntry(zip, entry) };
+          },
+          close: () => zip.close(),
+        }),
+      );
+      zip.readEntry();
+    });
+  });
+}
+
+/** `file-abc-photo.png` and `file-abc.png` are file-abc's; `file-abcd.png` is not. */
+function namedFor(fileName: string, fileId: string): boolean {
+  return fileName.startsWith(fileId) && !/[A-Za-z0-9]/.test(fileName.charAt(fileId.length));
+}
+
+function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(entry, (error, stream) => {
+      if (error) return reject(error);
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', reject);
+      stream.on('end', () => resolve(Buffer.concat(chunks)));
     });
   });
 }

@@ -219,6 +219,7 @@ export class MemoryStore implements ConversationStore {
     // Every id is checked before anything is written: all of the threads or none.
     const threadIds = new Set<string>();
     const nodeIds = new Set<string>();
+    const attachmentIds = new Set<string>();
     for (const { threadId, graph } of threads) {
       if (this.threads.has(threadId) || this.deletedThreadIds.has(threadId) || threadIds.has(threadId))
         throw StoreConflictError.threadExists(threadId);
@@ -227,6 +228,14 @@ export class MemoryStore implements ConversationStore {
         const owner = this.nodeThreads.get(nodeId) ?? (nodeIds.has(nodeId) ? 'another imported thread' : undefined);
         if (owner !== undefined) throw StoreConflictError.nodeInOtherThread(nodeId);
         nodeIds.add(nodeId);
+      }
+      const carried = new Set(
+        Object.values(graph.nodes).flatMap((node) => (node.attachments ?? []).map(({ id }) => id)),
+      );
+      for (const id of carried) {
+        if (this.attachments.get(id)?.threadId !== null || attachmentIds.has(id))
+          throw StoreConflictError.attachmentUnavailable(id);
+        attachmentIds.add(id);
       }
     }
     for (const thread of threads) {

@@ -9,8 +9,10 @@ import {
   type ImportedThread,
   type ThreadSummary,
 } from '@promethea/cpp-protocol';
+import { DEFAULT_ATTACHMENT_LIMITS } from '../attachments/attachment-options.js';
 import { threadSize } from '../engine/thread-size.js';
 import type { ConversationStore, StoredThread } from '../store/conversation-store.js';
+import { type ArchiveFiles, type ImportFilesContext, keepImportedFiles } from './import-files.js';
 import type { JsonItem } from './json-array-items.js';
 
 /** The limits an import respects, as a prompt does (the server's `ServerLimits` are these and more); 0 turns one off. */
@@ -19,6 +21,7 @@ export interface ImportLimits {
   maxNodesPerThread: number;
   maxThreadBytes: number;
   maxPromptLength: number;
+  files: ImportFilesContext['limits'];
 }
 
 /**
@@ -33,8 +36,17 @@ export async function importThreads(
   limits: ImportLimits,
 ): Promise<ThreadSummary[]> {
   const threads = readDocument(format, document);
-  refuseFiles(threads);
   await checkLimits(store, ownerDid, threads, limits);
+  const context = { store, ownerDid, limits: limits.files, now: Date.now() };
+  for (const [index, thread] of threads.entries()) {
+    try {
+      await keepImportedFiles(thread, context);
+    } catch (error) {
+      if (error instanceof ImportDocumentError)
+        throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: thread ${index + 1}: ${error.message}`);
+      throw error;
+    }
+  }
   const stored = threads.map((thread) => storedThread(ownerDid, thread));
   await store.importThreads(stored);
   return stored.map(({ threadId, title, createdAt, updatedAt, graph }) => ({
@@ -74,17 +86,27 @@ export async function importThreadStream(
   store: ConversationStore,
   ownerDid: string,
   items: AsyncIterable<JsonItem>,
-  options: { format?: ImportFormat | undefined; onItem?: (count: number) => void } = {},
+  options: {
+    format?: ImportFormat | undefined;
+    onItem?: (count: number) => void;
+    /** The archive the document came in, whose images its messages show. */
+    archive?: ArchiveFiles | undefined;
+    files?: ImportFilesContext['limits'];
+  } = {},
 ): Promise<StreamedImport> {
   let format = options.format;
   const now = Date.now();
+  const files = { store, ownerDid, limits: options.files ?? DEFAULT_ATTACHMENT_LIMITS, archive: options.archive, now };
   async function* batches(): AsyncGenerator<StoredThread[]> {
     let batch: StoredThread[] = [];
     for await (const { value, index, inArray } of items) {
       format ??= recogniseImportFormat(inArray ? [value] : value);
       if (format === undefined) throw new UnrecognisedImportError();
       const threads = inArray ? readImportItem(format, value, index, now) : readImportDocument(format, value, now);
-      for (const thread of threads) batch.push(storedThread(ownerDid, thread));
+      for (const thread of threads) {
+        await keepImportedFiles(thread, files);
+        batch.push(storedThread(ownerDid, thread));
+      }
       options.onItem?.(index + 1);
       if (batch.length < IMPORT_BATCH_THREADS) continue;
       yield batch;
@@ -108,19 +130,6 @@ function readDocument(format: ImportFormat, document: unknown): ImportedThread[]
       throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: ${error.message}`);
     throw error;
   }
-}
-
-/**
- * A document whose messages carry files is refused: it holds their metadata only, and a node may not name a file the
- * store does not have (PROTOCOL.md §27.8).
- */
-function refuseFiles(threads: readonly ImportedThread[]): void {
-  const index = threads.findIndex(({ graph }) => Object.values(graph.nodes).some((node) => node.attachments?.length));
-  if (index < 0) return;
-  throw new CPPError(
-    ErrorCode.INVALID_FRAME,
-    `payload.document: thread ${index + 1} has messages carrying files (attachments), whose bytes a document does not hold; import it without them`,
-  );
 }
 
 async function checkLimits(

@@ -19,6 +19,7 @@ const access = (limits: Partial<ThreadAccessSettings['limits']>) =>
   new ThreadAccess({} as ThreadRegistry, {} as ConversationStore, {
     ownerOnly: false,
     limits: { ...NO_LIMITS, ...limits },
+    fileLimits: { maxBytes: 1024, maxImagePixels: 1024 },
   });
 
 function graphOf(count: number): ThreadGraph {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ConversationStore } from '@promethea/cpp-server';
@@ -7,6 +8,7 @@ import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { temporaryDatabase, type TemporaryDatabase } from '../support/temporary-database.js';
+import { pngImage } from '../support/test-files.js';
 import { writeZip } from '../support/zip-file.js';
 
 // Each test starts the CLI once to three times: a process of its own, slow on a loaded machine.
@@ -110,6 +112,46 @@ describe('cpp-server import into SQLite', () => {
     expect(refused.stderr).toContain('holds no conversations.json: is it a ChatGPT data export?');
   });
 
+  it('imports the files of a CPP JSON export (base64 by SHA-256) as files of the new thread', async () => {
+    database = temporaryDatabase();
+    const path = `${database.path}.cpp.json`;
+    writeFileSync(path, JSON.stringify(exportWithFiles()));
+    const { code, stderr } = await runImport([path, '--did', ALICE, '--db', database.path]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    await expectImportedFiles(SqliteStore.open(database.path));
+  });
+
+  it('brings the images of a ChatGPT export .zip along: each message carries the images its parts point at', async () => {
+    database = temporaryDatabase();
+    const archive = `${database.path}.zip`;
+    const photo = pngImage(4, 3);
+    writeZip(archive, {
+      'conversations.json': JSON.stringify([chatGptConversationWithImages()]),
+      'file-Photo123-holiday.png': Buffer.from(photo),
+      // Another image whose id begins the same way is not this one's; an image the archive lacks is left out.
+      'file-Photo1234-other.png': Buffer.from(pngImage(1, 1)),
+      'dalle-generations/file-Drawn9.webp': Buffer.from('not an image at all\u0000'),
+    });
+    const { code, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const store = SqliteStore.open(database.path);
+    try {
+      const [thread] = await store.listThreads(ALICE, { limit: 10 });
+      const loaded = await store.loadThread(thread!.threadId);
+      const [prompt] = Object.values(loaded!.graph.nodes).filter((node) => node.role === 'user');
+      expect(prompt!.content).toBe('What is in this photo?');
+      expect(
+        prompt!.attachments?.map(({ name, mediaType, width, height, size }) => [name, mediaType, width, height, size]),
+      ).toEqual([['file-Photo123-holiday.png', 'image/png', 4, 3, photo.length]]);
+      expect(await store.attachmentBytes(prompt!.attachments![0]!.sha256)).toEqual(new Uint8Array(photo));
+      expect((await store.loadAttachments([prompt!.attachments![0]!.id]))[0]?.threadId).toBe(thread!.threadId);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('imports nothing from a file that breaks off after more conversations than one batch holds', async () => {
     database = temporaryDatabase();
     const conversation = JSON.parse(readFileSync(FIXTURE, 'utf8'))[0];
@@ -154,7 +196,115 @@ describeWithPostgres('cpp-server import into PostgreSQL', () => {
     expect(stdout).toMatch(/into PostgreSQL at /);
     await expectImported(await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema }));
   });
+
+  it('imports the files of a CPP JSON export into PostgreSQL', async () => {
+    const schema = schemas.create();
+    database = temporaryDatabase();
+    const path = `${database.path}.cpp.json`;
+    writeFileSync(path, JSON.stringify(exportWithFiles()));
+    const flags = ['--store', 'postgres', '--database-url', TEST_DATABASE_URL, '--database-schema', schema];
+    const { code, stderr } = await runImport([path, '--did', ALICE, ...flags]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    await expectImportedFiles(await PostgresStore.open({ connectionString: TEST_DATABASE_URL, schema }));
+  });
 });
+
+const IMAGE = pngImage(2, 2);
+const IMAGE_SHA256 = createHash('sha256').update(IMAGE).digest('hex');
+
+/** A CPP JSON export whose two prompts (versions of one another) carry the same image, its bytes held once. */
+function exportWithFiles() {
+  const file = {
+    id: 'att_original',
+    name: 'plot.png',
+    mediaType: 'image/png',
+    size: IMAGE.length,
+    sha256: IMAGE_SHA256,
+    width: 2,
+    height: 2,
+  };
+  const prompt = (id: string, content: string) => ({
+    id,
+    parentId: null,
+    childrenIds: [],
+    role: 'user',
+    content,
+    status: 'completed',
+    createdAt: 5,
+    attachments: [file],
+  });
+  return {
+    format: 'cpp-thread',
+    formatVersion: 1,
+    exportedAt: 10,
+    thread: {
+      threadId: 'thread_original',
+      rootNodeId: 'msg_b',
+      activeHeadMessageId: 'msg_b',
+      version: 3,
+      title: 'With a file',
+      nodes: { msg_a: prompt('msg_a', 'Look'), msg_b: prompt('msg_b', 'Look again') },
+    },
+    files: { [IMAGE_SHA256]: Buffer.from(IMAGE).toString('base64') },
+  };
+}
+
+async function expectImportedFiles(store: ConversationStore): Promise<void> {
+  try {
+    const [thread] = await store.listThreads(ALICE, { limit: 10 });
+    const loaded = await store.loadThread(thread!.threadId);
+    const carried = Object.values(loaded!.graph.nodes).map((node) => node.attachments);
+    expect(carried).toHaveLength(2);
+    const [file] = carried[0]!;
+    expect(carried[1]).toEqual([file]);
+    expect(file).toMatchObject({ name: 'plot.png', mediaType: 'image/png', sha256: IMAGE_SHA256, width: 2 });
+    expect(file!.id).not.toBe('att_original');
+    expect(await store.attachmentBytes(IMAGE_SHA256)).toEqual(new Uint8Array(IMAGE));
+    expect((await store.loadAttachments([file!.id]))[0]?.threadId).toBe(thread!.threadId);
+  } finally {
+    await store.close();
+  }
+}
+
+/** A ChatGPT conversation whose prompt shows an image (and one the archive lacks) beside its text. */
+function chatGptConversationWithImages() {
+  const image = (id: string) => ({
+    content_type: 'image_asset_pointer',
+    asset_pointer: `file-service://${id}`,
+    width: 4,
+    height: 3,
+  });
+  return {
+    title: 'Holiday',
+    create_time: 1,
+    update_time: 2,
+    current_node: 'b',
+    mapping: {
+      a: {
+        parent: null,
+        children: ['b'],
+        message: {
+          author: { role: 'user' },
+          create_time: 1,
+          content: {
+            content_type: 'multimodal_text',
+            parts: [image('file-Photo123'), image('file-Missing7'), image('file-Drawn9'), 'What is in this photo?'],
+          },
+        },
+      },
+      b: {
+        parent: 'a',
+        children: [],
+        message: {
+          author: { role: 'assistant' },
+          create_time: 2,
+          content: { content_type: 'text', parts: ['A beach.'] },
+        },
+      },
+    },
+  };
+}
 
 async function expectImported(store: ConversationStore): Promise<void> {
   try {

@@ -333,7 +333,7 @@ describe('attachments', () => {
     }
   });
 
-  it('refuses to import a document whose messages carry files, whose bytes it does not hold', async () => {
+  it('imports a document with its files (base64 by SHA-256) as files of the new thread, and refuses one without their bytes', async () => {
     const server = await fixture.start();
     const { client, ticket } = await connectAs(ALICE);
     const file = await uploaded(server, ticket, 'kept.txt', text('kept'));
@@ -341,12 +341,32 @@ describe('attachments', () => {
     const exchange = await prompt(client, threadId, 'Export me', { attachments: [file.id] });
     await completion(client, threadId, exchange.assistantNodeId);
     const sync = await requestSync(client, threadId);
+    const exported = { format: 'cpp-thread', formatVersion: 1, exportedAt: Date.now(), thread: sync };
+    const bob = await connectAs(BOB);
 
-    const document = { format: 'cpp-thread', formatVersion: 1, exportedAt: Date.now(), thread: sync };
-    client.send('CPP_THREAD_IMPORT', { format: 'cpp-thread', document }, { id: 'import-files' });
+    // Without the bytes, and with bytes that are not the file's, nothing is imported.
+    bob.client.send('CPP_THREAD_IMPORT', { format: 'cpp-thread', document: exported }, { id: 'no-bytes' });
+    const missing = await expectError(bob.client, 'INVALID_FRAME', { refId: 'no-bytes' });
+    expect(missing.message).toBe(
+      `payload.document: thread 1: a message carries kept.txt (${file.id}), whose bytes the document does not hold, and which is no upload of yours that a prompt could name`,
+    );
+    const forged = { ...exported, files: { [file.sha256]: Buffer.from('forged').toString('base64') } };
+    bob.client.send('CPP_THREAD_IMPORT', { format: 'cpp-thread', document: forged }, { id: 'forged' });
+    const wrong = await expectError(bob.client, 'INVALID_FRAME', { refId: 'forged' });
+    expect(wrong.message).toBe(
+      'payload.document: thread 1: the bytes the document holds for kept.txt do not have its SHA-256',
+    );
 
-    const error = await expectError(client, 'INVALID_FRAME', { refId: 'import-files' });
-    expect(error.message).toMatch(/^payload\.document: thread 1 has messages carrying files/);
+    // With them: the new thread's prompt carries a file of its own, of the same bytes, that its owner may read.
+    const document = { ...exported, files: { [file.sha256]: Buffer.from('kept').toString('base64') } };
+    bob.client.send('CPP_THREAD_IMPORT', { format: 'cpp-thread', document }, { id: 'with-bytes' });
+    const [thread] = (await bob.client.next('CPP_THREADS_IMPORTED')).payload.threads;
+    const copy = await requestSync(bob.client, thread!.threadId);
+    const [carried] = Object.values(copy.nodes).find((node) => node.role === 'user')!.attachments!;
+    expect({ ...carried, id: undefined }).toEqual({ ...file, id: undefined });
+    expect(carried!.id).not.toBe(file.id);
+    const served = await download(server, bob.ticket, carried!.id);
+    expect(await served.text()).toBe('kept');
   });
 
   it('answers pages of the origins the session takes across origins (CORS), and refuses the preflight of others', async () => {
