@@ -41,7 +41,11 @@ describe('a branch longer than the model reads', () => {
       expect(await axeViolations(chat.page)).toEqual([]);
 
       // An answer whose model read everything dims nothing: a new thread's first answer.
+      const fittedThread = chat.threadId();
       await chat.page.getByRole('button', { name: '+ New thread' }).click();
+      // Sent only once the new thread shows: typed before, the message would meet the old thread's view.
+      await chat.page.waitForFunction((previous) => !location.hash.includes(previous), fittedThread);
+      await chat.messageList.getByRole('heading', { name: 'Ask anything' }).waitFor();
       await chat.send('a new start');
       await chat.waitForAnswer('completed');
       expect(await dimmedIds(chat.page)).toEqual([]);
