@@ -95,8 +95,15 @@ describe('the reading place in the browser', () => {
       const regenerated = articles.nth(21);
       const previous = regenerated.getByRole('button', { name: 'Previous branch' });
       await previous.scrollIntoViewIfNeeded();
-      const before = await offsetInList(chat, regenerated);
-      await previous.click();
+      // Measured and clicked in one task of the page: the list may still move between a measure taken here and
+      // Playwright's click (the answer's last patch lands, a lazily loaded renderer redraws a message, and the list
+      // follows the newest text), and the place to keep is where the message was when the switcher was used.
+      const before = await previous.evaluate((button: HTMLElement) => {
+        const top = (selector: string) => button.closest(selector)!.getBoundingClientRect().top;
+        const offset = top('article.message') - top('[role="log"]');
+        button.click();
+        return offset;
+      });
       await chat.page.waitForFunction(() => document.querySelectorAll('[role="log"] article.message').length === 48);
       expect(Math.abs((await offsetInList(chat, chat.message(originalId!))) - before)).toBeLessThanOrEqual(2);
 
