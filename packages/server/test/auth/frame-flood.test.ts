@@ -25,6 +25,8 @@ async function cpuMilliseconds(pid: number): Promise<number> {
   return (userTicks + systemTicks) * 10;
 }
 
+const ACCEPTED_FRAMES = 150;
+
 it('closes with 4429 within 5 s a flood paced at 18× the frame rate, cheaply, and another identity stays served', async () => {
   folder = await mkdtemp(join(tmpdir(), 'cpp-flood-'));
   // The CLI's defaults: 100 frames per second, bursts of 200.
@@ -32,6 +34,15 @@ it('closes with 4429 within 5 s a flood paced at 18× the frame rate, cheaply, a
   const flooder = await RawClient.connect(server.url, { did: 'did:key:zFlooder' });
   const bystander = await RawClient.connect(server.url, { did: 'did:key:zBystander' });
   await listThreads(bystander);
+
+  // The baseline, in this run and under this machine's load: what frames the server accepts cost it, one by one.
+  const baseline = await RawClient.connect(server.url, { did: 'did:key:zBaseline' });
+  const baselineCpuBefore = await cpuMilliseconds(server.pid);
+  for (let frame = 0; frame < ACCEPTED_FRAMES; frame += 1)
+    baseline.send('CPP_THREAD_LIST', {}, { id: `accepted-${frame}` });
+  for (let frame = 0; frame < ACCEPTED_FRAMES; frame += 1) await baseline.next('CPP_THREADS');
+  const acceptedCpuMs = (await cpuMilliseconds(server.pid)) - baselineCpuBefore;
+  baseline.close();
 
   const cpuBefore = await cpuMilliseconds(server.pid);
   const startedAt = performance.now();
@@ -54,8 +65,11 @@ it('closes with 4429 within 5 s a flood paced at 18× the frame rate, cheaply, a
   expect(closeCode).toBe(CloseCode.TOO_MANY_REQUESTS);
   expect(flooder.closeReason).toBe('too many frames');
   expect(floodMs).toBeLessThan(5000);
-  // 10 % of a core for the 5 s the flood may last: the whole flood costs the server less than that.
-  expect(cpuMs).toBeLessThan(500);
+  // The whole flood (700–1,300 frames here), its burst of 200 answered frames included, costs the server less than
+  // answering 600 frames would (measured: 2.2–2.9 × the 150; 5–8 × if every frame were answered): dropped frames are
+  // neither decoded nor answered. A ratio to a baseline of this run, not milliseconds, which a loaded machine
+  // inflates (620 ms of CPU once against 210–290 ms idle).
+  expect(cpuMs).toBeLessThan(acceptedCpuMs * 4);
   // Generous for a busy machine: a list answered while the flood lasts, not queued behind it.
   expect(bystanderMs).toBeLessThan(2000);
   // Dropped frames are answered at most once a second, not one by one.
