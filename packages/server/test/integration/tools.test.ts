@@ -12,6 +12,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixture, type ReplayServer, sse, startReplayServer } from '../model/replay-server.js';
 import { completion, expectError, openThread, pivot, prompt, requestSync } from '../support/protocol-steps.js';
+import { authenticate } from '../auth/support/authenticate.js';
+import { TestIdentity } from '../auth/support/did-key-identity.js';
 import { RawClient } from '../support/raw-client.js';
 import { startServer } from '../support/start-server.js';
 import { temporaryDatabase } from '../support/temporary-database.js';
@@ -341,6 +343,99 @@ describe('server tools', () => {
     await client.next('CPP_STREAM_HALTED');
     result(assistantNodeId, count.payload.toolCall.toolCallId, 'halted');
     await expectError(client, ErrorCode.NOT_STREAMING, { refId: 'halted' });
+  });
+
+  it("an answer naming another thread's call is refused: NOT_FOUND for its node, CONFLICT for its call; nothing changes", async () => {
+    const server = await startServer({
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: demoTools({ now: () => NOW }),
+    });
+    cleanups.push(() => server.close());
+    const client = await connect(server);
+    const zone = await openThread(client, { patches: true });
+    const asking = await prompt(client, zone.threadId, 'What is my time zone?');
+    const zoneCall = (await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.state === 'input-available'))
+      .payload.toolCall;
+    const note = await openThread(client, { patches: true });
+    const noting = await prompt(client, note.threadId, 'Keep a note: buy milk');
+    const noteCall = (
+      await client.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.state === 'approval-requested')
+    ).payload.toolCall;
+
+    // The time zone call's answer, sent as the note thread's: its node is not of that thread.
+    const answer = { toolCallId: zoneCall.toolCallId, output: 'Europe/Paris' };
+    client.send(
+      'CPP_TOOL_RESULT',
+      { activeThreadId: note.threadId, nodeId: asking.assistantNodeId, ...answer },
+      { id: 'r1' },
+    );
+    await expectError(client, ErrorCode.NOT_FOUND, { refId: 'r1', refType: 'CPP_TOOL_RESULT' });
+    // The note thread's streaming node, with the other thread's call: that node has no such call.
+    client.send(
+      'CPP_TOOL_RESULT',
+      { activeThreadId: note.threadId, nodeId: noting.assistantNodeId, ...answer },
+      { id: 'r2' },
+    );
+    await expectError(client, ErrorCode.CONFLICT, { refId: 'r2' });
+    const approval = { toolCallId: noteCall.toolCallId, approved: true };
+    client.send(
+      'CPP_TOOL_APPROVAL',
+      { activeThreadId: zone.threadId, nodeId: asking.assistantNodeId, ...approval },
+      { id: 'a1' },
+    );
+    await expectError(client, ErrorCode.CONFLICT, { refId: 'a1' });
+
+    // Both calls still wait, and take their own answers.
+    client.send('CPP_SYNC_REQUEST', { threadId: zone.threadId });
+    const synced = await client.next('CPP_SYNC_GRAPH', (frame) => frame.payload.threadId === zone.threadId);
+    expect(synced.payload.nodes[asking.assistantNodeId]!.toolCalls).toMatchObject([{ state: 'input-available' }]);
+    client.send('CPP_TOOL_RESULT', { activeThreadId: zone.threadId, nodeId: asking.assistantNodeId, ...answer });
+    expect(
+      (await completion(client, zone.threadId, asking.assistantNodeId)).update.nodes[asking.assistantNodeId],
+    ).toMatchObject({ toolCalls: [{ state: 'output-available', output: 'Europe/Paris' }] });
+    client.send('CPP_TOOL_APPROVAL', { activeThreadId: note.threadId, nodeId: noting.assistantNodeId, ...approval });
+    expect(
+      (await completion(client, note.threadId, noting.assistantNodeId)).update.nodes[noting.assistantNodeId],
+    ).toMatchObject({ toolCalls: [{ state: 'output-available', output: 'Saved note 1.' }] });
+  });
+
+  it("a reader of a shared thread may not approve a call nor answer a client tool's: FORBIDDEN, and the call waits", async () => {
+    const server = await startServer({
+      auth: 'did-key',
+      models: [{ provider: new DemoToolsProvider({ delayMs: 0 }) }],
+      tools: demoTools({ now: () => NOW }),
+    });
+    cleanups.push(() => server.close());
+    const [alice, bob] = [TestIdentity.generate(), TestIdentity.generate()];
+    const owner = await connect(server);
+    await authenticate(owner, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'reader' });
+    await owner.next('CPP_MEMBERS');
+    const reader = await connect(server);
+    await authenticate(reader, bob);
+    await openThread(reader, { threadId, patches: true });
+
+    const note = await prompt(owner, threadId, 'Keep a note: buy milk');
+    const call = (await reader.next('CPP_TOOL_CALL', (frame) => frame.payload.toolCall.state === 'approval-requested'))
+      .payload.toolCall;
+    const target = { activeThreadId: threadId, nodeId: note.assistantNodeId, toolCallId: call.toolCallId };
+    reader.send('CPP_TOOL_APPROVAL', { ...target, approved: true }, { id: 'approve' });
+    await expectError(reader, ErrorCode.FORBIDDEN, { refId: 'approve', refType: 'CPP_TOOL_APPROVAL' });
+    reader.send('CPP_TOOL_RESULT', { ...target, output: 'forged' }, { id: 'answer' });
+    await expectError(reader, ErrorCode.FORBIDDEN, { refId: 'answer', refType: 'CPP_TOOL_RESULT' });
+
+    owner.send('CPP_TOOL_APPROVAL', { ...target, approved: false, reason: 'mine to say' });
+    const { update } = await completion(owner, threadId, note.assistantNodeId);
+    expect(update.nodes[note.assistantNodeId]!.toolCalls).toMatchObject([
+      { state: 'output-denied', approval: { approved: false, reason: 'mine to say' } },
+    ]);
+    // The reader's refused frames changed nothing the owner saw: the call went from waiting to the owner's denial.
+    expect(toolCallsOf(owner, note.assistantNodeId).map((toolCall) => toolCall.state)).toEqual([
+      'input-streaming',
+      'approval-requested',
+      'output-denied',
+    ]);
   });
 
   it('client tools: a call no client answers within the call timeout ends in output-error', async () => {
