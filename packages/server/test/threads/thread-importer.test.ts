@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { readImportDocument } from '@promethea/cpp-protocol';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ATTACHMENT_LIMITS } from '../../src/attachments/attachment-options.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { importThreads } from '../../src/threads/thread-importer.js';
+
+const chatGptExport = (): unknown[] =>
+  JSON.parse(
+    readFileSync(new URL('../../../protocol/test/fixtures/chatgpt-conversations.json', import.meta.url), 'utf8'),
+  );
+const NO_LIMITS = {
+  maxThreadsPerDid: 0,
+  maxNodesPerThread: 0,
+  maxThreadBytes: 0,
+  maxPromptLength: 0,
+  files: DEFAULT_ATTACHMENT_LIMITS,
+};
+
+describe('importThreads (CPP_THREAD_IMPORT)', () => {
+  it("reads a document's conversations in slices, serving the event loop between them, into the threads a whole read gives", async () => {
+    const document = Array.from({ length: 5 }, chatGptExport).flat();
+    const store = new MemoryStore();
+    let turns = 0;
+    const turn = () => {
+      turns += 1;
+      if (!done) setImmediate(turn);
+    };
+    let done = false;
+    setImmediate(turn);
+
+    const summaries = await importThreads(store, 'did:example:alice', 'chatgpt', document, NO_LIMITS);
+    done = true;
+
+    // The memory store answers without a turn of the loop: every turn counted came from the reading.
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(document.length / 4) - 1);
+    const whole = readImportDocument('chatgpt', document, Date.now());
+    expect(summaries.map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual(
+      whole.map(({ title, graph }) => ({ title, nodeCount: Object.keys(graph.nodes).length })),
+    );
+  });
+});
