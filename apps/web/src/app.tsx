@@ -50,6 +50,8 @@ export function App() {
   // The model picked for the next message, for every thread of this tab; the server's default until one is picked.
   const [pickedModel, setPickedModel] = useState<string>();
   const model = pickedModel ?? defaultModel;
+  // The models asked beside it, their answers side by side (PROTOCOL.md §30); none until the person picks some.
+  const [comparedModels, setComparedModels] = useState<string[]>([]);
   const [notice, setNotice] = useState<string>();
   const [sharing, setSharing] = useState(false);
   // The thread as the list gives it: a role when it is another identity's, shared with this one.
@@ -270,6 +272,8 @@ export function App() {
             models={models}
             model={model}
             onModelChange={setPickedModel}
+            compared={comparedModels}
+            onComparedChange={setComparedModels}
             ownDid={ownDid}
             readOnly={listed?.role === 'reader'}
             othersHere={othersHere}

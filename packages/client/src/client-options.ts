@@ -78,6 +78,11 @@ export interface PromptOptions {
 
 export interface PivotOptions {
   userPrompt: string;
+  /**
+   * The streaming answer to branch under, when several models answer side by side (PROTOCOL.md §30.3): all of them
+   * halt, and the new prompt goes under this one. Default: the first of them.
+   */
+  nodeId?: string;
   /** Files the new prompt carries, as for `prompt`. */
   attachments?: readonly AttachmentSource[];
   threadId?: string;

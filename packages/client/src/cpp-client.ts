@@ -235,7 +235,9 @@ export class CPPClient {
    */
   async pivot(options: PivotOptions): Promise<GenerationResult> {
     const threadId = await this.ensureThread(options.threadId);
-    const interrupted = this.streamingNode(threadId);
+    const interrupted = this.streamingNodes(threadId).find(
+      (node, index) => node.id === options.nodeId || (options.nodeId === undefined && index === 0),
+    );
     const { onStream, onReasoning } = options;
     // Options a prompt does not take (the received lengths) are left unread.
     if (!interrupted) return this.prompt({ ...options, threadId });

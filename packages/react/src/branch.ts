@@ -20,6 +20,12 @@ export interface BranchEntry {
   siblingIds: readonly string[];
   /** Where the node stands among `siblingIds`. */
   siblingIndex: number;
+  /**
+   * The answers several models wrote side by side to the same prompt (PROTOCOL.md §30), this one among them, in
+   * their order: the answers of its prompt created with it, in one change (the same `createdAt`). Empty when it was
+   * written alone.
+   */
+  sideBySide: readonly MessageNode[];
 }
 
 /** The leaf reached from `nodeId` by always taking the most recent child: where that branch ends today. */
@@ -53,6 +59,15 @@ export function currentBranch(graph: ThreadGraph): BranchEntry[] {
         : (getNode(graph, node.parentId)?.childrenIds ?? [node.id]).filter(
             (id) => id === node.id || getNode(graph, id)?.role === node.role,
           );
-    return { node, siblingIds, siblingIndex: siblingIds.indexOf(node.id) };
+    return { node, siblingIds, siblingIndex: siblingIds.indexOf(node.id), sideBySide: sideBySideOf(graph, node) };
   });
+}
+
+/** The answers written with `node`, side by side, by several models (it among them), or none when it was alone. */
+export function sideBySideOf(graph: ThreadGraph, node: MessageNode): MessageNode[] {
+  if (node.role !== 'assistant' || node.parentId === null) return [];
+  const together = (getNode(graph, node.parentId)?.childrenIds ?? [])
+    .map((id) => getNode(graph, id))
+    .filter((answer): answer is MessageNode => answer?.role === 'assistant' && answer.createdAt === node.createdAt);
+  return together.length > 1 ? together : [];
 }

@@ -4,7 +4,7 @@ export { useThreads, type ThreadsOptions, type ThreadsState } from './use-thread
 export { useThreadSearch, type ThreadSearch, type ThreadSearchOptions } from './use-thread-search.js';
 export { useBranch, type Branch } from './use-branch.js';
 export { useAttachmentUrl } from './use-attachment-url.js';
-export { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';
+export { branchTip, currentBranch, sideBySideOf, streamingNode, type BranchEntry } from './branch.js';
 export { snapshotGraph } from './graph-snapshot.js';
 export type { ConnectionStatus, CPPState } from './cpp-state.js';
 export { useToolCalls, type ToolCallEntry, type ToolCalls } from './use-tool-calls.js';

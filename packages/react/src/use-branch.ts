@@ -1,6 +1,7 @@
 import type { CPPClient, EditOptions, RegenerateOptions } from '@promethea/cpp-client';
 import type { MessageNode, ThreadGraph } from '@promethea/cpp-protocol';
 import { useCallback, useMemo } from 'react';
+import { streamingNodes } from '@promethea/cpp-protocol';
 import { branchTip, currentBranch, streamingNode, type BranchEntry } from './branch.js';
 
 export interface Branch {
@@ -8,21 +9,30 @@ export interface Branch {
   entries: BranchEntry[];
   /** The node the next prompt branches from. */
   headId: string | null;
-  /** The node being generated, wherever it is in the tree. */
+  /** The node being generated, wherever it is in the tree (the first, when several models answer side by side). */
   streaming: MessageNode | undefined;
+  /** Every node being generated: one answer, or the answers several models write side by side (PROTOCOL.md §30). */
+  streamingNodes: readonly MessageNode[];
   /** Show the neighbouring branch at the fork above `entry` (-1 the previous, +1 the next), to its tip. */
   showSibling(entry: BranchEntry, offset: number): Promise<void>;
   /** Show the branch through `nodeId`, down to its tip (the minimap's click). */
   showBranchOf(nodeId: string): Promise<void>;
-  /** A new answer beside the answer `nodeId` (or to the prompt `nodeId`), by `model`; settles when it ends. */
-  regenerate(nodeId: string, options?: Pick<RegenerateOptions, 'model'>): Promise<void>;
+  /**
+   * A new answer beside the answer `nodeId` (or to the prompt `nodeId`), by `model` (or one by each of `models`, side
+   * by side); settles when it ends.
+   */
+  regenerate(nodeId: string, options?: Pick<RegenerateOptions, 'model' | 'models'>): Promise<void>;
   /** The interrupted or failed answer `nodeId` goes on, in the same node, from where it stopped; settles when it ends. */
   continueAnswer(nodeId: string): Promise<void>;
   /**
    * The prompt `nodeId` rewritten: the new text, carrying `attachments` (PROTOCOL.md §27), goes beside it and is
    * answered by `model`; settles when the answer ends.
    */
-  edit(nodeId: string, userPrompt: string, options?: Pick<EditOptions, 'model' | 'attachments'>): Promise<void>;
+  edit(
+    nodeId: string,
+    userPrompt: string,
+    options?: Pick<EditOptions, 'model' | 'models' | 'attachments'>,
+  ): Promise<void>;
   /** Removes `nodeId` and everything under it; a head inside moves to its parent. */
   deleteBranch(nodeId: string): Promise<void>;
 }
@@ -35,6 +45,7 @@ export interface Branch {
 export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefined): Branch {
   const entries = useMemo(() => (graph ? currentBranch(graph) : []), [graph]);
   const streaming = useMemo(() => graph && streamingNode(graph), [graph]);
+  const streamingAll = useMemo(() => (graph ? streamingNodes(graph) : []), [graph]);
 
   const showBranchOf = useCallback(
     async (nodeId: string) => {
@@ -54,8 +65,8 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
 
   const threadId = graph?.threadId;
   const regenerate = useCallback(
-    async (nodeId: string, { model }: Pick<RegenerateOptions, 'model'> = {}) => {
-      if (client && threadId) await client.regenerate({ nodeId, threadId, model });
+    async (nodeId: string, { model, models }: Pick<RegenerateOptions, 'model' | 'models'> = {}) => {
+      if (client && threadId) await client.regenerate({ nodeId, threadId, model, models });
     },
     [client, threadId],
   );
@@ -69,9 +80,9 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     async (
       nodeId: string,
       userPrompt: string,
-      { model, attachments }: Pick<EditOptions, 'model' | 'attachments'> = {},
+      { model, models, attachments }: Pick<EditOptions, 'model' | 'models' | 'attachments'> = {},
     ) => {
-      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId, model, attachments });
+      if (client && threadId) await client.edit({ nodeId, userPrompt, threadId, model, models, attachments });
     },
     [client, threadId],
   );
@@ -86,6 +97,7 @@ export function useBranch(client: CPPClient | null, graph: ThreadGraph | undefin
     entries,
     headId: graph?.activeHeadMessageId ?? null,
     streaming,
+    streamingNodes: streamingAll,
     showSibling,
     showBranchOf,
     regenerate,

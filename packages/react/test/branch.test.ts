@@ -30,6 +30,17 @@ describe('currentBranch', () => {
     expect(streamingNode(tree.graph)?.id).toBe('msg_a3');
   });
 
+  it('gives an answer written side by side with others by several models the whole group, and no other answer one', () => {
+    const tree = new TestGraph().promptSideBySide(1, 3).finish(1).finish('1b').finish('1c').anchor('msg_a1b');
+    const entries = currentBranch(tree.graph);
+    expect(entries.map((entry) => entry.node.id)).toEqual(['msg_u1', 'msg_a1b']);
+    expect(entries[1]!.sideBySide.map((node) => node.id)).toEqual(['msg_a1', 'msg_a1b', 'msg_a1c']);
+    expect(entries[0]!.sideBySide).toEqual([]);
+    // An answer written alone has no group.
+    tree.prompt(2).finish(2);
+    expect(currentBranch(tree.graph).at(-1)!.sideBySide).toEqual([]);
+  });
+
   it('gives each message its sibling group at a fork', () => {
     const tree = new TestGraph().prompt(1).finish(1).prompt(2).finish(2).anchor('msg_a1').prompt(3).finish(3);
     const fork = currentBranch(tree.graph).find((entry) => entry.node.id === 'msg_u3');

@@ -1,4 +1,9 @@
-import { ATTACHMENT_MEDIA_TYPES, type MessageNode, type ModelInfo } from '@promethea/cpp-protocol';
+import {
+  ATTACHMENT_MEDIA_TYPES,
+  MODELS_PER_PROMPT_MAX,
+  type MessageNode,
+  type ModelInfo,
+} from '@promethea/cpp-protocol';
 import {
   useEffect,
   useId,
@@ -49,6 +54,9 @@ interface ComposerProps {
   onModelChange(model: string): void;
   /** The text in the box changed (typed, sent, cleared): other members see who types. */
   onTextChange?(text: string): void;
+  /** The models that answer the next message beside `model`, side by side (PROTOCOL.md §30). */
+  compared: readonly string[];
+  onComparedChange(compared: string[]): void;
 }
 
 /** The reference server's prompt limit (its `maxPromptLength` default), in UTF-16 code units as it counts them. */
@@ -254,6 +262,13 @@ export function Composer(props: ComposerProps) {
             ))}
           </select>
         )}
+        {models.length > 1 && (
+          <CompareModels
+            models={models.filter((offered) => offered.id !== model)}
+            compared={props.compared}
+            onChange={props.onComparedChange}
+          />
+        )}
         <p
           id={hintId}
           className={`composer-hint muted${blockedBy || notice || tooLong ? ' composer-hint-important' : ''}`}
@@ -277,6 +292,52 @@ export function Composer(props: ComposerProps) {
         </p>
       </div>
     </form>
+  );
+}
+
+/**
+ * The models that answer beside the one picked, each in an answer of its own, side by side: up to three more, the
+ * protocol's four in all.
+ */
+function CompareModels(props: {
+  models: ModelInfo[];
+  compared: readonly string[];
+  onChange(compared: string[]): void;
+}) {
+  const { models, onChange } = props;
+  const compared = props.compared.filter((id) => models.some((offered) => offered.id === id));
+  const full = compared.length >= MODELS_PER_PROMPT_MAX - 1;
+  return (
+    <details
+      className="model-compare"
+      // Closed once the focus leaves it, so that the list does not stay over the message box.
+      onBlur={(event) => {
+        if (!event.currentTarget.contains(event.relatedTarget as Node | null)) event.currentTarget.open = false;
+      }}
+    >
+      <summary title="Ask other models the same question and read their answers side by side">
+        Compare{compared.length > 0 ? ` (+${compared.length})` : ''}
+      </summary>
+      <fieldset>
+        <legend>Also answered by</legend>
+        {models.map((offered) => {
+          const checked = compared.includes(offered.id);
+          return (
+            <label key={offered.id}>
+              <input
+                type="checkbox"
+                checked={checked}
+                disabled={!checked && full}
+                onChange={() =>
+                  onChange(checked ? compared.filter((id) => id !== offered.id) : [...compared, offered.id])
+                }
+              />
+              {offered.label}
+            </label>
+          );
+        })}
+      </fieldset>
+    </details>
   );
 }
 

@@ -8,7 +8,7 @@ import {
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
 import type { Branch, ConnectionState } from '@promethea/cpp-react';
-import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import { AttachmentClient } from '../hooks/attachment-client.js';
 import { type AttachmentDraft, useAttachmentDrafts } from '../hooks/use-attachment-drafts.js';
 import { useTypingSignal } from '../hooks/use-typing-signal.js';
@@ -28,6 +28,9 @@ interface ConversationProps {
   /** The model the next prompt or pivot names; `undefined`: the server's default. */
   model: string | undefined;
   onModelChange(model: string): void;
+  /** The models that answer beside `model`, side by side (PROTOCOL.md §30); none: `model` alone. */
+  compared: readonly string[];
+  onComparedChange(compared: string[]): void;
   /** This browser's DID, once known: a prompt it wrote is "You", another member's shows its author. */
   ownDid: string | undefined;
   /** Shared with this identity as a reader: it sees the thread live and changes nothing. */
@@ -48,11 +51,20 @@ export function Conversation({
   models,
   model,
   onModelChange,
+  compared,
+  onComparedChange,
   ownDid,
   readOnly,
   othersHere,
 }: ConversationProps) {
-  const { entries, headId, streaming: generating } = branch;
+  const { entries, headId } = branch;
+  // The answer a send pivots: the head when it streams (an answer picked among several side by side), else the first.
+  const generating = branch.streamingNodes.find((node) => node.id === headId) ?? branch.streaming;
+  // The next message's models: several side by side, or the one picked.
+  const chosen = useMemo(() => {
+    const others = compared.filter((id) => id !== model);
+    return model !== undefined && others.length > 0 ? { models: [model, ...others] } : { model };
+  }, [model, compared]);
   const threadId = graph.threadId;
   const live = connection === 'live';
   // While the connection is down nothing streams here: the answer shows as cut off by it, with no Stop and no pivot.
@@ -122,9 +134,16 @@ export function Conversation({
     // then, it is cut there; if it was cut meanwhile, the message branches under it just the same (PROTOCOL.md §6.6).
     const generation =
       mode === 'pivot' || (unsent && generatingOnScreen)
-        ? client.pivot({ userPrompt, threadId, receivedContentLength: shownLength, model, attachments })
+        ? client.pivot({
+            userPrompt,
+            threadId,
+            nodeId: generating?.id,
+            receivedContentLength: shownLength,
+            ...chosen,
+            attachments,
+          })
         : (mode === 'stop-then-prompt' ? client.stop({ threadId }).catch(ignoreNotStreaming) : Promise.resolve()).then(
-            () => client.prompt({ userPrompt, threadId, model, parentNodeId: besidePrompt?.parentId, attachments }),
+            () => client.prompt({ userPrompt, threadId, ...chosen, parentNodeId: besidePrompt?.parentId, attachments }),
           );
     return generation.then(
       () => true,
@@ -137,9 +156,12 @@ export function Conversation({
     );
   };
 
+  // Stop ends every answer: several side by side each stop where the screen shows it, which is all the page holds.
+  const several = branch.streamingNodes.length > 1;
   const onStop = useCallback(() => {
-    client?.stop({ threadId, receivedContentLength: streamingOnScreen ? shownLength : undefined }).catch(report);
-  }, [client, threadId, streamingOnScreen, shownLength, report]);
+    const shown = streamingOnScreen && !several ? shownLength : undefined;
+    client?.stop({ threadId, receivedContentLength: shown }).catch(report);
+  }, [client, threadId, streamingOnScreen, several, shownLength, report]);
 
   const onAnchor = useCallback(
     (nodeId: string) => {
@@ -153,16 +175,16 @@ export function Conversation({
   // A regenerated answer and the answer to an edited prompt come from the model picked now, as a new prompt's does
   // (the server's default would otherwise write them). Continue goes on with the answer's own model.
   const onRegenerate = useCallback(
-    (nodeId: string) => void regenerate(nodeId, { model }).catch(report),
-    [regenerate, model, report],
+    (nodeId: string) => void regenerate(nodeId, chosen).catch(report),
+    [regenerate, chosen, report],
   );
   // An edit is a new prompt beside the old one, carrying the same files (PROTOCOL.md §27.4).
   const onEdit = useCallback(
     (nodeId: string, userPrompt: string) => {
       const edited = graph.nodes[nodeId];
-      void edit(nodeId, userPrompt, { model, attachments: edited?.attachments }).catch(report);
+      void edit(nodeId, userPrompt, { ...chosen, attachments: edited?.attachments }).catch(report);
     },
-    [edit, graph.nodes, model, report],
+    [edit, graph.nodes, chosen, report],
   );
   const onContinue = useCallback(
     (nodeId: string) => void continueAnswer(nodeId).catch(report),
@@ -241,6 +263,8 @@ export function Conversation({
           models={models}
           model={model}
           onModelChange={onModelChange}
+          compared={compared}
+          onComparedChange={onComparedChange}
           files={files}
           onTextChange={onTextChange}
         />

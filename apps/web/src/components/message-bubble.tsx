@@ -122,6 +122,51 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
   );
 });
 
+/**
+ * An answer of another model to the same prompt, shown beside the one the branch goes on from (PROTOCOL.md §30):
+ * its text as it streams and how it ended, and a way to go on from it instead, which anchors the head there.
+ */
+export const SideAnswer = memo(function SideAnswer(props: {
+  node: MessageNode;
+  connectionLost: boolean;
+  /** Goes on from this answer; absent for a reader, who changes nothing. */
+  onPick: ((nodeId: string) => void) | undefined;
+  report(error: unknown): void;
+}) {
+  const { node, connectionLost, onPick } = props;
+  const streaming = node.status === 'streaming' && !connectionLost;
+  const label = `Answer by ${node.model ?? 'the model'}${connectionLost ? ', cut off by the lost connection' : statusLabel(node)}`;
+  return (
+    <section
+      className={`side-answer status-${connectionLost ? 'connection-lost' : node.status}`}
+      aria-label={label}
+      aria-busy={streaming}
+      data-node-id={node.id}
+      data-status={node.status}
+    >
+      <header className="message-header">
+        <span className="message-author">
+          Assistant{node.model && <span className="message-model"> · {node.model}</span>}
+        </span>
+      </header>
+      {node.reasoning && <Reasoning text={node.reasoning} thinking={streaming && node.content === ''} />}
+      <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
+        {streaming && node.content === '' ? (
+          !node.reasoning && <p className="muted typing">Thinking…</p>
+        ) : (
+          <Markdown text={node.content} report={props.report} />
+        )}
+      </div>
+      <MessageFooter node={node} />
+      {onPick && (
+        <button type="button" className="quiet pick-answer" onClick={() => onPick(node.id)}>
+          Continue from this answer
+        </button>
+      )}
+    </section>
+  );
+});
+
 /** Edit in place, as chat apps do: the new text is asked beside the old, which stays one ‹ › away. */
 function EditForm({ text, onSubmit, onCancel }: { text: string; onSubmit(text: string): void; onCancel(): void }) {
   const submit = (event: FormEvent<HTMLFormElement>) => {

@@ -1,8 +1,9 @@
+import type { MessageNode } from '@promethea/cpp-protocol';
 import type { BranchEntry } from '@promethea/cpp-react';
-import { useCallback, useLayoutEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useLayoutEffect, useRef, useState, type CSSProperties, type ReactNode } from 'react';
 import { outsideModelView } from '../lib/model-view.js';
 import { moveFocus } from '../lib/roving-focus.js';
-import { MessageBubble } from './message-bubble.js';
+import { MessageBubble, SideAnswer } from './message-bubble.js';
 import type { MessageActionHandlers } from './message-actions.js';
 
 interface MessageListProps extends MessageActionHandlers {
@@ -155,6 +156,29 @@ export function MessageList(props: MessageListProps) {
     [onDelete],
   );
 
+  const bubble = (node: MessageNode, siblingIds: readonly string[], siblingIndex: number) => (
+    <MessageBubble
+      key={node.id}
+      node={node}
+      outsideModelView={unseen?.unseenIds.has(node.id) ?? false}
+      siblingIds={siblingIds}
+      siblingIndex={siblingIndex}
+      isHead={node.id === headId}
+      ownDid={props.ownDid}
+      connectionLost={connectionLost && node.status === 'streaming'}
+      isFocusStop={node.id === focusStopId}
+      onShowBranch={showBranch}
+      onEdit={props.onEdit}
+      onAnchor={props.onAnchor}
+      onRegenerate={props.onRegenerate}
+      onContinue={props.onContinue}
+      onDelete={deleteMessage}
+      onToolApproval={props.onToolApproval}
+      report={props.report}
+      readOnly={props.readOnly}
+    />
+  );
+
   return (
     <div className="message-pane">
       <div
@@ -190,33 +214,39 @@ export function MessageList(props: MessageListProps) {
           Up and down arrows move between messages; left and right arrows reach a message&apos;s actions.
         </p>
         {entries.length === 0 && empty}
-        {entries.map(({ node, siblingIds, siblingIndex }) => [
+        {entries.map(({ node, siblingIds, siblingIndex, sideBySide }) => [
           node.id === unseen?.resumesAtId && (
             <p key={`${node.id}-context-rule`} className="context-rule" role="note">
               The model did not see above this line, except the first message: {unseen.unseenIds.size} messages were
               left out of its latest answer to fit its context window.
             </p>
           ),
-          <MessageBubble
-            key={node.id}
-            node={node}
-            outsideModelView={unseen?.unseenIds.has(node.id) ?? false}
-            siblingIds={siblingIds}
-            siblingIndex={siblingIndex}
-            isHead={node.id === headId}
-            ownDid={props.ownDid}
-            connectionLost={connectionLost && node.status === 'streaming'}
-            isFocusStop={node.id === focusStopId}
-            onShowBranch={showBranch}
-            onEdit={props.onEdit}
-            onAnchor={props.onAnchor}
-            onRegenerate={props.onRegenerate}
-            onContinue={props.onContinue}
-            onDelete={deleteMessage}
-            onToolApproval={props.onToolApproval}
-            report={props.report}
-            readOnly={props.readOnly}
-          />,
+          sideBySide.length > 1 ? (
+            // Answers of several models to one prompt: side by side, the one the branch goes on from among them.
+            <ul
+              key={node.id}
+              className="side-by-side"
+              aria-label={`${sideBySide.length} answers side by side`}
+              style={{ '--answers': sideBySide.length } as CSSProperties}
+            >
+              {sideBySide.map((answer) => (
+                <li key={answer.id}>
+                  {answer.id === node.id ? (
+                    bubble(node, siblingIds, siblingIndex)
+                  ) : (
+                    <SideAnswer
+                      node={answer}
+                      connectionLost={connectionLost && answer.status === 'streaming'}
+                      onPick={props.readOnly ? undefined : onShowBranch}
+                      report={props.report}
+                    />
+                  )}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            bubble(node, siblingIds, siblingIndex)
+          ),
         ])}
         {pending.map(({ id, text }) => (
           // Not a message of the tree yet (no node, no actions, not a stop of the arrow keys): said as unsent.

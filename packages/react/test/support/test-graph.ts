@@ -14,7 +14,17 @@ export class TestGraph {
     return this;
   }
 
-  finish(n: number, content = `answer ${n}`): this {
+  /** As `prompt`, answered by several models side by side: `msg_a<n>`, then `msg_a<n>b`, `msg_a<n>c`… (§30). */
+  promptSideBySide(n: number, answers: number): this {
+    const more = Array.from({ length: answers - 1 }, (_, index) => ({
+      assistantNodeId: `msg_a${n}${String.fromCharCode(98 + index)}`,
+    }));
+    const input = { userNodeId: `msg_u${n}`, userPrompt: `prompt ${n}`, assistantNodeId: `msg_a${n}`, createdAt: n };
+    applyChange(this.graph, planPrompt(this.graph, { ...input, moreAnswers: more }));
+    return this;
+  }
+
+  finish(n: number | string, content = `answer ${n}`): this {
     applyChange(this.graph, planFinish(this.graph, { nodeId: `msg_a${n}`, status: 'completed', content }));
     return this;
   }
