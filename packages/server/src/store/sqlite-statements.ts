@@ -63,6 +63,7 @@ export interface SqliteStatements {
   selectNodeThread: Statement<[string], string>;
   selectStoredNode: Statement<[string], StoredNodeText>;
   upsertNode: Statement<NodeRow>;
+  insertImportedNode: Statement<NodeRow & { seq: number }>;
   updateStreamingToolCalls: Statement<{ threadId: string; nodeId: string; toolCalls: string | null }>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
@@ -214,6 +215,10 @@ export function prepareStatements(db: Database): SqliteStatements {
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls,
         attachments = excluded.attachments, context = excluded.context, author_did = excluded.author_did`),
+    // A node of a thread being imported: new in it, its seq its place in tree order (importThread).
+    insertImportedNode: db.prepare<NodeRow & { seq: number }>(`
+      INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context, author_did)
+      VALUES (@nodeId, @threadId, @parentId, @seq, @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments, @context, @authorDid)`),
     updateStreamingToolCalls: db.prepare<{ threadId: string; nodeId: string; toolCalls: string | null }>(`
       UPDATE nodes SET tool_calls = @toolCalls
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),
