@@ -314,6 +314,8 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
         readiness: () => this.readiness(),
         attachments: (request: IncomingMessage, response: ServerResponse, path: string) =>
           this.attachments.handle(request, response, path),
+        shares: (request: IncomingMessage, response: ServerResponse, path: string) =>
+          this.access.shareLinks.handle(request, response, path),
       };
       const httpOptions = { tls: options.tls, handshakeTimeoutMs: this.access.limits.handshakeTimeoutMs };
       this.ownHttpServer = createHttpServer(httpOptions, createHttpHandler(routes));
@@ -382,6 +384,14 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
     return this.attachments.handle(request, response, new URL(request.url ?? '/', 'http://localhost').pathname);
   }
 
+  /**
+   * Answers a request for a read-only share link's page or its files (docs/PROTOCOL.md §29.10), for an application
+   * that serves HTTP itself; false, leaving the request alone, when its path is not theirs.
+   */
+  handleShareRequest(request: IncomingMessage, response: ServerResponse): boolean {
+    return this.access.shareLinks.handle(request, response, new URL(request.url ?? '/', 'http://localhost').pathname);
+  }
+
   get connectionCount(): number {
     return this.sessions.size;
   }
@@ -420,6 +430,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       access: this.access.threads,
       members: this.access.members,
       invites: this.access.invites,
+      shareLinks: this.access.shareLinks,
       threadList: this.threadList,
       store: this.store,
       models: this.models,

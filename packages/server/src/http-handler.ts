@@ -2,7 +2,10 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { CPP_SESSION_PATH, CPP_SUBPROTOCOL } from '@promethea/cpp-protocol';
 import type { Registry } from 'prom-client';
 import sirv from 'sirv';
+import { securityHeaders } from './http-headers.js';
 import type { ReadinessReport } from './observability/readiness.js';
+
+export { securityHeaders } from './http-headers.js';
 
 export interface HttpRoutes {
   /** Static files (the web UI) served at `/`. */
@@ -13,6 +16,8 @@ export interface HttpRoutes {
   readiness(): Promise<ReadinessReport>;
   /** The attachment endpoints (docs/PROTOCOL.md §27): true when the path was theirs and the request is answered. */
   attachments?: (request: IncomingMessage, response: ServerResponse, path: string) => boolean;
+  /** The pages of read-only share links (docs/PROTOCOL.md §29.10): true when the path was theirs. */
+  shares?: (request: IncomingMessage, response: ServerResponse, path: string) => boolean;
 }
 
 /**
@@ -28,6 +33,7 @@ export function createHttpHandler(routes: HttpRoutes): RequestListener {
     if (path === '/readyz') return void answerReadiness(routes, response);
     if (path === '/metrics' && routes.metrics) return void answerMetrics(routes.metrics, response);
     if (routes.attachments?.(request, response, path)) return;
+    if (routes.shares?.(request, response, path)) return;
     if (path === CPP_SESSION_PATH) {
       return respond(
         response,
@@ -69,39 +75,6 @@ function serveWebUi(directory: string): (request: IncomingMessage, response: Ser
     if (path.endsWith('.map')) return notFound(response);
     const isFile = path.startsWith(HASHED_ASSETS) || /\.[^/]*$/.test(path);
     (isFile ? files : page)(request, response, () => notFound(response));
-  };
-}
-
-/** A Host header fit to be named in the policy: a DNS name or IP literal and a port, nothing that could add a directive. */
-const PLAIN_HOST = /^(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
-
-/**
- * The page may run only its own scripts and styles, talk only to its own origin (the session socket included,
- * named with ws:/wss: for browsers that do not count them as 'self'), show no frame and be framed by none, and
- * send no referrer: a link in a model's answer must not tell another site which page it was clicked on. Images come
- * from the origin (the attachments a message carries), `data:`, or `blob:`: the preview of a file the person is
- * attaching, which only the page's own scripts can make, from bytes the person chose.
- */
-export function securityHeaders(host: string | undefined): Record<string, string> {
-  const socket = host !== undefined && PLAIN_HOST.test(host) ? ` ws://${host} wss://${host}` : '';
-  const policy = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data: blob:",
-    "font-src 'self'",
-    `connect-src 'self'${socket}`,
-    "manifest-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-  return {
-    'Content-Security-Policy': policy,
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    'Cross-Origin-Opener-Policy': 'same-origin',
   };
 }
 

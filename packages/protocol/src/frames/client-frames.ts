@@ -373,6 +373,35 @@ export const InviteAcceptFrameSchema = clientFrame('CPP_INVITE_ACCEPT', z.object
  */
 export const TypingFrameSchema = clientFrame('CPP_TYPING', z.object({ threadId: ThreadIdSchema, typing: z.boolean() }));
 
+/** A read-only share link's token (docs/PROTOCOL.md §29.10): `cppshr_` and 43 base64url characters, 256 random bits. */
+export const ShareTokenSchema = z
+  .string()
+  .regex(/^cppshr_[A-Za-z0-9_-]{43}$/, 'expected a share token: cppshr_ followed by 43 of [A-Za-z0-9_-]');
+
+/** A share link's id, which names it to its owner without being the capability. */
+export const ShareLinkIdSchema = z
+  .string()
+  .regex(/^shr_[A-Za-z0-9_-]{22}$/, 'expected a share link id: shr_ and 22 of [A-Za-z0-9_-]');
+
+/** What a share link shows: the active branch (root to head) or the whole tree, as they are when it is made. */
+export const ShareScopeSchema = z.enum(['branch', 'tree']);
+export type ShareScope = z.infer<typeof ShareScopeSchema>;
+
+/** The owner makes a read-only link to a snapshot of the thread; answered by CPP_SHARE_LINK, which alone has the token. */
+export const ShareLinkCreateFrameSchema = clientFrame(
+  'CPP_SHARE_LINK_CREATE',
+  z.object({ threadId: ThreadIdSchema, scope: ShareScopeSchema }),
+);
+
+/** The owner's share links of the thread, without their tokens; answered by CPP_SHARE_LINKS. */
+export const ShareLinkListFrameSchema = clientFrame('CPP_SHARE_LINK_LIST', z.object({ threadId: ThreadIdSchema }));
+
+/** The owner revokes a share link: its page is gone at once; answered by CPP_SHARE_LINKS. */
+export const ShareLinkRevokeFrameSchema = clientFrame(
+  'CPP_SHARE_LINK_REVOKE',
+  z.object({ threadId: ThreadIdSchema, linkId: ShareLinkIdSchema }),
+);
+
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   PivotInitFrameSchema,
   AnchorHeadFrameSchema,
@@ -402,6 +431,9 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   InviteRevokeFrameSchema,
   InviteAcceptFrameSchema,
   TypingFrameSchema,
+  ShareLinkCreateFrameSchema,
+  ShareLinkListFrameSchema,
+  ShareLinkRevokeFrameSchema,
 ]);
 
 export type PivotInitFrame = z.infer<typeof PivotInitFrameSchema>;

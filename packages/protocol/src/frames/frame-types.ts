@@ -33,6 +33,9 @@ export const CLIENT_FRAME_TYPES = [
   'CPP_INVITE_REVOKE',
   'CPP_INVITE_ACCEPT',
   'CPP_TYPING',
+  'CPP_SHARE_LINK_CREATE',
+  'CPP_SHARE_LINK_LIST',
+  'CPP_SHARE_LINK_REVOKE',
 ] as const satisfies readonly ClientFrameType[];
 
 export const SERVER_FRAME_TYPES = [
@@ -57,4 +60,6 @@ export const SERVER_FRAME_TYPES = [
   'CPP_INVITE',
   'CPP_INVITES',
   'CPP_PRESENCE',
+  'CPP_SHARE_LINK',
+  'CPP_SHARE_LINKS',
 ] as const satisfies readonly ServerFrameType[];

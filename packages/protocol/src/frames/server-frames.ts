@@ -11,7 +11,15 @@ import {
   ToolCallSchema,
 } from '../node.js';
 import { AuthAcceptedFrameSchema, AuthChallengeFrameSchema } from './auth-frames.js';
-import { InviteIdSchema, InviteTokenSchema, MemberRoleSchema, ThreadIdSchema } from './client-frames.js';
+import {
+  InviteIdSchema,
+  InviteTokenSchema,
+  MemberRoleSchema,
+  ShareLinkIdSchema,
+  ShareScopeSchema,
+  ShareTokenSchema,
+  ThreadIdSchema,
+} from './client-frames.js';
 
 const LengthSchema = z.number().int().nonnegative();
 const VersionSchema = z.number().int().nonnegative();
@@ -273,6 +281,33 @@ export const PresenceFrameSchema = serverFrame(
   z.object({ threadId: ThreadIdSchema, present: z.array(PresentIdentitySchema) }),
 );
 
+/** A share link as its owner sees it: never its token, which only CPP_SHARE_LINK carries, once. */
+export const ShareLinkSummarySchema = z.object({
+  linkId: ShareLinkIdSchema,
+  scope: ShareScopeSchema,
+  /** Milliseconds since the Unix epoch: when the snapshot was taken. */
+  createdAt: z.number().int().nonnegative(),
+});
+export type ShareLinkSummary = z.infer<typeof ShareLinkSummarySchema>;
+
+/** A new share link with its token and the path its page is served at: the only time the server tells them. */
+export const ShareLinkFrameSchema = serverFrame(
+  'CPP_SHARE_LINK',
+  z.object({
+    threadId: ThreadIdSchema,
+    token: ShareTokenSchema,
+    /** The page's path on the server's origin: `/share/` and the token. */
+    path: z.string().regex(/^\/share\/cppshr_[A-Za-z0-9_-]{43}$/, 'expected /share/ and a share token'),
+    link: ShareLinkSummarySchema,
+  }),
+);
+
+/** The owner's share links of the thread, oldest first. */
+export const ShareLinksFrameSchema = serverFrame(
+  'CPP_SHARE_LINKS',
+  z.object({ threadId: ThreadIdSchema, links: z.array(ShareLinkSummarySchema) }),
+);
+
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   StreamHaltedFrameSchema,
   SyncGraphFrameSchema,
@@ -295,6 +330,8 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   InviteFrameSchema,
   InvitesFrameSchema,
   PresenceFrameSchema,
+  ShareLinkFrameSchema,
+  ShareLinksFrameSchema,
 ]);
 
 export type StreamHaltedFrame = z.infer<typeof StreamHaltedFrameSchema>;

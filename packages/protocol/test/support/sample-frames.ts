@@ -227,6 +227,24 @@ export const clientSamples: { [Type in ClientFrameType]: Extract<ClientFrame, { 
     id: 'request-24',
     payload: { threadId: THREAD_ID, typing: true },
   },
+  CPP_SHARE_LINK_CREATE: {
+    type: 'CPP_SHARE_LINK_CREATE',
+    timestamp: TIMESTAMP,
+    id: 'request-25',
+    payload: { threadId: THREAD_ID, scope: 'branch' },
+  },
+  CPP_SHARE_LINK_LIST: {
+    type: 'CPP_SHARE_LINK_LIST',
+    timestamp: TIMESTAMP,
+    id: 'request-26',
+    payload: { threadId: THREAD_ID },
+  },
+  CPP_SHARE_LINK_REVOKE: {
+    type: 'CPP_SHARE_LINK_REVOKE',
+    timestamp: TIMESTAMP,
+    id: 'request-27',
+    payload: { threadId: THREAD_ID, linkId: 'shr_AAAAAAAAAAAAAAAAAAAAAA' },
+  },
   CPP_MEMBER_LIST: {
     type: 'CPP_MEMBER_LIST',
     timestamp: TIMESTAMP,
@@ -472,6 +490,24 @@ export const serverSamples: { [Type in ServerFrameType]: Extract<ServerFrame, { 
       threadId: THREAD_ID,
       ownerDid: 'did:key:z6MkpTHR8VNsBxYAAWHut2Geadd9jSwuBV8xRoAnwWsdvktH',
       members: [{ did: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK', role: 'reader' }],
+    },
+  },
+  CPP_SHARE_LINK: {
+    type: 'CPP_SHARE_LINK',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      token: 'cppshr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      path: '/share/cppshr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      link: { linkId: 'shr_AAAAAAAAAAAAAAAAAAAAAA', scope: 'tree', createdAt: TIMESTAMP },
+    },
+  },
+  CPP_SHARE_LINKS: {
+    type: 'CPP_SHARE_LINKS',
+    timestamp: TIMESTAMP,
+    payload: {
+      threadId: THREAD_ID,
+      links: [{ linkId: 'shr_AAAAAAAAAAAAAAAAAAAAAA', scope: 'branch', createdAt: TIMESTAMP }],
     },
   },
   CPP_PRESENCE: {

@@ -152,21 +152,7 @@ export class AttachmentEndpoint {
     if (!record || !(await this.mayRead(record, identity))) throw notFound(attachmentId);
     const bytes = await store.attachmentBytes(record.sha256);
     if (!bytes) throw notFound(attachmentId);
-    const inline = isImageType(record.mediaType);
-    response.writeHead(200, {
-      'Content-Type': record.mediaType === 'text/plain' ? 'text/plain; charset=utf-8' : record.mediaType,
-      'Content-Length': bytes.length,
-      'Content-Disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeRFC5987(record.name)}`,
-      'X-Content-Type-Options': 'nosniff',
-      // Whatever the bytes hold, a browser opening them runs nothing, loads nothing and has no origin to act in.
-      'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
-      // An <img> of a page of another allowed origin sends no Origin: a server that takes other origins lets them embed.
-      'Cross-Origin-Resource-Policy': this.embeddable ? 'cross-origin' : 'same-origin',
-      'Referrer-Policy': 'no-referrer',
-      'Cache-Control': 'private, max-age=3600',
-      ETag: `"${record.sha256}"`,
-    });
-    response.end(request.method === 'HEAD' ? undefined : bytes);
+    sendAttachment(request, response, record, bytes, this.embeddable);
   }
 
   private get embeddable(): boolean {
@@ -188,6 +174,34 @@ export class AttachmentEndpoint {
     this.dependencies.onError(error);
     sendJson(response, 500, { code: ErrorCode.INTERNAL, message: 'the server failed; nothing was stored' });
   }
+}
+
+/**
+ * Serves an attachment's bytes (to its reader, or to a share link's, PROTOCOL.md §29.10) so that nothing in them can
+ * act: an attachment's disposition but for images, its sniffed type, and a sandbox. `embeddable`: the server takes
+ * other origins, whose pages may show it (an <img> of another origin sends no Origin).
+ */
+export function sendAttachment(
+  request: IncomingMessage,
+  response: ServerResponse,
+  record: Attachment,
+  bytes: Uint8Array,
+  embeddable: boolean,
+): void {
+  const inline = isImageType(record.mediaType);
+  response.writeHead(200, {
+    'Content-Type': record.mediaType === 'text/plain' ? 'text/plain; charset=utf-8' : record.mediaType,
+    'Content-Length': bytes.length,
+    'Content-Disposition': `${inline ? 'inline' : 'attachment'}; filename*=UTF-8''${encodeRFC5987(record.name)}`,
+    'X-Content-Type-Options': 'nosniff',
+    // Whatever the bytes hold, a browser opening them runs nothing, loads nothing and has no origin to act in.
+    'Content-Security-Policy': "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox",
+    'Cross-Origin-Resource-Policy': embeddable ? 'cross-origin' : 'same-origin',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'private, max-age=3600',
+    ETag: `"${record.sha256}"`,
+  });
+  response.end(request.method === 'HEAD' ? undefined : bytes);
 }
 
 /**

@@ -14,6 +14,8 @@ import { GenerationLimiter } from './limits/generation-limiter.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits/server-limits.js';
 import { MemoryReplayCache } from './replay-cache.js';
 import { ThreadAccess } from './thread-access.js';
+import { SAME_ORIGIN } from './origin-policy.js';
+import { ShareLinks } from './share-links.js';
 import { ThreadInvites } from './thread-invites.js';
 import { ThreadMembers } from './thread-members.js';
 import { admit, type Admission, type AdmissionSettings } from './upgrade-admission.js';
@@ -32,6 +34,8 @@ export class AccessControl {
   readonly members: ThreadMembers;
   /** The invites to shared threads. */
   readonly invites: ThreadInvites;
+  /** The read-only share links of threads. */
+  readonly shareLinks: ShareLinks;
   /** The answers being written at once, per connection, identity and server: every answer starts through it. */
   readonly generations: GenerationLimiter;
   private readonly admission: AdmissionSettings;
@@ -55,6 +59,8 @@ export class AccessControl {
     });
     this.members = new ThreadMembers(this.threads, store, auth !== 'claimed');
     this.invites = new ThreadInvites(this.threads, this.members, store, this.limits);
+    const embeddable = (options.allowedOrigins ?? ['*']).some((origin) => origin !== SAME_ORIGIN);
+    this.shareLinks = new ShareLinks(this.threads, store, this.limits, () => embeddable);
     this.generations = new GenerationLimiter(this.limits);
     this.admission = {
       auth,

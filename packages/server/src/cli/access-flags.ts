@@ -72,6 +72,12 @@ const LIMIT_FLAGS = {
     env: 'CPP_MAX_INVITES_PER_THREAD',
     description: 'usable invites one thread may have at once',
   },
+  maxShareLinksPerDid: {
+    flag: '--max-share-links-per-did <count>',
+    attribute: 'maxShareLinksPerDid',
+    env: 'CPP_MAX_SHARE_LINKS_PER_DID',
+    description: 'read-only share links one DID may have at once',
+  },
   maxNodesPerThread: {
     flag: '--max-nodes-per-thread <count>',
     attribute: 'maxNodesPerThread',

@@ -1,5 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type {
+  ShareLinkSummary,
+  MemberRole,
+  SearchHit,
+  ThreadMember,
+  ThreadSummary,
+  ToolCall,
+  TreeChange,
+} from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
   CommitMeta,
@@ -10,6 +18,7 @@ import type {
   ThreadPage,
   ThreadRecord,
   InviteRecord,
+  ShareLinkRecord,
 } from '../store/conversation-store.js';
 import type { Observers } from './observers.js';
 import { runObserved } from './run-observed.js';
@@ -60,6 +69,26 @@ export class ObservedStore implements ConversationStore {
 
   useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
     return this.timed('useInvite', () => this.store.useInvite(tokenHash, now));
+  }
+
+  createShareLink(link: ShareLinkRecord): Promise<boolean> {
+    return this.timed('createShareLink', () => this.store.createShareLink(link));
+  }
+
+  shareLinks(threadId: string): Promise<ShareLinkSummary[]> {
+    return this.timed('shareLinks', () => this.store.shareLinks(threadId));
+  }
+
+  countShareLinks(ownerDid: string): Promise<number> {
+    return this.timed('countShareLinks', () => this.store.countShareLinks(ownerDid));
+  }
+
+  revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
+    return this.timed('revokeShareLink', () => this.store.revokeShareLink(threadId, linkId));
+  }
+
+  findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined> {
+    return this.timed('findShareLink', () => this.store.findShareLink(tokenHash));
   }
 
   findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {

@@ -14,6 +14,7 @@ import {
 import type { Attachments } from '../attachments/attachments.js';
 import type { ConnectionGuard } from '../auth/connection-guard.js';
 import type { ThreadAccess, ThreadRight } from '../auth/thread-access.js';
+import type { ShareLinks } from '../auth/share-links.js';
 import type { ThreadInvites } from '../auth/thread-invites.js';
 import type { ThreadMembers } from '../auth/thread-members.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
@@ -41,6 +42,8 @@ export interface SessionDependencies {
   members: ThreadMembers;
   /** The invites to shared threads. */
   invites: ThreadInvites;
+  /** The read-only share links of threads. */
+  shareLinks: ShareLinks;
   /** The connections subscribed to their identity's thread list. */
   threadList: ThreadListFeed;
   maxFrameBytes: number;
@@ -227,6 +230,10 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       case 'CPP_INVITE_REVOKE':
       case 'CPP_INVITE_ACCEPT':
         return this.inTurn(frame, () => this.invite(frame));
+      case 'CPP_SHARE_LINK_CREATE':
+      case 'CPP_SHARE_LINK_LIST':
+      case 'CPP_SHARE_LINK_REVOKE':
+        return this.inTurn(frame, () => this.shareLink(frame));
     }
   }
 
@@ -346,6 +353,24 @@ export class ConnectionSession implements Subscriber, SocketHandlers {
       }
       case 'CPP_INVITE_ACCEPT':
         return this.send(encodeServerFrame('CPP_MEMBERS', await invites.accept(frame.payload.token, this.identity)));
+    }
+  }
+
+  /** The share link frames (docs/PROTOCOL.md §29.10): the owner's, answered with CPP_SHARE_LINK or CPP_SHARE_LINKS. */
+  private async shareLink(frame: Extract<ClientFrame, { type: `CPP_SHARE_LINK_${string}` }>): Promise<void> {
+    const { shareLinks } = this.dependencies;
+    const { threadId } = frame.payload;
+    switch (frame.type) {
+      case 'CPP_SHARE_LINK_CREATE': {
+        const made = await shareLinks.create(threadId, frame.payload.scope, this.identity);
+        return this.send(encodeServerFrame('CPP_SHARE_LINK', made));
+      }
+      case 'CPP_SHARE_LINK_LIST':
+        return this.send(encodeServerFrame('CPP_SHARE_LINKS', await shareLinks.list(threadId, this.identity)));
+      case 'CPP_SHARE_LINK_REVOKE': {
+        const left = await shareLinks.revoke(threadId, frame.payload.linkId, this.identity);
+        return this.send(encodeServerFrame('CPP_SHARE_LINKS', left));
+      }
     }
   }
 

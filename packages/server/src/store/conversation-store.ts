@@ -2,6 +2,8 @@ import type {
   Attachment,
   MemberRole,
   SearchHit,
+  ShareLinkSummary,
+  ShareScope,
   TextPart,
   ThreadGraph,
   ThreadMember,
@@ -36,6 +38,20 @@ export interface InviteRecord {
   expiresAt: number;
   maxUses: number;
   uses: number;
+}
+
+/** A read-only share link (docs/PROTOCOL.md §29.10), as stored: its token only as its SHA-256. */
+export interface ShareLinkRecord {
+  linkId: string;
+  threadId: string;
+  /** The identity that made it, whose limit of links it counts against. */
+  ownerDid: string;
+  /** Hex SHA-256 of the token: the token itself is never stored. */
+  tokenHash: string;
+  scope: ShareScope;
+  createdAt: number;
+  /** What the link shows, taken when it was made: JSON of a `ShareSnapshot`. */
+  snapshot: string;
 }
 
 /** A place in the thread list's order: threads sort by `updatedAt` descending, then `threadId` descending. */
@@ -146,6 +162,21 @@ export interface ConversationStore {
 
   /** The invite whose token hashes to `tokenHash` when it is usable at `now`, taking no use (a join looks first). */
   findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined>;
+
+  /** Stores a new share link; false, storing nothing, when there is no such thread. */
+  createShareLink(link: ShareLinkRecord): Promise<boolean>;
+
+  /** The thread's share links, oldest first. Deleting the thread removes them. */
+  shareLinks(threadId: string): Promise<ShareLinkSummary[]>;
+
+  /** How many share links `ownerDid` has made that are still there, across its threads. */
+  countShareLinks(ownerDid: string): Promise<number>;
+
+  /** Removes the share link; false when the thread has no such link. */
+  revokeShareLink(threadId: string, linkId: string): Promise<boolean>;
+
+  /** The share link whose token hashes to `tokenHash`, with its snapshot; `undefined` when there is none (any more). */
+  findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined>;
 
   /** How many threads the owner has, counting no further than `upTo` (a quota needs no more). */
   countThreads(ownerDid: string, upTo: number): Promise<number>;

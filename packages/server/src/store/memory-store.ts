@@ -3,6 +3,7 @@ import {
   type MemberRole,
   type ThreadMember,
   type SearchHit,
+  type ShareLinkSummary,
   type ThreadSummary,
   type ToolCall,
   type TreeChange,
@@ -17,6 +18,7 @@ import type {
   ThreadPage,
   ThreadRecord,
   InviteRecord,
+  ShareLinkRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText } from './memory-search.js';
@@ -35,6 +37,7 @@ interface MemoryThread {
   members: Map<string, MemberRole>;
   /** Invite id → invite. */
   invites: Map<string, InviteRecord>;
+  shareLinks: Map<string, ShareLinkRecord>;
 }
 
 /**
@@ -69,6 +72,7 @@ export class MemoryStore implements ConversationStore {
       nodes: new Map(),
       members: new Map(),
       invites: new Map(),
+      shareLinks: new Map(),
     });
   }
 
@@ -121,6 +125,40 @@ export class MemoryStore implements ConversationStore {
   async removeMember(threadId: string, did: string): Promise<boolean> {
     this.ensureOpen();
     return this.threads.get(threadId)?.members.delete(did) ?? false;
+  }
+
+  async createShareLink(link: ShareLinkRecord): Promise<boolean> {
+    this.ensureOpen();
+    const thread = this.threads.get(link.threadId);
+    thread?.shareLinks.set(link.linkId, { ...link });
+    return thread !== undefined;
+  }
+
+  async shareLinks(threadId: string): Promise<ShareLinkSummary[]> {
+    this.ensureOpen();
+    return [...(this.threads.get(threadId)?.shareLinks.values() ?? [])]
+      .sort((a, b) => a.createdAt - b.createdAt || (a.linkId < b.linkId ? -1 : 1))
+      .map(({ linkId, scope, createdAt }) => ({ linkId, scope, createdAt }));
+  }
+
+  async countShareLinks(ownerDid: string): Promise<number> {
+    this.ensureOpen();
+    let count = 0;
+    for (const thread of this.threads.values())
+      for (const link of thread.shareLinks.values()) if (link.ownerDid === ownerDid) count += 1;
+    return count;
+  }
+
+  async revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
+    this.ensureOpen();
+    return this.threads.get(threadId)?.shareLinks.delete(linkId) ?? false;
+  }
+
+  async findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined> {
+    this.ensureOpen();
+    for (const thread of this.threads.values())
+      for (const link of thread.shareLinks.values()) if (link.tokenHash === tokenHash) return { ...link };
+    return undefined;
   }
 
   async createInvite(invite: InviteRecord): Promise<boolean> {

@@ -188,6 +188,23 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX nodes_by_stored ON nodes (stored);
     `,
   },
+  {
+    name: 'share links',
+    sql: `
+    -- Read-only share links (issue 34): a token is a capability, kept only as its SHA-256; the snapshot is JSON.
+    CREATE TABLE share_links (
+      link_id text PRIMARY KEY,
+      thread_id text NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+      owner_did text NOT NULL,
+      token_hash text NOT NULL UNIQUE,
+      scope text NOT NULL CHECK (scope IN ('branch', 'tree')),
+      created_at bigint NOT NULL,
+      snapshot text NOT NULL
+    );
+    CREATE INDEX share_links_by_thread ON share_links (thread_id, created_at);
+    CREATE INDEX share_links_by_owner ON share_links (owner_did);
+    `,
+  },
 ];
 
 export interface MigrateOptions {

@@ -74,6 +74,15 @@ export const POSTGRES_STATEMENTS = {
     SELECT $1, $2, $3 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $1)
     ON CONFLICT (thread_id, did) DO UPDATE SET role = excluded.role`,
   deleteMember: 'DELETE FROM thread_members WHERE thread_id = $1 AND did = $2',
+  insertShareLink: `
+    INSERT INTO share_links (link_id, thread_id, owner_did, token_hash, scope, created_at, snapshot)
+    SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $2)`,
+  selectShareLinks: `SELECT link_id AS "linkId", scope, created_at::float8 AS "createdAt" FROM share_links
+    WHERE thread_id = $1 ORDER BY created_at, link_id`,
+  countShareLinks: 'SELECT COUNT(*)::integer AS count FROM share_links WHERE owner_did = $1',
+  deleteShareLink: 'DELETE FROM share_links WHERE thread_id = $1 AND link_id = $2',
+  selectShareLink: `SELECT link_id AS "linkId", thread_id AS "threadId", owner_did AS "ownerDid",
+    token_hash AS "tokenHash", scope, created_at::float8 AS "createdAt", snapshot FROM share_links WHERE token_hash = $1`,
   insertInvite: `
     INSERT INTO thread_invites (invite_id, thread_id, token_hash, role, created_at, expires_at, max_uses, uses)
     SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT FROM threads WHERE thread_id = $2)`,

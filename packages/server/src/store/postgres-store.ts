@@ -1,4 +1,5 @@
 import {
+  type ShareLinkSummary,
   nodesInTreeOrder,
   type MemberRole,
   type SearchHit,
@@ -18,6 +19,7 @@ import type {
   ThreadPage,
   ThreadRecord,
   InviteRecord,
+  ShareLinkRecord,
 } from './conversation-store.js';
 import { assembleGraph } from './graph-records.js';
 import * as attachments from './postgres-attachments.js';
@@ -127,6 +129,34 @@ export class PostgresStore implements ConversationStore {
       if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false;
       throw error;
     }
+  }
+
+  async createShareLink(link: ShareLinkRecord): Promise<boolean> {
+    const { linkId, threadId, ownerDid, tokenHash, scope, createdAt, snapshot } = link;
+    const values = [linkId, threadId, ownerDid, tokenHash, scope, createdAt, snapshot];
+    try {
+      return ((await this.pool.query(SQL.insertShareLink, values)).rowCount ?? 0) > 0;
+    } catch (error) {
+      // The thread was deleted between the check and the insert: its foreign key refuses the link.
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return false;
+      throw error;
+    }
+  }
+
+  async shareLinks(threadId: string): Promise<ShareLinkSummary[]> {
+    return (await this.pool.query<ShareLinkSummary>(SQL.selectShareLinks, [threadId])).rows;
+  }
+
+  async countShareLinks(ownerDid: string): Promise<number> {
+    return (await this.pool.query<{ count: number }>(SQL.countShareLinks, [ownerDid])).rows[0]?.count ?? 0;
+  }
+
+  async revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
+    return ((await this.pool.query(SQL.deleteShareLink, [threadId, linkId])).rowCount ?? 0) > 0;
+  }
+
+  async findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined> {
+    return (await this.pool.query<ShareLinkRecord>(SQL.selectShareLink, [tokenHash])).rows[0];
   }
 
   async createInvite(invite: InviteRecord): Promise<boolean> {

@@ -193,6 +193,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   DROP TRIGGER title_text_delete;
   DROP TRIGGER title_text_update;
   `,
+  `
+  -- Read-only share links (issue 34): a token is a capability, kept only as its SHA-256; the snapshot is JSON.
+  CREATE TABLE share_links (
+    link_id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL REFERENCES threads (thread_id) ON DELETE CASCADE,
+    owner_did TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    scope TEXT NOT NULL CHECK (scope IN ('branch', 'tree')),
+    created_at INTEGER NOT NULL,
+    snapshot TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX share_links_by_thread ON share_links (thread_id, created_at);
+  CREATE INDEX share_links_by_owner ON share_links (owner_did);
+  `,
 ];
 
 /**

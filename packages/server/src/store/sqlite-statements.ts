@@ -1,6 +1,12 @@
-import type { MemberRole, SearchHit, ThreadMember, ThreadSummary } from '@promethea/cpp-protocol';
+import type { MemberRole, SearchHit, ShareLinkSummary, ThreadMember, ThreadSummary } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { InviteRecord, OwnedThreadSummary, StreamedText, ThreadPosition } from './conversation-store.js';
+import type {
+  InviteRecord,
+  OwnedThreadSummary,
+  ShareLinkRecord,
+  StreamedText,
+  ThreadPosition,
+} from './conversation-store.js';
 import type { NodeColumns, NodeRow, StreamingNodeRow, ThreadRow } from './sql-rows.js';
 import type { TextPieceRow } from './streamed-text.js';
 
@@ -36,6 +42,9 @@ const SHARED_SUMMARY = `SELECT threads.thread_id AS threadId, threads.title, thr
 const INVITE_COLUMNS = `invite_id AS inviteId, thread_id AS threadId, token_hash AS tokenHash, role, created_at AS createdAt,
   expires_at AS expiresAt, max_uses AS maxUses, uses`;
 
+const SHARE_LINK_COLUMNS = `link_id AS linkId, thread_id AS threadId, owner_did AS ownerDid, token_hash AS tokenHash,
+  scope, created_at AS createdAt, snapshot`;
+
 /** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
@@ -52,6 +61,11 @@ export interface SqliteStatements {
   upsertMember: Statement<{ threadId: string; did: string; role: MemberRole }>;
   deleteMember: Statement<{ threadId: string; did: string }>;
   insertInvite: Statement<InviteRecord>;
+  insertShareLink: Statement<ShareLinkRecord>;
+  selectShareLinks: Statement<[string], ShareLinkSummary>;
+  countShareLinks: Statement<[string], number>;
+  deleteShareLink: Statement<{ threadId: string; linkId: string }>;
+  selectShareLink: Statement<[string], ShareLinkRecord>;
   selectInvites: Statement<{ threadId: string; now: number }, InviteRecord>;
   deleteInvite: Statement<{ threadId: string; inviteId: string }>;
   useInvite: Statement<{ tokenHash: string; now: number }, InviteRecord>;
@@ -167,6 +181,20 @@ export function prepareStatements(db: Database): SqliteStatements {
       ON CONFLICT (thread_id, did) DO UPDATE SET role = excluded.role`),
     deleteMember: db.prepare<{ threadId: string; did: string }>(
       'DELETE FROM thread_members WHERE thread_id = @threadId AND did = @did',
+    ),
+    insertShareLink: db.prepare<ShareLinkRecord>(`
+      INSERT INTO share_links (link_id, thread_id, owner_did, token_hash, scope, created_at, snapshot)
+      SELECT @linkId, @threadId, @ownerDid, @tokenHash, @scope, @createdAt, @snapshot
+      WHERE EXISTS (SELECT 1 FROM threads WHERE thread_id = @threadId)`),
+    selectShareLinks: db.prepare<[string], ShareLinkSummary>(
+      'SELECT link_id AS linkId, scope, created_at AS createdAt FROM share_links WHERE thread_id = ? ORDER BY created_at, link_id',
+    ),
+    countShareLinks: db.prepare<[string], number>('SELECT COUNT(*) FROM share_links WHERE owner_did = ?').pluck(),
+    deleteShareLink: db.prepare<{ threadId: string; linkId: string }>(
+      'DELETE FROM share_links WHERE thread_id = @threadId AND link_id = @linkId',
+    ),
+    selectShareLink: db.prepare<[string], ShareLinkRecord>(
+      `SELECT ${SHARE_LINK_COLUMNS} FROM share_links WHERE token_hash = ?`,
     ),
     insertInvite: db.prepare<InviteRecord>(`
       INSERT INTO thread_invites (invite_id, thread_id, token_hash, role, created_at, expires_at, max_uses, uses)

@@ -1,6 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type {
+  ShareLinkSummary,
+  MemberRole,
+  SearchHit,
+  ThreadMember,
+  ThreadSummary,
+  ToolCall,
+  TreeChange,
+} from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import type {
   AttachmentRecord,
@@ -12,6 +20,7 @@ import type {
   ThreadPage,
   ThreadRecord,
   InviteRecord,
+  ShareLinkRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
 import { SqliteAttachments } from './sqlite-attachments.js';
@@ -146,6 +155,30 @@ export class SqliteStore implements ConversationStore {
     const { changes } = this.statements.upsertMember.run({ threadId, did, role });
     this.checkpointer.wrote();
     return changes > 0;
+  }
+
+  async createShareLink(link: ShareLinkRecord): Promise<boolean> {
+    const { changes } = this.statements.insertShareLink.run(link);
+    this.checkpointer.wrote();
+    return changes > 0;
+  }
+
+  async shareLinks(threadId: string): Promise<ShareLinkSummary[]> {
+    return this.statements.selectShareLinks.all(threadId);
+  }
+
+  async countShareLinks(ownerDid: string): Promise<number> {
+    return this.statements.countShareLinks.get(ownerDid) ?? 0;
+  }
+
+  async revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
+    const { changes } = this.statements.deleteShareLink.run({ threadId, linkId });
+    this.checkpointer.wrote();
+    return changes > 0;
+  }
+
+  async findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined> {
+    return this.statements.selectShareLink.get(tokenHash);
   }
 
   async createInvite(invite: InviteRecord): Promise<boolean> {

@@ -1,4 +1,12 @@
-import type { MemberRole, SearchHit, ThreadMember, ThreadSummary, ToolCall, TreeChange } from '@promethea/cpp-protocol';
+import type {
+  ShareLinkSummary,
+  MemberRole,
+  SearchHit,
+  ThreadMember,
+  ThreadSummary,
+  ToolCall,
+  TreeChange,
+} from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
   CommitMeta,
@@ -9,6 +17,7 @@ import type {
   ThreadPage,
   ThreadRecord,
   InviteRecord,
+  ShareLinkRecord,
 } from '../store/conversation-store.js';
 import { importChange } from '../store/graph-records.js';
 import type { ThreadListFeed } from './thread-list-feed.js';
@@ -68,6 +77,26 @@ export class ListFeedingStore implements ConversationStore {
 
   useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
     return this.store.useInvite(tokenHash, now);
+  }
+
+  createShareLink(link: ShareLinkRecord): Promise<boolean> {
+    return this.store.createShareLink(link);
+  }
+
+  shareLinks(threadId: string): Promise<ShareLinkSummary[]> {
+    return this.store.shareLinks(threadId);
+  }
+
+  countShareLinks(ownerDid: string): Promise<number> {
+    return this.store.countShareLinks(ownerDid);
+  }
+
+  revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
+    return this.store.revokeShareLink(threadId, linkId);
+  }
+
+  findShareLink(tokenHash: string): Promise<ShareLinkRecord | undefined> {
+    return this.store.findShareLink(tokenHash);
   }
 
   findInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {

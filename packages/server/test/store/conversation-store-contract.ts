@@ -2,7 +2,7 @@ import { applyChange, emptyGraph, newMessageId, newThreadId, planFinish, planPro
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import type { ToolCall } from '@promethea/cpp-protocol';
-import type { ConversationStore, InviteRecord } from '../../src/store/conversation-store.js';
+import type { ConversationStore, InviteRecord, ShareLinkRecord } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { describeAttachmentContract } from './attachment-store-contract.js';
 import { applyOperation, operationArbitrary } from './random-operations.js';
@@ -791,6 +791,40 @@ export function describeConversationStoreContract(name: string, open: () => Prom
 
         await driver.expectStoreToMatch(reopened);
         expect(await reopened.members(driver.threadId)).toStrictEqual([{ did: BOB, role: 'writer' }]);
+      });
+    });
+
+    describe('share links', () => {
+      const linkOf = (threadId: string, fields: Partial<ShareLinkRecord> = {}): ShareLinkRecord => ({
+        linkId: `shr_${newThreadId().slice(-22)}`,
+        threadId,
+        ownerDid: ALICE,
+        tokenHash: newThreadId().padEnd(64, '0').slice(0, 64),
+        scope: 'branch',
+        createdAt: 100,
+        snapshot: '{"title":"t","scope":"branch","nodes":[]}',
+        ...fields,
+      });
+
+      it('keeps links with their snapshot, lists them oldest first, counts them per owner, revokes them', async () => {
+        const driver = await startThread();
+        const later = linkOf(driver.threadId, { createdAt: 200, scope: 'tree' });
+        const earlier = linkOf(driver.threadId);
+        expect(await store.createShareLink(later)).toBe(true);
+        expect(await store.createShareLink(earlier)).toBe(true);
+        expect(await store.createShareLink(linkOf(newThreadId()))).toBe(false);
+        const summary = ({ linkId, scope, createdAt }: ShareLinkRecord) => ({ linkId, scope, createdAt });
+        expect(await store.shareLinks(driver.threadId)).toStrictEqual([summary(earlier), summary(later)]);
+        expect(await store.countShareLinks(ALICE)).toBe(2);
+        expect(await store.countShareLinks(BOB)).toBe(0);
+        expect(await store.findShareLink(later.tokenHash)).toStrictEqual(later);
+
+        expect(await store.revokeShareLink(driver.threadId, later.linkId)).toBe(true);
+        expect(await store.revokeShareLink(driver.threadId, later.linkId)).toBe(false);
+        expect(await store.findShareLink(later.tokenHash)).toBeUndefined();
+        await store.deleteThread(driver.threadId);
+        expect(await store.findShareLink(earlier.tokenHash)).toBeUndefined();
+        expect(await store.countShareLinks(ALICE)).toBe(0);
       });
     });
 

@@ -26,6 +26,8 @@ export interface ServerLimits {
   maxMembersPerThread: number;
   /** Usable invites one thread may have at once: CPP_INVITE_CREATE of one more is RATE_LIMITED. */
   maxInvitesPerThread: number;
+  /** Read-only share links one DID may have at once, across its threads: CPP_SHARE_LINK_CREATE of one more is RATE_LIMITED. */
+  maxShareLinksPerDid: number;
   /** Nodes one thread may hold: a prompt or pivot that would pass it is RATE_LIMITED. */
   maxNodesPerThread: number;
   /**
@@ -71,6 +73,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxThreadsPerDid: 0,
   maxMembersPerThread: 100,
   maxInvitesPerThread: 100,
+  maxShareLinksPerDid: 100,
   maxNodesPerThread: 10_000,
   maxThreadBytes: 8 * 1024 * 1024,
   syncsPerMinute: 60,

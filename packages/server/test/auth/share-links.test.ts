@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { securityHeaders } from '../../src/http-handler.js';
+import { completion, expectError, openThread, prompt } from '../support/protocol-steps.js';
+import type { RawClient } from '../support/raw-client.js';
+import { useServer } from '../support/start-server.js';
+import { connectAs } from './support/authenticate.js';
+import { TestIdentity } from './support/did-key-identity.js';
+
+const fixture = useServer();
+const alice = TestIdentity.generate();
+const bob = TestIdentity.generate();
+
+async function shareLink(owner: RawClient, threadId: string, scope: 'branch' | 'tree', id = 'share') {
+  owner.send('CPP_SHARE_LINK_CREATE', { threadId, scope }, { id });
+  return (await owner.next('CPP_SHARE_LINK')).payload;
+}
+
+/** The page as anyone gets it: plain HTTP, no identity, no socket. */
+function read(path: string): Promise<Response> {
+  return fetch(new URL(path, fixture.server.url.replace(/^ws/, 'http')));
+}
+
+describe('a read-only share link', () => {
+  it('serves a snapshot of the active branch to anyone, with the app’s policy, until its owner revokes it', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const owner = await connectAs(fixture, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    const first = await prompt(owner, threadId, 'Is <b>this</b> & that "escaped"?');
+    await completion(owner, threadId, first.assistantNodeId);
+
+    const made = await shareLink(owner, threadId, 'branch');
+    expect(made.token).toMatch(/^cppshr_[A-Za-z0-9_-]{43}$/);
+    expect(made.path).toBe(`/share/${made.token}`);
+    const page = await read(made.path);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toBe(securityHeaders(undefined)['Content-Security-Policy']);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const html = await page.text();
+    expect(html).toContain('Is &#60;b&#62;this&#60;/b&#62; &#38; that &#34;escaped&#34;?');
+    expect(html).not.toContain('<b>this</b>');
+    expect(html).toContain(`data-node-id="${first.assistantNodeId}"`);
+    expect(html).not.toContain('<script');
+    expect((await read('/share/page.css')).status).toBe(200);
+
+    // A snapshot: what comes after it is not on the page.
+    const later = await prompt(owner, threadId, 'Said after the link was made');
+    await completion(owner, threadId, later.assistantNodeId);
+    expect(await (await read(made.path)).text()).not.toContain('Said after the link was made');
+
+    owner.send('CPP_SHARE_LINK_LIST', { threadId });
+    expect((await owner.next('CPP_SHARE_LINKS')).payload.links).toEqual([made.link]);
+    owner.send('CPP_SHARE_LINK_REVOKE', { threadId, linkId: made.link.linkId });
+    expect((await owner.next('CPP_SHARE_LINKS')).payload.links).toEqual([]);
+    const revoked = await read(made.path);
+    expect(revoked.status).toBe(404);
+    expect(await revoked.text()).toBe(await (await read(`/share/cppshr_${'A'.repeat(43)}`)).text());
+  });
+
+  it('of the whole tree shows every branch; deleting the thread takes its links', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const owner = await connectAs(fixture, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    const first = await prompt(owner, threadId, 'First branch');
+    await completion(owner, threadId, first.assistantNodeId);
+    const second = await prompt(owner, threadId, 'Second branch', { parentNodeId: null });
+    await completion(owner, threadId, second.assistantNodeId);
+
+    const tree = await shareLink(owner, threadId, 'tree');
+    const branch = await shareLink(owner, threadId, 'branch', 'branch');
+    const shown = async (path: string) =>
+      [...(await (await read(path)).text()).matchAll(/data-node-id="([^"]+)"/g)].map((match) => match[1]);
+    expect(await shown(tree.path)).toEqual([
+      first.userNodeId,
+      first.assistantNodeId,
+      second.userNodeId,
+      second.assistantNodeId,
+    ]);
+    expect(await shown(branch.path)).toEqual([second.userNodeId, second.assistantNodeId]);
+
+    owner.send('CPP_THREAD_DELETE', { threadId });
+    await owner.next('CPP_THREAD_DELETED');
+    expect((await read(tree.path)).status).toBe(404);
+  });
+
+  it("is the owner's alone, and limited per identity", async () => {
+    await fixture.start({ auth: 'did-key', limits: { maxShareLinksPerDid: 1 } });
+    const owner = await connectAs(fixture, alice);
+    const { threadId } = await openThread(owner);
+    owner.send('CPP_MEMBER_ADD', { threadId, did: bob.did, role: 'writer' });
+    await owner.next('CPP_MEMBERS');
+    const member = await connectAs(fixture, bob);
+    member.send('CPP_SHARE_LINK_CREATE', { threadId, scope: 'tree' }, { id: 'member' });
+    await expectError(member, 'FORBIDDEN', { refId: 'member' });
+
+    await shareLink(owner, threadId, 'tree');
+    owner.send('CPP_SHARE_LINK_CREATE', { threadId, scope: 'branch' }, { id: 'second' });
+    await expectError(owner, 'RATE_LIMITED', { refId: 'second' });
+  });
+});
