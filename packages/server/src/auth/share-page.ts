@@ -29,12 +29,12 @@ export function sharePage(snapshot: ShareSnapshot, basePath: string, createdAt: 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${SHARE_STYLESHEET_PATH}">
 </head>
 <body>
 <main>
-<h1>${escape(title)}</h1>
+<h1>${escapeHtml(title)}</h1>
 <p class="note">A read-only copy of ${what}, as it was on <time datetime="${new Date(createdAt).toISOString()}">${new Date(createdAt).toUTCString()}</time>.</p>
 ${messages || '<p class="note">No messages.</p>'}
 </main>
@@ -44,19 +44,19 @@ ${messages || '<p class="note">No messages.</p>'}
 }
 
 function message(node: MessageNode, depth: number, basePath: string): string {
-  const who = node.role === 'user' ? 'User' : `Assistant${node.model ? ` · ${escape(node.model)}` : ''}`;
-  const status = node.status === 'completed' ? '' : ` <span class="status">(${escape(node.status)})</span>`;
+  const who = node.role === 'user' ? 'User' : `Assistant${node.model ? ` · ${escapeHtml(node.model)}` : ''}`;
+  const status = node.status === 'completed' ? '' : ` <span class="status">(${escapeHtml(node.status)})</span>`;
   const files = (node.attachments ?? [])
     .map((file) => {
       const href = `${basePath}/attachments/${encodeURIComponent(file.id)}`;
       return file.mediaType.startsWith('image/')
-        ? `<li><img src="${href}" alt="${escape(file.name)}"></li>`
-        : `<li><a href="${href}">${escape(file.name)}</a></li>`;
+        ? `<li><img src="${href}" alt="${escapeHtml(file.name)}"></li>`
+        : `<li><a href="${href}">${escapeHtml(file.name)}</a></li>`;
     })
     .join('');
-  return `<article class="message ${node.role} depth-${Math.min(depth, MAX_DEPTH)}" data-node-id="${escape(node.id)}">
+  return `<article class="message ${node.role} depth-${Math.min(depth, MAX_DEPTH)}" data-node-id="${escapeHtml(node.id)}">
 <h2>${who}${status}</h2>
-${files ? `<ul class="files">${files}</ul>` : ''}<div class="text">${escape(node.content)}</div>
+${files ? `<ul class="files">${files}</ul>` : ''}<div class="text">${escapeHtml(node.content)}</div>
 </article>`;
 }
 
@@ -70,7 +70,7 @@ function depthsOf(nodes: readonly MessageNode[]): Map<string, number> {
   return depths;
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
