@@ -6,6 +6,7 @@ import type { Figure } from './figure.js';
 import { openFileLimit } from './file-limit.js';
 import { measureCapacity } from './measure-capacity.js';
 import { measureContext } from './measure-context.js';
+import { measureModels } from './measure-models.js';
 import { measureGateway } from './measure-gateway.js';
 import { measureMemory } from './measure-memory.js';
 import { AT_CAPACITY_80, measurePivot } from './measure-pivot.js';
@@ -63,6 +64,7 @@ try {
   if (options.only.includes('sync')) await collect('sync', measureSync(context));
   if (options.only.includes('scale')) await collect('scale', measureScale(context));
   if (options.only.includes('context')) await collect('context', measureContext(context));
+  if (options.only.includes('models')) await collect('models', measureModels(context));
 } finally {
   await load.stop();
 }

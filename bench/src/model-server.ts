@@ -7,6 +7,12 @@ export interface ModelServerReady {
   baseUrl: string;
 }
 
+/**
+ * How long the model "thinks" before its first token, in ms (the first argument; default 0: at once). A hosted model
+ * takes hundreds of milliseconds; 0 leaves only what CPP adds.
+ */
+const FIRST_TOKEN_DELAY_MS = Number(process.argv[2] ?? 0);
+
 /** Tokens of each answer after the first, and the pause before each. */
 const FOLLOWING_TOKENS = 7;
 const TOKEN_PAUSE_MS = 1;
@@ -26,6 +32,7 @@ const server = createServer((request, response) => {
 
 async function answer(response: ServerResponse): Promise<void> {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (FIRST_TOKEN_DELAY_MS > 0) await sleep(FIRST_TOKEN_DELAY_MS);
   response.write(
     event({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }] }),
   );

@@ -9,6 +9,7 @@ import {
   CPPServer,
   MemoryStore,
   createModelProvider,
+  type CPPServerOptions,
   type ConversationStore,
   type ModelProvider,
 } from '@promethea/cpp-server';
@@ -26,7 +27,14 @@ import { startSseServer } from './sse-server.js';
 export interface ServerConfig {
   kind: ServerKind;
   store: 'memory' | 'sqlite';
-  model: { kind: 'paced'; intervalMs: number; tokens: number } | { kind: 'openai-compatible'; baseUrl: string };
+  model:
+    | { kind: 'paced'; intervalMs: number; tokens: number }
+    | {
+        kind: 'openai-compatible';
+        baseUrl: string;
+        /** Offered as that many models (`model-1`, `model-2`, …), each its own provider: several per prompt. */
+        models?: number;
+      };
   /** The shortest time between two chunks of one answer, on either server. */
   chunkIntervalMs: number;
 }
@@ -97,7 +105,7 @@ async function startCpp(): Promise<BaselineServer> {
     port: 0,
     host: '127.0.0.1',
     store,
-    model: modelOf(config.model),
+    ...modelsOf(config.model),
     chunkIntervalMs: config.chunkIntervalMs,
     limits: BENCH_LIMITS,
   });
@@ -112,6 +120,19 @@ async function startPacedServer(kind: Exclude<ServerKind, 'cpp'>): Promise<Basel
   if (kind === 'socketio') return startSocketIoServer(streams);
   if (kind === 'sse') return startSseServer(streams);
   return startBaselineServer(streams);
+}
+
+/** The server's model, or its models when the config offers several. */
+function modelsOf(model: ServerConfig['model']): Pick<CPPServerOptions, 'model' | 'models'> {
+  if (model.kind === 'paced' || model.models === undefined) return { model: modelOf(model) };
+  const count = model.models;
+  return {
+    models: Array.from({ length: count }, (_, index) => ({
+      id: `model-${index + 1}`,
+      label: `model ${index + 1}`,
+      provider: modelOf(model),
+    })),
+  };
 }
 
 function modelOf(model: ServerConfig['model']): ModelProvider {
