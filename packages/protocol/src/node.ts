@@ -64,6 +64,11 @@ void toolCallShapes;
 export const AnswerContextSchema = z.object({
   fromNodeId: MessageIdSchema,
   omittedNodes: z.number().int().positive(),
+  /**
+   * The summary of the nodes left out that the model read in their place, when its server fits a branch by
+   * summarising (docs/PROTOCOL.md §28.5); absent when they were dropped.
+   */
+  summary: z.string().optional(),
 });
 export type AnswerContext = z.infer<typeof AnswerContextSchema>;
 

@@ -51,7 +51,7 @@ export type {
   ModelToolCall,
   ToolCallStreamPart,
 } from './model/model-provider.js';
-export { ModelCatalog, type ModelEntry } from './model/model-catalog.js';
+export { ModelCatalog, type ContextStrategy, type ModelEntry } from './model/model-catalog.js';
 export { ProviderError } from './model/provider-error.js';
 export { DemoProvider, demoModels, type DemoProviderOptions } from './model/demo-provider.js';
 export { DEMO_TOOLS_MODEL, DemoToolsProvider } from './model/demo-tools-provider.js';

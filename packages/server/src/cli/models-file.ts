@@ -41,6 +41,10 @@ const ModelsFileEntrySchema = z
     demoDelayMs: Count.optional(),
     contextWindow: z.number().int().positive().optional(),
     reservedOutputTokens: z.number().int().positive().optional(),
+    /** How a branch longer than the window is fitted (docs/PROTOCOL.md §28.5): its oldest turns dropped, or summarised. */
+    contextStrategy: z.enum(['drop-oldest', 'summarize']).optional(),
+    /** The id of the model that writes the summary, one of this file's; default: the model itself. */
+    summaryModel: z.string().min(1).optional(),
     /** Anthropic's extended thinking: its minimum budget is 1,024 tokens. */
     thinkingBudgetTokens: z.number().int().min(1024).optional(),
   })
@@ -112,6 +116,12 @@ export async function readModelsFile(
     if (first < index)
       throw invalid(`models[${index}].id: "${id}" is the id of models[${first}] too; give each its own`);
   });
+  models.forEach(({ entry }, index) => {
+    if (entry.summaryModel !== undefined && !ids.includes(entry.summaryModel))
+      throw invalid(
+        `models[${index}].summaryModel: "${entry.summaryModel}" is not the id of any model (${ids.join(', ')})`,
+      );
+  });
   const defaultModel = parsed.data.default;
   if (defaultModel !== undefined && !ids.includes(defaultModel))
     throw invalid(`default: "${defaultModel}" is not the id of any model (${ids.join(', ')})`);
@@ -123,6 +133,8 @@ export async function readModelsFile(
       ...withoutUnset({
         contextWindow: entry.contextWindow,
         reservedOutputTokens: entry.reservedOutputTokens ?? entry.maxTokens,
+        contextStrategy: entry.contextStrategy,
+        summaryModel: entry.summaryModel,
       }),
     })),
     defaultModel,
@@ -148,6 +160,8 @@ function configOf(
     apiKeyEnv: _apiKeyEnv,
     contextWindow: _contextWindow,
     reservedOutputTokens: _reservedOutputTokens,
+    contextStrategy: _contextStrategy,
+    summaryModel: _summaryModel,
     ...entry
   }: ModelsFileEntry,
   policy: Partial<ProviderConfig>,

@@ -12,6 +12,8 @@ export interface FittedContext {
   context?: AnswerContext;
   /** The tokens of `messages` as counted for the model's window (0 for a model without one). */
   tokens: number;
+  /** The nodes left out, between the first prompt and `context.fromNodeId`; absent when none was. */
+  omitted?: MessageNode[];
 }
 
 /** A node's tokens, kept with the text they were counted on (a streaming node's text grows) and how. */
@@ -42,13 +44,16 @@ export class ContextFitter {
     window: ContextWindow | undefined,
     modelId: string,
     readBytes: ReadAttachmentBytes,
+    /** Kept, when the branch does not fit whole, for a summary of what is left out (docs/PROTOCOL.md §28.5). */
+    summaryTokens = 0,
   ): FittedContext {
     // A model of no known window is given the whole branch, uncounted.
     if (!window) return { messages: modelMessages(branch, readBytes), tokens: 0 };
     const tokens = branch.map((node) => this.tokensOf(node, window.counter));
     const total = tokens.reduce((sum, count) => sum + count, 0);
-    const budget = (window.tokens - window.reservedOutputTokens) / window.estimateScale - window.fixedTokens;
-    if (total <= budget) return { messages: modelMessages(branch, readBytes), tokens: total };
+    const whole = (window.tokens - window.reservedOutputTokens) / window.estimateScale - window.fixedTokens;
+    if (total <= whole) return { messages: modelMessages(branch, readBytes), tokens: total };
+    const budget = whole - summaryTokens;
     const turnStart = Math.max(1, lastUserIndex(branch));
     let kept = tokens[0]! + tokens.slice(turnStart).reduce((sum, count) => sum + count, 0);
     if (kept > budget) throw tooLong(kept, window, modelId);
@@ -61,6 +66,7 @@ export class ContextFitter {
       messages: modelMessages(fitted, readBytes),
       context: { fromNodeId: branch[from]!.id, omittedNodes: from - 1 },
       tokens: kept,
+      omitted: branch.slice(1, from),
     };
   }
 

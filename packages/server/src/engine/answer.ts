@@ -24,6 +24,8 @@ import {
   type ThreadGraph,
   type TreeChange,
 } from '@promethea/cpp-protocol';
+import { BranchSummaries, withSummary } from '../context/branch-summaries.js';
+import type { ContextWindow } from '../context/context-window.js';
 import { ContextFitter, type FittedContext } from '../context/context-fitting.js';
 import type { ModelCatalog } from '../model/model-catalog.js';
 import { ProviderError } from '../model/provider-error.js';
@@ -245,6 +247,10 @@ export class ThreadAnswer {
    * whole branch), and the estimated tokens, which the provider's reported usage corrects.
    */
   private readonly fittedContexts = new WeakMap<AnswerStream, FittedContext>();
+  /** The summaries read in place of what windows leave out, per branch point (docs/PROTOCOL.md §28.5). */
+  private readonly summaries: BranchSummaries;
+  /** Answers about to be spawned whose context was fitted with a summary, by node id (`summarise`). */
+  private readonly summarised = new Map<string, FittedContext>();
 
   constructor(
     private readonly graph: ThreadGraph,
@@ -255,7 +261,9 @@ export class ThreadAnswer {
     /** The thread's turn: an answer that ends by itself is finished in it. */
     private readonly queue: SerialQueue,
     private readonly dependencies: AnswerDependencies,
-  ) {}
+  ) {
+    this.summaries = new BranchSummaries((error) => dependencies.onBackgroundError(error, graph.threadId));
+  }
 
   // ---- Halt: the running answer stops at its cut ----
 
@@ -362,6 +370,8 @@ export class ThreadAnswer {
     titling: Titling,
   ): Promise<void> {
     const planned = this.plan(plan);
+    const summarising = this.summarise(planned, assistantNodeIds);
+    if (summarising) await summarising;
     const { change, streams } = await this.commitAnswer(
       plan,
       planned,
@@ -380,6 +390,46 @@ export class ThreadAnswer {
       this.generation.abandon();
       throw error;
     }
+  }
+
+  /**
+   * Fits the answers `assistantNodeIds` that `planned` creates whose model summarises what its window leaves out
+   * (docs/PROTOCOL.md §28.5), the summary made once per branch point (`BranchSummaries`), for `spawn` to use.
+   * Undefined, without a wait, when no answer needs a summary.
+   */
+  summarise(planned: TreeChange, assistantNodeIds: readonly string[]): Promise<void> | undefined {
+    const { models, store } = this.dependencies;
+    const waits: Promise<void>[] = [];
+    for (const nodeId of assistantNodeIds) {
+      const model = planned.nodes.find((node) => node.id === nodeId)?.model;
+      const summarizer = models.summarizerOf(model);
+      const window = models.contextWindowOf(model);
+      if (!summarizer || !window) continue;
+      const room = summaryRoom(window);
+      const branch = pathToRootAfter(this.graph, planned, nodeId);
+      let shorter: FittedContext;
+      try {
+        shorter = this.contextFitter.fit(
+          branch,
+          window,
+          model ?? models.defaultId,
+          (sha256) => store.attachmentBytes(sha256),
+          room,
+        );
+      } catch {
+        // CONTEXT_TOO_LONG: the spawn's own fitting refuses it, letting the generation go.
+        continue;
+      }
+      if (!shorter.omitted) continue;
+      const readable = models.contextWindowOf(summarizer.id);
+      const reads = readable && readable.tokens - readable.reservedOutputTokens;
+      waits.push(
+        this.summaries.summary(shorter.omitted, summarizer, room, reads).then((summary) => {
+          this.summarised.set(nodeId, summary === undefined ? shorter : withSummary(shorter, summary, room));
+        }),
+      );
+    }
+    return waits.length === 0 ? undefined : Promise.all(waits).then(() => undefined);
   }
 
   /**
@@ -507,12 +557,16 @@ export class ThreadAnswer {
   private stream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
     const { dependencies, graph, fanout } = this;
     const node = branch.at(-1);
-    const fitted = this.contextFitter.fit(
-      branch,
-      dependencies.models.contextWindowOf(node?.model),
-      node?.model ?? dependencies.models.defaultId,
-      (sha256) => dependencies.store.attachmentBytes(sha256),
-    );
+    const summarised = this.summarised.get(assistantNodeId);
+    this.summarised.delete(assistantNodeId);
+    const fitted =
+      summarised ??
+      this.contextFitter.fit(
+        branch,
+        dependencies.models.contextWindowOf(node?.model),
+        node?.model ?? dependencies.models.defaultId,
+        (sha256) => dependencies.store.attachmentBytes(sha256),
+      );
     const { messages } = fitted;
     const admitted = dependencies.admitGeneration(requester);
     const initial = {
@@ -648,6 +702,14 @@ class ToolCallSaves {
       .then(() => this.store.saveToolCalls(this.threadId, this.nodeId, snapshot))
       .catch(this.onError);
   }
+}
+
+/** The most a summary may take of a window: a tenth of what it reads, and no more than 1,024 tokens. */
+const SUMMARY_TOKENS_MAX = 1_024;
+
+/** The tokens kept in a window for the summary of what it leaves out (docs/PROTOCOL.md §28.5). */
+function summaryRoom(window: ContextWindow): number {
+  return Math.min(SUMMARY_TOKENS_MAX, Math.floor((window.tokens - window.reservedOutputTokens) / 10));
 }
 
 /** The parent of the user node above `assistantNodeId` in a change that creates both. */

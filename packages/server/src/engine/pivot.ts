@@ -100,8 +100,11 @@ export async function pivot(
       await abortActiveStream();
       await thread.generation.claim();
       const planned = answer.plan(plan);
-      // The new answer's model call leaves now, its text held, so that the model works while the change commits.
       const ids = answerIds(assistantNodeId, moreAnswers);
+      // A model that summarises what its window leaves out waits for the summary, made once per branch point.
+      const summarising = answer.summarise(planned, ids);
+      if (summarising) await summarising;
+      // The new answer's model call leaves now, its text held, so that the model works while the change commits.
       const spawned = observation.step('spawn', () => answer.spawn(planned, ids, requester));
       const titling = { prompt: userPrompt };
       const { change, streams } = await observation.step('commit', () =>

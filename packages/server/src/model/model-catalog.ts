@@ -22,7 +22,16 @@ export interface ModelEntry {
   contextWindow?: number;
   /** The part of the window kept for the answer. Default: 4,096 tokens, or a quarter of a smaller window. */
   reservedOutputTokens?: number;
+  /**
+   * How a branch longer than the window is fitted (docs/PROTOCOL.md §28.5): `drop-oldest` (the default) leaves the
+   * oldest turns out; `summarize` has them summarised, and the model reads the summary in their place.
+   */
+  contextStrategy?: ContextStrategy;
+  /** The id of the model that writes the summaries (`summarize`), one of the server's; default: this model. */
+  summaryModel?: string;
 }
+
+export type ContextStrategy = 'drop-oldest' | 'summarize';
 
 /**
  * The models a server offers, one of them the default: what CPP_MODELS lists, what a prompt's or pivot's `model`
@@ -32,7 +41,14 @@ export class ModelCatalog {
   /** `provider` is the one configured; `answering` writes its answers (the same, or it given files as text). */
   private readonly entries = new Map<
     string,
-    { info: ModelInfo; provider: ModelProvider; answering: ModelProvider; window: ContextWindow | undefined }
+    {
+      info: ModelInfo;
+      provider: ModelProvider;
+      answering: ModelProvider;
+      window: ContextWindow | undefined;
+      /** The id of the model that summarises what this one's window leaves out; absent: it is left out. */
+      summaryModel: string | undefined;
+    }
   >();
   readonly defaultId: string;
 
@@ -55,13 +71,26 @@ export class ModelCatalog {
       if (window) info.contextWindow = window.tokens;
       const { provider } = entry;
       const answering = provider.readsAttachments ? provider : new AttachmentsAsTextProvider(provider);
-      this.entries.set(id, { info, provider, answering, window });
+      const summaryModel = entry.contextStrategy === 'summarize' ? (entry.summaryModel ?? id) : undefined;
+      this.entries.set(id, { info, provider, answering, window, summaryModel });
     }
     const first = this.entries.keys().next();
     if (first.done) throw new Error('A server needs at least one model');
     this.defaultId = defaultId ?? first.value;
     if (!this.entries.has(this.defaultId))
       throw new Error(`The default model "${this.defaultId}" is not one of the models`);
+    for (const [id, { summaryModel }] of this.entries)
+      if (summaryModel !== undefined && !this.entries.has(summaryModel))
+        throw new Error(`Model "${id}": its summaryModel "${summaryModel}" is not one of the models`);
+  }
+
+  /**
+   * The model that summarises what the window of the model an answer records leaves out (docs/PROTOCOL.md §28.5), with
+   * its provider; undefined when that model drops it.
+   */
+  summarizerOf(id: string | undefined): { id: string; provider: ModelProvider } | undefined {
+    const summaryModel = (this.entries.get(id ?? this.defaultId) ?? this.entries.get(this.defaultId)!).summaryModel;
+    return summaryModel === undefined ? undefined : { id: summaryModel, provider: this.providerOf(summaryModel) };
   }
 
   /** The id of the model a prompt or pivot named, or the default's; a name the server does not offer is UNKNOWN_MODEL. */

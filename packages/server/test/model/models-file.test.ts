@@ -105,6 +105,24 @@ describe('a models file', () => {
     expect(catalog.contextWindowOf('by-provider')?.reservedOutputTokens).toBe(4096);
   });
 
+  it('fits a branch by summarising with the model an entry names, or itself; an unknown summary model is refused', async () => {
+    const path = modelsFile({
+      models: [
+        { id: 'big', provider: 'demo', contextStrategy: 'summarize', summaryModel: 'small' },
+        { id: 'self', provider: 'demo', contextStrategy: 'summarize' },
+        { id: 'small', provider: 'demo' },
+      ],
+    });
+    const catalog = new ModelCatalog((await readModelsFile(path, {})).models);
+    expect(catalog.summarizerOf('big')?.id).toBe('small');
+    expect(catalog.summarizerOf('self')?.id).toBe('self');
+    expect(catalog.summarizerOf('small')).toBeUndefined();
+    const wrong = modelsFile({ models: [{ id: 'big', provider: 'demo', summaryModel: 'nowhere' }] });
+    await expect(readModelsFile(wrong, {})).rejects.toThrow(
+      /models\[0\]\.summaryModel: "nowhere" is not the id of any model/,
+    );
+  });
+
   it('refuses a context window that leaves no room for a prompt', async () => {
     const path = modelsFile({ models: [{ provider: 'demo', contextWindow: 100, reservedOutputTokens: 100 }] });
     const { models } = await readModelsFile(path, {});
