@@ -178,7 +178,8 @@ function fromBase64(text: string): Uint8Array {
 }
 
 /** A path on the session's origin, over HTTP(S) as the session is over WS(S). */
-function httpUrl(sessionUrl: URL, path: string): URL {
+/** `path` on the HTTP origin of the session's endpoint (ws → http, wss → https). */
+export function httpUrl(sessionUrl: URL, path: string): URL {
   const url = new URL(path, sessionUrl);
   url.protocol = sessionUrl.protocol === 'wss:' ? 'https:' : 'http:';
   return url;

@@ -19,6 +19,8 @@ import {
   type InviteSummary,
   type MemberRole,
   type PresentIdentity,
+  type ShareLinkSummary,
+  type ShareScope,
   type ServerPayload,
   type ThreadGraph,
   type ThreadSummary,
@@ -45,7 +47,7 @@ import type {
   ToolResultOptions,
   ClientToolHandler,
 } from './client-options.js';
-import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
+import { type AttachmentSource, type AttachmentUploads, httpUrl } from './attachment-upload.js';
 import { ClientEventListeners, type EventName } from './client-event-listeners.js';
 import type { CPPClientEvents } from './client-events.js';
 import type { ClientPlatform } from './client-platform.js';
@@ -695,6 +697,30 @@ export class CPPClient {
   /** Joins the thread of an invite's token as this client's proven identity; resolves with its members. */
   acceptInvite(token: string): Promise<ServerPayload<'CPP_MEMBERS'>> {
     return this.share('CPP_INVITE_ACCEPT', { token }, 'CPP_MEMBERS');
+  }
+
+  /**
+   * The owner's read-only share link (§29.10) of the active branch or the whole tree, as they are now: `url` is its
+   * page, which anyone who has it reads without an identity until `revokeShareLink`; its token is told this once.
+   */
+  async createShareLink(
+    scope: ShareScope = 'branch',
+    threadId = this.currentThreadId,
+  ): Promise<ServerPayload<'CPP_SHARE_LINK'> & { url: string }> {
+    const made = await this.share('CPP_SHARE_LINK_CREATE', { threadId: this.named(threadId), scope }, 'CPP_SHARE_LINK');
+    return { ...made, url: httpUrl(this.sessionUrl, made.path).href };
+  }
+
+  /** The owner's share links of the thread, oldest first, without their tokens. */
+  async listShareLinks(threadId = this.currentThreadId): Promise<ShareLinkSummary[]> {
+    const frame = { threadId: this.named(threadId) };
+    return this.share('CPP_SHARE_LINK_LIST', frame, 'CPP_SHARE_LINKS').then((payload) => payload.links);
+  }
+
+  /** The owner revokes a share link: its page is gone at once; resolves with the links left. */
+  async revokeShareLink(linkId: string, threadId = this.currentThreadId): Promise<ShareLinkSummary[]> {
+    const frame = { threadId: this.named(threadId), linkId };
+    return this.share('CPP_SHARE_LINK_REVOKE', frame, 'CPP_SHARE_LINKS').then((payload) => payload.links);
   }
 
   private share<Type extends ServerFrameType>(

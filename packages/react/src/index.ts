@@ -12,6 +12,8 @@ export {
   useInvites,
   useMembers,
   usePresence,
+  useShareLinks,
+  type ShareLinksState,
   type InvitesState,
   type Members,
   type MembersState,

@@ -1,5 +1,12 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import type { InviteSummary, MemberRole, PresentIdentity, ServerPayload } from '@promethea/cpp-protocol';
+import type {
+  InviteSummary,
+  MemberRole,
+  PresentIdentity,
+  ServerPayload,
+  ShareLinkSummary,
+  ShareScope,
+} from '@promethea/cpp-protocol';
 import { useCallback, useEffect, useState } from 'react';
 
 /** Who shares a thread: its owner and members (PROTOCOL.md §29.3). */
@@ -97,6 +104,29 @@ export function useInvites(client: CPPClient | null, threadId: string | undefine
     [change],
   );
   const revoke = useCallback((inviteId: string) => change((c, id) => c.revokeInvite(inviteId, id), same), [change]);
+  return { value, error, create, revoke };
+}
+
+export interface ShareLinksState extends Shared<ShareLinkSummary[]> {
+  /** A read-only link of the branch or the tree as it is now; its `url` (and token) is told this once. */
+  create(scope?: ShareScope): Promise<Awaited<ReturnType<CPPClient['createShareLink']>>>;
+  revoke(linkId: string): Promise<ShareLinkSummary[]>;
+}
+
+const readShareLinks = (client: CPPClient, threadId: string) => client.listShareLinks(threadId);
+
+/** The owner's read-only share links of the thread (PROTOCOL.md §29.10). */
+export function useShareLinks(client: CPPClient | null, threadId: string | undefined): ShareLinksState {
+  const { value, error, change } = useShared(client, threadId, readShareLinks);
+  const create = useCallback(
+    (scope: ShareScope = 'branch') =>
+      change(
+        async (c, id) => ({ made: await c.createShareLink(scope, id), links: await c.listShareLinks(id) }),
+        ({ links }) => links,
+      ).then(({ made }) => made),
+    [change],
+  );
+  const revoke = useCallback((linkId: string) => change((c, id) => c.revokeShareLink(linkId, id), same), [change]);
   return { value, error, create, revoke };
 }
 

@@ -2,7 +2,7 @@
 import { act, renderHook, waitFor } from './support/testing-library.js';
 import { DidKeyIdentity } from '@promethea/cpp-client';
 import { describe, expect, it } from 'vitest';
-import { useCPP, useInvites, useMembers, usePresence } from '../src/index.js';
+import { useCPP, useInvites, useMembers, usePresence, useShareLinks } from '../src/index.js';
 import { endpointOf, startDemoServer } from './support/demo-server.js';
 
 /** A component's view of one thread's sharing, as `identity`. */
@@ -15,14 +15,15 @@ function renderSharing(endpoint: string, identity: DidKeyIdentity) {
         members: useMembers(cpp.client, threadId),
         invites: useInvites(cpp.client, threadId),
         presence: usePresence(cpp.client, threadId),
+        links: useShareLinks(cpp.client, threadId),
       };
     },
     { initialProps: { threadId: undefined as string | undefined } },
   );
 }
 
-describe('useMembers, useInvites and usePresence', () => {
-  it("list and change a thread's members and invites, and show who has it open as that changes", async () => {
+describe('useMembers, useInvites, useShareLinks and usePresence', () => {
+  it("list and change a thread's members, invites and share links, and show who has it open as that changes", async () => {
     const endpoint = endpointOf(await startDemoServer({ auth: 'did-key' }));
     const [alice, bob] = await Promise.all([DidKeyIdentity.generate(), DidKeyIdentity.generate()]);
     const owner = renderSharing(endpoint, alice);
@@ -40,6 +41,14 @@ describe('useMembers, useInvites and usePresence', () => {
     expect(owner.result.current.invites.value).toEqual([made.invite]);
     await act(() => owner.result.current.invites.revoke(made.invite.inviteId));
     expect(owner.result.current.invites.value).toEqual([]);
+
+    expect(owner.result.current.links.value).toEqual([]);
+    const link = await act(() => owner.result.current.links.create('tree'));
+    expect(owner.result.current.links.value).toEqual([link.link]);
+    // The page itself is read over HTTP in the server's and cpp-chat's tests (happy-dom's fetch applies CORS).
+    expect(link.url).toBe(`${endpoint.replace(/^ws/, 'http')}/share/${link.token}`);
+    await act(() => owner.result.current.links.revoke(link.link.linkId));
+    expect(owner.result.current.links.value).toEqual([]);
 
     const member = renderSharing(endpoint, bob);
     await waitFor(() => expect(member.result.current.cpp.client?.status).toBe('open'));

@@ -35,6 +35,8 @@ start of its id.
   /deny [REASON]        refuse it; the model is told, with your reason
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
   /share [DID] [ROLE]   share the thread with DID as a reader (or ROLE writer); without DID, a single-use invite
+  /share link [tree]    a read-only link anyone can open, of this branch (or the whole tree), as it is now
+  /share links          the thread's read-only links;  /share revoke LINK_ID takes one back
   /members              who shares the thread, and each one's role
   /unshare DID          take the thread back from DID
   /join TOKEN           join the thread of an invite and open it
@@ -278,6 +280,7 @@ export class ChatSession {
   /** `/share DID [ROLE]` adds a member; `/share [ROLE]` makes a single-use invite and shows its token once. */
   private async share(argument: string): Promise<void> {
     const words = argument.split(/\s+/).filter((word) => word !== '');
+    if (words[0] === 'link' || words[0] === 'links' || words[0] === 'revoke') return this.shareLink(words);
     const did = words[0]?.startsWith('did:') ? words.shift() : undefined;
     const role = words[0] ?? 'reader';
     if (role !== 'reader' && role !== 'writer') throw new Error(`a role is reader or writer, not ${role}`);
@@ -285,6 +288,26 @@ export class ChatSession {
     const { token, invite } = await this.client.createInvite(role);
     const expires = new Date(invite.expiresAt).toISOString();
     this.output.print(`invite (${role}, once, until ${expires}): /join ${token}\ngive it to one person only`);
+  }
+
+  /** `/share link [branch|tree]`, `/share links`, `/share revoke LINK_ID`: read-only share links (PROTOCOL.md §29.10). */
+  private async shareLink([command, argument = '']: string[]): Promise<void> {
+    if (command === 'link') {
+      const scope = argument || 'branch';
+      if (scope !== 'branch' && scope !== 'tree')
+        throw new Error(`a share link shows a branch or the tree, not ${scope}`);
+      const { url, link } = await this.client.createShareLink(scope);
+      return this.output.print(`read-only link (${scope}, ${link.linkId}): ${url}\nanyone with it can read it`);
+    }
+    const links =
+      command === 'revoke'
+        ? await this.client.revokeShareLink(required(argument, 'the id of the link to revoke'))
+        : await this.client.listShareLinks();
+    if (links.length === 0) return this.output.print('(no read-only links)');
+    const when = (createdAt: number) => new Date(createdAt).toISOString();
+    this.output.print(
+      links.map(({ linkId, scope, createdAt }) => `${linkId}  ${scope.padEnd(6)} ${when(createdAt)}`).join('\n'),
+    );
   }
 
   private printMembers({ ownerDid, members }: { ownerDid: string; members: { did: string; role: string }[] }): void {

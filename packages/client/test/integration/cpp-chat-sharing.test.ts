@@ -57,4 +57,30 @@ describe('cpp-chat sharing a thread (PROTOCOL.md §29)', () => {
     expect(await owner.stdout.until(/owner {3}did:key:\S+\nwriter {2}did:key:\S+\n/, mark)).not.toContain(reader.did);
     expect(await client.listThreads()).toEqual([]);
   });
+
+  it('/share link makes a read-only link anyone reads over HTTP, /share links lists it, /share revoke takes it back', async () => {
+    const server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 5 }), auth: 'did-key' });
+    cleanups.push(() => server.close());
+    const folder = mkdtempSync(join(tmpdir(), 'cpp-chat-links-'));
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    const owner = new ChatProcess([server.url, '--identity', join(folder, 'owner.json'), '--thread', 'thread_linked']);
+    cleanups.push(() => owner.kill());
+    await owner.stdout.until(/\(0 messages\)[^\n]*\n/);
+    owner.type('A message to share');
+    await owner.stdout.until(/demo model/);
+
+    owner.type('/share link');
+    const made = await owner.stdout.until(/read-only link \(branch, shr_\S+\): \S+/);
+    const [, linkId, url] = made.match(/read-only link \(branch, (shr_[^)]+)\): (\S+)/)!;
+    const page = await fetch(url!);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('A message to share');
+    let mark = owner.stdout.text.length;
+    owner.type('/share links');
+    await owner.stdout.until(new RegExp(`${linkId}  branch`), mark);
+    mark = owner.stdout.text.length;
+    owner.type(`/share revoke ${linkId}`);
+    await owner.stdout.until(/\(no read-only links\)/, mark);
+    expect((await fetch(url!)).status).toBe(404);
+  });
 });
