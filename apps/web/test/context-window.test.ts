@@ -55,6 +55,49 @@ describe('a branch longer than the model reads', () => {
   );
 });
 
+describe('a branch longer than the model reads, on a server that summarises', () => {
+  it(
+    'lets the person read the summary the model read in place of the messages above the rule',
+    async () => {
+      const harness = await WebHarness.start({
+        models: [
+          {
+            id: 'main',
+            provider: new DemoProvider({ delayMs: 0, words: 60 }),
+            contextWindow: 430,
+            reservedOutputTokens: 100,
+            contextStrategy: 'summarize',
+            summaryModel: 'summarizer',
+          },
+          { id: 'summarizer', provider: new DemoProvider({ delayMs: 0, words: 12 }) },
+        ],
+      });
+      const chat = await harness.openChat(await harness.newContext(undefined, { bypassCSP: true }));
+      await chat.send('first');
+      const first = await chat.waitForAnswer('completed');
+      // 274 tokens: with the first prompt, within the 297 left beside the 33 kept for a summary.
+      await chat.send('lorem '.repeat(180).trim());
+      const second = await chat.waitForAnswer('completed', { otherThan: first.id });
+      expect(await dimmedIds(chat.page)).toEqual([first.id]);
+      const summary = chat.page.locator('.context-rule details.context-summary');
+      const answerNode = chat.frames.received
+        .filter((frame) => frame.type === 'CPP_GRAPH_PATCH')
+        .map((frame) => (frame.payload.nodes as Record<string, { context?: unknown }>)[second.id])
+        .find((node) => node !== undefined);
+      expect(answerNode?.context).toMatchObject({ omittedNodes: 1, summary: expect.any(String) });
+      await summary.locator('summary').click();
+      const text = await summary.locator('p').textContent();
+      // What the summarising model wrote (the demo answers with its own text), as the answer records it.
+      expect(text).toMatch(/^\(demo model, turn 1\)/);
+      expect(await chat.message(second.id).getAttribute('data-status')).toBe('completed');
+      await screenshot(chat.page, 'context-window-summary');
+      expect(await axeViolations(chat.page)).toEqual([]);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+});
+
 function dimmedIds(page: Page): Promise<string[]> {
   return page
     .locator('article.message.outside-model-view')

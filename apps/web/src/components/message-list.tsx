@@ -216,10 +216,18 @@ export function MessageList(props: MessageListProps) {
         {entries.length === 0 && empty}
         {entries.map(({ node, siblingIds, siblingIndex, sideBySide }) => [
           node.id === unseen?.resumesAtId && (
-            <p key={`${node.id}-context-rule`} className="context-rule" role="note">
-              The model did not see above this line, except the first message: {unseen.unseenIds.size} messages were
-              left out of its latest answer to fit its context window.
-            </p>
+            <div key={`${node.id}-context-rule`} className="context-rule" role="note">
+              <p>
+                The model did not see above this line, except the first message: {unseen.unseenIds.size} messages were
+                left out of its latest answer to fit its context window.
+              </p>
+              {unseen.summary !== undefined && (
+                <details className="context-summary">
+                  <summary>It read a summary of them instead</summary>
+                  <p>{unseen.summary}</p>
+                </details>
+              )}
+            </div>
           ),
           sideBySide.length > 1 ? (
             // Answers of several models to one prompt: side by side, the one the branch goes on from among them.

@@ -6,6 +6,8 @@ export interface OutsideModelView {
   unseenIds: ReadonlySet<string>;
   /** The first message it read again after them: the rule goes above it. */
   resumesAtId: string;
+  /** The summary of them the model read in their place (docs/PROTOCOL.md §28.5), when its server summarises. */
+  summary: string | undefined;
 }
 
 /**
@@ -20,5 +22,6 @@ export function outsideModelView(entries: readonly BranchEntry[]): OutsideModelV
   return {
     unseenIds: new Set(entries.slice(1, resumesAt).map((entry) => entry.node.id)),
     resumesAtId: context.fromNodeId,
+    summary: context.summary,
   };
 }
