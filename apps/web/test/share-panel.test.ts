@@ -54,4 +54,49 @@ describe('the Share panel', () => {
     },
     BROWSER_TEST_MS,
   );
+
+  it(
+    'makes a read-only link another browser reads with no identity and no socket, until the owner revokes it',
+    async () => {
+      const harness = await WebHarness.start();
+      const owner = await harness.openChat();
+      await owner.send('Worth sharing <b>as text</b>');
+      await owner.waitForAnswer('completed');
+
+      await owner.page.getByRole('button', { name: 'Share', exact: true }).click();
+      await owner.page.getByRole('button', { name: 'Create a read-only link' }).click();
+      const linkBox = owner.page.getByRole('textbox', { name: /^Read-only link/ });
+      await linkBox.waitFor();
+      const url = await linkBox.inputValue();
+      expect(url).toMatch(/\/share\/cppshr_[A-Za-z0-9_-]{43}$/);
+      await owner.page.getByRole('list', { name: 'Read-only links' }).getByRole('listitem').waitFor();
+
+      const reader = await (await harness.newContext()).newPage();
+      const sockets: string[] = [];
+      const violations: string[] = [];
+      reader.on('websocket', (socket) => sockets.push(socket.url()));
+      reader.on('console', (message) => {
+        if (message.type() === 'error') violations.push(message.text());
+      });
+      const shown = await reader.goto(url);
+      expect(shown?.status()).toBe(200);
+      await reader.getByRole('heading', { level: 1 }).waitFor();
+      expect(await reader.locator('article.message.user .text').textContent()).toBe('Worth sharing <b>as text</b>');
+      expect(await reader.locator('article.message').count()).toBe(2);
+      // Its stylesheet applied under the page's policy (an inline style would have been refused, and logged).
+      expect(await reader.locator('main').evaluate((main) => getComputedStyle(main).maxWidth)).not.toBe('none');
+      await screenshot(reader, 'share-link-page');
+      expect(sockets).toEqual([]);
+      expect(violations).toEqual([]);
+
+      await owner.page.getByRole('button', { name: /^Revoke the read-only link/ }).click();
+      await owner.page
+        .getByRole('list', { name: 'Read-only links' })
+        .getByRole('listitem')
+        .waitFor({ state: 'detached' });
+      expect((await reader.reload())?.status()).toBe(404);
+      expect(owner.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
 });

@@ -1,5 +1,6 @@
 import type { CPPClient } from '@promethea/cpp-client';
-import type { MemberRole, ThreadMember } from '@promethea/cpp-protocol';
+import type { MemberRole, ShareScope, ThreadMember } from '@promethea/cpp-protocol';
+import { useShareLinks } from '@promethea/cpp-react';
 import { useEffect, useState, type FormEvent } from 'react';
 
 interface SharePanelProps {
@@ -18,6 +19,9 @@ export function SharePanel({ client, threadId, report, onClose }: SharePanelProp
   const [role, setRole] = useState<MemberRole>('writer');
   const [did, setDid] = useState('');
   const [link, setLink] = useState<string>();
+  const [scope, setScope] = useState<ShareScope>('branch');
+  const [readLink, setReadLink] = useState<string>();
+  const shareLinks = useShareLinks(client, threadId);
 
   useEffect(() => {
     client.listMembers(threadId).then(({ members: listed }) => setMembers(listed), report);
@@ -36,6 +40,8 @@ export function SharePanel({ client, threadId, report, onClose }: SharePanelProp
       setDid('');
     }, report);
   };
+
+  const makeReadLink = () => shareLinks.create(scope).then(({ url }) => setReadLink(url), report);
 
   const remove = (member: string) =>
     client.removeMember(member, threadId).then(({ members: listed }) => setMembers(listed), report);
@@ -86,6 +92,45 @@ export function SharePanel({ client, threadId, report, onClose }: SharePanelProp
           </li>
         ))}
       </ul>
+      <fieldset className="share-links">
+        <legend>Read-only link: anyone who has it can read, without signing in</legend>
+        <label>
+          Shows{' '}
+          <select value={scope} onChange={(event) => setScope(event.target.value as ShareScope)}>
+            <option value="branch">this branch</option>
+            <option value="tree">every branch</option>
+          </select>
+        </label>
+        <button type="button" onClick={makeReadLink}>
+          Create a read-only link
+        </button>
+        {readLink && (
+          <input
+            readOnly
+            aria-label="Read-only link, as the conversation is now"
+            value={readLink}
+            onFocus={(event) => event.target.select()}
+          />
+        )}
+        <ul aria-label="Read-only links">
+          {shareLinks.value?.map((shared) => (
+            <li key={shared.linkId}>
+              {shared.scope === 'tree' ? 'Every branch' : 'One branch'}, made{' '}
+              <time dateTime={new Date(shared.createdAt).toISOString()}>
+                {new Date(shared.createdAt).toLocaleString()}
+              </time>{' '}
+              <button
+                type="button"
+                className="quiet"
+                aria-label={`Revoke the read-only link made ${new Date(shared.createdAt).toLocaleString()}`}
+                onClick={() => shareLinks.revoke(shared.linkId).catch(report)}
+              >
+                Revoke
+              </button>
+            </li>
+          ))}
+        </ul>
+      </fieldset>
       <button type="button" className="quiet" onClick={onClose}>
         Close
       </button>

@@ -20,7 +20,8 @@ const MAX_DEPTH = 8;
  */
 export function sharePage(snapshot: ShareSnapshot, basePath: string, createdAt: number): string {
   const title = snapshot.title.trim() || 'A conversation';
-  const depths = depthsOf(snapshot.nodes);
+  // A branch reads top to bottom; a tree is indented by depth, so that its branches show apart.
+  const depths = snapshot.scope === 'tree' ? depthsOf(snapshot.nodes) : new Map<string, number>();
   const messages = snapshot.nodes.map((node) => message(node, depths.get(node.id) ?? 0, basePath)).join('\n');
   const what = snapshot.scope === 'tree' ? 'every branch of the conversation' : 'one branch of the conversation';
   return `<!doctype html>
