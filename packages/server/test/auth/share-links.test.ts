@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { CPPClient, DidKeyIdentity } from '@promethea/cpp-client';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { securityHeaders } from '../../src/http-handler.js';
 import { completion, expectError, openThread, prompt } from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
 import { connectAs } from './support/authenticate.js';
 import { TestIdentity } from './support/did-key-identity.js';
+import { pngImage } from '../support/test-files.js';
 
 const fixture = useServer();
 const alice = TestIdentity.generate();
@@ -96,5 +98,30 @@ describe('a read-only share link', () => {
     await shareLink(owner, threadId, 'tree');
     owner.send('CPP_SHARE_LINK_CREATE', { threadId, scope: 'branch' }, { id: 'second' });
     await expectError(owner, 'RATE_LIMITED', { refId: 'second' });
+  });
+
+  it('serves the files its messages carry as §27 serves them, and no other file', async () => {
+    await fixture.start({ auth: 'did-key' });
+    const client = new CPPClient({
+      endpoint: fixture.server.url,
+      identity: await DidKeyIdentity.generate(),
+      reconnect: false,
+    });
+    onTestFinished(() => client.close());
+    const image = pngImage(2, 2);
+    await client.openThread();
+    await client.prompt({ userPrompt: 'See the chart', attachments: [{ name: 'chart.png', bytes: image }] });
+    const other = await (await client.attachments()).upload({ name: 'other.png', bytes: pngImage(3, 3) });
+    const { path } = await client.createShareLink('branch');
+
+    const html = await (await read(path)).text();
+    const [, src] = html.match(/<img src="([^"]+)" alt="chart.png">/)!;
+    const file = await read(src!);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('image/png');
+    expect(file.headers.get('content-security-policy')).toContain('sandbox');
+    expect(file.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(Buffer.from(await file.arrayBuffer()).equals(Buffer.from(image))).toBe(true);
+    expect((await read(`${path}/attachments/${other.id}`)).status).toBe(404);
   });
 });
