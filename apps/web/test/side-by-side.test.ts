@@ -77,6 +77,42 @@ describe('several models answering one prompt, side by side, in the browser', ()
   );
 
   it(
+    'keeps the actions of three answers side by side on one line each, their icons named',
+    async () => {
+      const quick = (id: string) => ({ id, label: id, provider: new DemoProvider({ delayMs: 2, words: 20 }) });
+      const harness = await WebHarness.start({ models: [quick('one'), quick('two'), quick('three')] });
+      const chat = await harness.openChat(await harness.newContext(DESKTOP));
+      await chat.page.locator('.model-compare summary').click();
+      await chat.page.getByRole('checkbox', { name: 'two' }).check();
+      await chat.page.getByRole('checkbox', { name: 'three' }).check();
+      await chat.send('Three at once');
+      const answers = chat.page.getByRole('list', { name: '3 answers side by side' });
+      await answers.waitFor();
+      await chat.page.waitForFunction(
+        () =>
+          [...document.querySelectorAll<HTMLElement>('.side-by-side [data-status]')].filter(
+            (answer) => answer.dataset.status === 'completed',
+          ).length === 3,
+      );
+      const picked = answers.locator('article.message');
+      await picked.hover();
+      const actions = picked.locator('.message-actions .action');
+      expect(await actions.count()).toBeGreaterThan(2);
+      // One line each: no button taller than a line of its icon, none wider than its column.
+      const boxes = await actions.evaluateAll((buttons) => buttons.map((button) => button.getBoundingClientRect()));
+      const column = (await picked.boundingBox())!;
+      for (const box of boxes) {
+        expect(box.height).toBeLessThanOrEqual(40);
+        expect(box.right).toBeLessThanOrEqual(column.x + column.width + 1);
+      }
+      await picked.getByRole('button', { name: 'Regenerate' }).waitFor();
+      await screenshot(chat.page, 'side-by-side-three');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
     'stops every answer with Stop, and a pivot sent while they stream halts them all and branches under the one on the branch',
     async () => {
       const harness = await WebHarness.start({ models: MODELS() });
