@@ -12,6 +12,7 @@ import { measureMemory } from './measure-memory.js';
 import { AT_CAPACITY_80, measurePivot } from './measure-pivot.js';
 import { measureScale } from './measure-scale.js';
 import { measureSync } from './measure-sync.js';
+import { measureTools } from './measure-tools.js';
 import { parseOptions } from './options.js';
 import { benchResult, formatTable, writeResult } from './report.js';
 
@@ -65,6 +66,7 @@ try {
   if (options.only.includes('scale')) await collect('scale', measureScale(context));
   if (options.only.includes('context')) await collect('context', measureContext(context));
   if (options.only.includes('models')) await collect('models', measureModels(context));
+  if (options.only.includes('tools')) await collect('tools', measureTools(context));
 } finally {
   await load.stop();
 }

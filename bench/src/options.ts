@@ -2,7 +2,17 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_CHUNK_INTERVAL_MS } from '@promethea/cpp-server';
 import { PEERS, type PeerKind } from './load-target.js';
 
-export const MEASURES = ['pivot', 'gateway', 'capacity', 'memory', 'sync', 'scale', 'context', 'models'] as const;
+export const MEASURES = [
+  'pivot',
+  'gateway',
+  'capacity',
+  'memory',
+  'sync',
+  'scale',
+  'context',
+  'models',
+  'tools',
+] as const;
 export type Measure = (typeof MEASURES)[number];
 
 export interface BenchOptions {
