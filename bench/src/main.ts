@@ -6,6 +6,7 @@ import type { Figure } from './figure.js';
 import { openFileLimit } from './file-limit.js';
 import { measureCapacity } from './measure-capacity.js';
 import { measureContext } from './measure-context.js';
+import { measureFanout } from './measure-fanout.js';
 import { measureModels } from './measure-models.js';
 import { measureGateway } from './measure-gateway.js';
 import { measureMemory } from './measure-memory.js';
@@ -67,6 +68,7 @@ try {
   if (options.only.includes('context')) await collect('context', measureContext(context));
   if (options.only.includes('models')) await collect('models', measureModels(context));
   if (options.only.includes('tools')) await collect('tools', measureTools(context));
+  if (options.only.includes('fanout')) await collect('fanout', measureFanout(context));
 } finally {
   await load.stop();
 }

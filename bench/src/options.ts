@@ -12,6 +12,7 @@ export const MEASURES = [
   'context',
   'models',
   'tools',
+  'fanout',
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 
