@@ -13,6 +13,7 @@ import {
   requestSync,
   streamedText,
 } from '../support/protocol-steps.js';
+import { ScriptedModel } from '../support/scripted-model.js';
 import { mirrorOf } from '../support/thread-mirror.js';
 import { CopyCatchUp } from '../../src/engine/copy-catch-up.js';
 import { useLocalInstances, type LocalInstance } from './local-instances.js';
@@ -149,6 +150,48 @@ describe('servers sharing a store through a LocalCluster', () => {
     const stored = await expectSoundStore(threadId);
     expect(stored.nodes[exchange.assistantNodeId]).toMatchObject({ status: 'interrupted', content: 'Clojure ' });
     expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+  });
+
+  it('run the answers of several models on one instance, a stop of one and a pivot of all forwarded from another', async () => {
+    const alpha = new ScriptedModel({ chunks: CHUNKS });
+    const beta = new ScriptedModel({ chunks: CHUNKS });
+    const gamma = new ScriptedModel(NEW_ANSWER);
+    const models = [
+      { id: 'alpha', provider: alpha },
+      { id: 'beta', provider: beta },
+      { id: 'gamma', provider: gamma },
+    ];
+    const [generating, other] = await instances.start(2, NEW_ANSWER, { model: undefined, models });
+    const writer = await generating!.connect();
+    const { threadId } = await openThread(writer, { patches: true });
+    const client = await other!.connect();
+    await openThread(client, { threadId, patches: true });
+    const asked = await prompt(writer, threadId, 'What is Clojure?', { models: ['alpha', 'beta'] });
+    const [first, second] = asked.update.nodes[asked.userNodeId]!.childrenIds;
+    (await alpha.call(0)).release(3);
+    (await beta.call(0)).release(2);
+    await chunksReceived(client, first!, 3);
+    await chunksReceived(client, second!, 2);
+
+    // A stop of one, sent to the other instance: only that answer halts.
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: second!, receivedContentLength: 3 });
+    expect((await client.next('CPP_STREAM_HALTED')).payload).toMatchObject({
+      interruptedNodeId: second,
+      finalContentLength: 3,
+    });
+    await nextUpdate(client, threadId, (update) => update.nodes[second!]?.status === 'interrupted');
+    expect((await requestSync(client, threadId)).nodes[first!]?.status).toBe('streaming');
+
+    // A pivot of the other, from the other instance, answered by gamma there where the generation runs.
+    const branch = await pivot(client, threadId, first!, 'Rust instead', { receivedContentLength: 8, model: 'gamma' });
+    await completion(client, threadId, branch.assistantNodeId);
+    await completion(writer, threadId, branch.assistantNodeId);
+    expect(gamma.calls).toHaveLength(1);
+    const stored = await expectSoundStore(threadId);
+    expect(stored.nodes[first!]).toMatchObject({ status: 'interrupted', content: 'Clojure ' });
+    expect(stored.nodes[second!]).toMatchObject({ status: 'interrupted', content: 'Clo' });
+    expect(mirrorOf(client.frames, threadId)).toEqual({ graph: stored, problems: [] });
+    expect(mirrorOf(writer.frames, threadId)).toEqual({ graph: stored, problems: [] });
   });
 
   it('stop a generation of another instance, and refuse a prompt there with THREAD_BUSY', async () => {
