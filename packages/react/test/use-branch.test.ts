@@ -51,6 +51,25 @@ describe('useBranch', () => {
     expect(result.current.branch.entries.map((entry) => entry.node.id)).toEqual([streaming.parentId]);
   });
 
+  it('lists every answer streaming side by side, gives the branch entry its group, and regenerates with several models', async () => {
+    const { result, client } = await renderBranch(true, 0, ['left', 'right']);
+    const generation = client.prompt({ userPrompt: 'both of you', models: ['left', 'right'] });
+    await waitFor(() => expect(result.current.branch.streamingNodes).toHaveLength(2));
+    const [left, right] = result.current.branch.streamingNodes;
+    expect(result.current.branch.streaming?.id).toBe(left!.id);
+    const answer = result.current.branch.entries.at(-1)!;
+    expect(answer.sideBySide.map((node) => node.model)).toEqual(['left', 'right']);
+    await act(() => client.stop());
+    await expect(generation).resolves.toMatchObject({ answers: [{ model: 'left' }, { model: 'right' }] });
+    expect(result.current.branch.streamingNodes).toEqual([]);
+
+    const regenerating = result.current.branch.regenerate(right!.id, { models: ['right', 'left'] });
+    await waitFor(() => expect(result.current.branch.streamingNodes).toHaveLength(2));
+    expect(result.current.branch.streamingNodes.map((node) => node.model)).toEqual(['right', 'left']);
+    await act(() => client.stop());
+    await act(() => regenerating);
+  });
+
   it('regenerates an answer, edits a prompt and deletes a branch, each showing on the branch', async () => {
     const { result, client } = await renderBranch();
     const first = await act(() => client.prompt({ userPrompt: 'one' }));
