@@ -315,6 +315,12 @@ async function expectImported(store: ConversationStore): Promise<void> {
       { title: 'Edited first prompt', nodeCount: 4 },
       { title: '', nodeCount: 0 },
     ]);
+    // The code run of 'Plotting with code' is kept as the answer's tool call, with its result (PROTOCOL.md §25.5).
+    const plotting = await store.loadThread(threads[1]!.threadId);
+    const answer = Object.values(plotting!.graph.nodes).find((node) => node.role === 'assistant');
+    expect(answer?.toolCalls).toMatchObject([
+      { toolName: 'python', state: 'output-available', input: '{"code":"print(1)"}', output: 'print(1)' },
+    ]);
   } finally {
     await store.close();
   }
