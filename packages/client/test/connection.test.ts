@@ -23,9 +23,9 @@ describe('CPPClient connection', () => {
     const received = session.server.received;
     expect(received.map((frame) => frame.type)).toEqual(['CPP_THREAD_OPEN', 'CPP_THREAD_LIST', 'CPP_THREAD_OPEN']);
     expect(received.map((frame) => frame.payload)).toEqual([
-      { threadId: 'thread_first', patches: true },
+      { threadId: 'thread_first', patches: true, presence: true },
       {},
-      { threadId: 'thread_second', patches: true },
+      { threadId: 'thread_second', patches: true, presence: true },
     ]);
   });
 

@@ -54,7 +54,7 @@ describe('CPPClient.prompt', () => {
     session.server.complete(threadId, assistantNodeId);
 
     expect(await result).toMatchObject({ assistantNodeId, content: 'Whole graphs.', status: 'completed' });
-    expect(session.server.received[0]?.payload).toEqual({ threadId, patches: false });
+    expect(session.server.received[0]?.payload).toEqual({ threadId, patches: false, presence: true });
   });
 
   it('sends parentNodeId and expectedVersion when given', async () => {

@@ -37,8 +37,8 @@ describe('CPPClient reconnecting', () => {
     expect(statuses.seen).toEqual(['open', 'reconnecting', 'open']);
     expect(session.server.peers).toHaveLength(2);
     expect(session.server.received.slice(2).map((frame) => [frame.type, frame.payload])).toEqual([
-      ['CPP_THREAD_OPEN', { threadId: 'thread_one', patches: true }],
-      ['CPP_THREAD_OPEN', { threadId: 'thread_two', patches: true }],
+      ['CPP_THREAD_OPEN', { threadId: 'thread_one', patches: true, presence: true }],
+      ['CPP_THREAD_OPEN', { threadId: 'thread_two', patches: true, presence: true }],
     ]);
   });
 
