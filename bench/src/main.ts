@@ -14,6 +14,7 @@ import { AT_CAPACITY_80, measurePivot } from './measure-pivot.js';
 import { measureScale } from './measure-scale.js';
 import { measureSync } from './measure-sync.js';
 import { measureTools } from './measure-tools.js';
+import { measureUpload } from './measure-upload.js';
 import { parseOptions } from './options.js';
 import { benchResult, formatTable, writeResult } from './report.js';
 
@@ -69,6 +70,7 @@ try {
   if (options.only.includes('models')) await collect('models', measureModels(context));
   if (options.only.includes('tools')) await collect('tools', measureTools(context));
   if (options.only.includes('fanout')) await collect('fanout', measureFanout(context));
+  if (options.only.includes('upload')) await collect('upload', measureUpload(context));
 } finally {
   await load.stop();
 }

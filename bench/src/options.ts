@@ -13,6 +13,7 @@ export const MEASURES = [
   'models',
   'tools',
   'fanout',
+  'upload',
 ] as const;
 export type Measure = (typeof MEASURES)[number];
 

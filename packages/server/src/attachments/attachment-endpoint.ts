@@ -123,7 +123,7 @@ export class AttachmentEndpoint {
     const uploadedToday = await store.uploadedBytesSince(identity.did, now - DAY_MS);
     if (uploadedToday + (Number.isNaN(declared) ? 0 : declared) > limits.bytesPerDay)
       throw overQuota(limits.bytesPerDay);
-    const bytes = await readBody(request, limits.maxBytes);
+    const { bytes, sha256 } = await readBody(request, limits.maxBytes);
     if (uploadedToday + bytes.length > limits.bytesPerDay) throw overQuota(limits.bytesPerDay);
     const sniffed = await sniffFile(bytes, limits.maxImagePixels);
     const attachment: Attachment = {
@@ -131,7 +131,7 @@ export class AttachmentEndpoint {
       name: attachmentName(givenName),
       ...sniffed,
       size: bytes.length,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sha256,
     };
     // Uploads nobody used go first: each upload sweeps, so no timer is needed and a quiet server keeps nothing longer.
     await store.deleteUnusedAttachments(now - limits.unusedTtlMs);
@@ -208,19 +208,41 @@ export function sendAttachment(
  * The request's body, read as it arrives and refused as soon as it passes `maxBytes`: a larger upload is never held
  * whole (what follows is read and dropped until the refusal has gone out and the connection closes). A request cut
  * off midway rejects, and nothing of it is kept.
+ *
+ * The bytes are hashed and counted as they come, and held once: each piece the socket gives is copied into one
+ * buffer of the declared `Content-Length` (which Node's parser holds the body to) and let go, so an upload costs its
+ * size once however it arrives, never its pieces and a joined copy at the same time. A body without a length
+ * (chunked) is kept in its pieces and joined once at its end.
  */
-function readBody(request: IncomingMessage, maxBytes: number): Promise<Uint8Array> {
+function readBody(request: IncomingMessage, maxBytes: number): Promise<{ bytes: Buffer; sha256: string }> {
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = [];
+    const hash = createHash('sha256');
+    const declared = Number(request.headers['content-length']);
+    const sized = Number.isSafeInteger(declared) && declared <= maxBytes;
+    let body: Buffer | undefined;
+    let pieces: Buffer[] = [];
     let length = 0;
     request.on('data', (chunk: Buffer) => {
       if (length > maxBytes) return;
+      if (length + chunk.length > maxBytes) {
+        length += chunk.length;
+        body = undefined;
+        pieces = [];
+        return reject(tooLarge(maxBytes));
+      }
+      // Made when the bytes begin to come, not when a request only declares them.
+      if (sized && !body) body = Buffer.allocUnsafe(declared);
+      hash.update(chunk);
+      if (body) chunk.copy(body, length);
+      else pieces.push(chunk);
       length += chunk.length;
-      if (length <= maxBytes) return void chunks.push(chunk);
-      chunks = [];
-      reject(tooLarge(maxBytes));
     });
-    request.on('end', () => resolve(Buffer.concat(chunks, length)));
+    request.on('end', () =>
+      resolve({
+        bytes: body ? body.subarray(0, length) : Buffer.concat(pieces, length),
+        sha256: hash.digest('hex'),
+      }),
+    );
     request.on('close', () => {
       if (!request.complete) reject(new Error('the upload was cut off before its end'));
     });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ATTACHMENT_MEDIA_TYPES, type AttachmentMediaType, CPPError, ErrorCode } from '@promethea/cpp-protocol';
 
 /** What the bytes of an upload are, decided from them alone: the type, and an image's size in pixels. */
@@ -53,15 +54,12 @@ function imageDimensions(
   return { width, height };
 }
 
-/** Valid UTF-8, and no NUL (which no text file holds, and PostgreSQL text could not keep once extracted). */
+/**
+ * Valid UTF-8, and no NUL (which no text file holds, and PostgreSQL text could not keep once extracted): checked in
+ * place, without decoding the file into a string as large as it.
+ */
 function isUtf8Text(bytes: Uint8Array): boolean {
-  if (bytes.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  return !bytes.includes(0) && isUtf8(bytes);
 }
 
 function unsupported(why: string): CPPError {

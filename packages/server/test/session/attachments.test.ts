@@ -242,6 +242,36 @@ describe('attachments', () => {
     expect(await store.uploadedBytesSince(ALICE, 0)).toBe(5);
   });
 
+  it('keeps a body that comes in pieces, with a length or without one (chunked), as the whole of its bytes', async () => {
+    const server = await fixture.start();
+    const { ticket } = await connectAs(ALICE);
+    const pieces = Array.from({ length: 40 }, (_, index) => text(`line ${index} ${'é'.repeat(index * 50)}\n`));
+    const whole = Buffer.concat(pieces);
+    const send = (headers: Record<string, string | number>) =>
+      new Promise<Attachment>((resolve, reject) => {
+        const request = httpRequest(`${endpoint(server)}?name=pieces.txt`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${ticket}`, ...headers },
+        });
+        request.on('response', (response) => {
+          let body = '';
+          response.on('data', (chunk) => (body += chunk));
+          response.on('end', () => (response.statusCode === 201 ? resolve(JSON.parse(body)) : reject(new Error(body))));
+        });
+        request.on('error', reject);
+        const next = (index: number): void => {
+          if (index === pieces.length) return void request.end();
+          request.write(pieces[index], () => next(index + 1));
+        };
+        next(0);
+      });
+
+    for (const kept of [await send({ 'Content-Length': whole.length }), await send({})]) {
+      expect([kept.size, kept.sha256, kept.mediaType]).toEqual([whole.length, sha256(whole), 'text/plain']);
+      expect(Buffer.from(await (await download(server, ticket, kept.id)).arrayBuffer())).toEqual(whole);
+    }
+  });
+
   it('refuses what it does not take, each with its code, and keeps nothing of it', async () => {
     const server = await fixture.start({ attachments: { maxBytes: 4096, bytesPerDay: 6000, maxImagePixels: 10_000 } });
     const { ticket } = await connectAs(ALICE);
