@@ -8,6 +8,7 @@ import {
   type ThreadGraph,
 } from '@promethea/cpp-protocol';
 import { CPPServerError } from './cpp-server-error.js';
+import { httpUrl } from './session-url.js';
 
 /**
  * A file for a prompt: one uploaded before (an `Attachment`, as `upload` gives it back), a `File` or a
@@ -178,9 +179,3 @@ function fromBase64(text: string): Uint8Array {
 }
 
 /** A path on the session's origin, over HTTP(S) as the session is over WS(S). */
-/** `path` on the HTTP origin of the session's endpoint (ws → http, wss → https). */
-export function httpUrl(sessionUrl: URL, path: string): URL {
-  const url = new URL(path, sessionUrl);
-  url.protocol = sessionUrl.protocol === 'wss:' ? 'https:' : 'http:';
-  return url;
-}

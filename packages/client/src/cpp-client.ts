@@ -47,7 +47,7 @@ import type {
   ToolResultOptions,
   ClientToolHandler,
 } from './client-options.js';
-import { type AttachmentSource, type AttachmentUploads, httpUrl } from './attachment-upload.js';
+import type { AttachmentSource, AttachmentUploads } from './attachment-upload.js';
 import { ClientEventListeners, type EventName } from './client-event-listeners.js';
 import type { CPPClientEvents } from './client-events.js';
 import type { ClientPlatform } from './client-platform.js';
@@ -61,7 +61,7 @@ import { ReconnectingConnection, type ConnectionStatus } from './reconnect.js';
 import { reconnectPolicy } from './reconnect-policy.js';
 import { SendQueueFullError } from './send-queue-full-error.js';
 import { sessionOpener } from './session-opener.js';
-import { sessionUrl } from './session-url.js';
+import { httpUrl, sessionUrl } from './session-url.js';
 import { ThreadClosedError } from './thread-closed-error.js';
 import { ThreadMirrors } from './thread-mirrors.js';
 import { UnansweredRequest } from './unanswered-request.js';

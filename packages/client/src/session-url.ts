@@ -11,3 +11,10 @@ export function sessionUrl(endpoint: string): URL {
   if (url.pathname === '' || url.pathname === '/') url.pathname = CPP_SESSION_PATH;
   return url;
 }
+
+/** `path` on the HTTP origin of the session's endpoint (ws → http, wss → https). */
+export function httpUrl(sessionUrl: URL, path: string): URL {
+  const url = new URL(path, sessionUrl);
+  url.protocol = sessionUrl.protocol === 'wss:' ? 'https:' : 'http:';
+  return url;
+}
