@@ -4,10 +4,11 @@ import { rolldown } from 'rolldown';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The README's promise for a page that imports CPPClient: at most 13 KB of JavaScript, minified and gzipped (12 KB
- * until the client carried tool calls: their mirror, approvals and the handlers of client tools).
+ * The README's promise for a page that imports CPPClient: at most 14 KB of JavaScript, minified and gzipped (12 KB
+ * until the client carried tool calls: their mirror, approvals and the handlers of client tools; 13 KB until it
+ * carried shared threads' members, invites, share links and presence, and prompts to several models: 13.7 KB).
  */
-const BUDGET_BYTES = 13 * 1024;
+const BUDGET_BYTES = 14 * 1024;
 
 /**
  * A page's bundle of the browser entry, as an application's bundler makes it: minified ESM, with code splitting.
