@@ -109,3 +109,22 @@ describe('presence on servers sharing PostgreSQL and Redis', () => {
     await present(owner, [{ did: alice.did, typing: false }]);
   });
 });
+
+/** docs/PROTOCOL.md §29.10: a share link lives in PostgreSQL, so every instance serves it and drops it at once. */
+describe('a read-only share link on servers sharing PostgreSQL and Redis', () => {
+  const instances = useProxiedInstances();
+
+  it('made on one is read on the other, and revoked on the first is gone on both', async () => {
+    const [first, second] = await instances.start(2, { chunks: ['Shared.'], gated: false }, { auth: 'did-key' });
+    const owner = await connectAs(first!, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    owner.send('CPP_SHARE_LINK_CREATE', { threadId, scope: 'tree' });
+    const { path, link } = (await owner.next('CPP_SHARE_LINK')).payload;
+    const read = (instance: ProxiedInstance) => fetch(`http://127.0.0.1:${instance.server.port}${path}`);
+    expect((await read(second!)).status).toBe(200);
+    owner.send('CPP_SHARE_LINK_REVOKE', { threadId, linkId: link.linkId });
+    await owner.next('CPP_SHARE_LINKS');
+    expect((await read(second!)).status).toBe(404);
+    expect((await read(first!)).status).toBe(404);
+  });
+});
