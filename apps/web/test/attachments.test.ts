@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { pdfDocument, pngImage } from '../../../packages/server/test/support/test-files.js';
@@ -219,6 +220,50 @@ describe('attachments in the browser', () => {
       await chat.page.getByRole('button', { name: 'View chart.png' }).click();
       await chat.page.getByRole('dialog', { name: 'chart.png' }).waitFor();
       expect(await axeViolations(chat.page)).toEqual([]);
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'exports a thread with its image in the CPP JSON and imports it back: the copy shows the image, uploaded anew',
+    async () => {
+      const harness = await WebHarness.start();
+      const chat = await harness.openChat();
+      const { page } = chat;
+      const threads = page.getByRole('navigation', { name: 'Threads' });
+      const image = png('figure.png', 12, 8);
+      const [chooser] = await Promise.all([
+        page.waitForEvent('filechooser'),
+        page.getByRole('button', { name: 'Attach', exact: true }).click(),
+      ]);
+      await chooser.setFiles([image]);
+      await waitForUploads(chat, 1);
+      await chat.send('Keep this figure');
+      await chat.waitForAnswer('completed');
+      await threads.getByRole('button', { name: /^Keep this figure/ }).waitFor();
+      const sent = await page.locator('.message-attachments img').getAttribute('src');
+
+      await chat.openThreadMenu();
+      await threads.getByRole('button', { name: 'Export thread' }).click();
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        threads
+          .getByRole('group', { name: 'Export thread as' })
+          .getByRole('button', { name: /CPP JSON/ })
+          .click(),
+      ]);
+      const exported = JSON.parse(await readFile((await download.path())!, 'utf8'));
+      expect(Object.values(exported.files as Record<string, string>)).toEqual([image.buffer.toString('base64')]);
+
+      await threads
+        .getByLabel('File to import: a CPP JSON export or a ChatGPT conversations.json')
+        .setInputFiles(await download.path());
+      await page.getByRole('status').getByText('Imported “Keep this figure (copy)”: it is open now.').waitFor();
+      await page.locator('article.message-user .message-attachments').waitFor();
+      await waitForImages(page, '.message-attachments img', 1);
+      const shown = await page.locator('.message-attachments img').getAttribute('src');
+      expect(new URL(shown!).pathname).not.toBe(new URL(sent!).pathname);
       expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,
