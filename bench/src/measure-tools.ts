@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CPP_SUBPROTOCOL, newMessageId } from '@promethea/cpp-protocol';
@@ -36,13 +38,16 @@ interface ToolsRun {
   haltedDuringText: LatencySummary;
   /** Pivot sent → the MCP server's handler of the running call sees its cancellation (notifications/cancelled). */
   mcpCancelled: LatencySummary;
+  /** The MCP SDK's client aborts its own call → the same handler sees the cancellation. */
+  mcpDirectCancelled: LatencySummary;
 }
 
 /**
  * Measure 8 (issue 33): tool calls. In this process, against one local OpenAI-compatible model server: a tool's
  * round trip through a CPP server (WebSocket client → server → model asks → server tool `noop` → model answers)
  * against the same two-step loop with `streamText`; the halt of a pivot while a server tool runs against one while
- * the model streams text; and how soon an MCP server (Streamable HTTP) sees the cancellation of its running call.
+ * the model streams text; and how soon an MCP server (Streamable HTTP) sees the cancellation of its running call,
+ * against the MCP SDK's own client aborting the same call.
  */
 export async function measureTools(context: BenchContext): Promise<{ figures: Figure[]; details: ToolsRun[] }> {
   const mcp = await startMcpServer();
@@ -71,6 +76,8 @@ export async function measureTools(context: BenchContext): Promise<{ figures: Fi
   });
   await cpp.ready;
   const socket = await BenchSocket.connect(cpp.url, CPP_SUBPROTOCOL);
+  const mcpClient = new Client({ name: 'bench', version: '1.0.0' });
+  await mcpClient.connect(new StreamableHTTPClientTransport(new URL(mcp.url)));
   const provider = createOpenAICompatible({ name: 'bench', baseURL: model.baseUrl });
   const runs: ToolsRun[] = [];
   try {
@@ -82,6 +89,7 @@ export async function measureTools(context: BenchContext): Promise<{ figures: Fi
         haltedDuringTool: new LatencyRecorder(),
         haltedDuringText: new LatencyRecorder(),
         mcpCancelled: new LatencyRecorder(),
+        mcpDirectCancelled: new LatencyRecorder(),
       };
       const samples = context.options.gatewaySamples;
       const warmUp = Math.ceil(samples / 10);
@@ -98,7 +106,9 @@ export async function measureTools(context: BenchContext): Promise<{ figures: Fi
         const toolMs = await pivotWhile(socket, 'wait');
         const textMs = await pivotWhile(socket, 'text');
         const mcpMs = await mcpCancellation(socket, mcp);
+        const mcpDirectMs = await directMcpCancellation(mcpClient, mcp);
         if (index < warmUp) continue;
+        recorders.mcpDirectCancelled.record(mcpDirectMs);
         recorders.haltedDuringTool.record(toolMs);
         recorders.haltedDuringText.record(textMs);
         recorders.mcpCancelled.record(mcpMs);
@@ -109,10 +119,12 @@ export async function measureTools(context: BenchContext): Promise<{ figures: Fi
         haltedDuringTool: recorders.haltedDuringTool.summary(),
         haltedDuringText: recorders.haltedDuringText.summary(),
         mcpCancelled: recorders.mcpCancelled.summary(),
+        mcpDirectCancelled: recorders.mcpDirectCancelled.summary(),
       });
     }
   } finally {
     socket.close();
+    await mcpClient.close();
     await cpp.close();
     await model.close();
     await mcp.close();
@@ -144,7 +156,7 @@ function toolsFigures(runs: ToolsRun[]): Figure[] {
       label: 'pivot while an MCP call runs → the MCP server sees notifications/cancelled, p50',
       unit: 'ms',
       value: p50('mcpCancelled'),
-      baseline: { label: 'pivot while a server tool runs → HALTED', value: p50('haltedDuringTool') },
+      baseline: { label: "the MCP SDK's client aborting its own call", value: p50('mcpDirectCancelled') },
     }),
   ];
 }
@@ -335,35 +347,65 @@ interface McpBench extends LocalServer {
 }
 
 /**
- * An MCP server over Streamable HTTP, one session (CPP's), whose tool `mcp_wait` runs until its request is cancelled;
- * the moment its handler's signal aborts is what is timed, in this process's clock.
+ * An MCP server over Streamable HTTP, a session per client (CPP's, and the baseline's own MCP client), whose tool
+ * `mcp_wait` runs until its request is cancelled; the moment its handler's signal aborts is what is timed, in this
+ * process's clock.
  */
 async function startMcpServer(): Promise<McpBench> {
-  const mcp = new McpServer({ name: 'bench', version: '1.0.0' });
   let waiting: ((call: { cancelled: Promise<number> }) => void) | undefined;
-  mcp.registerTool('mcp_wait', { description: 'Waits until cancelled.' }, (extra) => {
-    const cancelled = new Promise<number>((resolve) =>
-      extra.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
-    );
-    waiting?.({ cancelled });
-    waiting = undefined;
-    return cancelled.then(() => ({ content: [{ type: 'text' as const, text: 'cancelled' }] }));
-  });
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
-  await mcp.connect(transport);
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const servers: McpServer[] = [];
+  const newSession = async () => {
+    const mcp = new McpServer({ name: 'bench', version: '1.0.0' });
+    mcp.registerTool('mcp_wait', { description: 'Waits until cancelled.' }, (extra) => {
+      const cancelled = new Promise<number>((resolve) =>
+        extra.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
+      );
+      waiting?.({ cancelled });
+      waiting = undefined;
+      return cancelled.then(() => ({ content: [{ type: 'text' as const, text: 'cancelled' }] }));
+    });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    await mcp.connect(transport);
+    servers.push(mcp);
+    return transport;
+  };
   const server = createServer((request, response) => {
     const body = request.method === 'POST' ? readJson(request) : Promise.resolve(undefined);
-    void body.then((parsed) => transport.handleRequest(request, response, parsed));
+    const id = request.headers['mcp-session-id'];
+    const session = typeof id === 'string' ? sessions.get(id) : undefined;
+    void Promise.all([body, session ?? newSession()]).then(([parsed, transport]) =>
+      transport.handleRequest(request, response, parsed),
+    );
   });
   await listen(server);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     nextCall: () => new Promise((resolve) => void (waiting = resolve)),
     close: async () => {
-      await mcp.close();
+      for (const mcp of servers) await mcp.close();
       await close(server);
     },
   };
+}
+
+/** The baseline of the MCP figure: the MCP SDK's own client calls `mcp_wait` and aborts the call. */
+async function directMcpCancellation(client: Client, mcp: McpBench): Promise<number> {
+  const running = mcp.nextCall();
+  const controller = new AbortController();
+  // Aborted, the call rejects: handled now, since the cancellation is awaited first.
+  const call = client
+    .callTool({ name: 'mcp_wait', arguments: {} }, undefined, { signal: controller.signal })
+    .catch(() => undefined);
+  const { cancelled } = await running;
+  const start = performance.now();
+  controller.abort();
+  const elapsed = (await cancelled) - start;
+  await call;
+  return elapsed;
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {
