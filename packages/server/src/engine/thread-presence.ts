@@ -17,7 +17,7 @@ interface Here {
 /**
  * Who has one thread open (docs/PROTOCOL.md §29.9): this server's subscribers, and what the other servers holding
  * the thread said of theirs. Each server tells the others its own part when it changes (and again every
- * PRESENCE_REFRESH_MS while it is not empty, so that a server that dies is forgotten); the subscribers that asked for
+ * PRESENCE_REFRESH_MS while another server holds it too, so that one that dies is forgotten); the subscribers that asked for
  * it get the whole as CPP_PRESENCE when it changes. Made by the first subscriber: a thread nobody shares costs a map.
  */
 export class ThreadPresence {
@@ -105,8 +105,12 @@ export class ThreadPresence {
     for (const watcher of this.watchers) watcher.send(frame);
   }
 
+  /**
+   * Only while another server has said it holds the thread: it is the one that needs this server's word again (and
+   * this server the one that must notice when it stops). A thread nobody else holds costs no message a period.
+   */
   private keepTelling(): void {
-    const needed = this.here.size > 0 || this.elsewhere.size > 0;
+    const needed = this.elsewhere.size > 0;
     if (needed && !this.refresh) {
       this.refresh = setInterval(() => this.tick(Date.now()), PRESENCE_REFRESH_MS);
       this.refresh.unref();
