@@ -65,11 +65,11 @@ it('closes with 4429 within 5 s a flood paced at 18× the frame rate, cheaply, a
   expect(closeCode).toBe(CloseCode.TOO_MANY_REQUESTS);
   expect(flooder.closeReason).toBe('too many frames');
   expect(floodMs).toBeLessThan(5000);
-  // The whole flood (700–1,300 frames here), its burst of 200 answered frames included, costs the server less than
-  // answering 600 frames would (measured: 2.2–2.9 × the 150; 5–8 × if every frame were answered): dropped frames are
-  // neither decoded nor answered. A ratio to a baseline of this run, not milliseconds, which a loaded machine
-  // inflates (620 ms of CPU once against 210–290 ms idle).
-  expect(cpuMs).toBeLessThan(acceptedCpuMs * 4);
+  // A frame of the flood, its burst of 200 answered frames included, costs the server less than 3/4 of an answered
+  // one (measured: 0.33–0.46; 1 if every frame were answered): dropped frames are neither decoded nor answered. Per
+  // frame, as a ratio to a baseline of this run: a loaded machine stretches the flood (more frames) and inflates the
+  // milliseconds (620 ms of CPU once against 210–290 ms idle).
+  expect(cpuMs / sent).toBeLessThan((0.75 * acceptedCpuMs) / ACCEPTED_FRAMES);
   // Generous for a busy machine: a list answered while the flood lasts, not queued behind it.
   expect(bystanderMs).toBeLessThan(2000);
   // Dropped frames are answered at most once a second, not one by one.
