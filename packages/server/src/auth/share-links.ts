@@ -115,7 +115,9 @@ export class ShareLinks {
     if (!link) return gone(response);
     const snapshot = JSON.parse(link.snapshot) as ShareSnapshot;
     if (attachmentId === undefined) {
-      const page = sharePage(snapshot, `${SHARE_PATH}/${token}`, link.createdAt);
+      // markdown-it and its helpers load with the first page read, not with the server.
+      const { renderMarkdown } = await import('./share-markdown.js');
+      const page = sharePage(snapshot, `${SHARE_PATH}/${token}`, link.createdAt, renderMarkdown);
       return respond(response, 200, 'text/html; charset=utf-8', page, {
         ...securityHeaders(undefined),
         // A revoked link must stop showing at once: no cache keeps the page.

@@ -6,6 +6,7 @@ import type { RawClient } from '../support/raw-client.js';
 import { useServer } from '../support/start-server.js';
 import { connectAs } from './support/authenticate.js';
 import { TestIdentity } from './support/did-key-identity.js';
+import { ScriptedModel } from '../support/scripted-model.js';
 import { pngImage } from '../support/test-files.js';
 
 const fixture = useServer();
@@ -59,30 +60,101 @@ describe('a read-only share link', () => {
     expect(await revoked.text()).toBe(await (await read(`/share/cppshr_${'A'.repeat(43)}`)).text());
   });
 
-  it('of the whole tree shows every branch; deleting the thread takes its links', async () => {
+  it('of the whole tree shows every branch, each fork indented and its branches named; deleting the thread takes its links', async () => {
     await fixture.start({ auth: 'did-key' });
     const owner = await connectAs(fixture, alice);
     const { threadId } = await openThread(owner, { patches: true });
     const first = await prompt(owner, threadId, 'First branch');
     await completion(owner, threadId, first.assistantNodeId);
+    const below = await prompt(owner, threadId, 'Below the first answer');
+    await completion(owner, threadId, below.assistantNodeId);
+    const beside = await prompt(owner, threadId, 'Beside it', { parentNodeId: first.assistantNodeId });
+    await completion(owner, threadId, beside.assistantNodeId);
     const second = await prompt(owner, threadId, 'Second branch', { parentNodeId: null });
     await completion(owner, threadId, second.assistantNodeId);
 
     const tree = await shareLink(owner, threadId, 'tree');
     const branch = await shareLink(owner, threadId, 'branch', 'branch');
+    /** The page's branch labels and messages in order, each with its indentation. */
     const shown = async (path: string) =>
-      [...(await (await read(path)).text()).matchAll(/data-node-id="([^"]+)"/g)].map((match) => match[1]);
+      [
+        ...(await (await read(path)).text()).matchAll(
+          /<p class="branch level-(\d)">([^<]+)<\/p>|<article class="message \w+ level-(\d)" data-node-id="([^"]+)"/g,
+        ),
+      ].map(([, labelLevel, label, level, nodeId]) => (label ? `${labelLevel} ${label}` : `${level} ${nodeId}`));
     expect(await shown(tree.path)).toEqual([
-      first.userNodeId,
-      first.assistantNodeId,
-      second.userNodeId,
-      second.assistantNodeId,
+      '0 Branch 1 of 2',
+      `0 ${first.userNodeId}`,
+      `0 ${first.assistantNodeId}`,
+      '1 Branch 1 of 2',
+      `1 ${below.userNodeId}`,
+      `1 ${below.assistantNodeId}`,
+      '1 Branch 2 of 2',
+      `1 ${beside.userNodeId}`,
+      `1 ${beside.assistantNodeId}`,
+      '0 Branch 2 of 2',
+      `0 ${second.userNodeId}`,
+      `0 ${second.assistantNodeId}`,
     ]);
-    expect(await shown(branch.path)).toEqual([second.userNodeId, second.assistantNodeId]);
+    // One branch, however long, is not indented and names no branch.
+    expect(await shown(branch.path)).toEqual([`0 ${second.userNodeId}`, `0 ${second.assistantNodeId}`]);
 
     owner.send('CPP_THREAD_DELETE', { threadId });
     await owner.next('CPP_THREAD_DELETED');
     expect((await read(tree.path)).status).toBe(404);
+  });
+
+  it("renders an answer's Markdown, with any HTML in it shown as text and no link that runs script; a prompt stays text", async () => {
+    const answer = [
+      '# A heading',
+      '',
+      '- one',
+      '- two',
+      '',
+      '```ts',
+      'const x = a < b;',
+      '```',
+      '',
+      '| Name | Count |',
+      '| ---- | ----: |',
+      '| pears | 3 |',
+      '',
+      'Raw <script>alert(1)</script> and <img src=x onerror=alert(2)> stay text.',
+      '[a link](https://example.org/page "Its title") [bad](javascript:alert(3)) [encoded](jav&#x61;script:alert(4))',
+      '<javascript:alert(5)> [data](data:text/html;base64,PHNjcmlwdD4=) ![a tracker](https://evil.example/t.png?q=secret)',
+    ].join('\n');
+    await fixture.start({ auth: 'did-key', model: new ScriptedModel({ chunks: [answer] }, { gated: false }) });
+    const owner = await connectAs(fixture, alice);
+    const { threadId } = await openThread(owner, { patches: true });
+    const asked = await prompt(owner, threadId, '# Not a heading\n- nor a list <i>x</i>');
+    await completion(owner, threadId, asked.assistantNodeId);
+    const { path } = await shareLink(owner, threadId, 'branch');
+    const page = await read(path);
+    expect(page.headers.get('content-security-policy')).toBe(securityHeaders(undefined)['Content-Security-Policy']);
+    const html = await page.text();
+
+    const [, asking] = html.match(/<article class="message user[^>]*>([\s\S]*?)<\/article>/)!;
+    expect(asking).toContain('<div class="text"># Not a heading\n- nor a list &#60;i&#62;x&#60;/i&#62;</div>');
+    const [, answered] = html.match(/<article class="message assistant[^>]*>([\s\S]*?)<\/article>/)!;
+    expect(answered).toContain('<h1>A heading</h1>');
+    expect(answered).toContain('<ul>\n<li>one</li>\n<li>two</li>\n</ul>');
+    expect(answered).toContain('<pre><code class="language-ts">const x = a &lt; b;\n</code></pre>');
+    expect(answered).toContain('<th>Name</th>\n<th class="align-right">Count</th>');
+    expect(answered).toContain('<td>pears</td>\n<td class="align-right">3</td>');
+    expect(answered).toContain(
+      'Raw &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(2)&gt; stay text.',
+    );
+    expect(answered).toContain(
+      '<a href="https://example.org/page" title="Its title" target="_blank" rel="noopener noreferrer nofollow">a link</a>',
+    );
+    // Every tag on the page: no script, no inline handler or style, no image but the page's own, no link but https.
+    const tags = html.match(/<[a-z][^>]*>/gi)!;
+    expect(tags.filter((tag) => /^<(script|iframe|object|embed|svg|style)\b|\son\w+=|\sstyle=/i.test(tag))).toEqual([]);
+    expect(tags.filter((tag) => tag.startsWith('<img'))).toEqual([]);
+    expect(answered).toContain('a tracker');
+    const links = tags.filter((tag) => tag.startsWith('<a '));
+    expect(links).toHaveLength(1);
+    expect(answered).toContain('[bad](javascript:alert(3))');
   });
 
   it("is the owner's alone, and limited per identity", async () => {

@@ -17,10 +17,10 @@ const HEAVY = [
 ];
 /**
  * Lighter, but each costs the import tens of milliseconds: the OpenTelemetry API loads once an SDK is registered (or
- * a tracer given), the SSE parser with the first OpenAI-compatible stream, and did:key proofs are checked without
- * @noble/curves.
+ * a tracer given), the SSE parser with the first OpenAI-compatible stream, the Markdown renderer with the first share
+ * page read, and did:key proofs are checked without @noble/curves.
  */
-const LOADED_WHEN_USED = ['@opentelemetry/api', 'eventsource-parser', '@noble/curves', '@noble/hashes'];
+const LOADED_WHEN_USED = ['@opentelemetry/api', 'eventsource-parser', 'markdown-it', '@noble/curves', '@noble/hashes'];
 
 const REPOSITORY = new URL('../../../..', import.meta.url);
 
