@@ -54,6 +54,7 @@ export function App() {
   const [comparedModels, setComparedModels] = useState<string[]>([]);
   const [notice, setNotice] = useState<string>();
   const [sharing, setSharing] = useState(false);
+  const shareButton = useRef<HTMLButtonElement>(null);
   // The thread as the list gives it: a role when it is another identity's, shared with this one.
   const listed = threads?.find((thread) => thread.threadId === graph?.threadId);
   const owned = listed !== undefined && listed.role === undefined;
@@ -201,6 +202,11 @@ export function App() {
     }
   };
 
+  const closeSharing = () => {
+    setSharing(false);
+    shareButton.current?.focus();
+  };
+
   const togglePanel = (which: Panel) => setPanel((open) => (open === which ? undefined : which));
 
   return (
@@ -220,7 +226,14 @@ export function App() {
         <ConnectionBadge connection={cpp.connection} />
         <PresenceAvatars present={present} ownDid={ownDid} />
         {owned && (
-          <button type="button" className="quiet" aria-expanded={sharing} onClick={() => setSharing((open) => !open)}>
+          <button
+            ref={shareButton}
+            type="button"
+            className="quiet"
+            aria-expanded={sharing}
+            aria-controls={sharing ? 'share-panel' : undefined}
+            onClick={() => setSharing((open) => !open)}
+          >
             Share
           </button>
         )}
@@ -257,7 +270,7 @@ export function App() {
         <ErrorList errors={feed.errors} onDismiss={feed.dismiss} />
         <Notice text={notice} onDismiss={() => setNotice(undefined)} />
         {sharing && owned && client && graph && (
-          <SharePanel client={client} threadId={graph.threadId} report={report} onClose={() => setSharing(false)} />
+          <SharePanel client={client} threadId={graph.threadId} report={report} onClose={closeSharing} />
         )}
         {graph ? (
           <Conversation

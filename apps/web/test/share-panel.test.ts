@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { screenshot, WebHarness } from './support/web-harness.js';
+import { axeViolations } from './support/accessibility.js';
+import { DESKTOP, PHONE, screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 90_000;
 
@@ -83,6 +84,9 @@ describe('the Share panel', () => {
       await reader.getByRole('heading', { level: 1 }).waitFor();
       expect(await reader.locator('article.message.user .text').textContent()).toBe('Worth sharing <b>as text</b>');
       expect(await reader.locator('article.message').count()).toBe(2);
+      // The answer's Markdown rendered by the server, as the app renders it (the demo answer has a table and code).
+      await reader.locator('article.message.assistant .markdown table th').first().waitFor();
+      await reader.locator('article.message.assistant .markdown pre > code').waitFor();
       // Its stylesheet applied under the page's policy (an inline style would have been refused, and logged).
       expect(await reader.locator('main').evaluate((main) => getComputedStyle(main).maxWidth)).not.toBe('none');
       await screenshot(reader, 'share-link-page');
@@ -95,6 +99,53 @@ describe('the Share panel', () => {
         .getByRole('listitem')
         .waitFor({ state: 'detached' });
       expect((await reader.reload())?.status()).toBe(404);
+      expect(owner.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it.each([
+    { name: 'desktop', viewport: DESKTOP, colorScheme: 'light' },
+    { name: 'desktop', viewport: DESKTOP, colorScheme: 'dark' },
+    { name: 'phone', viewport: PHONE, colorScheme: 'light' },
+  ] as const)(
+    'is used from the keyboard alone, and axe finds nothing in it: $name, $colorScheme',
+    async ({ name, viewport, colorScheme }) => {
+      const harness = await WebHarness.start();
+      const owner = await harness.openChat(await harness.newContext(viewport, { colorScheme, bypassCSP: true }));
+      await owner.send('To be shared');
+      await owner.waitForAnswer('completed');
+      const { page } = owner;
+      const share = page.getByRole('button', { name: 'Share', exact: true });
+      await share.focus();
+      await page.keyboard.press('Enter');
+      const panel = page.getByRole('region', { name: 'Share this conversation' });
+      // The focus goes into the panel, on its first control, however far the panel is in the tab order.
+      await expect
+        .poll(() => panel.getByRole('combobox', { name: 'Role' }).evaluate((el) => el === document.activeElement))
+        .toBe(true);
+      expect(await share.getAttribute('aria-controls')).toBe('share-panel');
+
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await panel.getByRole('textbox', { name: /^Invite link/ }).waitFor();
+      await panel.getByRole('textbox', { name: 'DID to share with' }).focus();
+      await page.keyboard.type('did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK');
+      await page.keyboard.press('Enter');
+      await panel.getByRole('list', { name: 'Members' }).getByRole('listitem').waitFor();
+      await panel.getByRole('button', { name: 'Create a read-only link' }).focus();
+      await page.keyboard.press('Enter');
+      await panel.getByRole('list', { name: 'Read-only links' }).getByRole('listitem').waitFor();
+      expect(await axeViolations(page)).toEqual([]);
+      await panel.scrollIntoViewIfNeeded();
+      await screenshot(page, `share-panel-${name}-${colorScheme}`);
+
+      // Esc closes it, and the focus is back on the button that opened it.
+      await panel.getByRole('button', { name: 'Create a read-only link' }).focus();
+      await page.keyboard.press('Escape');
+      await panel.waitFor({ state: 'detached' });
+      expect(await share.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await share.getAttribute('aria-expanded')).toBe('false');
       expect(owner.problems).toEqual([]);
     },
     BROWSER_TEST_MS,
