@@ -32,8 +32,17 @@ const OPENAI_ENCODINGS: ReadonlyArray<[RegExp, Encoding]> = [
 export function tokenCounterFor(providerKind: string, model: string): TokenCounter {
   if (providerKind !== 'openai-compatible') return ESTIMATE;
   const encoding = OPENAI_ENCODINGS.find(([pattern]) => pattern.test(model))?.[1];
-  return encoding ? new TokenizerCounter(encoding) : ESTIMATE;
+  if (!encoding) return ESTIMATE;
+  let counter = counters.get(encoding);
+  if (!counter) counters.set(encoding, (counter = new TokenizerCounter(encoding)));
+  return counter;
 }
+
+/**
+ * One counter per encoding: a branch's counts are kept per counter (`ContextFitter`), so that models of one tokenizer
+ * answering side by side count the branch once, not once each.
+ */
+const counters = new Map<Encoding, TokenizerCounter>();
 
 /** Counts with gpt-tokenizer's `encoding` once loaded, and by the estimate before. */
 export class TokenizerCounter implements TokenCounter {

@@ -438,9 +438,10 @@ export class ThreadAnswer {
    */
   spawn(planned: TreeChange, assistantNodeIds: readonly string[], requester: Subscriber): AnswerStream[] {
     const streams: AnswerStream[] = [];
+    const fits: SharedFit[] = [];
     try {
       for (const nodeId of assistantNodeIds)
-        streams.push(this.stream(nodeId, requester, pathToRootAfter(this.graph, planned, nodeId)));
+        streams.push(this.stream(nodeId, requester, pathToRootAfter(this.graph, planned, nodeId), fits));
       return streams;
     } catch (error) {
       for (const stream of streams) stream.halt();
@@ -554,19 +555,17 @@ export class ThreadAnswer {
    * node that has text already (a continued answer) is the last turn of the context, which the model goes on with;
    * its parts continue from their lengths.
    */
-  private stream(assistantNodeId: string, requester: Subscriber, branch: MessageNode[]): AnswerStream {
+  private stream(
+    assistantNodeId: string,
+    requester: Subscriber,
+    branch: MessageNode[],
+    fits: SharedFit[] = [],
+  ): AnswerStream {
     const { dependencies, graph, fanout } = this;
     const node = branch.at(-1);
     const summarised = this.summarised.get(assistantNodeId);
     this.summarised.delete(assistantNodeId);
-    const fitted =
-      summarised ??
-      this.contextFitter.fit(
-        branch,
-        dependencies.models.contextWindowOf(node?.model),
-        node?.model ?? dependencies.models.defaultId,
-        (sha256) => dependencies.store.attachmentBytes(sha256),
-      );
+    const fitted = summarised ?? this.fit(branch, fits);
     const { messages } = fitted;
     const admitted = dependencies.admitGeneration(requester);
     const initial = {
@@ -636,6 +635,27 @@ export class ThreadAnswer {
     return stream;
   }
 
+  /**
+   * The context of the answer ending `branch`, fitted to its model's window. The answers of one spawn side by side
+   * (`fits`) whose models read alike (one window, one way of counting tokens) share one fitting of their branch, made
+   * for the first: their branches differ only in the new, empty answer at their end, which adds nothing to the
+   * context. So several models asked at once fit a long branch and build its messages once, not once each.
+   */
+  private fit(branch: MessageNode[], fits: SharedFit[]): FittedContext {
+    const { models, store } = this.dependencies;
+    const node = branch.at(-1);
+    const window = models.contextWindowOf(node?.model);
+    const parentId = node?.parentId;
+    const empty = node !== undefined && node.content === '' && !node.reasoning && !node.toolCalls?.length;
+    const shared = empty ? fits.find((fit) => fit.parentId === parentId && readAlike(fit.window, window)) : undefined;
+    if (shared) return { ...shared.fitted, messages: [...shared.fitted.messages] };
+    const fitted = this.contextFitter.fit(branch, window, node?.model ?? models.defaultId, (sha256) =>
+      store.attachmentBytes(sha256),
+    );
+    if (empty) fits.push({ parentId, window, fitted });
+    return fitted;
+  }
+
   /** Commits how a stream ended by itself. Runs in the thread's turn; a no-op when a halt got there first. */
   private async finish(stream: AnswerStream): Promise<void> {
     const outcome = stream.outcome;
@@ -702,6 +722,25 @@ class ToolCallSaves {
       .then(() => this.store.saveToolCalls(this.threadId, this.nodeId, snapshot))
       .catch(this.onError);
   }
+}
+
+/** A fitting made for one answer of a spawn, which the others under the same parent may read (`ThreadAnswer.fit`). */
+interface SharedFit {
+  parentId: string | null | undefined;
+  window: ContextWindow | undefined;
+  fitted: FittedContext;
+}
+
+/** Two models' windows fit a branch alike: the same size, room, system prompt, scale and counter (or none). */
+function readAlike(a: ContextWindow | undefined, b: ContextWindow | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.tokens === b.tokens &&
+    a.reservedOutputTokens === b.reservedOutputTokens &&
+    a.fixedTokens === b.fixedTokens &&
+    a.estimateScale === b.estimateScale &&
+    a.counter === b.counter
+  );
 }
 
 /** The most a summary may take of a window: a tenth of what it reads, and no more than 1,024 tokens. */

@@ -86,6 +86,9 @@ describe('tokenCounterFor', () => {
     expect(tokenCounterFor('anthropic', 'claude-sonnet-4-6')).toBe(ESTIMATE);
     expect(tokenCounterFor('ollama', 'gpt-oss')).toBe(ESTIMATE);
 
+    // Models of one encoding share its counter, so that a branch answered by both side by side is counted once.
+    expect(tokenCounterFor('openai-compatible', 'gpt-4o')).toBe(tokenCounterFor('openai-compatible', 'gpt-4.1-mini'));
+
     const counter = tokenCounterFor('openai-compatible', 'gpt-4o') as TokenizerCounter;
     await counter.ready;
     expect(counter.exact).toBe(true);

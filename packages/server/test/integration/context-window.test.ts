@@ -96,6 +96,49 @@ describe('a branch longer than the context window', () => {
     await completion(client, threadId, second.assistantNodeId);
   });
 
+  it('is fitted for each model of a prompt answered side by side, by its own window', async () => {
+    // `wide` and `same` read alike (one window, one counter), and share one fitting; `narrow` reads four messages.
+    const scripted = {
+      wide: new ScriptedModel({ chunks: [TEXT] }, { gated: false }),
+      same: new ScriptedModel({ chunks: [TEXT] }, { gated: false }),
+      narrow: new ScriptedModel({ chunks: [TEXT] }, { gated: false }),
+    };
+    const narrowWindow = { contextWindow: 4 * MESSAGE_TOKENS + 50, reservedOutputTokens: 50 };
+    const server = await startServer({
+      models: Object.entries(scripted).map(([id, provider]) => ({
+        id,
+        label: id,
+        provider,
+        ...(id === 'narrow' ? narrowWindow : WINDOW),
+      })),
+    });
+    const client = await RawClient.connect(server.url);
+    cleanups.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    const { threadId } = await openThread(client, { patches: true });
+    const turns = [];
+    for (let turn = 0; turn < 3; turn++) {
+      const exchange = await prompt(client, threadId, TEXT);
+      await completion(client, threadId, exchange.assistantNodeId);
+      turns.push(exchange);
+    }
+    const asked = await prompt(client, threadId, TEXT, { models: ['wide', 'same', 'narrow'] });
+    const [wide, same, narrow] = asked.update.nodes[asked.userNodeId]!.childrenIds.map(
+      (id) => asked.update.nodes[id]!.context,
+    );
+    // u0 a0 u1 a1 u2 a2 u3: six messages' room reads u0, then from a1 on; four messages' reads u0, then from a2 on.
+    expect(wide).toEqual({ fromNodeId: turns[1]!.assistantNodeId, omittedNodes: 2 });
+    expect(same).toEqual(wide);
+    expect(narrow).toEqual({ fromNodeId: turns[2]!.assistantNodeId, omittedNodes: 4 });
+    const user = { role: 'user', content: TEXT };
+    const assistant = { role: 'assistant', content: TEXT };
+    expect((await scripted.wide.call(3)).messages).toEqual([user, assistant, user, assistant, user]);
+    expect((await scripted.same.call(0)).messages).toEqual([user, assistant, user, assistant, user]);
+    expect((await scripted.narrow.call(0)).messages).toEqual([user, assistant, user]);
+  });
+
   it('refuses a prompt that cannot fit with CONTEXT_TOO_LONG, before any model call and without a change', async () => {
     const model = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
     const { client } = await serveOn(model);
