@@ -94,6 +94,12 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
    * model delta). Text arriving sooner waits, merged, at most this long; an answer's first text never waits.
    */
   chunkIntervalMs?: number;
+  /**
+   * How long the summary of what a model's window leaves out (`contextStrategy: 'summarize'`) may take, in
+   * milliseconds (default 30 000): a summariser that has not answered by then is aborted, and the answer reads the
+   * branch without the summary, as when it fails (docs/PROTOCOL.md §28.5).
+   */
+  summaryTimeoutMs?: number;
   /** A directory of static files (the web UI) served at `/` on the same port. */
   staticDir?: string;
   /** How often each connection is pinged, in milliseconds (default 30 000; 0: never); one that misses a pong is dropped. */
@@ -280,6 +286,7 @@ export class CPPServer extends EventEmitter<CPPServerEvents> {
       {
         models: this.models,
         chunkIntervalMs: options.chunkIntervalMs ?? DEFAULT_CHUNK_INTERVAL_MS,
+        ...(options.summaryTimeoutMs === undefined ? {} : { summaryTimeoutMs: options.summaryTimeoutMs }),
         persister: this.persister,
         tools: this.tools,
         observer: this.observers,

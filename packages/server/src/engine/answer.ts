@@ -56,6 +56,8 @@ export interface AnswerDependencies {
   persister: StreamPersister;
   /** The tools answers may call (docs/PROTOCOL.md §26). */
   tools: ToolRegistry;
+  /** How long a summary of what a window leaves out may take (docs/PROTOCOL.md §28.5; default 30 s). */
+  summaryTimeoutMs?: number;
   observer: EngineObserver;
   /**
    * Counts an answer about to be written for `requester` against the generation limits (RATE_LIMITED past them);
@@ -262,7 +264,18 @@ export class ThreadAnswer {
     private readonly queue: SerialQueue,
     private readonly dependencies: AnswerDependencies,
   ) {
-    this.summaries = new BranchSummaries((error) => dependencies.onBackgroundError(error, graph.threadId));
+    this.summaries = new BranchSummaries(
+      (error) => dependencies.onBackgroundError(error, graph.threadId),
+      dependencies.summaryTimeoutMs,
+    );
+  }
+
+  /**
+   * The answer being started is halted before it began (a stop, a pivot or a regenerate came for the thread, or the
+   * server shuts down): the summaries it waits for are aborted, and it starts without them, for that frame to halt.
+   */
+  abortSummaries(): void {
+    this.summaries.abort();
   }
 
   // ---- Halt: the running answer stops at its cut ----

@@ -191,6 +191,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
       case 'CPP_PROMPT':
         return this.runWhereItStreams(frame, identity, requester, () => prompt(this, frame, identity, requester));
       case 'CPP_PIVOT_INIT': {
+        this.answer.abortSummaries();
         // Started before the queue: the time a pivot waits for its turn is part of its halt latency.
         const { activeThreadId, receivedContentLength, ...fields } = frame.payload;
         const observation = this.observer.pivotStarted({
@@ -209,8 +210,10 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
         return pivoted;
       }
       case 'CPP_STREAM_STOP':
+        this.answer.abortSummaries();
         return this.runWhereItStreams(frame, identity, requester, () => stop(this, frame, identity));
       case 'CPP_REGENERATE':
+        this.answer.abortSummaries();
         return this.runWhereItStreams(frame, identity, requester, () => regenerate(this, frame, identity, requester));
       case 'CPP_CONTINUE':
         return this.runWhereItStreams(frame, identity, requester, () =>
@@ -236,6 +239,7 @@ export class ThreadEngine implements ThreadContext, LinkedEngine {
 
   /** Server shutdown: the running answers are kept, as far as they were sent, as `interrupted`. */
   shutdown(): Promise<void> {
+    this.answer.abortSummaries();
     return this.queue.run(async () => {
       const cuts = await this.answer.halt(() => ({}), 'shutdown');
       for (const [nodeId, cut] of cuts) await this.answer.commitHalt(nodeId, cut);

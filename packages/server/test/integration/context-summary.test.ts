@@ -1,8 +1,11 @@
 import { newMessageId } from '@promethea/cpp-protocol';
+import type { CPPServerOptions } from '@promethea/cpp-server';
 import { describe, expect, it } from 'vitest';
-import { completion, nextUpdate, openThread, prompt } from '../support/protocol-steps.js';
+import { completion, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
 import { ScriptedModel, type ScriptedAnswer } from '../support/scripted-model.js';
 import { useServer } from '../support/start-server.js';
+
+type ServerOptions = Omit<CPPServerOptions, 'models'>;
 
 // The summarise strategy of fitting a branch to a window (docs/PROTOCOL.md §28.5), over a real WebSocket: what the
 // window leaves out is summarised by the model named, the summary read in its place, recorded on the answer, and made
@@ -17,8 +20,14 @@ const WINDOW = { contextWindow: 6 * 29 + 50, reservedOutputTokens: 50 };
 const SUMMARY = 'They said words, twenty at a time.';
 
 /** Answering models that summarise by `summarizer`, and a thread of three turns answered in full. */
-async function threeTurns(summaries: (call: number) => ScriptedAnswer = () => ({ chunks: [SUMMARY] })) {
-  const main = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
+async function threeTurns(
+  summaries: (call: number) => ScriptedAnswer = () => ({ chunks: [SUMMARY] }),
+  {
+    answers = () => ({ chunks: [TEXT] }),
+    ...options
+  }: ServerOptions & { answers?: (call: number) => ScriptedAnswer } = {},
+) {
+  const main = new ScriptedModel(answers, { gated: false });
   const other = new ScriptedModel({ chunks: [TEXT] }, { gated: false });
   const summarizer = new ScriptedModel(summaries, { gated: false });
   const summarizing = { ...WINDOW, contextStrategy: 'summarize' as const, summaryModel: 'summarizer' };
@@ -28,6 +37,7 @@ async function threeTurns(summaries: (call: number) => ScriptedAnswer = () => ({
       { id: 'other', provider: other, ...summarizing },
       { id: 'summarizer', provider: summarizer },
     ],
+    ...options,
   });
   const client = await fixture.connect();
   const { threadId } = await openThread(client, { patches: true });
@@ -105,5 +115,62 @@ describe('a branch longer than the window, fitted by summarising', () => {
     const again = await completion(client, threadId, newNodeId);
     expect(summarizer.calls).toHaveLength(2);
     expect(again.update.nodes[newNodeId]!.context?.summary).toBe(SUMMARY);
+  });
+
+  it('gives up a summary that takes longer than summaryTimeoutMs: the answer reads without it', async () => {
+    // The summariser never answers; the server waits for it 1 ms.
+    const hung = { chunks: [SUMMARY], gated: true };
+    const { summarizer, client, threadId, exchanges } = await threeTurns(() => hung, { summaryTimeoutMs: 1 });
+    const fourth = await prompt(client, threadId, TEXT, { model: 'main' });
+    const { update } = await completion(client, threadId, fourth.assistantNodeId);
+    expect(update.nodes[fourth.assistantNodeId]!.context).toEqual({
+      fromNodeId: exchanges[1]!.assistantNodeId,
+      omittedNodes: 2,
+    });
+    expect(summarizer.calls).toHaveLength(1);
+    expect(summarizer.calls[0]!.signal.aborted).toBe(true);
+  });
+
+  it('gives up a summary when a stop comes for the answer it precedes: the answer starts without it, and stops', async () => {
+    // The fourth prompt's summary fails; the regenerate's hangs, until the stop. The regenerated answer waits for
+    // the test, so that the stop finds it streaming.
+    const { summarizer, client, threadId, exchanges } = await threeTurns(
+      (call) =>
+        call === 0 ? { chunks: [], ending: new Error('the summariser is down') } : { chunks: [SUMMARY], gated: true },
+      { answers: (call) => ({ chunks: [TEXT], gated: call === 4 }) },
+    );
+    const fourth = await prompt(client, threadId, TEXT, { model: 'main' });
+    await completion(client, threadId, fourth.assistantNodeId);
+    const newNodeId = newMessageId();
+    client.send('CPP_REGENERATE', {
+      activeThreadId: threadId,
+      userNodeId: fourth.userNodeId,
+      newNodeId,
+      model: 'main',
+    });
+    const summarising = await summarizer.call(1);
+    client.send('CPP_STREAM_STOP', { activeThreadId: threadId, nodeId: newNodeId, receivedContentLength: 0 });
+    const halted = await client.next('CPP_STREAM_HALTED', (frame) => frame.payload.interruptedNodeId === newNodeId);
+    expect(halted.payload.finalContentLength).toBe(0);
+    expect(summarising.signal.aborted).toBe(true);
+    const kept = await nextUpdate(
+      client,
+      threadId,
+      (candidate) => candidate.nodes[newNodeId]?.status === 'interrupted',
+    );
+    expect(kept.nodes[newNodeId]!.context).toEqual({ fromNodeId: exchanges[1]!.assistantNodeId, omittedNodes: 2 });
+    expect((await requestSync(client, threadId)).nodes[newNodeId]).toMatchObject({
+      status: 'interrupted',
+      content: '',
+    });
+  });
+
+  it('gives up a summary when the server shuts down: closing does not wait for the summariser', async () => {
+    const hung = { chunks: [SUMMARY], gated: true };
+    const { summarizer, client, threadId } = await threeTurns(() => hung);
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: TEXT, newNodeId: newMessageId(), model: 'main' });
+    const summarising = await summarizer.call(0);
+    await fixture.server.close();
+    expect(summarising.signal.aborted).toBe(true);
   });
 });
