@@ -31,6 +31,8 @@ export interface ShareLinkLimits {
  * identity or a socket, until its owner revokes it. The token is 256 random bits, told once and stored as its SHA-256.
  */
 export class ShareLinks {
+  private readonly pages = new RenderedPages();
+
   constructor(
     private readonly access: ThreadAccess,
     private readonly store: ConversationStore,
@@ -73,6 +75,7 @@ export class ShareLinks {
   /** CPP_SHARE_LINK_REVOKE: the owner's; its page and files are gone at once, on every server. */
   async revoke(threadId: string, linkId: string, identity: Identity): Promise<ServerPayload<'CPP_SHARE_LINKS'>> {
     await this.access.thread(threadId, identity, 'own');
+    this.pages.delete(linkId);
     if (!(await this.store.revokeShareLink(threadId, linkId)))
       throw new CPPError(ErrorCode.NOT_FOUND, `thread ${threadId} has no share link ${linkId}`);
     return { threadId, links: await this.store.shareLinks(threadId) };
@@ -111,13 +114,18 @@ export class ShareLinks {
     token: string,
     attachmentId: string | undefined,
   ): Promise<void> {
+    // The store is asked every time, page kept or not: a revoked link is gone at once, on every server.
     const link = await this.store.findShareLink(hashOf(token));
     if (!link) return gone(response);
-    const snapshot = JSON.parse(link.snapshot) as ShareSnapshot;
     if (attachmentId === undefined) {
-      // markdown-it and its helpers load with the first page read, not with the server.
-      const { renderMarkdown } = await import('./share-markdown.js');
-      const page = sharePage(snapshot, `${SHARE_PATH}/${token}`, link.createdAt, renderMarkdown);
+      let page = this.pages.get(link.linkId);
+      if (page === undefined) {
+        // markdown-it and its helpers load with the first page read, not with the server.
+        const { renderMarkdown } = await import('./share-markdown.js');
+        const snapshot = JSON.parse(link.snapshot) as ShareSnapshot;
+        page = sharePage(snapshot, `${SHARE_PATH}/${token}`, link.createdAt, renderMarkdown);
+        this.pages.set(link.linkId, page);
+      }
       return respond(response, 200, 'text/html; charset=utf-8', page, {
         ...securityHeaders(undefined),
         // A revoked link must stop showing at once: no cache keeps the page.
@@ -125,11 +133,56 @@ export class ShareLinks {
       });
     }
     // Only a file a message of the snapshot carries, and still the thread's.
+    const snapshot = JSON.parse(link.snapshot) as ShareSnapshot;
     const carried = snapshot.nodes.some((node) => node.attachments?.some((file) => file.id === attachmentId));
     const [record] = carried ? await this.store.loadAttachments([attachmentId]) : [];
     const bytes = record?.threadId === link.threadId ? await this.store.attachmentBytes(record.sha256) : undefined;
     if (!record || !bytes) return gone(response);
     sendAttachment(request, response, record, bytes, this.embeddable());
+  }
+}
+
+/** Characters of rendered pages a server keeps: a few of the largest threads' pages, or many small ones. */
+const KEPT_PAGE_CHARACTERS = 16 * 1024 * 1024;
+
+/**
+ * Share pages as rendered, by link, the least recently read dropped first. A snapshot never changes, so neither does
+ * its page; but rendering the Markdown of a thread of megabytes takes seconds of the event loop, which every other
+ * connection waits through, and anyone who has a link may read it again and again. A page longer than the whole
+ * allowance is not kept.
+ */
+export class RenderedPages {
+  private readonly pages = new Map<string, string>();
+  private characters = 0;
+
+  constructor(private readonly maxCharacters = KEPT_PAGE_CHARACTERS) {}
+
+  get(linkId: string): string | undefined {
+    const page = this.pages.get(linkId);
+    if (page === undefined) return undefined;
+    // Read again: the most recent, last in the map's order.
+    this.pages.delete(linkId);
+    this.pages.set(linkId, page);
+    return page;
+  }
+
+  set(linkId: string, page: string): void {
+    if (page.length > this.maxCharacters) return;
+    this.delete(linkId);
+    this.pages.set(linkId, page);
+    this.characters += page.length;
+    for (const [oldest, kept] of this.pages) {
+      if (this.characters <= this.maxCharacters) break;
+      this.pages.delete(oldest);
+      this.characters -= kept.length;
+    }
+  }
+
+  delete(linkId: string): void {
+    const page = this.pages.get(linkId);
+    if (page === undefined) return;
+    this.pages.delete(linkId);
+    this.characters -= page.length;
   }
 }
 

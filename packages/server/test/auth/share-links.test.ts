@@ -1,5 +1,6 @@
 import { CPPClient, DidKeyIdentity } from '@promethea/cpp-client';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { RenderedPages } from '../../src/auth/share-links.js';
 import { securityHeaders } from '../../src/http-handler.js';
 import { completion, expectError, openThread, prompt } from '../support/protocol-steps.js';
 import type { RawClient } from '../support/raw-client.js';
@@ -8,6 +9,18 @@ import { connectAs } from './support/authenticate.js';
 import { TestIdentity } from './support/did-key-identity.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { pngImage } from '../support/test-files.js';
+
+// The renderer as it is, watched: a page read again is not rendered again.
+const rendered = vi.hoisted(() => ({ count: 0 }));
+vi.mock('../../src/auth/share-markdown.js', async (original) => {
+  const { renderMarkdown } = await original<typeof import('../../src/auth/share-markdown.js')>();
+  return {
+    renderMarkdown: (text: string) => {
+      rendered.count += 1;
+      return renderMarkdown(text);
+    },
+  };
+});
 
 const fixture = useServer();
 const alice = TestIdentity.generate();
@@ -133,6 +146,12 @@ describe('a read-only share link', () => {
     expect(page.headers.get('content-security-policy')).toBe(securityHeaders(undefined)['Content-Security-Policy']);
     const html = await page.text();
 
+    // Rendered once: read again, the page is the one kept, the link still checked in the store.
+    const renders = rendered.count;
+    expect(renders).toBeGreaterThan(0);
+    expect(await (await read(path)).text()).toBe(html);
+    expect(rendered.count).toBe(renders);
+
     const [, asking] = html.match(/<article class="message user[^>]*>([\s\S]*?)<\/article>/)!;
     expect(asking).toContain('<div class="text"># Not a heading\n- nor a list &#60;i&#62;x&#60;/i&#62;</div>');
     const [, answered] = html.match(/<article class="message assistant[^>]*>([\s\S]*?)<\/article>/)!;
@@ -195,5 +214,22 @@ describe('a read-only share link', () => {
     expect(file.headers.get('x-content-type-options')).toBe('nosniff');
     expect(Buffer.from(await file.arrayBuffer()).equals(Buffer.from(image))).toBe(true);
     expect((await read(`${path}/attachments/${other.id}`)).status).toBe(404);
+  });
+});
+
+describe('the share pages a server keeps rendered', () => {
+  it('are the most recently read that fit its allowance; a page larger than all of it is not kept', () => {
+    const pages = new RenderedPages(10);
+    pages.set('a', 'aaaa');
+    pages.set('b', 'bbbb');
+    expect(pages.get('a')).toBe('aaaa');
+    pages.set('c', 'cccc');
+    // b, read least recently, made room.
+    expect([pages.get('a'), pages.get('b'), pages.get('c')]).toEqual(['aaaa', undefined, 'cccc']);
+    pages.delete('a');
+    pages.set('d', 'dddddd');
+    expect([pages.get('c'), pages.get('d')]).toEqual(['cccc', 'dddddd']);
+    pages.set('e', 'e'.repeat(11));
+    expect([pages.get('c'), pages.get('d'), pages.get('e')]).toEqual(['cccc', 'dddddd', undefined]);
   });
 });
