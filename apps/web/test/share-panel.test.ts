@@ -92,6 +92,12 @@ describe('the Share panel', () => {
       await screenshot(reader, 'share-link-page');
       expect(sockets).toEqual([]);
       expect(violations).toEqual([]);
+      for (const colorScheme of ['light', 'dark'] as const) {
+        const audited = await (await harness.newContext(DESKTOP, { colorScheme, bypassCSP: true })).newPage();
+        await audited.goto(url);
+        expect(await axeViolations(audited)).toEqual([]);
+        if (colorScheme === 'dark') await screenshot(audited, 'share-link-page-dark');
+      }
 
       await owner.page.getByRole('button', { name: /^Revoke the read-only link/ }).click();
       await owner.page
