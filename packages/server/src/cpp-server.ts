@@ -96,7 +96,7 @@ export interface CPPServerOptions extends ObservabilityOptions, AccessOptions {
   chunkIntervalMs?: number;
   /**
    * How long the summary of what a model's window leaves out (`contextStrategy: 'summarize'`) may take, in
-   * milliseconds (default 30 000): a summariser that has not answered by then is aborted, and the answer reads the
+   * milliseconds (default 30 000; 0: no limit): a summariser that has not answered by then is aborted, and the answer reads the
    * branch without the summary, as when it fails (docs/PROTOCOL.md §28.5).
    */
   summaryTimeoutMs?: number;

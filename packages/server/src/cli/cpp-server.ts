@@ -29,6 +29,7 @@ interface CliOptions extends AccessFlags, DeploymentFlags, ModelFlags {
   maxFrameBytes?: number;
   persistIntervalMs?: number;
   chunkIntervalMs?: number;
+  summaryTimeoutMs?: number;
   heartbeatIntervalMs?: number;
   compressionThresholdBytes?: number;
   logLevel: LogLevel;
@@ -61,6 +62,14 @@ const program = new Command('cpp-server')
       'shortest time between two chunks of one answer; sooner text is merged (default 30; 0: every delta)',
     )
       .env('CPP_CHUNK_INTERVAL_MS')
+      .argParser(integer),
+  )
+  .addOption(
+    new Option(
+      '--summary-timeout-ms <ms>',
+      "how long a summary of what a model's window leaves out may take before the answer goes on without it (default 30000; 0: no limit)",
+    )
+      .env('CPP_SUMMARY_TIMEOUT_MS')
       .argParser(integer),
   )
   .addOption(
@@ -133,6 +142,7 @@ async function main(options: CliOptions): Promise<void> {
     maxFrameBytes: options.maxFrameBytes,
     persistIntervalMs: options.persistIntervalMs,
     chunkIntervalMs: options.chunkIntervalMs,
+    summaryTimeoutMs: options.summaryTimeoutMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     compressionThresholdBytes: options.compressionThresholdBytes,
     staticDir,

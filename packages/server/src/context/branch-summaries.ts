@@ -23,7 +23,7 @@ export class BranchSummaries {
 
   constructor(
     private readonly onError: (error: unknown) => void,
-    /** How long a summarising call may take before it is aborted and the answer reads without it. */
+    /** How long a summarising call may take before it is aborted and the answer reads without it; 0: no limit. */
     private readonly timeoutMs: number = DEFAULT_SUMMARY_TIMEOUT_MS,
   ) {}
 
@@ -50,10 +50,13 @@ export class BranchSummaries {
     if (!summary) {
       const call = new AbortController();
       let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        call.abort(new Error(`the summariser ${summarizer.id} wrote no summary within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
+      const timer =
+        this.timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              call.abort(new Error(`the summariser ${summarizer.id} wrote no summary within ${this.timeoutMs} ms`));
+            }, this.timeoutMs)
+          : undefined;
       this.calls.add(call);
       summary = untilAborted(summarise(omitted, summarizer.provider, tokens, readable, call.signal), call.signal)
         .catch((error: unknown) => {
