@@ -1,16 +1,22 @@
-import { CPPServer, LocalCluster, LocalClusterTransport, MemoryStore } from '@promethea/cpp-server';
+import { CPPServer, type ConversationStore, MemoryStore } from '@promethea/cpp-server';
+import { PostgresStore } from '@promethea/cpp-server/postgres';
+import { RedisClusterTransport } from '@promethea/cpp-server/redis';
 import { serveRequests } from './bench-process.js';
 import { PacedProvider } from './paced-provider.js';
 
-/** How the fan-out measure's servers are started: one instance, or two of one cluster sharing a store. */
+/**
+ * How a fan-out server is started: alone with its memory, or as one node of a cluster on PostgreSQL (the schema) and
+ * Redis (the key and channel prefix), as deployed: each node in its own process, the other node's members getting each
+ * chunk through Redis.
+ */
 export interface FanoutServerConfig {
-  instances: 1 | 2;
   intervalMs: number;
   tokens: number;
+  cluster?: { databaseUrl: string; schema: string; redisUrl: string; prefix: string };
 }
 
 export interface FanoutServerReady {
-  ports: number[];
+  port: number;
 }
 
 /** A hundred members and more connect from one address, as fast as they can, and the owner shares with each. */
@@ -24,29 +30,26 @@ const FANOUT_LIMITS = {
 };
 
 const config = JSON.parse(process.argv[2]!) as FanoutServerConfig;
-const store = new MemoryStore();
-// Two instances share one store and one in-process cluster: the other instance's members get each chunk through the
-// thread's link, as they would through Redis, without a network between them.
-const cluster = new LocalCluster();
-const servers = await Promise.all(
-  Array.from({ length: config.instances }, async () => {
-    const server = new CPPServer({
-      port: 0,
-      host: '127.0.0.1',
-      store,
-      model: new PacedProvider(config.intervalMs, config.tokens),
-      auth: 'did-key',
-      limits: FANOUT_LIMITS,
-      ...(config.instances > 1 ? { cluster: new LocalClusterTransport(cluster, false) } : {}),
-    });
-    await server.ready;
-    return server;
-  }),
-);
+const { cluster } = config;
+const store: ConversationStore = cluster
+  ? await PostgresStore.open({ connectionString: cluster.databaseUrl, schema: cluster.schema })
+  : new MemoryStore();
+const server = new CPPServer({
+  port: 0,
+  host: '127.0.0.1',
+  store,
+  model: new PacedProvider(config.intervalMs, config.tokens),
+  auth: 'did-key',
+  limits: FANOUT_LIMITS,
+  ...(cluster
+    ? { cluster: await RedisClusterTransport.connect({ url: cluster.redisUrl, prefix: cluster.prefix }) }
+    : {}),
+});
+await server.ready;
 
-serveRequests({ ports: servers.map((server) => server.port) } satisfies FanoutServerReady, {
+serveRequests({ port: server.port } satisfies FanoutServerReady, {
   stop: async () => {
-    await Promise.all(servers.map((server) => server.close()));
+    await server.close();
     await store.close();
   },
 });

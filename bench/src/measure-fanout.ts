@@ -1,62 +1,80 @@
-import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
-import {
-  CPP_SESSION_PATH,
-  CPP_SUBPROTOCOL,
-  authStatementBytes,
-  didKeyFromEd25519PublicKey,
-  encodeBase64Url,
-  newMessageId,
-  newThreadId,
-} from '@promethea/cpp-protocol';
-import { WebSocket } from 'ws';
-import type { BenchContext } from './bench-context.js';
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import { newMessageId, newThreadId } from '@promethea/cpp-protocol';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { type BenchContext, PROFILE_DIRECTORY } from './bench-context.js';
 import { BenchProcess } from './bench-process.js';
 import { monotonicNow } from './clock.js';
+import { type EndType, Member, sessionUrl } from './fanout-member.js';
+import type { MembersConnect } from './fanout-members.js';
 import type { FanoutServerConfig, FanoutServerReady } from './fanout-server.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
-import { LatencyRecorder, type LatencySummary } from './latency-recorder.js';
+import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
 
 /** Members with the thread open, the owner among them: the issue's 1, 10 and 100. */
 const SIZES = [1, 10, 100] as const;
 /** 100 tokens at 10 ms: one second of answer, each token stamped with when the model sent it. */
 const TOKEN_INTERVAL_MS = 10;
 const ANSWER_TOKENS = 100;
-const ANSWERS = 3;
-const PIVOTS = 20;
+/** Per round and size; the rounds take the sizes in turn, forwards then backwards, so that all see the same load. */
+const ANSWERS_PER_ROUND = 1;
+const PIVOTS_PER_ROUND = 5;
+const ROUNDS_PER_RUN = 2;
 /** Chunks the pivoting member has before it pivots: the answer is well under way. */
 const CHUNKS_BEFORE_PIVOT = 5;
 const CHUNK_TARGET = 1.5;
 const HALTED_TARGET = 2;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 interface SizeFigures {
   members: number;
+  /** Every round's samples together. */
   chunkDelay: LatencySummary;
-  /** From a member's CPP_PIVOT_INIT to each member's CPP_STREAM_HALTED. */
+  /** From the pivoting member's CPP_PIVOT_INIT to each member's CPP_STREAM_HALTED. */
   halted: LatencySummary;
+  /** Each round's p99, in the order the rounds ran: how much one round's figure moves. */
+  chunkP99ByRound: number[];
+  haltedP99ByRound: number[];
+}
+
+interface Placement {
+  where: string;
+  /** Load average (1 min) when this placement's measure began and ended. */
+  load: [number, number];
+  sizes: SizeFigures[];
+  /** The median over rounds of each round's p99 at 100 members ÷ at 1. */
+  medianRoundRatio: { chunk: number; halted: number };
 }
 
 interface FanoutDetails {
-  oneInstance: SizeFigures[];
-  twoInstances: SizeFigures[] | { error: string };
+  oneServer: Placement;
+  twoNodes: Placement | { error: string };
 }
 
 /**
  * Measure 8 (issue 34): one answer streamed to a shared thread with 1, 10 and 100 members connected, on one server and
- * with the members spread over two instances of a cluster. A chunk's delay is read from the token it carries (when
- * the model sent it) against the member's receipt; a pivot by one member is timed to the CPP_STREAM_HALTED of each
- * member. Each size is held to the single member's figures of the same servers in the same run.
+ * with the members spread over two nodes of a cluster (two server processes on PostgreSQL and Redis). A chunk's delay
+ * is read from the token it carries (when the model sent it) against the member's receipt; a pivot by one member is
+ * timed to the CPP_STREAM_HALTED of each member. The three threads stay open with their members connected for the
+ * whole measure, and the rounds take the sizes in turn (1, 10, 100, then 100, 10, 1, …), so that each size sees the
+ * machine's load as the others do; every size is held to the single member's figures of the same servers.
  */
 export async function measureFanout(context: BenchContext): Promise<{ figures: Figure[]; details: FanoutDetails }> {
-  const oneInstance = await measureServers(context, 1);
-  const twoInstances = await measureServers(context, 2).catch((error: unknown) => ({ error: String(error) }));
+  const rounds = ROUNDS_PER_RUN * context.options.runs;
+  const oneServer = await measurePlacement(context, rounds, 'one server', undefined);
+  const twoNodes = await measurePlacement(context, rounds, 'two cluster nodes (PostgreSQL + Redis)', {
+    databaseUrl: context.options.databaseUrl,
+    redisUrl: REDIS_URL,
+  }).catch((error: unknown) => ({ error: String(error) }));
   const figures = [
-    ...figuresOf(oneInstance, 'one server', 'fanout'),
-    ...('error' in twoInstances ? [] : figuresOf(twoInstances, 'two cluster instances', 'fanout.cluster')),
+    ...figuresOf(oneServer, 'one server', 'fanout'),
+    ...('error' in twoNodes ? [] : figuresOf(twoNodes, 'two cluster nodes', 'fanout.cluster')),
   ];
-  return { figures, details: { oneInstance, twoInstances } };
+  return { figures, details: { oneServer, twoNodes } };
 }
 
-function figuresOf(sizes: SizeFigures[], where: string, prefix: string): Figure[] {
+function figuresOf({ sizes }: Placement, where: string, prefix: string): Figure[] {
   const [single] = sizes;
   if (!single) return [];
   return sizes.slice(1).flatMap(({ members, chunkDelay, halted }) => [
@@ -79,194 +97,223 @@ function figuresOf(sizes: SizeFigures[], where: string, prefix: string): Figure[
   ]);
 }
 
-async function measureServers(context: BenchContext, instances: 1 | 2): Promise<SizeFigures[]> {
-  const config: FanoutServerConfig = { instances, intervalMs: TOKEN_INTERVAL_MS, tokens: ANSWER_TOKENS };
-  const servers = await BenchProcess.start<FanoutServerReady>('./fanout-server.js', [JSON.stringify(config)]);
+/** The servers (one, or two nodes of a cluster) and the member processes for one placement. */
+async function measurePlacement(
+  context: BenchContext,
+  rounds: number,
+  where: string,
+  cluster: { databaseUrl: string; redisUrl: string } | undefined,
+): Promise<Placement> {
+  const loadBefore = loadavg()[0]!;
+  const shared = cluster && {
+    ...cluster,
+    schema: `cpp_bench_${randomBytes(6).toString('hex')}`,
+    prefix: `cpp_bench_${randomBytes(6).toString('hex')}:`,
+  };
+  const config: FanoutServerConfig = {
+    intervalMs: TOKEN_INTERVAL_MS,
+    tokens: ANSWER_TOKENS,
+    ...(shared ? { cluster: shared } : {}),
+  };
+  const started: BenchProcess<unknown>[] = [];
   try {
-    const urls = servers.info.ports.map((port) => `ws://127.0.0.1:${port}${CPP_SESSION_PATH}`);
-    const results: SizeFigures[] = [];
-    for (const members of SIZES) {
-      context.log(`fanout: ${members} members on ${instances} instance(s)`);
-      results.push(await measureSize(urls, members));
-    }
-    return results;
-  } finally {
-    await servers.stop();
-  }
-}
-
-/** One shared thread with `size` members connected (the owner first), spread over the instances in turn. */
-async function measureSize(urls: string[], size: number): Promise<SizeFigures> {
-  const owner = await Member.connect(urls[0]!);
-  const threadId = newThreadId();
-  const members = [owner];
-  try {
-    await owner.request({ type: 'CPP_THREAD_OPEN', payload: { threadId, patches: true } }, 'CPP_SYNC_GRAPH');
-    for (let index = 1; index < size; index += 1) {
-      const member = await Member.connect(urls[index % urls.length]!);
-      members.push(member);
-      const add = { type: 'CPP_MEMBER_ADD', payload: { threadId, did: member.did, role: 'writer' } };
-      await owner.request(add, 'CPP_MEMBERS');
-    }
-    await Promise.all(
-      members
-        .slice(1)
-        .map((member) =>
-          member.request({ type: 'CPP_THREAD_OPEN', payload: { threadId, patches: true } }, 'CPP_SYNC_GRAPH'),
-        ),
-    );
-
-    const chunkDelay = new LatencyRecorder();
-    for (let answer = 0; answer < ANSWERS; answer += 1) {
-      const ends = members.map((member) => member.next('CPP_STREAM_COMPLETED'));
-      for (const member of members) member.delays = chunkDelay;
-      owner.send({
-        type: 'CPP_PROMPT',
-        payload: { activeThreadId: threadId, userPrompt: `Answer ${answer}`, newNodeId: newMessageId() },
-      });
-      await Promise.all(ends);
-      for (const member of members) member.delays = undefined;
-    }
-
-    // Pivots by the last member to join (the owner when alone), each of the answer the one before started.
-    const pivoter = members.at(-1)!;
-    const halted = new LatencyRecorder();
-    let streaming = pivoter.streamingAfter(CHUNKS_BEFORE_PIVOT, undefined);
-    owner.send({
-      type: 'CPP_PROMPT',
-      payload: { activeThreadId: threadId, userPrompt: 'Pivot me', newNodeId: newMessageId() },
-    });
-    for (let pivot = 0; pivot < PIVOTS; pivot += 1) {
-      const nodeId = await streaming;
-      streaming = pivoter.streamingAfter(CHUNKS_BEFORE_PIVOT, nodeId);
-      const seen = members.map((member) =>
-        member.next('CPP_STREAM_HALTED', (frame) => frame.interruptedNodeId === nodeId),
+    // One after the other: the first node's migrations make the schema the second one finds.
+    const servers: BenchProcess<FanoutServerReady>[] = [];
+    for (let node = 0; node < (shared ? 2 : 1); node += 1) {
+      const profile = context.options.profile
+        ? [
+            '--cpu-prof',
+            '--cpu-prof-dir',
+            PROFILE_DIRECTORY,
+            '--cpu-prof-name',
+            `fanout-${shared ? `node${node}` : 'one'}-${Date.now()}.cpuprofile`,
+          ]
+        : [];
+      const server = await BenchProcess.start<FanoutServerReady>(
+        './fanout-server.js',
+        [JSON.stringify(config)],
+        profile,
       );
-      const sentAt = monotonicNow();
-      pivoter.send({
-        type: 'CPP_PIVOT_INIT',
-        payload: {
-          activeThreadId: threadId,
-          interruptedNodeId: nodeId,
-          userPrompt: `Pivot ${pivot}`,
-          newBranchNodeId: newMessageId(),
-          receivedContentLength: pivoter.received.get(nodeId) ?? 0,
-        },
-      });
-      for (const receivedAt of await Promise.all(seen)) halted.record(receivedAt - sentAt);
+      started.push(server);
+      servers.push(server);
     }
-    return { members: size, chunkDelay: chunkDelay.summary(), halted: halted.summary() };
+    const urls = servers.map((server) => sessionUrl(server.info.port));
+    // The members other than the owner, in as many processes as the machine has cores.
+    const groups: BenchProcess<unknown>[] = [];
+    for (let index = 0; index < Math.max(1, availableParallelism()); index += 1) {
+      const group = await BenchProcess.start('./fanout-members.js', []);
+      started.push(group);
+      groups.push(group);
+    }
+    const sizes = await measureSizes(context, rounds, where, urls, groups);
+    return {
+      where,
+      load: [loadBefore, loadavg()[0]!],
+      sizes,
+      medianRoundRatio: {
+        chunk: medianRatio(sizes, (size) => size.chunkP99ByRound),
+        halted: medianRatio(sizes, (size) => size.haltedP99ByRound),
+      },
+    };
   } finally {
-    for (const member of members) member.close();
+    await Promise.all(started.map((process) => process.stop()));
+    if (shared) await dropShared(shared);
   }
 }
 
-type Payload = Record<string, unknown>;
+function medianRatio(sizes: SizeFigures[], byRound: (size: SizeFigures) => number[]): number {
+  const single = byRound(sizes[0]!);
+  const largest = byRound(sizes.at(-1)!);
+  return median(largest.map((value, round) => value / single[round]!));
+}
 
-/** A member's connection, its identity proven by its own Ed25519 key. */
-class Member {
-  /** Where the delays of the chunks it receives go, while an answer is measured. */
-  delays: LatencyRecorder | undefined;
-  /** The code units received of each node's text. */
-  readonly received = new Map<string, number>();
-  private readonly waiters = new Set<{
-    type: string;
-    matches: (payload: Payload) => boolean;
-    resolve: (at: number) => void;
-  }>();
-  private readonly chunkWaiters = new Set<{
-    count: number;
-    other: string | undefined;
-    resolve: (nodeId: string) => void;
-  }>();
-  private chunks = new Map<string, number>();
-
-  private constructor(
-    private readonly socket: WebSocket,
-    readonly did: string,
-  ) {
-    socket.on('message', (data: Buffer) => this.receive(data.toString('utf8'), monotonicNow()));
+async function dropShared({ databaseUrl, redisUrl, schema, prefix }: NonNullable<FanoutServerConfig['cluster']>) {
+  const pool = new pg.Pool({ connectionString: databaseUrl });
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).finally(() => pool.end());
+  const redis = new Redis(redisUrl);
+  try {
+    for (let cursor = '0'; ; ) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } finally {
+    redis.disconnect();
   }
+}
 
-  static async connect(url: string): Promise<Member> {
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const did = didKeyFromEd25519PublicKey(Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url'));
-    const socket = new WebSocket(url, [CPP_SUBPROTOCOL], { headers: { 'X-Client-Sovereign-DID': did } });
-    const member = new Member(socket, did);
-    const challenge = new Promise<Payload>((resolve) =>
-      socket.on('message', (data: Buffer) => {
-        const frame = JSON.parse(data.toString('utf8')) as { type: string; payload: Payload };
-        if (frame.type === 'CPP_AUTH_CHALLENGE') resolve(frame.payload);
+/** A shared thread, its owner in this process and its other members in the member processes. */
+interface SharedThread {
+  threadId: string;
+  members: number;
+}
+
+async function measureSizes(
+  context: BenchContext,
+  rounds: number,
+  where: string,
+  urls: string[],
+  groups: BenchProcess<unknown>[],
+): Promise<SizeFigures[]> {
+  const largest = Math.max(...SIZES);
+  const owner = await Member.connect(urls[0]!);
+  try {
+    // Member `place` (1 to 99) connects to node `place % 2` and lives in group `place % groups`.
+    const dids: string[] = [];
+    await Promise.all(
+      groups.map(async (group, index) => {
+        const places = Array.from({ length: largest - 1 }, (_, place) => place + 1).filter(
+          (place) => place % groups.length === index,
+        );
+        const connected = await group.request<string[]>('connect', { urls, places } satisfies MembersConnect);
+        for (const [at, place] of places.entries()) dids[place] = connected[at]!;
       }),
     );
-    await new Promise<void>((resolve, reject) => socket.once('open', resolve).once('error', reject));
-    await member.prove(await challenge, privateKey);
-    return member;
+    const threads: SharedThread[] = [];
+    for (const members of SIZES) {
+      const threadId = newThreadId();
+      await owner.request({ type: 'CPP_THREAD_OPEN', payload: { threadId, patches: true } }, 'CPP_SYNC_GRAPH');
+      for (let place = 1; place < members; place += 1)
+        await owner.request(
+          { type: 'CPP_MEMBER_ADD', payload: { threadId, did: dids[place], role: 'writer' } },
+          'CPP_MEMBERS',
+        );
+      await Promise.all(groups.map((group) => group.request('open', { threadId, count: members })));
+      threads.push({ threadId, members });
+    }
+
+    const chunks = threads.map(() => new LatencyRecorder());
+    const halts = threads.map(() => new LatencyRecorder());
+    const chunkP99ByRound = threads.map((): number[] => []);
+    const haltedP99ByRound = threads.map((): number[] => []);
+    for (let round = 0; round < rounds; round += 1) {
+      const order = threads.map((_, index) => index);
+      if (round % 2 === 1) order.reverse();
+      context.log(
+        `fanout (${where}): round ${round + 1} of ${rounds}, ${order.map((i) => SIZES[i]).join(', ')} members`,
+      );
+      for (const index of order) {
+        const round = await measureRound(owner, groups, threads[index]!);
+        for (const delay of round.chunks) chunks[index]!.record(delay);
+        for (const delay of round.halts) halts[index]!.record(delay);
+        chunkP99ByRound[index]!.push(percentile99(round.chunks));
+        haltedP99ByRound[index]!.push(percentile99(round.halts));
+      }
+    }
+    return threads.map(({ members }, index) => ({
+      members,
+      chunkDelay: chunks[index]!.summary(),
+      halted: halts[index]!.summary(),
+      chunkP99ByRound: chunkP99ByRound[index]!,
+      haltedP99ByRound: haltedP99ByRound[index]!,
+    }));
+  } finally {
+    owner.close();
+  }
+}
+
+function percentile99(values: number[]): number {
+  const recorder = new LatencyRecorder();
+  for (const value of values) recorder.record(value);
+  return recorder.percentile(99);
+}
+
+/** The answers and pivots of one round in one thread: the chunk delays and HALTED delays of all its members. */
+async function measureRound(
+  owner: Member,
+  groups: BenchProcess<unknown>[],
+  { threadId, members }: SharedThread,
+): Promise<{ chunks: number[]; halts: number[] }> {
+  const ends = async (type: EndType, nodeId: string): Promise<number[]> => {
+    const times = await Promise.all([
+      owner.end(type, nodeId).then((at) => [at]),
+      ...groups.map((group) => group.request<number[]>('ends', { type, nodeId, count: members })),
+    ]);
+    return times.flat();
+  };
+  const prompt = (userPrompt: string) =>
+    owner.send({ type: 'CPP_PROMPT', payload: { activeThreadId: threadId, userPrompt, newNodeId: newMessageId() } });
+
+  const chunks: number[] = [];
+  for (let answer = 0; answer < ANSWERS_PER_ROUND; answer += 1) {
+    await Promise.all(groups.map((group) => group.request('record', { count: members })));
+    owner.delays = [];
+    const streaming = owner.streamingAfter(1, undefined);
+    prompt(`Answer ${answer}`);
+    await ends('CPP_STREAM_COMPLETED', await streaming);
+    chunks.push(...owner.delays);
+    owner.delays = undefined;
+    for (const delays of await Promise.all(groups.map((group) => group.request<number[]>('delays'))))
+      chunks.push(...delays);
   }
 
-  send(frame: { type: string; payload: Payload }): void {
-    this.socket.send(JSON.stringify({ ...frame, id: newMessageId(), timestamp: Date.now() }));
-  }
-
-  async request(frame: { type: string; payload: Payload }, answer: string): Promise<void> {
-    const answered = this.next(answer);
-    this.send(frame);
-    await answered;
-  }
-
-  /** When the next frame of `type` (whose payload matches) arrives, on the monotonic clock. */
-  next(type: string, matches: (payload: Payload) => boolean = () => true): Promise<number> {
-    return new Promise((resolve) => this.waiters.add({ type, matches, resolve }));
-  }
-
-  /** The node, other than `other`, of which this member has received `count` chunks. */
-  streamingAfter(count: number, other: string | undefined): Promise<string> {
-    return new Promise((resolve) => this.chunkWaiters.add({ count, other, resolve }));
-  }
-
-  close(): void {
-    this.socket.terminate();
-  }
-
-  private async prove(challenge: Payload, privateKey: KeyObject): Promise<void> {
-    const statement = authStatementBytes({
-      did: this.did,
-      audience: challenge.audience as string,
-      nonce: challenge.nonce as string,
-      expiresAt: challenge.expiresAt as number,
+  // The owner pivots the streaming answer again and again, each pivot of the answer the one before started.
+  const halts: number[] = [];
+  let streaming = owner.streamingAfter(CHUNKS_BEFORE_PIVOT, undefined);
+  prompt('Pivot me');
+  let nodeId = await streaming;
+  for (let pivot = 0; pivot < PIVOTS_PER_ROUND; pivot += 1) {
+    streaming = owner.streamingAfter(CHUNKS_BEFORE_PIVOT, nodeId);
+    const sentAt = monotonicNow();
+    owner.send({
+      type: 'CPP_PIVOT_INIT',
+      payload: {
+        activeThreadId: threadId,
+        interruptedNodeId: nodeId,
+        userPrompt: `Pivot ${pivot}`,
+        newBranchNodeId: newMessageId(),
+        receivedContentLength: owner.received.get(nodeId) ?? 0,
+      },
     });
-    const signature = encodeBase64Url(sign(null, statement, privateKey));
-    await this.request(
-      { type: 'CPP_AUTH_PROOF', payload: { did: this.did, nonce: challenge.nonce, signature } },
-      'CPP_AUTH_ACCEPTED',
-    );
+    for (const receivedAt of await ends('CPP_STREAM_HALTED', nodeId)) halts.push(receivedAt - sentAt);
+    nodeId = await streaming;
   }
-
-  private receive(text: string, at: number): void {
-    const frame = JSON.parse(text) as { type: string; payload: Payload };
-    if (frame.type === 'CPP_ERROR') throw new Error(`a member was refused: ${text}`);
-    if (frame.type === 'CPP_STREAM_CHUNK') this.chunk(frame.payload, at);
-    for (const waiter of this.waiters) {
-      if (waiter.type !== frame.type || !waiter.matches(frame.payload)) continue;
-      this.waiters.delete(waiter);
-      waiter.resolve(at);
-    }
-  }
-
-  private chunk(payload: Payload, at: number): void {
-    const nodeId = payload.nodeId as string;
-    const delta = payload.delta as string;
-    if (payload.part === undefined || payload.part === 'content')
-      this.received.set(nodeId, (this.received.get(nodeId) ?? 0) + delta.length);
-    // Each token is the monotonic time the model sent it: a chunk carrying several is as late as its first.
-    const sent = Number.parseFloat(delta);
-    if (this.delays && Number.isFinite(sent)) this.delays.record(at - sent);
-    const chunks = (this.chunks.get(nodeId) ?? 0) + 1;
-    this.chunks.set(nodeId, chunks);
-    for (const waiter of this.chunkWaiters) {
-      if (nodeId === waiter.other || chunks < waiter.count) continue;
-      this.chunkWaiters.delete(waiter);
-      waiter.resolve(nodeId);
-    }
-  }
+  // The last pivot's answer is stopped, so that the next round's thread streams alone.
+  owner.send({
+    type: 'CPP_STREAM_STOP',
+    payload: { activeThreadId: threadId, nodeId, receivedContentLength: owner.received.get(nodeId) ?? 0 },
+  });
+  await ends('CPP_STREAM_HALTED', nodeId);
+  return { chunks, halts };
 }
