@@ -12,8 +12,11 @@ import { monotonicNow } from './clock.js';
 
 export type Payload = Record<string, unknown>;
 
-/** The frames whose receipt the fan-out measure times, per node: when each member saw its answer end. */
-export type EndType = 'CPP_STREAM_COMPLETED' | 'CPP_STREAM_HALTED';
+/** How a member saw an answer end, and when (on the monotonic clock). */
+export interface AnswerEnd {
+  type: 'CPP_STREAM_COMPLETED' | 'CPP_STREAM_HALTED';
+  at: number;
+}
 
 export function sessionUrl(port: number): string {
   return `ws://127.0.0.1:${port}${CPP_SESSION_PATH}`;
@@ -29,9 +32,9 @@ export class Member {
   delays: number[] | undefined;
   /** The code units received of each node's text. */
   readonly received = new Map<string, number>();
-  /** When each answer's end arrived, by `${type} ${nodeId}`. */
-  private readonly ends = new Map<string, number>();
-  private readonly endWaiters = new Map<string, (at: number) => void>();
+  /** How and when each answer ended, by node id. */
+  private readonly ends = new Map<string, AnswerEnd>();
+  private readonly endWaiters = new Map<string, ((end: AnswerEnd) => void)[]>();
   private readonly waiters = new Set<{ type: string; resolve: (payload: Payload) => void }>();
   private readonly chunkWaiters = new Set<{
     count: number;
@@ -73,12 +76,11 @@ export class Member {
     return new Promise((resolve) => this.waiters.add({ type, resolve }));
   }
 
-  /** When `type` arrived for `nodeId` (already, or when it does), on the monotonic clock. */
-  end(type: EndType, nodeId: string): Promise<number> {
-    const key = `${type} ${nodeId}`;
-    const at = this.ends.get(key);
-    if (at !== undefined) return Promise.resolve(at);
-    return new Promise((resolve) => this.endWaiters.set(key, resolve));
+  /** How `nodeId` ended (already, or when it does): halted, or completed before a pivot reached it. */
+  end(nodeId: string): Promise<AnswerEnd> {
+    const end = this.ends.get(nodeId);
+    if (end) return Promise.resolve(end);
+    return new Promise((resolve) => this.endWaiters.set(nodeId, [...(this.endWaiters.get(nodeId) ?? []), resolve]));
   }
 
   /** The node, other than `other`, of which this member has received `count` chunks. */
@@ -110,10 +112,10 @@ export class Member {
     if (frame.type === 'CPP_STREAM_CHUNK') this.chunk(frame.payload, at);
     if (frame.type === 'CPP_STREAM_COMPLETED' || frame.type === 'CPP_STREAM_HALTED') {
       const nodeId = (frame.payload.nodeId ?? frame.payload.interruptedNodeId) as string;
-      const key = `${frame.type} ${nodeId}`;
-      this.ends.set(key, at);
-      this.endWaiters.get(key)?.(at);
-      this.endWaiters.delete(key);
+      const end: AnswerEnd = { type: frame.type, at };
+      this.ends.set(nodeId, end);
+      for (const resolve of this.endWaiters.get(nodeId) ?? []) resolve(end);
+      this.endWaiters.delete(nodeId);
     }
     for (const waiter of this.waiters) {
       if (waiter.type !== frame.type) continue;

@@ -1,5 +1,5 @@
 import { serveRequests } from './bench-process.js';
-import { type EndType, Member } from './fanout-member.js';
+import { Member } from './fanout-member.js';
 
 /** What the fan-out measure asks of a process of members: each request names the members by their place. */
 export interface MembersConnect {
@@ -44,8 +44,8 @@ serveRequests(
       }
       return delays;
     },
-    ends: ({ type, nodeId, count }: { type: EndType; nodeId: string; count: number }) =>
-      Promise.all(within(count).map((member) => member.end(type, nodeId))),
+    ends: ({ nodeId, count }: { nodeId: string; count: number }) =>
+      Promise.all(within(count).map((member) => member.end(nodeId))),
     stop: () => {
       for (const member of members.values()) member.close();
     },

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { type BenchContext, PROFILE_DIRECTORY } from './bench-context.js';
 import { BenchProcess } from './bench-process.js';
 import { monotonicNow } from './clock.js';
-import { type EndType, Member, sessionUrl } from './fanout-member.js';
+import { type AnswerEnd, Member, sessionUrl } from './fanout-member.js';
 import type { MembersConnect } from './fanout-members.js';
 import type { FanoutServerConfig, FanoutServerReady } from './fanout-server.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
@@ -281,12 +281,21 @@ async function measureRound(
   groups: BenchProcess<unknown>[],
   { threadId, members }: SharedThread,
 ): Promise<{ chunks: number[]; halts: number[] }> {
-  const ends = async (type: EndType, nodeId: string): Promise<number[]> => {
-    const times = await Promise.all([
-      owner.end(type, nodeId).then((at) => [at]),
-      ...groups.map((group) => group.request<number[]>('ends', { type, nodeId, count: members })),
+  /** How every member saw `nodeId` end; a bench that waits longer than a minute for it is stuck, and says so. */
+  const ends = async (nodeId: string): Promise<AnswerEnd[]> => {
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`fanout: the end of ${nodeId} did not reach every member`)), 60_000);
+    });
+    const ended = Promise.all([
+      owner.end(nodeId).then((end) => [end]),
+      ...groups.map((group) => group.request<AnswerEnd[]>('ends', { nodeId, count: members })),
     ]);
-    return times.flat();
+    try {
+      return (await Promise.race([ended, stuck])).flat();
+    } finally {
+      clearTimeout(timer);
+    }
   };
   const prompt = (userPrompt: string) =>
     owner.send({ type: 'CPP_PROMPT', payload: { activeThreadId: threadId, userPrompt, newNodeId: newMessageId() } });
@@ -297,7 +306,7 @@ async function measureRound(
     owner.delays = [];
     const streaming = owner.streamingAfter(1, undefined);
     prompt(`Answer ${answer}`);
-    await ends('CPP_STREAM_COMPLETED', await streaming);
+    await ends(await streaming);
     chunks.push(...owner.delays);
     owner.delays = undefined;
     for (const delays of await Promise.all(groups.map((group) => group.request<number[]>('delays'))))
@@ -322,7 +331,9 @@ async function measureRound(
         receivedContentLength: owner.received.get(nodeId) ?? 0,
       },
     });
-    for (const receivedAt of await ends('CPP_STREAM_HALTED', nodeId)) halts.push(receivedAt - sentAt);
+    // An answer the machine let finish before the pivot reached the server is not halted: that pivot is not timed.
+    const ended = await ends(nodeId);
+    if (ended.every((end) => end.type === 'CPP_STREAM_HALTED')) for (const { at } of ended) halts.push(at - sentAt);
     nodeId = await streaming;
   }
   // The last pivot's answer is stopped, so that the next round's thread streams alone.
@@ -330,6 +341,6 @@ async function measureRound(
     type: 'CPP_STREAM_STOP',
     payload: { activeThreadId: threadId, nodeId, receivedContentLength: owner.received.get(nodeId) ?? 0 },
   });
-  await ends('CPP_STREAM_HALTED', nodeId);
+  await ends(nodeId);
   return { chunks, halts };
 }
