@@ -249,6 +249,31 @@ const SENDER_IDLE = 0;
 /** UTF-8 takes at most 3 bytes per UTF-16 code unit: a shorter text is never past the compression threshold. */
 const MAX_UTF8_BYTES_PER_UNIT = 3;
 
+/** Sent as text frames, whose payload the bytes are. */
+const TEXT_FRAME = { binary: false } as const;
+
+/**
+ * The last text sent and its UTF-8 bytes. A thread's frame goes to each subscriber's socket in turn, in one go: its
+ * bytes are made once for all of them (ws would encode a string again for each socket; a server frame is not masked,
+ * so every socket can write the same bytes). Both are let go of once that turn of the event loop is over, so that a
+ * large sync is not held after it was sent.
+ */
+let lastText: string | undefined;
+let lastBytes: Buffer | undefined;
+
+function utf8Once(text: string): Buffer {
+  if (text === lastText && lastBytes) return lastBytes;
+  if (lastText === undefined) process.nextTick(forgetLastText);
+  lastText = text;
+  lastBytes = Buffer.from(text, 'utf8');
+  return lastBytes;
+}
+
+function forgetLastText(): void {
+  lastText = undefined;
+  lastBytes = undefined;
+}
+
 /** A class, not an object of closures: its methods are shared by every connection instead of made for each one. */
 class WsCppSocket implements HostedSocket {
   constructor(
@@ -267,9 +292,10 @@ class WsCppSocket implements HostedSocket {
   send(text: string, written?: () => void): void {
     if (this.webSocket.readyState !== this.webSocket.OPEN) return;
     const { compressionThresholdBytes } = this.settings;
+    const bytes = utf8Once(text);
     if (compressionThresholdBytes <= 0 || text.length * MAX_UTF8_BYTES_PER_UNIT < compressionThresholdBytes)
-      return this.webSocket.send(text, written);
-    this.webSocket.send(text, () => {
+      return this.webSocket.send(bytes, TEXT_FRAME, written);
+    this.webSocket.send(bytes, TEXT_FRAME, () => {
       this.releaseCompressor();
       written?.();
     });
