@@ -207,6 +207,13 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX share_links_by_thread ON share_links (thread_id, created_at);
   CREATE INDEX share_links_by_owner ON share_links (owner_did);
   `,
+  `
+  -- Attachment bytes in files beside the database, named by their SHA-256 (<database>.files/ab/abcdef…; see
+  -- SqliteAttachments): a 10 MiB blob written into 4 KiB pages held the event loop 300-600 ms. in_file = 1: the
+  -- bytes are that file and the column is empty; 0: the bytes are the column, as an earlier server wrote them or as a
+  -- database without a folder (:memory:) keeps them.
+  ALTER TABLE attachment_blobs ADD COLUMN in_file INTEGER NOT NULL DEFAULT 0 CHECK (in_file IN (0, 1));
+  `,
 ];
 
 /**

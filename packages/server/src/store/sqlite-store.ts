@@ -23,6 +23,7 @@ import type {
   ShareLinkRecord,
 } from './conversation-store.js';
 import { assembleGraph, importChange } from './graph-records.js';
+import { AttachmentFiles } from './attachment-files.js';
 import { SqliteAttachments } from './sqlite-attachments.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
@@ -47,6 +48,14 @@ function ftsQuery(terms: readonly string[], words: 'prefix' | 'whole'): string {
         .join(' + '),
     )
     .join(' ');
+}
+
+/**
+ * Where a database file keeps its attachments' bytes: a folder beside it (`cpp.db` → `cpp.db.files`). None for a
+ * database in memory (`:memory:`, or `''` for a temporary one), whose bytes stay in its rows and go with it.
+ */
+function attachmentFolder(filename: string): string | undefined {
+  return filename === ':memory:' || filename === '' ? undefined : `${filename}.files`;
 }
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
@@ -90,6 +99,7 @@ export class SqliteStore implements ConversationStore {
       return new SqliteStore(
         db,
         new SqliteCheckpointer(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS),
+        attachmentFolder(filename),
       );
     } catch (error) {
       db.close();
@@ -100,9 +110,10 @@ export class SqliteStore implements ConversationStore {
   private constructor(
     private readonly db: Database.Database,
     private readonly checkpointer: SqliteCheckpointer,
+    attachmentFolder: string | undefined,
   ) {
     this.statements = prepareStatements(db);
-    this.attachments = new SqliteAttachments(db);
+    this.attachments = new SqliteAttachments(db, attachmentFolder ? new AttachmentFiles(attachmentFolder) : undefined);
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -242,17 +253,19 @@ export class SqliteStore implements ConversationStore {
   }
 
   async deleteThread(threadId: string): Promise<boolean> {
-    const deleted = this.db
-      .transaction(() => {
-        this.statements.unindexThreadNodes.run(threadId);
-        this.statements.deleteThreadNodes.run(threadId);
-        this.attachments.freeThread(threadId);
-        this.statements.unindexThreadTitle.run(threadId);
-        const deleted = this.statements.deleteThread.run(threadId).changes > 0;
-        if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
-        return deleted;
-      })
-      .immediate();
+    const deleted = this.withFreedFiles(() =>
+      this.db
+        .transaction(() => {
+          this.statements.unindexThreadNodes.run(threadId);
+          this.statements.deleteThreadNodes.run(threadId);
+          this.attachments.freeThread(threadId);
+          this.statements.unindexThreadTitle.run(threadId);
+          const deleted = this.statements.deleteThread.run(threadId).changes > 0;
+          if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
+          return deleted;
+        })
+        .immediate(),
+    );
     if (deleted) this.checkpointer.wrote();
     return deleted;
   }
@@ -290,7 +303,7 @@ export class SqliteStore implements ConversationStore {
 
   async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
     // IMMEDIATE takes the write lock before the version is read, so another connection cannot commit in between.
-    this.db.transaction(() => this.commitInTransaction(change, meta)).immediate();
+    this.withFreedFiles(() => this.db.transaction(() => this.commitInTransaction(change, meta)).immediate());
     this.checkpointer.wrote();
   }
 
@@ -347,7 +360,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
-    this.db.transaction(() => this.attachments.put(record, bytes)).immediate();
+    await this.attachments.put(record, bytes);
     this.checkpointer.wrote();
   }
 
@@ -364,8 +377,11 @@ export class SqliteStore implements ConversationStore {
   }
 
   async deleteUnusedAttachments(createdBefore: number): Promise<number> {
-    const freed = this.db.transaction(() => this.attachments.freePending(createdBefore)).immediate();
+    const freed = this.withFreedFiles(() =>
+      this.db.transaction(() => this.attachments.freePending(createdBefore)).immediate(),
+    );
     if (freed > 0) this.checkpointer.wrote();
+    await this.attachments.sweep(Date.now());
     return freed;
   }
 
@@ -374,6 +390,20 @@ export class SqliteStore implements ConversationStore {
     // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
     await this.checkpointer.close();
     if (this.db.open) this.db.close();
+  }
+
+  /**
+   * Runs a write transaction that may free attachments, then removes the files it freed. A removal that fails leaves
+   * files no row names, which the sweep removes later: it must not report a committed change as failed.
+   */
+  private withFreedFiles<T>(write: () => T): T {
+    try {
+      return write();
+    } finally {
+      try {
+        this.attachments.removeFreedFiles();
+      } catch {}
+    }
   }
 
   private insertThread(record: ThreadRecord): void {

@@ -1,0 +1,191 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ORPHAN_FILE_AGE_MS } from '../../src/store/sqlite-attachments.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { uploaded } from './attachment-store-contract.js';
+import { TestClock, ThreadDriver } from './thread-driver.js';
+
+const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-files-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let databases = 0;
+
+describe('SqliteStore attachment files', () => {
+  let path: string;
+  let folder: string;
+  const opened: Array<{ close(): unknown }> = [];
+  const open = () => {
+    const store = SqliteStore.open(path);
+    opened.push(store);
+    return store;
+  };
+  const inspect = () => {
+    const db = new Database(path);
+    opened.push(db);
+    return db;
+  };
+  const fileOf = (sha256: string) => join(folder, sha256.slice(0, 2), sha256);
+  /** Every file in the folder but its temporary files', as paths below it. */
+  const filesInFolder = () =>
+    existsSync(folder)
+      ? readdirSync(folder)
+          .filter((name) => name !== 'tmp')
+          .flatMap((prefix) => readdirSync(join(folder, prefix)).map((name) => `${prefix}/${name}`))
+      : [];
+  const age = (file: string, ms: number) => {
+    const when = new Date(Date.now() - ms);
+    utimesSync(file, when, when);
+  };
+
+  beforeEach(() => {
+    databases += 1;
+    path = join(root, `case-${databases}`, 'cpp.db');
+    folder = `${path}.files`;
+  });
+
+  afterEach(async () => {
+    for (const handle of opened.splice(0)) await handle.close();
+  });
+
+  it('keeps the bytes as one file named by their SHA-256 beside the database, not in its rows', async () => {
+    const store = open();
+    const first = uploaded('the same bytes');
+    const second = uploaded('the same bytes');
+    await store.putAttachment(first.record, first.bytes);
+    await store.putAttachment(second.record, second.bytes);
+
+    expect(filesInFolder()).toEqual([`${first.record.sha256.slice(0, 2)}/${first.record.sha256}`]);
+    expect(readFileSync(fileOf(first.record.sha256))).toStrictEqual(Buffer.from(first.bytes));
+    expect(inspect().prepare('SELECT sha256, length(bytes) AS length, in_file FROM attachment_blobs').all()).toEqual([
+      { sha256: first.record.sha256, length: 0, in_file: 1 },
+    ]);
+    expect(await store.attachmentBytes(first.record.sha256)).toStrictEqual(first.bytes);
+    expect(readdirSync(join(folder, 'tmp'))).toEqual([]);
+  });
+
+  it('removes the file with the last attachment that has it: a deleted thread, a deleted branch, a stale upload', async () => {
+    const store = open();
+    const driver = await ThreadDriver.create(store, new TestClock());
+    const inThread = uploaded('carried by the thread');
+    const inBranch = uploaded('carried by a branch');
+    const pending = uploaded('never carried', { createdAt: 10 });
+    for (const file of [inThread, inBranch, pending]) await store.putAttachment(file.record, file.bytes);
+    const root = await driver.prompt('Root', { attachments: [inThread.attachment] });
+    await driver.finish({ nodeId: root.assistantNodeId, status: 'completed', content: 'Seen' });
+    const branch = await driver.prompt('Branch', {
+      parentNodeId: root.assistantNodeId,
+      attachments: [inBranch.attachment],
+    });
+    await driver.finish({ nodeId: branch.assistantNodeId, status: 'completed', content: 'Seen' });
+
+    await driver.deleteBranch(branch.userNodeId);
+    expect(existsSync(fileOf(inBranch.record.sha256))).toBe(false);
+    expect(await store.deleteUnusedAttachments(11)).toBe(1);
+    expect(existsSync(fileOf(pending.record.sha256))).toBe(false);
+    expect(existsSync(fileOf(inThread.record.sha256))).toBe(true);
+    await store.deleteThread(driver.threadId);
+    expect(filesInFolder()).toEqual([]);
+  });
+
+  it('writes a file again that went missing while its row stayed', async () => {
+    const store = open();
+    const first = uploaded('written twice');
+    await store.putAttachment(first.record, first.bytes);
+    rmSync(fileOf(first.record.sha256));
+    expect(await store.attachmentBytes(first.record.sha256)).toBeUndefined();
+
+    const second = uploaded('written twice');
+    await store.putAttachment(second.record, second.bytes);
+
+    expect(await store.attachmentBytes(first.record.sha256)).toStrictEqual(first.bytes);
+  });
+
+  it('sweeps files no row names and temporary files once an hour old, and keeps younger ones', async () => {
+    const store = open();
+    const kept = uploaded('kept, old');
+    await store.putAttachment(kept.record, kept.bytes);
+    age(fileOf(kept.record.sha256), 2 * ORPHAN_FILE_AGE_MS);
+    // What a crash leaves: a file written whose row never came, and a file cut off before its rename.
+    const orphan = uploaded('orphan');
+    const young = uploaded('orphan, young');
+    for (const file of [orphan, young]) {
+      mkdirSync(dirname(fileOf(file.record.sha256)), { recursive: true });
+      writeFileSync(fileOf(file.record.sha256), file.bytes);
+    }
+    age(fileOf(orphan.record.sha256), ORPHAN_FILE_AGE_MS + 60_000);
+    const oldTemp = join(folder, 'tmp', 'cut-off');
+    const youngTemp = join(folder, 'tmp', 'in-flight');
+    writeFileSync(oldTemp, 'part');
+    writeFileSync(youngTemp, 'part');
+    age(oldTemp, ORPHAN_FILE_AGE_MS + 60_000);
+
+    await store.deleteUnusedAttachments(0);
+
+    expect(existsSync(fileOf(orphan.record.sha256))).toBe(false);
+    expect(existsSync(oldTemp)).toBe(false);
+    expect(existsSync(fileOf(young.record.sha256))).toBe(true);
+    expect(existsSync(youngTemp)).toBe(true);
+    expect(await store.attachmentBytes(kept.record.sha256)).toStrictEqual(kept.bytes);
+  });
+
+  it('reads, and frees, the bytes a server before the files kept in their rows; new bytes go to files', async () => {
+    mkdirSync(dirname(path), { recursive: true });
+    const old = inspect();
+    for (const sql of SQLITE_MIGRATIONS.slice(0, 10)) old.exec(sql);
+    old.pragma('user_version = 10');
+    const legacy = uploaded('kept in the row', { createdAt: 10 });
+    old.prepare('INSERT INTO attachment_blobs (sha256, bytes) VALUES (?, ?)').run(legacy.record.sha256, legacy.bytes);
+    old
+      .prepare(`INSERT INTO attachments (attachment_id, owner_did, thread_id, sha256, name, media_type, size, created_at)
+        VALUES (?, ?, NULL, ?, ?, ?, ?, ?)`)
+      .run(
+        legacy.record.id,
+        legacy.record.ownerDid,
+        legacy.record.sha256,
+        legacy.record.name,
+        legacy.record.mediaType,
+        legacy.record.size,
+        10,
+      );
+    const store = open();
+
+    expect(await store.loadAttachments([legacy.record.id])).toStrictEqual([legacy.record]);
+    expect(await store.attachmentBytes(legacy.record.sha256)).toStrictEqual(legacy.bytes);
+    // The same bytes uploaded again stay in the row that has them.
+    const again = uploaded('kept in the row', { createdAt: 20 });
+    await store.putAttachment(again.record, again.bytes);
+    const fresh = uploaded('new bytes', { createdAt: 20 });
+    await store.putAttachment(fresh.record, fresh.bytes);
+    expect(filesInFolder()).toEqual([`${fresh.record.sha256.slice(0, 2)}/${fresh.record.sha256}`]);
+
+    expect(await store.deleteUnusedAttachments(30)).toBe(3);
+    expect(await store.attachmentBytes(legacy.record.sha256)).toBeUndefined();
+    expect(inspect().prepare('SELECT count(*) FROM attachment_blobs').pluck().get()).toBe(0);
+    expect(filesInFolder()).toEqual([]);
+  });
+
+  it('keeps the bytes in its rows when the database is in memory, and makes no folder', async () => {
+    const store = SqliteStore.open(':memory:');
+    opened.push(store);
+    const file = uploaded('in memory', { createdAt: 10 });
+    await store.putAttachment(file.record, file.bytes);
+
+    expect(await store.attachmentBytes(file.record.sha256)).toStrictEqual(file.bytes);
+    expect(await store.deleteUnusedAttachments(11)).toBe(1);
+    expect(await store.attachmentBytes(file.record.sha256)).toBeUndefined();
+    expect(existsSync(':memory:.files')).toBe(false);
+  });
+});
