@@ -180,7 +180,9 @@ export class SqliteAttachments {
    */
   removeFreedFiles(): void {
     const { files } = this;
-    if (!files || this.freedFiles.size === 0) return;
+    // Inside a transaction still open (an import's, across its awaits) a removal could outlive its rollback: the
+    // files wait for the next call, or the sweep.
+    if (!files || this.freedFiles.size === 0 || this.db.inTransaction) return;
     const freed = [...this.freedFiles];
     this.freedFiles.clear();
     this.db
@@ -197,14 +199,14 @@ export class SqliteAttachments {
    */
   async sweep(now: number): Promise<void> {
     const { files } = this;
-    if (!files || now - this.lastSweep < ORPHAN_FILE_AGE_MS) return;
+    if (!files || now - this.lastSweep < ORPHAN_FILE_AGE_MS || this.db.inTransaction) return;
     this.lastSweep = now;
     const before = now - ORPHAN_FILE_AGE_MS;
     const unnamed = (sha256: string) => this.statements.hasFile.get(sha256) === undefined;
     for await (const sha256 of files.names()) {
       if (!unnamed(sha256)) continue;
       const modified = await files.modifiedAt(sha256);
-      if (modified === undefined || modified >= before) continue;
+      if (modified === undefined || modified >= before || this.db.inTransaction) continue;
       this.db
         .transaction(() => {
           if (unnamed(sha256)) files.removeSync(sha256);

@@ -15,7 +15,9 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ORPHAN_FILE_AGE_MS } from '../../src/store/sqlite-attachments.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import type { StoredThread } from '../../src/store/conversation-store.js';
 import { uploaded } from './attachment-store-contract.js';
+import { oneMessageThread } from './one-message-thread.js';
 import { TestClock, ThreadDriver } from './thread-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-files-'));
@@ -98,6 +100,25 @@ describe('SqliteStore attachment files', () => {
     expect(existsSync(fileOf(inThread.record.sha256))).toBe(true);
     await store.deleteThread(driver.threadId);
     expect(filesInFolder()).toEqual([]);
+  });
+
+  it('keeps the file of a thread deleted inside an import that then fails, as the deletion is rolled back with it', async () => {
+    const store = open();
+    const driver = await ThreadDriver.create(store, new TestClock());
+    const file = uploaded('carried');
+    await store.putAttachment(file.record, file.bytes);
+    await driver.prompt('Read this', { attachments: [file.attachment] });
+    // The import holds its transaction open across its awaits; the deletion runs inside it.
+    async function* batches(): AsyncGenerator<readonly StoredThread[]> {
+      yield [oneMessageThread('did:example:alice', 'Imported', 1)];
+      expect(await store.deleteThread(driver.threadId)).toBe(true);
+      throw new Error('the file ended early');
+    }
+
+    await expect(store.importThreadBatches(batches())).rejects.toThrow('the file ended early');
+
+    expect(await store.loadAttachments([file.record.id])).toHaveLength(1);
+    expect(await store.attachmentBytes(file.record.sha256)).toStrictEqual(file.bytes);
   });
 
   it('writes a file again that went missing while its row stayed', async () => {
