@@ -75,8 +75,9 @@ const CHECKPOINT_INTERVAL_MS = 500;
 const FALLBACK_CHECKPOINT_PAGES = 16_384;
 
 /**
- * Conversations in one SQLite file, in WAL mode so that readers never wait for the writer. better-sqlite3 is
- * synchronous; the methods stay Promise-returning because that is the shape every adapter shares.
+ * Conversations in one SQLite file, in WAL mode so that readers never wait for the writer, and attachment bytes in
+ * a folder beside it (`SqliteAttachments`). better-sqlite3 is synchronous; the methods stay Promise-returning because
+ * that is the shape every adapter shares, and the attachment files' I/O is asynchronous.
  */
 export class SqliteStore implements ConversationStore {
   private readonly statements: SqliteStatements;
