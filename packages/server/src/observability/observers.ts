@@ -17,7 +17,6 @@ type Notification =
   | 'connectionOpened'
   | 'connectionClosed'
   | 'frameReceived'
-  | 'frameSent'
   | 'errorSent'
   | 'storeOperation'
   | 'readinessFailed'
@@ -49,8 +48,13 @@ export class Observers implements EngineObserver {
     this.notify('frameReceived', connection, frame);
   }
 
+  /**
+   * Called for every frame to every connection, a hundred times for one chunk of a thread a hundred members have
+   * open: a plain loop, without the array of arguments `notify` makes for each call (about 5 % of the server's
+   * `send` in the fan-out bench's CPU profile).
+   */
   frameSent(connection: ObservedConnection, frame: string): void {
-    this.notify('frameSent', connection, frame);
+    for (const observer of this.observers) observer.frameSent?.(connection, frame);
   }
 
   errorSent(connection: ObservedConnection, error: SentError): void {
