@@ -201,8 +201,9 @@ export interface ConversationStore {
   deleteThread(threadId: string): Promise<boolean>;
 
   /**
-   * Creates every thread with its whole graph (nodes in `nodesInTreeOrder`, at version 1), in one transaction:
-   * all of them or, throwing, none. Throws `StoreConflictError` when a thread id or a node id is already used, or a
+   * Creates every thread with its whole graph (nodes in `nodesInTreeOrder`, at version 1): all of them or, throwing,
+   * none, and none is listed, searched or loaded before all are (a store may write them in several transactions and
+   * serve other calls between them, as the SQLite store does). Throws `StoreConflictError` when a thread id or a node id is already used, or a
    * thread id is retired.
    */
   importThreads(threads: readonly StoredThread[]): Promise<void>;

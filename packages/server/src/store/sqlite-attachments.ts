@@ -44,6 +44,7 @@ export class SqliteAttachments {
     carry: Statement<{ nodeId: string; attachmentId: string }>;
     freeUncarried: Statement<[string], string>;
     freeThread: Statement<[string], string>;
+    release: Statement<[string]>;
     freePending: Statement<[number], string>;
     freeBlob: Statement<{ sha256: string }, { inFile: 0 | 1 }>;
   };
@@ -82,6 +83,7 @@ export class SqliteAttachments {
           RETURNING sha256`)
         .pluck(),
       freeThread: db.prepare<[string], string>('DELETE FROM attachments WHERE thread_id = ? RETURNING sha256').pluck(),
+      release: db.prepare<[string]>('UPDATE attachments SET thread_id = NULL WHERE thread_id = ?'),
       freePending: db
         .prepare<[number], string>(
           'DELETE FROM attachments WHERE thread_id IS NULL AND created_at < ? RETURNING sha256',
@@ -166,6 +168,11 @@ export class SqliteAttachments {
   /** Frees every file of a thread whose nodes are deleted. */
   freeThread(threadId: string): void {
     this.freeBlobs(this.statements.freeThread.all(threadId));
+  }
+
+  /** The thread's files become uploads again, that no prompt carries (an import given up: PROTOCOL.md §25.5). */
+  release(threadId: string): void {
+    this.statements.release.run(threadId);
   }
 
   freePending(createdBefore: number): number {

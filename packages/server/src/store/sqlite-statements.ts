@@ -104,7 +104,15 @@ export interface SqliteStatements {
   deleteThreadNodes: Statement<[string]>;
   deleteThread: Statement<[string]>;
   retireThreadId: Statement<{ threadId: string; deletedAt: number }>;
+  handOverThreads: Statement<{ stagingOwner: string; ownerDid: string }>;
+  selectStagedThreads: Statement<[], string>;
 }
+
+/**
+ * The owner of threads an import is still writing (SqliteStore.importThreads): no DID begins so (a DID begins with
+ * `did:`), so no identity lists, searches or opens them. Followed by the import's own id.
+ */
+export const STAGING_OWNER_PREFIX = 'staged-import:';
 
 /** What a commit reads of its thread: the version it checks, and the title the index holds under the rowid. */
 export interface ThreadHead {
@@ -327,5 +335,13 @@ export function prepareStatements(db: Database): SqliteStatements {
     retireThreadId: db.prepare<{ threadId: string; deletedAt: number }>(
       'INSERT INTO deleted_threads (thread_id, deleted_at) VALUES (@threadId, @deletedAt) ON CONFLICT DO NOTHING',
     ),
+    handOverThreads: db.prepare('UPDATE threads SET owner_did = @ownerDid WHERE owner_did = @stagingOwner'),
+    // A range of threads_by_owner_recent: every staging owner sorts between the prefix and the prefix's last
+    // character made the next one (':' → ';').
+    selectStagedThreads: db
+      .prepare<[], string>(
+        `SELECT thread_id FROM threads WHERE owner_did > '${STAGING_OWNER_PREFIX}' AND owner_did < '${STAGING_OWNER_PREFIX.slice(0, -1)};'`,
+      )
+      .pluck(),
   };
 }

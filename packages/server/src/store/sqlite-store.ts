@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import type {
   ShareLinkSummary,
   MemberRole,
@@ -27,7 +29,7 @@ import { AttachmentFiles } from './attachment-files.js';
 import { SqliteAttachments } from './sqlite-attachments.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
-import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
+import { prepareStatements, STAGING_OWNER_PREFIX, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeColumns, recoveredToolCalls, toNodeRow, toolCallsColumn } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { mergeThreadPages } from './thread-pages.js';
@@ -67,6 +69,12 @@ export interface SqliteStoreOptions {
 }
 
 const CHECKPOINT_INTERVAL_MS = 500;
+
+/**
+ * Threads an import writes per transaction: one synchronous transaction holds the event loop, and with it every
+ * other client of the process (60 conversations of 20 messages held it 100–280 ms; issue 37).
+ */
+const IMPORT_SLICE_THREADS = 4;
 
 /**
  * The store's own connection checkpoints only once the log reaches this many pages (64 MiB): never while the
@@ -115,6 +123,12 @@ export class SqliteStore implements ConversationStore {
   ) {
     this.statements = prepareStatements(db);
     this.attachments = new SqliteAttachments(db, attachmentFolder ? new AttachmentFiles(attachmentFolder) : undefined);
+    // What an import interrupted by the end of the process had staged: no one ever saw it (importThreads).
+    this.db
+      .transaction(() => {
+        for (const threadId of this.statements.selectStagedThreads.all()) this.dropStagedThread(threadId);
+      })
+      .immediate();
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
@@ -260,8 +274,7 @@ export class SqliteStore implements ConversationStore {
           this.statements.unindexThreadNodes.run(threadId);
           this.statements.deleteThreadNodes.run(threadId);
           this.attachments.freeThread(threadId);
-          this.statements.unindexThreadTitle.run(threadId);
-          const deleted = this.statements.deleteThread.run(threadId).changes > 0;
+          const deleted = this.deleteThreadRow(threadId);
           if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
           return deleted;
         })
@@ -271,12 +284,45 @@ export class SqliteStore implements ConversationStore {
     return deleted;
   }
 
+  /**
+   * A few threads per transaction, the event loop free between them, under staging owners that no identity lists,
+   * searches or opens; then one short transaction gives them to their owners: all of them appear at once, or, when
+   * a thread is refused or the hand-over finds fewer than it staged, none (the staged ones are deleted).
+   */
   async importThreads(threads: readonly StoredThread[]): Promise<void> {
-    this.db
-      .transaction(() => {
-        for (const thread of threads) this.importThread(thread);
-      })
-      .immediate();
+    const importId = randomUUID();
+    const owners = [...new Set(threads.map(({ ownerDid }) => ownerDid))];
+    const stagingOwner = (ownerDid: string) => `${STAGING_OWNER_PREFIX}${importId}/${owners.indexOf(ownerDid)}`;
+    const staged: string[] = [];
+    try {
+      for (let start = 0; start < threads.length; start += IMPORT_SLICE_THREADS) {
+        if (start > 0) await setImmediate();
+        const slice = threads.slice(start, start + IMPORT_SLICE_THREADS);
+        this.db
+          .transaction(() => {
+            for (const thread of slice) this.importThread({ ...thread, ownerDid: stagingOwner(thread.ownerDid) });
+          })
+          .immediate();
+        staged.push(...slice.map(({ threadId }) => threadId));
+        this.checkpointer.wrote();
+      }
+      this.db
+        .transaction(() => {
+          let handed = 0;
+          for (const ownerDid of owners)
+            handed += this.statements.handOverThreads.run({ stagingOwner: stagingOwner(ownerDid), ownerDid }).changes;
+          // Another process opening the same file deletes what it finds staged: then some are gone.
+          if (handed !== threads.length) throw new Error(`import: ${threads.length - handed} staged threads vanished`);
+        })
+        .immediate();
+    } catch (error) {
+      this.db
+        .transaction(() => {
+          for (const threadId of staged) this.dropStagedThread(threadId);
+        })
+        .immediate();
+      throw error;
+    }
     this.checkpointer.wrote();
   }
 
@@ -451,6 +497,23 @@ export class SqliteStore implements ConversationStore {
       updatedAt: thread.updatedAt,
       title: null,
     });
+  }
+
+  /** The thread's row and its title in the index; its nodes and files are gone already. */
+  private deleteThreadRow(threadId: string): boolean {
+    this.statements.unindexThreadTitle.run(threadId);
+    return this.statements.deleteThread.run(threadId).changes > 0;
+  }
+
+  /**
+   * A thread of an import given up: as if never written. Its files become uploads again (PROTOCOL.md §25.5: kept
+   * before the threads were created), and its id is not retired: no one saw it.
+   */
+  private dropStagedThread(threadId: string): void {
+    this.statements.unindexThreadNodes.run(threadId);
+    this.statements.deleteThreadNodes.run(threadId);
+    this.attachments.release(threadId);
+    this.deleteThreadRow(threadId);
   }
 
   /** Throwing rolls the whole transaction back: a refused change writes nothing. */

@@ -26,7 +26,7 @@ export interface ImportLimits {
 }
 
 /**
- * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them, in one transaction, or none.
+ * Imports the threads of a document for `ownerDid` (PROTOCOL.md §25.5): all of them or none, none seen before all are.
  * A malformed document is INVALID_FRAME and one over a limit RATE_LIMITED, before anything is written.
  */
 export async function importThreads(

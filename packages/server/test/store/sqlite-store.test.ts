@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
@@ -217,6 +218,84 @@ describe('SqliteStore on its file', () => {
     expect(await found('oceans')).toEqual([]);
     expect((await found('lakes')).sort()).toEqual(['And lakes?', 'Lakes']);
     expect(await found('imported')).toEqual(['Imported text']);
+  });
+
+  describe('an import', () => {
+    const alice = 'did:example:alice';
+    const bob = 'did:example:bob';
+    const rivers = () =>
+      Array.from({ length: 60 }, (_, index) => oneMessageThread(alice, `a river ${index}`, 1 + index));
+    const seen = async (store: SqliteStore, did: string) => ({
+      listed: (await store.listThreads(did, { limit: 100 })).length,
+      found: (await store.searchThreads(did, ['river'], 100)).length,
+    });
+    const rowCounts = () =>
+      inspect()
+        .prepare('SELECT (SELECT COUNT(*) FROM threads) AS threads, (SELECT COUNT(*) FROM nodes) AS nodes')
+        .get();
+
+    it('is written a few threads per turn of the event loop, other calls answered between them, and appears at once', async () => {
+      const store = open();
+      await store.importThreads([oneMessageThread(bob, 'the river of bob', 1)]);
+      const between: Array<{ alice: { listed: number; found: number }; bob: { listed: number; found: number } }> = [];
+      let done = false;
+      const turn = async () => {
+        between.push({ alice: await seen(store, alice), bob: await seen(store, bob) });
+        if (!done) setImmediate(turn);
+      };
+      setImmediate(turn);
+
+      await store.importThreads(rivers());
+      done = true;
+
+      // 60 threads, 4 per transaction: each turn counted ran between two of them.
+      expect(between.length).toBeGreaterThanOrEqual(60 / 4 - 1);
+      expect(between.every((views) => views.alice.listed === 0 && views.alice.found === 0)).toBe(true);
+      expect(between.every((views) => views.bob.listed === 1 && views.bob.found === 1)).toBe(true);
+      expect(await seen(store, alice)).toEqual({ listed: 60, found: 60 });
+    });
+
+    it('refused half-way leaves nothing, in the tables or the indexes', async () => {
+      const store = open();
+      const [taken] = [oneMessageThread(bob, 'the river of bob', 1)];
+      await store.importThreads([taken!]);
+      const file = uploaded('notes of alice');
+      await store.putAttachment(file.record, file.bytes);
+      const threads = rivers();
+      const carrying = threads[0]!;
+      const [node] = Object.values(carrying.graph.nodes);
+      node!.attachments = [file.attachment];
+      threads[41] = { ...threads[41]!, threadId: taken!.threadId };
+
+      await expect(store.importThreads(threads)).rejects.toThrow(StoreConflictError);
+
+      expect(await seen(store, alice)).toEqual({ listed: 0, found: 0 });
+      expect(rowCounts()).toEqual({ threads: 1, nodes: 1 });
+      // An upload again, as before the import (PROTOCOL.md §25.5), that the next import may carry.
+      expect((await store.loadAttachments([file.record.id]))[0]?.threadId).toBeNull();
+      for (const index of ['node_text', 'title_text'])
+        inspect().prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('integrity-check', 1)`).run();
+      await store.importThreads(rivers());
+      expect(await seen(store, alice)).toEqual({ listed: 60, found: 60 });
+    });
+
+    it('cut short is deleted by the next open of the file, and its own hand-over then gives nothing', async () => {
+      const store = open();
+      const importing = store.importThreads(rivers());
+      await new Promise(setImmediate);
+      expect((rowCounts() as { threads: number }).threads).toBeGreaterThan(0);
+
+      // What a server starting on the file after a crash does; here the first import is still under way, as when
+      // two processes share a file, and must then fail whole rather than hand over what is left.
+      const next = open();
+
+      await expect(importing).rejects.toThrow(/staged threads vanished/);
+      expect(await seen(next, alice)).toEqual({ listed: 0, found: 0 });
+      expect(await seen(store, alice)).toEqual({ listed: 0, found: 0 });
+      expect(rowCounts()).toEqual({ threads: 0, nodes: 0 });
+      for (const index of ['node_text', 'title_text'])
+        inspect().prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('integrity-check', 1)`).run();
+    });
   });
 
   it('walks the matches of the terms as whole words from the newest and stops at the page, sorting nothing', async () => {
