@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ScriptedModel } from '../../../packages/server/test/support/scripted-model.js';
+import { axeViolations } from './support/accessibility.js';
 import { deltas, openAiReplay } from './support/openai-replay.js';
-import { screenshot, WebHarness } from './support/web-harness.js';
+import { DESKTOP, screenshot, WebHarness } from './support/web-harness.js';
 
 const BROWSER_TEST_MS = 60_000;
 
@@ -123,6 +124,29 @@ describe('Markdown from a model, in the browser', () => {
       expect(await body.locator('.katex-display[data-kept="yes"]').count()).toBe(1);
       expect(await body.locator('.code-bar').count()).toBe(1);
       expect(await body.locator('p').last().textContent()).toBe('The code above stays.');
+      expect(chat.problems).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'shows a heading only once it has text: an answer streamed or stopped just after its `## ` has no empty heading',
+    async () => {
+      const model = new ScriptedModel({ chunks: ['Intro.\n\n', '## ', 'Next part'] });
+      const harness = await WebHarness.start({ model });
+      const chat = await harness.openChat(await harness.newContext(DESKTOP, { bypassCSP: true }));
+      await chat.send('Go on');
+      const call = await model.call(0);
+      call.release(2);
+      const answer = await chat.waitForAnswer('streaming', { minLength: 11 });
+      const body = chat.message(answer.id).locator('.markdown');
+      await body.getByText('Intro.').waitFor();
+      // An empty heading is one a screen reader announces with nothing in it (axe: empty-heading).
+      expect(await body.locator('h1, h2, h3, h4, h5, h6').count()).toBe(0);
+      expect(await axeViolations(chat.page)).toEqual([]);
+      call.releaseAll();
+      await chat.waitForAnswer('completed');
+      expect(await body.getByRole('heading', { level: 2 }).textContent()).toBe('Next part');
       expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,

@@ -46,6 +46,9 @@ const markdown = new Marked({
   async: false,
   renderer: {
     html: ({ text }) => escapeHtml(text),
+    // `## ` with nothing after it yet (streaming, or an answer stopped there) is not a heading: an empty one is
+    // announced by a screen reader as a heading with nothing in it. `false` renders the others as marked does.
+    heading: ({ text }) => (text.trim() === '' ? '' : false),
   },
   extensions: [displayMath, inlineMath],
 });
