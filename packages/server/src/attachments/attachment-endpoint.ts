@@ -13,7 +13,7 @@ import { originAllowed, SAME_ORIGIN } from '../auth/origin-policy.js';
 import type { Identity } from '../engine/identity.js';
 import type { AttachmentRecord, ConversationStore } from '../store/conversation-store.js';
 import type { AttachmentLimits } from './attachment-options.js';
-import { sniffFile } from './attachment-sniffer.js';
+import { FileSniffer } from './attachment-sniffer.js';
 import type { AttachmentTickets } from './attachment-ticket.js';
 
 /** Where files are uploaded (POST) and served (GET `<path>/<attachmentId>`): docs/PROTOCOL.md §27. */
@@ -123,21 +123,29 @@ export class AttachmentEndpoint {
     const uploadedToday = await store.uploadedBytesSince(identity.did, now - DAY_MS);
     if (uploadedToday + (Number.isNaN(declared) ? 0 : declared) > limits.bytesPerDay)
       throw overQuota(limits.bytesPerDay);
-    const { bytes, sha256 } = await readBody(request, limits.maxBytes);
-    if (uploadedToday + bytes.length > limits.bytesPerDay) throw overQuota(limits.bytesPerDay);
-    const sniffed = await sniffFile(bytes, limits.maxImagePixels);
-    const attachment: Attachment = {
-      id: newAttachmentId(),
-      name: attachmentName(givenName),
-      ...sniffed,
-      size: bytes.length,
-      sha256,
-    };
-    // Uploads nobody used go first: each upload sweeps, so no timer is needed and a quiet server keeps nothing longer.
-    await store.deleteUnusedAttachments(now - limits.unusedTtlMs);
-    const record: AttachmentRecord = { ...attachment, ownerDid: identity.did, threadId: null, createdAt: now };
-    await store.putAttachment(record, bytes);
-    sendJson(response, 201, attachment);
+    const upload = await store.openAttachment();
+    try {
+      const sniffer = new FileSniffer();
+      const { size, sha256 } = await readBody(request, limits.maxBytes, (piece) => {
+        sniffer.update(piece);
+        return upload.write(piece);
+      });
+      if (uploadedToday + size > limits.bytesPerDay) throw overQuota(limits.bytesPerDay);
+      const sniffed = await sniffer.result(limits.maxImagePixels);
+      const attachment: Attachment = {
+        id: newAttachmentId(),
+        name: attachmentName(givenName),
+        ...sniffed,
+        size,
+        sha256,
+      };
+      // Uploads nobody used go first: each upload sweeps, so no timer is needed and a quiet server keeps nothing longer.
+      await store.deleteUnusedAttachments(now - limits.unusedTtlMs);
+      await upload.finish({ ...attachment, ownerDid: identity.did, threadId: null, createdAt: now });
+      sendJson(response, 201, attachment);
+    } finally {
+      await upload.close();
+    }
   }
 
   private async serve(
@@ -207,44 +215,45 @@ export function sendAttachment(
 /**
  * The request's body, read as it arrives and refused as soon as it passes `maxBytes`: a larger upload is never held
  * whole (what follows is read and dropped until the refusal has gone out and the connection closes). A request cut
- * off midway rejects, and nothing of it is kept.
+ * off midway rejects.
  *
- * The bytes are hashed and counted as they come, and held once: each piece the socket gives is copied into one
- * buffer of the declared `Content-Length` (which Node's parser holds the body to) and let go, so an upload costs its
- * size once however it arrives, never its pieces and a joined copy at the same time. A body without a length
- * (chunked) is kept in its pieces and joined once at its end.
+ * Each piece the socket gives is hashed, counted and handed to `take` (the sniffer, and the store's upload, which
+ * writes it) as it comes, nothing joined: the request pauses until `take`'s promise resolves, so pieces are taken in
+ * order and the store sets the pace. At the end, only the hash's digest is left to compute.
  */
-function readBody(request: IncomingMessage, maxBytes: number): Promise<{ bytes: Buffer; sha256: string }> {
+function readBody(
+  request: IncomingMessage,
+  maxBytes: number,
+  take: (piece: Buffer) => Promise<void>,
+): Promise<{ size: number; sha256: string }> {
   return new Promise((resolve, reject) => {
     const hash = createHash('sha256');
-    const declared = Number(request.headers['content-length']);
-    const sized = Number.isSafeInteger(declared) && declared <= maxBytes;
-    let body: Buffer | undefined;
-    let pieces: Buffer[] = [];
-    let length = 0;
+    let size = 0;
+    let taken = Promise.resolve();
+    let failed = false;
+    const fail = (error: unknown) => {
+      failed = true;
+      // What is left is read and dropped.
+      request.resume();
+      reject(error);
+    };
     request.on('data', (chunk: Buffer) => {
-      if (length > maxBytes) return;
-      if (length + chunk.length > maxBytes) {
-        length += chunk.length;
-        body = undefined;
-        pieces = [];
-        return reject(tooLarge(maxBytes));
-      }
-      // Made when the bytes begin to come, not when a request only declares them.
-      if (sized && !body) body = Buffer.allocUnsafe(declared);
+      if (failed) return;
+      size += chunk.length;
+      if (size > maxBytes) return fail(tooLarge(maxBytes));
       hash.update(chunk);
-      if (body) chunk.copy(body, length);
-      else pieces.push(chunk);
-      length += chunk.length;
+      request.pause();
+      taken = take(chunk).then(() => {
+        if (!failed) request.resume();
+      }, fail);
     });
-    request.on('end', () =>
-      resolve({
-        bytes: body ? body.subarray(0, length) : Buffer.concat(pieces, length),
-        sha256: hash.digest('hex'),
-      }),
-    );
+    request.on('end', () => {
+      taken.then(() => {
+        if (!failed) resolve({ size, sha256: hash.digest('hex') });
+      });
+    });
     request.on('close', () => {
-      if (!request.complete) reject(new Error('the upload was cut off before its end'));
+      if (!request.complete) fail(new Error('the upload was cut off before its end'));
     });
   });
 }

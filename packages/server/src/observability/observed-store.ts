@@ -10,6 +10,7 @@ import type {
 } from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
+  AttachmentUpload,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -148,8 +149,14 @@ export class ObservedStore implements ConversationStore {
     return this.timed('interruptStreamingNodes', () => this.store.interruptStreamingNodes(now));
   }
 
-  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
-    return this.timed('putAttachment', () => this.store.putAttachment(record, bytes));
+  /** Timed twice: its opening, and its finish (`finishAttachment`), where a store keeps it. */
+  async openAttachment(): Promise<AttachmentUpload> {
+    const upload = await this.timed('openAttachment', () => this.store.openAttachment());
+    return {
+      write: (bytes) => upload.write(bytes),
+      finish: (record) => this.timed('finishAttachment', () => upload.finish(record)),
+      close: () => upload.close(),
+    };
   }
 
   loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {

@@ -30,7 +30,8 @@ export interface ErrorContext {
   threadId?: string | undefined;
 }
 
-export type StoreOperation = Exclude<keyof ConversationStore, 'close'>;
+/** A store's methods, and an upload's finish (`AttachmentUpload.finish`). */
+export type StoreOperation = Exclude<keyof ConversationStore, 'close'> | 'finishAttachment';
 
 export interface StoreOperationTiming {
   operation: StoreOperation;

@@ -1,12 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync, statSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 const PREFIX_PATTERN = /^[0-9a-f]{2}$/;
 /** Where a file is written before it is complete and synced, in the folder so that its rename stays on one disk. */
 const TEMP_FOLDER = 'tmp';
+/**
+ * How far the bytes written may run ahead of the disk before the upload is asked to wait (its request pauses): the
+ * memory an upload holds in the store, whatever its size.
+ */
+const QUEUED_BYTES_MAX = 1024 * 1024;
+/**
+ * How many bytes are written between the syncs an upload starts while its bytes still arrive, so that the sync
+ * before its rename has at most this much left to write, not the whole file.
+ */
+const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
 
 /**
  * Attachment bytes as files named by their SHA-256 (`<folder>/ab/abcdef…`), written with asynchronous I/O so that a
@@ -17,27 +27,11 @@ const TEMP_FOLDER = 'tmp';
 export class AttachmentFiles {
   constructor(readonly folder: string) {}
 
-  /** Writes the file unless it is there already, whole: the same bytes are stored once. */
-  async write(sha256: string, bytes: Uint8Array): Promise<void> {
-    const path = this.pathOf(sha256);
-    if ((await sizeOf(path)) === bytes.length) return;
+  /** A file to write as its bytes arrive, in the temporary folder until it is kept under its name. */
+  async begin(): Promise<AttachmentFileWriter> {
     const temp = join(this.folder, TEMP_FOLDER, randomUUID());
     await mkdir(dirname(temp), { recursive: true });
-    await mkdir(dirname(path), { recursive: true });
-    try {
-      const handle = await open(temp, 'wx');
-      try {
-        await handle.writeFile(bytes);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
-    }
-    await syncFolder(dirname(path));
+    return new AttachmentFileWriter(temp, await open(temp, 'wx'), (sha256) => this.pathOf(sha256));
   }
 
   /** The file's bytes, or `undefined` when it is not there. */
@@ -94,6 +88,119 @@ export class AttachmentFiles {
     // The name comes from the server's own hash; checked anyway, as it becomes a path.
     if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a SHA-256 in lowercase hex: ${sha256}`);
     return join(this.folder, sha256.slice(0, 2), sha256);
+  }
+}
+
+/**
+ * A file being written as its bytes arrive: each piece is queued and written in the background (several at once
+ * with one `writev`), and a sync is started every `SYNC_EVERY_BYTES`, so that when the last byte has come only the
+ * last few MiB are left to sync before the rename.
+ */
+export class AttachmentFileWriter {
+  private queued: Uint8Array[] = [];
+  private queuedBytes = 0;
+  /** The loop writing the queue, while one runs. */
+  private writing: Promise<void> | undefined;
+  /** The syncs started, in order; each keeps its failure in `failure`. */
+  private syncing: Promise<void> = Promise.resolve();
+  private failure: unknown;
+  private written = 0;
+  private syncedAt = 0;
+  private renamed = false;
+  private closed = false;
+
+  constructor(
+    /** The temporary file's path. */
+    readonly temp: string,
+    private readonly handle: FileHandle,
+    private readonly pathOf: (sha256: string) => string,
+  ) {}
+
+  /** Queues the bytes; waits only while more than `QUEUED_BYTES_MAX` are not written yet. Throws a write's failure. */
+  async write(bytes: Uint8Array): Promise<void> {
+    this.throwFailure();
+    this.queued.push(bytes);
+    this.queuedBytes += bytes.length;
+    this.writing ??= this.writeQueue();
+    if (this.queuedBytes > QUEUED_BYTES_MAX) await this.writing;
+    this.throwFailure();
+  }
+
+  /**
+   * Makes the bytes written the file named by their SHA-256: synced, renamed, the folder synced. When a file of that
+   * name and size is there already, the same bytes are kept once: this one stays temporary, for `close` to remove (or
+   * for a later call to rename, should the other go in between).
+   */
+  async keep(sha256: string): Promise<void> {
+    await this.settle();
+    const path = this.pathOf(sha256);
+    if ((await sizeOf(path)) === this.written) return;
+    if (this.renamed) throw new Error(`the file of ${sha256} was removed after it was written`);
+    await this.handle.sync();
+    await mkdir(dirname(path), { recursive: true });
+    await rename(this.temp, path);
+    this.renamed = true;
+    await syncFolder(dirname(path));
+  }
+
+  /** Closes the file, after the writes and syncs under way, and removes it unless it was kept. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.queued = [];
+    await this.writing;
+    await this.syncing;
+    await this.handle.close();
+    if (!this.renamed) await rm(this.temp, { force: true });
+  }
+
+  private async writeQueue(): Promise<void> {
+    try {
+      while (this.queued.length > 0 && this.failure === undefined) {
+        const pieces = this.queued;
+        this.queued = [];
+        this.queuedBytes = 0;
+        await writeAll(this.handle, pieces);
+        this.written += pieces.reduce((length, piece) => length + piece.length, 0);
+        if (this.written - this.syncedAt >= SYNC_EVERY_BYTES) {
+          this.syncedAt = this.written;
+          this.syncing = this.syncing.then(() => this.handle.datasync()).catch((error: unknown) => this.fail(error));
+        }
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  /** Waits for the writes and syncs under way; throws the first failure. */
+  private async settle(): Promise<void> {
+    await this.writing;
+    await this.syncing;
+    this.throwFailure();
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error;
+  }
+
+  private throwFailure(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
+
+/** Writes every piece, again from where a short write stopped (which a full disk may cause). */
+async function writeAll(handle: FileHandle, pieces: Uint8Array[]): Promise<void> {
+  let rest = pieces;
+  while (rest.length > 0) {
+    let { bytesWritten } = await handle.writev(rest);
+    if (bytesWritten === 0) throw new Error('the attachment file took no bytes');
+    while (rest.length > 0 && bytesWritten >= rest[0]!.length) {
+      bytesWritten -= rest[0]!.length;
+      rest = rest.slice(1);
+    }
+    if (rest.length > 0) rest = [rest[0]!.subarray(bytesWritten), ...rest.slice(1)];
   }
 }
 

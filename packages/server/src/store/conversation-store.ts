@@ -105,6 +105,45 @@ export interface AttachmentRecord extends Attachment {
 }
 
 /**
+ * An upload being kept (`ConversationStore.openAttachment`): its bytes are written in order, then it is finished or
+ * given up. Until it is finished nothing of it is visible, and whatever ends it, nothing of it is left but what
+ * `finish` kept.
+ */
+export interface AttachmentUpload {
+  /**
+   * Takes the next bytes, which the store may hold until the upload ends (the caller must not change them). The next
+   * call waits for the promise: it resolves when the store can take more, not when these are on disk.
+   */
+  write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Keeps the file the bytes written make, as `record` says (its `size` and `sha256` are the caller's, computed from
+   * the same bytes), its thread `null`, and the bytes unless bytes of that SHA-256 are kept already. Throws
+   * `StoreConflictError` when the id is taken.
+   */
+  finish(record: AttachmentRecord): Promise<void>;
+  /**
+   * Ends the upload, which is given up unless `finish` kept it: nothing else of it stays (no temporary file, no open
+   * handle). Called once it is over, whatever happened, even while a write is in progress; idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** Keeps a file whose bytes are all at hand (an import's), as an upload of one piece. */
+export async function putAttachment(
+  store: ConversationStore,
+  record: AttachmentRecord,
+  bytes: Uint8Array,
+): Promise<void> {
+  const upload = await store.openAttachment();
+  try {
+    await upload.write(bytes);
+    await upload.finish(record);
+  } finally {
+    await upload.close();
+  }
+}
+
+/**
  * Where conversations live. Small on purpose: every adapter (memory, SQLite, PostgreSQL) passes one contract
  * suite. Structural changes arrive as whole `TreeChange`s and are committed atomically with an optimistic version
  * check, so a crash or a concurrent writer can never leave a half-spliced tree.
@@ -268,10 +307,10 @@ export interface ConversationStore {
   interruptStreamingNodes(now: number): Promise<string[]>;
 
   /**
-   * Keeps an uploaded file, its thread `null`, and its bytes unless bytes of that SHA-256 are kept already. Throws
-   * `StoreConflictError` when the id is taken.
+   * Begins keeping an uploaded file whose bytes arrive in pieces (`AttachmentUpload`), so that a store can write them
+   * as they come rather than after the last; `putAttachment` keeps bytes all at hand.
    */
-  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void>;
+  openAttachment(): Promise<AttachmentUpload>;
 
   /** The records of those ids that exist, in the order asked. */
   loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]>;

@@ -10,6 +10,7 @@ import {
 } from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
+  AttachmentUpload,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -20,6 +21,7 @@ import type {
   InviteRecord,
   ShareLinkRecord,
 } from './conversation-store.js';
+import { gatheredUpload } from './gathered-upload.js';
 import { assembleGraph, importChange, toNodeRecord, type NodeRecord } from './graph-records.js';
 import { matchText } from './memory-search.js';
 import { StoreConflictError } from './store-conflict-error.js';
@@ -381,11 +383,15 @@ export class MemoryStore implements ConversationStore {
     return recovered.sort();
   }
 
-  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+  async openAttachment(): Promise<AttachmentUpload> {
     this.ensureOpen();
-    if (this.attachments.has(record.id)) throw StoreConflictError.attachmentExists(record.id);
-    this.attachments.set(record.id, { ...record });
-    if (!this.blobs.has(record.sha256)) this.blobs.set(record.sha256, bytes.slice());
+    // The joined bytes are the upload's own: kept as they are.
+    return gatheredUpload(async (record, bytes) => {
+      this.ensureOpen();
+      if (this.attachments.has(record.id)) throw StoreConflictError.attachmentExists(record.id);
+      this.attachments.set(record.id, { ...record });
+      if (!this.blobs.has(record.sha256)) this.blobs.set(record.sha256, bytes);
+    });
   }
 
   async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {

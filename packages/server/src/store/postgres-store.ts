@@ -11,6 +11,7 @@ import {
 import type { Pool, PoolClient } from 'pg';
 import type {
   AttachmentRecord,
+  AttachmentUpload,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -21,6 +22,7 @@ import type {
   InviteRecord,
   ShareLinkRecord,
 } from './conversation-store.js';
+import { gatheredUpload } from './gathered-upload.js';
 import { assembleGraph } from './graph-records.js';
 import * as attachments from './postgres-attachments.js';
 import { createPool, type PostgresConnectionOptions } from './postgres-connection.js';
@@ -326,8 +328,11 @@ export class PostgresStore implements ConversationStore {
     return inTransaction(this.pool, (client) => interruptInTransaction(client, now), BEGIN_READ_COMMITTED);
   }
 
-  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
-    await inTransaction(this.pool, (client) => attachments.put(client, record, bytes), BEGIN_READ_COMMITTED);
+  /** Gathered whole and inserted at the end: a row's `bytea` is written in one statement. */
+  async openAttachment(): Promise<AttachmentUpload> {
+    return gatheredUpload(async (record, bytes) => {
+      await inTransaction(this.pool, (client) => attachments.put(client, record, bytes), BEGIN_READ_COMMITTED);
+    });
   }
 
   async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {

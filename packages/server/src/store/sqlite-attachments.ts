@@ -1,7 +1,8 @@
 import type { Attachment, MessageNode } from '@promethea/cpp-protocol';
 import type { Database, Statement } from 'better-sqlite3';
-import type { AttachmentFiles } from './attachment-files.js';
-import type { AttachmentRecord } from './conversation-store.js';
+import type { AttachmentFileWriter, AttachmentFiles } from './attachment-files.js';
+import type { AttachmentRecord, AttachmentUpload } from './conversation-store.js';
+import { gatheredUpload } from './gathered-upload.js';
 import { StoreConflictError } from './store-conflict-error.js';
 
 type AttachmentRow = Omit<AttachmentRecord, 'width' | 'height'> & { width: number | null; height: number | null };
@@ -97,40 +98,57 @@ export class SqliteAttachments {
   }
 
   /**
-   * Keeps the upload: its file first (asynchronous I/O, outside any transaction), then, in one write transaction, its
-   * rows, if the file is still there; another connection's sweep may have removed it in between, and then the file is
-   * written again. Bytes an earlier server kept in their row stay there.
+   * An upload: with a folder, its file is written as its bytes arrive (asynchronous I/O, outside any transaction,
+   * `AttachmentFileWriter`) and kept under its name when it is finished, before its rows; without one, its bytes are
+   * gathered for their row.
    */
-  async put(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
+  async open(): Promise<AttachmentUpload> {
     const { files } = this;
-    const row = { ...record, width: record.width ?? null, height: record.height ?? null };
-    const insert = () => {
-      if (this.statements.insert.run(row).changes === 0) throw StoreConflictError.attachmentExists(record.id);
+    if (!files) return gatheredUpload(async (record, bytes) => this.putInRow(record, bytes));
+    const file = await files.begin();
+    return {
+      write: (bytes) => file.write(bytes),
+      finish: (record) => this.putInFile(record, file),
+      close: () => file.close(),
     };
-    if (!files) {
-      this.db
-        .transaction(() => {
-          this.statements.insertBlob.run({ sha256: record.sha256, bytes, inFile: 0 });
-          insert();
-        })
-        .immediate();
-      return;
-    }
+  }
+
+  private putInRow(record: AttachmentRecord, bytes: Uint8Array): void {
+    this.db
+      .transaction(() => {
+        this.statements.insertBlob.run({ sha256: record.sha256, bytes, inFile: 0 });
+        this.insert(record);
+      })
+      .immediate();
+  }
+
+  /**
+   * The upload's file under its name, then, in one write transaction, its rows, if the file is still there; another
+   * connection's sweep may have removed it in between (a file of the same bytes no row named), and then this upload's
+   * file takes its place. Bytes an earlier server kept in their row stay there.
+   */
+  private async putInFile(record: AttachmentRecord, file: AttachmentFileWriter): Promise<void> {
+    const files = this.files!;
     for (let attempt = 1; attempt <= PUT_ATTEMPTS; attempt += 1) {
-      if (this.statements.blobInFile.get(record.sha256) !== 0) await files.write(record.sha256, bytes);
+      if (this.statements.blobInFile.get(record.sha256) !== 0) await file.keep(record.sha256);
       const kept = this.db
         .transaction(() => {
           if (this.statements.blobInFile.get(record.sha256) !== 0) {
             if (!files.hasSync(record.sha256)) return false;
             this.statements.insertBlob.run({ sha256: record.sha256, bytes: EMPTY, inFile: 1 });
           }
-          insert();
+          this.insert(record);
           return true;
         })
         .immediate();
       if (kept) return;
     }
     throw new Error(`the file of ${record.sha256} was removed each time it was written`);
+  }
+
+  private insert(record: AttachmentRecord): void {
+    const row = { ...record, width: record.width ?? null, height: record.height ?? null };
+    if (this.statements.insert.run(row).changes === 0) throw StoreConflictError.attachmentExists(record.id);
   }
 
   load(ids: readonly string[]): AttachmentRecord[] {

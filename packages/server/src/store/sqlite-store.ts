@@ -14,6 +14,7 @@ import type {
 import Database from 'better-sqlite3';
 import type {
   AttachmentRecord,
+  AttachmentUpload,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -406,9 +407,15 @@ export class SqliteStore implements ConversationStore {
     return interrupted;
   }
 
-  async putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
-    await this.attachments.put(record, bytes);
-    this.checkpointer.wrote();
+  async openAttachment(): Promise<AttachmentUpload> {
+    const upload = await this.attachments.open();
+    return {
+      ...upload,
+      finish: async (record) => {
+        await upload.finish(record);
+        this.checkpointer.wrote();
+      },
+    };
   }
 
   async loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {

@@ -8,7 +8,7 @@ import {
 } from '@promethea/cpp-protocol';
 import { sniffFile } from '../attachments/attachment-sniffer.js';
 import type { AttachmentLimits } from '../attachments/attachment-options.js';
-import type { ConversationStore } from '../store/conversation-store.js';
+import { type ConversationStore, putAttachment } from '../store/conversation-store.js';
 
 /** A file of a ChatGPT data export's archive whose name begins with `fileId`, or `undefined` when it holds none. */
 export type ArchiveFiles = (fileId: string) => Promise<{ name: string; bytes: Uint8Array } | undefined>;
@@ -108,7 +108,7 @@ async function keep(name: string, bytes: Uint8Array, context: ImportFilesContext
     size: bytes.length,
     sha256: sha256(bytes),
   };
-  await store.putAttachment({ ...attachment, ownerDid, threadId: null, createdAt: now }, bytes);
+  await putAttachment(store, { ...attachment, ownerDid, threadId: null, createdAt: now }, bytes);
   return attachment;
 }
 

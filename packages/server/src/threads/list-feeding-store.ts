@@ -9,6 +9,7 @@ import type {
 } from '@promethea/cpp-protocol';
 import type {
   AttachmentRecord,
+  AttachmentUpload,
   CommitMeta,
   ConversationStore,
   OwnedThreadSummary,
@@ -180,8 +181,8 @@ export class ListFeedingStore implements ConversationStore {
     return threadIds;
   }
 
-  putAttachment(record: AttachmentRecord, bytes: Uint8Array): Promise<void> {
-    return this.store.putAttachment(record, bytes);
+  openAttachment(): Promise<AttachmentUpload> {
+    return this.store.openAttachment();
   }
 
   loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, watch } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { type Attachment, newMessageId } from '@promethea/cpp-protocol';
 import { type CPPServer, MemoryStore } from '@promethea/cpp-server';
+import { SqliteStore } from '@promethea/cpp-server/sqlite';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   completion,
@@ -15,6 +19,7 @@ import {
 import type { FrameOf, RawClient } from '../support/raw-client.js';
 import { ScriptedModel } from '../support/scripted-model.js';
 import { startServer, useServer } from '../support/start-server.js';
+import { temporaryDatabase } from '../support/temporary-database.js';
 import { pdfDocument, pngBomb, pngImage } from '../support/test-files.js';
 
 const fixture = useServer();
@@ -49,6 +54,16 @@ async function uploaded(server: CPPServer, ticket: string, name: string, bytes: 
 
 function download(server: CPPServer, ticket: string, attachmentId: string): Promise<Response> {
   return fetch(`${endpoint(server)}/${attachmentId}?ticket=${encodeURIComponent(ticket)}`);
+}
+
+/** Resolves once the folder is empty: at once, or at the change that empties it. */
+async function emptied(folder: string): Promise<void> {
+  const watcher = watch(folder);
+  try {
+    while (readdirSync(folder).length > 0) await once(watcher, 'change');
+  } finally {
+    watcher.close();
+  }
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -240,6 +255,45 @@ describe('attachments', () => {
     // A whole upload afterwards is the first thing kept: the two before it left nothing.
     await uploaded(server, ticket, 'whole.txt', text('whole'));
     expect(await store.uploadedBytesSince(ALICE, 0)).toBe(5);
+  });
+
+  it('writes an upload into a SQLite store while its body arrives, and leaves nothing of one cut off midway', async () => {
+    const database = temporaryDatabase();
+    const store = SqliteStore.open(database.path);
+    try {
+      let opened!: () => void;
+      const uploadOpened = new Promise<void>((resolve) => (opened = resolve));
+      const observer = {
+        storeOperation: ({ operation }: { operation: string }) => operation === 'openAttachment' && opened(),
+      };
+      const server = await fixture.start({ store, observers: [observer] });
+      const { ticket } = await connectAs(ALICE);
+      const temporary = join(`${database.path}.files`, 'tmp');
+
+      const cut = httpRequest(`${endpoint(server)}?name=cut.txt`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ticket}`, 'Content-Length': 1024 * 1024 },
+      });
+      cut.on('error', () => undefined);
+      cut.write('x'.repeat(64 * 1024));
+      await uploadOpened;
+      // Its file is there before its body has ended, and goes when the body never does.
+      expect(readdirSync(temporary)).toHaveLength(1);
+      cut.destroy();
+      await emptied(temporary);
+
+      const whole = text(`${'a line of text, é\n'.repeat(60_000)}`);
+      const file = await uploaded(server, ticket, 'whole.txt', whole);
+      expect([file.size, file.sha256]).toEqual([whole.length, sha256(whole)]);
+      expect(readdirSync(temporary)).toEqual([]);
+      expect(readFileSync(join(`${database.path}.files`, file.sha256.slice(0, 2), file.sha256)).equals(whole)).toBe(
+        true,
+      );
+      expect(await store.uploadedBytesSince(ALICE, 0)).toBe(whole.length);
+    } finally {
+      await store.close();
+      database.remove();
+    }
   });
 
   it('keeps a body that comes in pieces, with a length or without one (chunked), as the whole of its bytes', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { newAttachmentId, type Attachment } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
-import type { AttachmentRecord, ConversationStore } from '../../src/store/conversation-store.js';
+import { type AttachmentRecord, type ConversationStore, putAttachment } from '../../src/store/conversation-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { loadSound, type ThreadDriver } from './thread-driver.js';
 
@@ -39,7 +39,7 @@ export function uploaded(
 export function describeAttachmentContract(context: AttachmentContractContext): void {
   describe('attachments', () => {
     const put = async (file: ReturnType<typeof uploaded>) => {
-      await context.store().putAttachment(file.record, file.bytes);
+      await putAttachment(context.store(), file.record, file.bytes);
       return file;
     };
     const bytesOf = (file: ReturnType<typeof uploaded>) => context.store().attachmentBytes(file.record.sha256);
@@ -64,13 +64,34 @@ export function describeAttachmentContract(context: AttachmentContractContext): 
       expect(await bytesOf(first)).toStrictEqual(first.bytes);
     });
 
+    it('keeps an upload written in pieces as their bytes, and nothing of one closed before its finish', async () => {
+      const whole = uploaded('the first piece, é, then the rest');
+      const upload = await context.store().openAttachment();
+      for (const piece of [whole.bytes.subarray(0, 17), whole.bytes.subarray(17, 18), whole.bytes.subarray(18)])
+        await upload.write(piece);
+      await upload.finish(whole.record);
+      await upload.close();
+      expect(await bytesOf(whole)).toStrictEqual(whole.bytes);
+
+      const given = uploaded('given up halfway', { ownerDid: BOB });
+      const dropped = await context.store().openAttachment();
+      await dropped.write(given.bytes);
+      await dropped.close();
+      await dropped.close();
+      expect(await recordOf(given)).toBeUndefined();
+      expect(await bytesOf(given)).toBeUndefined();
+      expect(await context.store().uploadedBytesSince(BOB, 0)).toBe(0);
+    });
+
     it('keeps the metadata of an image and refuses a taken id', async () => {
       const image = uploaded('not really a png');
       const record = { ...image.record, mediaType: 'image/png' as const, width: 640, height: 480 };
-      await context.store().putAttachment(record, image.bytes);
+      await putAttachment(context.store(), record, image.bytes);
 
       expect(await context.store().loadAttachments([record.id])).toStrictEqual([record]);
-      await expect(context.store().putAttachment(record, image.bytes)).rejects.toSatisfy(StoreConflictError.isInstance);
+      await expect(putAttachment(context.store(), record, image.bytes)).rejects.toSatisfy(
+        StoreConflictError.isInstance,
+      );
     });
 
     it('keeps bytes once for two uploads of the same content, until neither is kept', async () => {

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ORPHAN_FILE_AGE_MS } from '../../src/store/sqlite-attachments.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import type { StoredThread } from '../../src/store/conversation-store.js';
+import { putAttachment, type StoredThread } from '../../src/store/conversation-store.js';
 import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
 import { TestClock, ThreadDriver } from './thread-driver.js';
@@ -66,8 +66,8 @@ describe('SqliteStore attachment files', () => {
     const store = open();
     const first = uploaded('the same bytes');
     const second = uploaded('the same bytes');
-    await store.putAttachment(first.record, first.bytes);
-    await store.putAttachment(second.record, second.bytes);
+    await putAttachment(store, first.record, first.bytes);
+    await putAttachment(store, second.record, second.bytes);
 
     expect(filesInFolder()).toEqual([`${first.record.sha256.slice(0, 2)}/${first.record.sha256}`]);
     expect(readFileSync(fileOf(first.record.sha256))).toStrictEqual(Buffer.from(first.bytes));
@@ -84,7 +84,7 @@ describe('SqliteStore attachment files', () => {
     const inThread = uploaded('carried by the thread');
     const inBranch = uploaded('carried by a branch');
     const pending = uploaded('never carried', { createdAt: 10 });
-    for (const file of [inThread, inBranch, pending]) await store.putAttachment(file.record, file.bytes);
+    for (const file of [inThread, inBranch, pending]) await putAttachment(store, file.record, file.bytes);
     const root = await driver.prompt('Root', { attachments: [inThread.attachment] });
     await driver.finish({ nodeId: root.assistantNodeId, status: 'completed', content: 'Seen' });
     const branch = await driver.prompt('Branch', {
@@ -106,7 +106,7 @@ describe('SqliteStore attachment files', () => {
     const store = open();
     const driver = await ThreadDriver.create(store, new TestClock());
     const file = uploaded('carried');
-    await store.putAttachment(file.record, file.bytes);
+    await putAttachment(store, file.record, file.bytes);
     await driver.prompt('Read this', { attachments: [file.attachment] });
     // The import holds its transaction open across its awaits; the deletion runs inside it.
     async function* batches(): AsyncGenerator<readonly StoredThread[]> {
@@ -121,15 +121,54 @@ describe('SqliteStore attachment files', () => {
     expect(await store.attachmentBytes(file.record.sha256)).toStrictEqual(file.bytes);
   });
 
+  it('writes an upload to a temporary file as its bytes arrive, and leaves nothing but its file whatever ends it', async () => {
+    const store = open();
+    const temporary = join(folder, 'tmp');
+    // Larger than the syncs started on the way and the bytes queued before a write waits, in pieces as a socket gives.
+    const large = uploaded('x'.repeat(9 * 1024 * 1024 + 7));
+    const upload = await store.openAttachment();
+    expect(readdirSync(temporary)).toHaveLength(1);
+    for (let start = 0; start < large.bytes.length; start += 65_536)
+      await upload.write(large.bytes.subarray(start, start + 65_536));
+    expect(filesInFolder()).toEqual([]);
+    await upload.finish(large.record);
+    await upload.close();
+    expect(readdirSync(temporary)).toEqual([]);
+    expect(readFileSync(fileOf(large.record.sha256)).equals(large.bytes)).toBe(true);
+
+    // The same bytes again: kept once, this upload's file removed.
+    const again = uploaded('x'.repeat(9 * 1024 * 1024 + 7));
+    const second = await store.openAttachment();
+    await second.write(again.bytes);
+    await second.finish(again.record);
+    await second.close();
+    expect([readdirSync(temporary), filesInFolder()]).toEqual([
+      [],
+      [`${large.record.sha256.slice(0, 2)}/${large.record.sha256}`],
+    ]);
+
+    // Given up while its bytes are still being written, and given up after a finish that failed (a taken id).
+    const cut = await store.openAttachment();
+    void cut.write(new Uint8Array(2 * 1024 * 1024));
+    await cut.close();
+    const taken = uploaded('x', { name: 'taken.txt' });
+    const conflicting = await store.openAttachment();
+    await conflicting.write(taken.bytes);
+    await expect(conflicting.finish({ ...taken.record, id: large.record.id })).rejects.toThrow();
+    await conflicting.close();
+    expect(readdirSync(temporary)).toEqual([]);
+    expect(await store.loadAttachments([taken.record.id])).toEqual([]);
+  });
+
   it('writes a file again that went missing while its row stayed', async () => {
     const store = open();
     const first = uploaded('written twice');
-    await store.putAttachment(first.record, first.bytes);
+    await putAttachment(store, first.record, first.bytes);
     rmSync(fileOf(first.record.sha256));
     expect(await store.attachmentBytes(first.record.sha256)).toBeUndefined();
 
     const second = uploaded('written twice');
-    await store.putAttachment(second.record, second.bytes);
+    await putAttachment(store, second.record, second.bytes);
 
     expect(await store.attachmentBytes(first.record.sha256)).toStrictEqual(first.bytes);
   });
@@ -137,7 +176,7 @@ describe('SqliteStore attachment files', () => {
   it('sweeps files no row names and temporary files once an hour old, and keeps younger ones', async () => {
     const store = open();
     const kept = uploaded('kept, old');
-    await store.putAttachment(kept.record, kept.bytes);
+    await putAttachment(store, kept.record, kept.bytes);
     age(fileOf(kept.record.sha256), 2 * ORPHAN_FILE_AGE_MS);
     // What a crash leaves: a file written whose row never came, and a file cut off before its rename.
     const orphan = uploaded('orphan');
@@ -187,9 +226,9 @@ describe('SqliteStore attachment files', () => {
     expect(await store.attachmentBytes(legacy.record.sha256)).toStrictEqual(legacy.bytes);
     // The same bytes uploaded again stay in the row that has them.
     const again = uploaded('kept in the row', { createdAt: 20 });
-    await store.putAttachment(again.record, again.bytes);
+    await putAttachment(store, again.record, again.bytes);
     const fresh = uploaded('new bytes', { createdAt: 20 });
-    await store.putAttachment(fresh.record, fresh.bytes);
+    await putAttachment(store, fresh.record, fresh.bytes);
     expect(filesInFolder()).toEqual([`${fresh.record.sha256.slice(0, 2)}/${fresh.record.sha256}`]);
 
     expect(await store.deleteUnusedAttachments(30)).toBe(3);
@@ -202,7 +241,7 @@ describe('SqliteStore attachment files', () => {
     const store = SqliteStore.open(':memory:');
     opened.push(store);
     const file = uploaded('in memory', { createdAt: 10 });
-    await store.putAttachment(file.record, file.bytes);
+    await putAttachment(store, file.record, file.bytes);
 
     expect(await store.attachmentBytes(file.record.sha256)).toStrictEqual(file.bytes);
     expect(await store.deleteUnusedAttachments(11)).toBe(1);

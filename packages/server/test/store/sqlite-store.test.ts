@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
+import { putAttachment } from '../../src/store/conversation-store.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { prepareStatements } from '../../src/store/sqlite-statements.js';
@@ -260,7 +261,7 @@ describe('SqliteStore on its file', () => {
       const [taken] = [oneMessageThread(bob, 'the river of bob', 1)];
       await store.importThreads([taken!]);
       const file = uploaded('notes of alice');
-      await store.putAttachment(file.record, file.bytes);
+      await putAttachment(store, file.record, file.bytes);
       const threads = rivers();
       const carrying = threads[0]!;
       const [node] = Object.values(carrying.graph.nodes);
