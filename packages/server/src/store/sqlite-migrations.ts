@@ -214,6 +214,16 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   -- database without a folder (:memory:) keeps them.
   ALTER TABLE attachment_blobs ADD COLUMN in_file INTEGER NOT NULL DEFAULT 0 CHECK (in_file IN (0, 1));
   `,
+  `
+  -- The full-text indexes' segments are merged by the store in bounded steps between turns of the event loop
+  -- (SqliteIndexMerger), no longer by FTS5 inside the commit of whichever write made a level full (20-65 ms of an
+  -- import's transactions; issue 37). crisismerge: the segments a level may reach before a write merges them anyway.
+  -- FTS5 keeps these settings in the index's own %_config table: they hold for every connection to the file.
+  INSERT INTO node_text (node_text, rank) VALUES ('automerge', 0);
+  INSERT INTO node_text (node_text, rank) VALUES ('crisismerge', 64);
+  INSERT INTO title_text (title_text, rank) VALUES ('automerge', 0);
+  INSERT INTO title_text (title_text, rank) VALUES ('crisismerge', 64);
+  `,
 ];
 
 /**

@@ -29,6 +29,7 @@ import { assembleGraph, importChange } from './graph-records.js';
 import { AttachmentFiles } from './attachment-files.js';
 import { SqliteAttachments } from './sqlite-attachments.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteIndexMerger } from './sqlite-index-merger.js';
 import { migrate } from './sqlite-migrations.js';
 import { prepareStatements, STAGING_OWNER_PREFIX, type SqliteStatements } from './sqlite-statements.js';
 import { fromNodeColumns, recoveredToolCalls, toNodeRow, toolCallsColumn } from './sql-rows.js';
@@ -91,6 +92,7 @@ const FALLBACK_CHECKPOINT_PAGES = 16_384;
 export class SqliteStore implements ConversationStore {
   private readonly statements: SqliteStatements;
   private readonly attachments: SqliteAttachments;
+  private readonly merger: SqliteIndexMerger;
 
   /**
    * Opens (or creates, with its parent folders) the database file and brings its schema up to date; the thread
@@ -124,17 +126,20 @@ export class SqliteStore implements ConversationStore {
   ) {
     this.statements = prepareStatements(db);
     this.attachments = new SqliteAttachments(db, attachmentFolder ? new AttachmentFiles(attachmentFolder) : undefined);
+    this.merger = new SqliteIndexMerger(db, BUSY_TIMEOUT_MS, () => this.checkpointer.wrote());
     // What an import interrupted by the end of the process had staged: no one ever saw it (importThreads).
     this.db
       .transaction(() => {
         for (const threadId of this.statements.selectStagedThreads.all()) this.dropStagedThread(threadId);
       })
       .immediate();
+    // What the last process to write the file left unmerged (it closed before its steps were done).
+    this.merger.wrote();
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
     this.db.transaction(() => this.insertThread(record)).immediate();
-    this.checkpointer.wrote();
+    this.wroteText();
   }
 
   async loadThread(threadId: string): Promise<StoredThread | undefined> {
@@ -281,7 +286,7 @@ export class SqliteStore implements ConversationStore {
         })
         .immediate(),
     );
-    if (deleted) this.checkpointer.wrote();
+    if (deleted) this.wroteText();
     return deleted;
   }
 
@@ -305,7 +310,7 @@ export class SqliteStore implements ConversationStore {
           })
           .immediate();
         staged.push(...slice.map(({ threadId }) => threadId));
-        this.checkpointer.wrote();
+        this.wroteText();
       }
       this.db
         .transaction(() => {
@@ -322,6 +327,7 @@ export class SqliteStore implements ConversationStore {
           for (const threadId of staged) this.dropStagedThread(threadId);
         })
         .immediate();
+      this.wroteText();
       throw error;
     }
     this.checkpointer.wrote();
@@ -340,6 +346,9 @@ export class SqliteStore implements ConversationStore {
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
+    } finally {
+      // Merge steps skip turns inside the transaction; crisismerge bounded its segments meanwhile.
+      this.merger.wrote();
     }
     this.checkpointer.wrote();
     return imported;
@@ -352,7 +361,7 @@ export class SqliteStore implements ConversationStore {
   async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
     // IMMEDIATE takes the write lock before the version is read, so another connection cannot commit in between.
     this.withFreedFiles(() => this.db.transaction(() => this.commitInTransaction(change, meta)).immediate());
-    this.checkpointer.wrote();
+    this.wroteText();
   }
 
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
@@ -403,7 +412,7 @@ export class SqliteStore implements ConversationStore {
         return sorted;
       })
       .immediate();
-    if (interrupted.length > 0) this.checkpointer.wrote();
+    if (interrupted.length > 0) this.wroteText();
     return interrupted;
   }
 
@@ -439,11 +448,26 @@ export class SqliteStore implements ConversationStore {
     return freed;
   }
 
+  /**
+   * Resolves once the full-text indexes have no segments due to merge (SqliteIndexMerger): a file grown in bulk,
+   * measured as a long-lived one would be.
+   */
+  whenIndexesMerged(): Promise<void> {
+    return this.merger.merged();
+  }
+
   async close(): Promise<void> {
     if (!this.db.open) return;
+    this.merger.close();
     // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
     await this.checkpointer.close();
     if (this.db.open) this.db.close();
+  }
+
+  /** A write that changed the full-text indexes: their new segments are merged between turns of the event loop. */
+  private wroteText(): void {
+    this.checkpointer.wrote();
+    this.merger.wrote();
   }
 
   /**

@@ -8,6 +8,7 @@ import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
 import { putAttachment } from '../../src/store/conversation-store.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
+import { MERGE_STEP_PAGES } from '../../src/store/sqlite-index-merger.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { prepareStatements } from '../../src/store/sqlite-statements.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -296,6 +297,150 @@ describe('SqliteStore on its file', () => {
       expect(rowCounts()).toEqual({ threads: 0, nodes: 0 });
       for (const index of ['node_text', 'title_text'])
         inspect().prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('integrity-check', 1)`).run();
+    });
+  });
+
+  describe('its full-text indexes', () => {
+    const alice = 'did:example:alice';
+    /** Threads of one message of `words` words, unlike each other: an index of many pages. */
+    const wordy = (count: number, words: number) => {
+      let seed = 7;
+      const letter = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return String.fromCharCode(97 + (seed % 26));
+      };
+      const word = () => Array.from({ length: 3 + (seed % 5) }, letter).join('');
+      return Array.from({ length: count }, (_, index) =>
+        oneMessageThread(alice, `thread${index}z ${Array.from({ length: words }, word).join(' ')}`, 1 + index),
+      );
+    };
+    /** The number of segments in the index's structure record (FTS5 keeps it in row 10 of its %_data table). */
+    const segments = (index: string) => {
+      const record = inspect().prepare(`SELECT block FROM ${index}_data WHERE id = 10`).pluck().get() as Buffer;
+      // A 4-byte cookie, then the second version's 4-byte mark if there is one, then the levels and the segments.
+      let offset = record.subarray(4, 8).equals(Buffer.from([0xff, 0, 0, 1])) ? 8 : 4;
+      const varint = () => {
+        let value = 0;
+        for (;;) {
+          const byte = record[offset++]!;
+          value = value * 128 + (byte & 0x7f);
+          if (byte < 0x80) return value;
+        }
+      };
+      varint();
+      return varint();
+    };
+    /** The leaf pages of the index's segments (a %_data id: segment << 37, height and other kinds above bit 31). */
+    const leafPages = (db: Database.Database) =>
+      new Set(
+        db
+          .prepare(
+            "SELECT (id >> 37) || '/' || (id & 2147483647) FROM node_text_data WHERE id >> 37 > 0 AND (id >> 31) & 63 = 0",
+          )
+          .pluck()
+          .all() as string[],
+      );
+    /** FTS5's answer to a merge: two changes or more, and it merged something. */
+    const mergeChanges = (db: Database.Database, index: string) => {
+      const total = db.prepare('SELECT total_changes()').pluck();
+      const before = total.get() as number;
+      db.prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('merge', 16)`).run();
+      return (total.get() as number) - before;
+    };
+    const integrityCheck = () => {
+      for (const index of ['node_text', 'title_text'])
+        inspect().prepare(`INSERT INTO ${index} (${index}, rank) VALUES ('integrity-check', 1)`).run();
+    };
+
+    it('are set, in the file, not to merge at commits, by a migration of a file of the schema before', async () => {
+      mkdirSync(dirname(path), { recursive: true });
+      const old = inspect();
+      for (const sql of SQLITE_MIGRATIONS.slice(0, 13)) old.exec(sql);
+      old.pragma('user_version = 13');
+      old.close();
+
+      await open().close();
+
+      // FTS5 keeps its settings in the index's own table: any connection to the file merges as the store says.
+      for (const index of ['node_text', 'title_text'])
+        expect(inspect().prepare(`SELECT k, v FROM ${index}_config WHERE k LIKE '%merge' ORDER BY k`).all()).toEqual([
+          { k: 'automerge', v: 0 },
+          { k: 'crisismerge', v: 64 },
+        ]);
+    });
+
+    it('grow by a segment a write, merged by none of the writes, then merged a bounded step per turn of the event loop until FTS5 has nothing left', async () => {
+      const store = open();
+      const threads = wordy(40, 3_000);
+      const counts: number[] = [];
+      // One thread per import is one transaction and no turn of the event loop: no merge step runs in between.
+      for (const thread of threads) {
+        await store.importThreads([thread]);
+        counts.push(segments('node_text'));
+      }
+      expect(counts).toEqual(threads.map((_, index) => counts[0]! + index));
+
+      const observer = inspect();
+      const turns: Array<{ segments: number; newLeafPages: number }> = [];
+      let seen = leafPages(observer);
+      let merging = true;
+      const turn = () => {
+        const pages = leafPages(observer);
+        turns.push({
+          segments: segments('node_text'),
+          newLeafPages: [...pages].filter((page) => !seen.has(page)).length,
+        });
+        seen = pages;
+        if (merging) setImmediate(turn);
+      };
+      setImmediate(turn);
+      await store.whenIndexesMerged();
+      merging = false;
+
+      const written = turns.reduce((sum, { newLeafPages }) => sum + newLeafPages, 0);
+      expect(written).toBeGreaterThan(6 * MERGE_STEP_PAGES);
+      // Each step writes its pages and ends the word it is in: here no word's list is longer than a page.
+      expect(Math.max(...turns.map(({ newLeafPages }) => newLeafPages))).toBeLessThanOrEqual(MERGE_STEP_PAGES + 2);
+      expect(turns.filter(({ newLeafPages }) => newLeafPages > 0).length).toBeGreaterThan(6);
+      // The 40 inputs count, beside the output, until the merge has read them all.
+      expect(turns[0]!.segments).toBeGreaterThanOrEqual(counts.at(-1)!);
+      expect(turns.at(-1)!.segments).toBeLessThan(4);
+      for (const index of ['node_text', 'title_text']) expect(mergeChanges(inspect(), index)).toBeLessThan(2);
+      integrityCheck();
+      for (const [index, thread] of threads.entries())
+        expect((await store.searchThreads(alice, [`thread${index}z`], 5)).map((hit) => hit.threadId)).toEqual([
+          thread.threadId,
+        ]);
+    });
+
+    it('keep search whole through many imports and deletes, merged between them', async () => {
+      const store = open();
+      const threads = wordy(120, 40);
+      for (let start = 0; start < threads.length; start += 30)
+        await store.importThreads(threads.slice(start, start + 30));
+      for (const thread of threads.slice(0, 10)) await store.deleteThread(thread.threadId);
+      await store.whenIndexesMerged();
+
+      integrityCheck();
+      expect(segments('node_text')).toBeLessThan(8);
+      for (const [index, thread] of threads.entries())
+        expect((await store.searchThreads(alice, [`thread${index}z`], 5)).map((hit) => hit.threadId)).toEqual(
+          index < 10 ? [] : [thread.threadId],
+        );
+    });
+
+    it('stop merging when the store closes, and the next open merges what is left', async () => {
+      const store = open();
+      for (const thread of wordy(10, 200)) await store.importThreads([thread]);
+      const before = segments('node_text');
+
+      await store.close();
+      for (let turn = 0; turn < 20; turn += 1) await new Promise(setImmediate);
+
+      expect(segments('node_text')).toBe(before);
+      await store.whenIndexesMerged();
+      await open().whenIndexesMerged();
+      expect(segments('node_text')).toBeLessThan(before);
     });
   });
 
