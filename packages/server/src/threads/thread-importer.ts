@@ -39,7 +39,7 @@ export async function importThreads(
   const threads = await readDocument(format, document);
   await checkLimits(store, ownerDid, threads, limits);
   const context = { store, ownerDid, limits: limits.files, now: Date.now() };
-  for (const [index, thread] of threads.entries()) {
+  await inSlices(threads, async (thread, index) => {
     try {
       await keepImportedFiles(thread, context);
     } catch (error) {
@@ -47,7 +47,7 @@ export async function importThreads(
         throw new CPPError(ErrorCode.INVALID_FRAME, `payload.document: thread ${index + 1}: ${error.message}`);
       throw error;
     }
-  }
+  });
   const stored = threads.map((thread) => storedThread(ownerDid, thread));
   await store.importThreads(stored);
   return stored.map(({ threadId, title, createdAt, updatedAt, graph }) => ({
@@ -124,10 +124,22 @@ function storedThread(ownerDid: string, { title, createdAt, updatedAt, graph }: 
 }
 
 /**
- * Elements of a document read between two turns of the event loop: reading and checking one ChatGPT conversation of
- * 20 messages takes about 2 ms, a frame's 60 of them over 100 ms, during which no other client was served (issue 37).
+ * Elements of a document read, or threads checked, between two turns of the event loop: reading and checking one
+ * ChatGPT conversation of 20 messages takes about 2 ms, a frame's 60 of them over 100 ms, during which no other
+ * client was served (issue 37); then checking the limits of all 60 and keeping their files took 20-30 ms more.
  */
-const READ_SLICE_ITEMS = 4;
+const SLICE_ITEMS = 4;
+
+/** `each` of the items in order, the event loop turning after every SLICE_ITEMS of them. */
+async function inSlices<Item>(
+  items: readonly Item[],
+  each: (item: Item, index: number) => void | Promise<void>,
+): Promise<void> {
+  for (const [index, item] of items.entries()) {
+    if (index > 0 && index % SLICE_ITEMS === 0) await setImmediate();
+    await each(item, index);
+  }
+}
 
 /** The document's threads, read element by element as `readImportDocument` would, the event loop turning between slices. */
 async function readDocument(format: ImportFormat, document: unknown): Promise<ImportedThread[]> {
@@ -135,10 +147,9 @@ async function readDocument(format: ImportFormat, document: unknown): Promise<Im
   try {
     if (!Array.isArray(document)) return readImportDocument(format, document, now);
     const threads: ImportedThread[] = [];
-    for (const [index, item] of document.entries()) {
-      if (index > 0 && index % READ_SLICE_ITEMS === 0) await setImmediate();
+    await inSlices(document, (item, index) => {
       threads.push(...readImportItem(format, item, index, now));
-    }
+    });
     return threads;
   } catch (error) {
     if (error instanceof ImportDocumentError)
@@ -154,7 +165,7 @@ async function checkLimits(
   limits: ImportLimits,
 ): Promise<void> {
   const { maxThreadsPerDid, maxNodesPerThread, maxThreadBytes, maxPromptLength } = limits;
-  for (const [index, { graph }] of threads.entries()) {
+  await inSlices(threads, ({ graph }, index) => {
     const nodes = Object.values(graph.nodes);
     if (maxNodesPerThread > 0 && nodes.length > maxNodesPerThread) {
       throw new CPPError(
@@ -179,7 +190,7 @@ async function checkLimits(
         `thread ${index + 1} of the document has a prompt of ${longPrompt.content.length} characters; the limit is ${maxPromptLength}`,
       );
     }
-  }
+  });
   if (maxThreadsPerDid <= 0) return;
   const owned = await store.countThreads(ownerDid, maxThreadsPerDid);
   if (owned + threads.length > maxThreadsPerDid) {

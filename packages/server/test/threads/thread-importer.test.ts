@@ -18,7 +18,7 @@ const NO_LIMITS = {
 };
 
 describe('importThreads (CPP_THREAD_IMPORT)', () => {
-  it("reads a document's conversations in slices, serving the event loop between them, into the threads a whole read gives", async () => {
+  it("reads a document's conversations, checks their limits and keeps their files in slices, serving the event loop between them, into the threads a whole read gives", async () => {
     const document = Array.from({ length: 5 }, chatGptExport).flat();
     const store = new MemoryStore();
     let turns = 0;
@@ -29,11 +29,15 @@ describe('importThreads (CPP_THREAD_IMPORT)', () => {
     let done = false;
     setImmediate(turn);
 
-    const summaries = await importThreads(store, 'did:example:alice', 'chatgpt', document, NO_LIMITS);
+    const summaries = await importThreads(store, 'did:example:alice', 'chatgpt', document, {
+      ...NO_LIMITS,
+      maxNodesPerThread: 10_000,
+    });
     done = true;
 
-    // The memory store answers without a turn of the loop: every turn counted came from the reading.
-    expect(turns).toBeGreaterThanOrEqual(Math.floor(document.length / 4) - 1);
+    // The memory store answers without a turn of the loop: every turn counted came from the reading, the checks of
+    // the limits and the keeping of files, each turning every 4 conversations.
+    expect(turns).toBeGreaterThanOrEqual(3 * (Math.ceil(document.length / 4) - 1));
     const whole = readImportDocument('chatgpt', document, Date.now());
     expect(summaries.map(({ title, nodeCount }) => ({ title, nodeCount }))).toEqual(
       whole.map(({ title, graph }) => ({ title, nodeCount: Object.keys(graph.nodes).length })),
