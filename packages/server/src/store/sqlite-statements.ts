@@ -46,6 +46,48 @@ const SHARE_LINK_COLUMNS = `link_id AS linkId, thread_id AS threadId, owner_did 
   scope, created_at AS createdAt, snapshot`;
 
 /** Every statement the store runs, prepared once per connection. */
+/** The columns of an imported node, in the order of `insertImportedNode`'s parameters. */
+type ImportedNodeColumns = [
+  nodeId: string,
+  threadId: string,
+  parentId: string | null,
+  seq: number,
+  role: NodeRow['role'],
+  content: string,
+  reasoning: string | null,
+  status: NodeRow['status'],
+  createdAt: number,
+  model: string | null,
+  usage: string | null,
+  toolCalls: string | null,
+  attachments: string | null,
+  context: string | null,
+  authorDid: string | null,
+];
+
+/** A node's row as `insertImportedNode` takes it, `seq` its place in the thread. */
+export function importedNodeColumns(row: NodeRow, seq: number): ImportedNodeColumns {
+  const { nodeId, threadId, parentId, role, content, reasoning, status, createdAt, model, usage } = row;
+  const { toolCalls, attachments, context, authorDid } = row;
+  return [
+    nodeId,
+    threadId,
+    parentId,
+    seq,
+    role,
+    content,
+    reasoning,
+    status,
+    createdAt,
+    model,
+    usage,
+    toolCalls,
+    attachments,
+    context,
+    authorDid,
+  ];
+}
+
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
   isRetired: Statement<[string], number>;
@@ -77,7 +119,7 @@ export interface SqliteStatements {
   selectNodeThread: Statement<[string], string>;
   selectStoredNode: Statement<[string], StoredNodeText>;
   upsertNode: Statement<NodeRow>;
-  insertImportedNode: Statement<NodeRow & { seq: number }>;
+  insertImportedNode: Statement<ImportedNodeColumns>;
   updateStreamingToolCalls: Statement<{ threadId: string; nodeId: string; toolCalls: string | null }>;
   deleteNode: Statement<{ nodeId: string; threadId: string }>;
   selectStreamedText: Statement<[string], TextPieceRow>;
@@ -251,10 +293,12 @@ export function prepareStatements(db: Database): SqliteStatements {
         parent_id = excluded.parent_id, role = excluded.role, content = excluded.content, reasoning = excluded.reasoning, status = excluded.status,
         created_at = excluded.created_at, model = excluded.model, usage = excluded.usage, tool_calls = excluded.tool_calls,
         attachments = excluded.attachments, context = excluded.context, author_did = excluded.author_did`),
-    // A node of a thread being imported: new in it, its seq its place in tree order (importThread).
-    insertImportedNode: db.prepare<NodeRow & { seq: number }>(`
+    // A node of a thread being imported: new in it, its seq its place in tree order (importThread). Its parameters
+    // by position (importedNodeColumns): named ones are looked up in an object each, and an import runs this
+    // statement for each of hundreds of thousands of messages.
+    insertImportedNode: db.prepare<ImportedNodeColumns>(`
       INSERT INTO nodes (node_id, thread_id, parent_id, seq, role, content, reasoning, status, created_at, model, usage, tool_calls, attachments, context, author_did)
-      VALUES (@nodeId, @threadId, @parentId, @seq, @role, @content, @reasoning, @status, @createdAt, @model, @usage, @toolCalls, @attachments, @context, @authorDid)`),
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     updateStreamingToolCalls: db.prepare<{ threadId: string; nodeId: string; toolCalls: string | null }>(`
       UPDATE nodes SET tool_calls = @toolCalls
       WHERE node_id = @nodeId AND thread_id = @threadId AND status = 'streaming'`),

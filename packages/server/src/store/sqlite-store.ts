@@ -31,7 +31,12 @@ import { SqliteAttachments } from './sqlite-attachments.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteIndexMerger } from './sqlite-index-merger.js';
 import { migrate } from './sqlite-migrations.js';
-import { prepareStatements, STAGING_OWNER_PREFIX, type SqliteStatements } from './sqlite-statements.js';
+import {
+  importedNodeColumns,
+  prepareStatements,
+  STAGING_OWNER_PREFIX,
+  type SqliteStatements,
+} from './sqlite-statements.js';
 import { fromNodeColumns, recoveredToolCalls, toNodeRow, toolCallsColumn } from './sql-rows.js';
 import { StoreConflictError } from './store-conflict-error.js';
 import { mergeThreadPages } from './thread-pages.js';
@@ -511,7 +516,7 @@ export class SqliteStore implements ConversationStore {
       const row = toNodeRow(threadId, node);
       let rowid: number | bigint;
       try {
-        rowid = statements.insertImportedNode.run({ ...row, seq: index + 1 }).lastInsertRowid;
+        rowid = statements.insertImportedNode.run(...importedNodeColumns(row, index + 1)).lastInsertRowid;
       } catch (error) {
         if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY')
           throw StoreConflictError.nodeInOtherThread(node.id);
