@@ -1,10 +1,11 @@
 import { ImportDocumentError, ImportFormatSchema, isDid, type ImportFormat } from '@promethea/cpp-protocol';
 import { Command, Option } from 'commander';
-import { JsonDocumentError, jsonArrayItems } from '../threads/json-array-items.js';
+import { JsonDocumentError } from '../threads/json-array-items.js';
 import { importThreadStream, UnrecognisedImportError } from '../threads/thread-importer.js';
-import { openStore, type DeploymentFlags } from './deployment-flags.js';
+import { openStore, type DeploymentFlags, type OpenedStore } from './deployment-flags.js';
 import { ImportProgress } from './import-progress.js';
-import { openImportSource } from './import-source.js';
+import { openImportReader } from './import-reader.js';
+import { type ImportArchive, openImportArchive } from './import-source.js';
 
 interface ImportFlags extends DeploymentFlags {
   did: string;
@@ -14,8 +15,8 @@ interface ImportFlags extends DeploymentFlags {
 /**
  * `cpp-server import FILE --did DID`: imports a CPP JSON export, a ChatGPT `conversations.json` or a ChatGPT data
  * export's .zip as downloaded into the store the flags name, as threads of that DID, all or none. The file is read
- * as a stream, element by element, and written in batches inside one transaction, so a file of gigabytes needs no
- * more memory than one batch (issue 37); a terminal shows its progress. For files larger than a frame (the
+ * as a stream, element by element, by a thread of its own, and written in batches inside one transaction, so a file
+ * of gigabytes needs no more memory than a few batches (issue 37); a terminal shows its progress. For files larger than a frame (the
  * protocol's CPP_THREAD_IMPORT is bounded by the frame limit); the operator's import knows no per-identity limit.
  */
 export function importCommand(): Command {
@@ -33,18 +34,20 @@ export function importCommand(): Command {
     .action(async (file: string, _options: unknown, command: Command) => {
       const flags = command.optsWithGlobals<ImportFlags>();
       if (!isDid(flags.did)) throw new Error(`--did ${flags.did} is not a DID (did:<method>:<id>)`);
-      const source = await openImportSource(file);
+      const source = await openImportReader(file, flags.format);
       const progress = new ImportProgress(process.stderr);
-      const { store, description } = await openStore(flags, () => {});
+      let archive: ImportArchive | undefined;
+      let opened: OpenedStore | undefined;
       try {
-        const { format, threads } = await importThreadStream(store, flags.did, jsonArrayItems(source.bytes), {
-          format: flags.format,
-          onItem: (items) => progress.update(source.bytesRead, source.size, items),
-          archive: source.archive,
+        archive = await openImportArchive(file);
+        opened = await openStore(flags, () => {});
+        const { format, threads } = await importThreadStream(opened.store, flags.did, source.batches, {
+          onBatch: (batch) => progress.update(batch.bytesRead, source.size, batch.items),
+          archive: archive?.file,
         });
         progress.end();
         console.log(
-          `imported ${threads} thread${threads === 1 ? '' : 's'} (${format}) for ${flags.did} into ${description}`,
+          `imported ${threads} thread${threads === 1 ? '' : 's'} (${format}) for ${flags.did} into ${opened.description}`,
         );
       } catch (error) {
         progress.end();
@@ -54,8 +57,9 @@ export function importCommand(): Command {
           throw new Error(`${source.name}: ${error.message}; nothing was imported`);
         throw error;
       } finally {
-        source.close();
-        await store.close();
+        await source.close();
+        archive?.close();
+        await opened?.store.close();
       }
     });
 }

@@ -14,8 +14,12 @@ export interface ImportSource {
   readonly bytesRead: number;
   /** What is read, for messages: the file, or the file inside the archive. */
   name: string;
-  /** The other files of the archive the document came in (a ChatGPT export's images), when it came in one. */
-  archive?: ArchiveFiles;
+  close(): void;
+}
+
+/** The other files of the archive a document came in (a ChatGPT export's images). */
+export interface ImportArchive {
+  file: ArchiveFiles;
   close(): void;
 }
 
@@ -28,20 +32,14 @@ const ZIP_SIGNATURE = Buffer.from('PK\x03\x04', 'latin1');
  * `conversations.json`, inflated as it is read.
  */
 export async function openImportSource(path: string): Promise<ImportSource> {
-  if (await isZip(path)) {
-    const [source, archive] = await Promise.all([openZipEntry(path), openArchive(path)]);
-    const closeSource = source.close;
-    // Assigned, not spread: `bytesRead` is a getter.
-    return Object.assign(source, {
-      archive: archive.file,
-      close: () => {
-        closeSource();
-        archive.close();
-      },
-    });
-  }
+  if (await isZip(path)) return openZipEntry(path);
   const stream = createReadStream(path, { highWaterMark: 1 << 20 });
   return counted(stream, (await stat(path)).size, path);
+}
+
+/** The files of the archive `path` is, when it is a zip archive (whose document `openImportSource` reads). */
+export async function openImportArchive(path: string): Promise<ImportArchive | undefined> {
+  return (await isZip(path)) ? openArchive(path) : undefined;
 }
 
 async function isZip(path: string): Promise<boolean> {
@@ -76,7 +74,7 @@ function openZipEntry(path: string): Promise<ImportSource> {
  * The files of a zip archive by the id their names begin with, as a ChatGPT export names its images (`file-…` then
  * the original name): the archive's directory is read once, and a file's bytes when it is asked for.
  */
-function openArchive(path: string): Promise<{ file: ArchiveFiles; close(): void }> {
+function openArchive(path: string): Promise<ImportArchive> {
   return new Promise((resolve, reject) => {
     yauzl.open(path, { lazyEntries: true, autoClose: false }, (openError, zip) => {
       if (openError) return reject(new Error(`${path} is not a readable zip archive: ${openError.message}`));

@@ -68,8 +68,47 @@ export class UnrecognisedImportError extends Error {
   }
 }
 
-/** Threads written per batch of a streamed import: few enough to hold, enough that a batch's costs are shared. */
-const IMPORT_BATCH_THREADS = 256;
+/**
+ * Threads read per batch of a streamed import: enough that a batch's costs (a message between threads, PostgreSQL's
+ * statements) are shared, few enough that the threads holding batches stay small (256 held 100 MB more at the peak
+ * of `cpp-server import`, whose reading thread holds a few batches besides the one written).
+ */
+const IMPORT_BATCH_THREADS = 64;
+
+/** Threads of a document, read a batch at a time (`readThreadBatches`). */
+export interface ThreadBatch {
+  format: ImportFormat;
+  threads: ImportedThread[];
+  /** Elements of the document read so far, these threads' included. */
+  items: number;
+}
+
+/**
+ * The threads of a document read element by element (`jsonArrayItems`), a batch at a time: what is held at once is
+ * one batch, whatever the document's size. The format is `format`, else told from the first element;
+ * `ImportDocumentError` for a malformed element, `UnrecognisedImportError` for an unknown format.
+ */
+export async function* readThreadBatches(
+  items: AsyncIterable<JsonItem>,
+  options: { format?: ImportFormat | undefined; now: number },
+): AsyncGenerator<ThreadBatch> {
+  let { format } = options;
+  let threads: ImportedThread[] = [];
+  let read = 0;
+  let reported = 0;
+  for await (const { value, index, inArray } of items) {
+    format ??= recogniseImportFormat(inArray ? [value] : value);
+    if (format === undefined) throw new UnrecognisedImportError();
+    const { now } = options;
+    threads.push(...(inArray ? readImportItem(format, value, index, now) : readImportDocument(format, value, now)));
+    read = index + 1;
+    if (threads.length < IMPORT_BATCH_THREADS) continue;
+    yield { format, threads, items: read };
+    threads = [];
+    reported = read;
+  }
+  if (format !== undefined && read > reported) yield { format, threads, items: read };
+}
 
 export interface StreamedImport {
   format: ImportFormat;
@@ -78,44 +117,37 @@ export interface StreamedImport {
 }
 
 /**
- * Imports the threads of a document read element by element (`jsonArrayItems`), for `ownerDid`: what is held at
- * once is one batch of threads, whatever the document's size. The format is `format`, else told from the first
- * element. All of them in one transaction, or none (`ImportDocumentError` for a malformed element). No limits:
- * the operator's import (`cpp-server import`). `onItem` is told how many elements have been read.
+ * Imports threads read a batch at a time (`readThreadBatches`, maybe on another thread), for `ownerDid`: all of them
+ * in one transaction, or none (whatever the batches throw). No limits: the operator's import (`cpp-server import`).
+ * `onBatch` is told of each batch as its threads go to the store.
  */
-export async function importThreadStream(
+export async function importThreadStream<Batch extends ThreadBatch>(
   store: ConversationStore,
   ownerDid: string,
-  items: AsyncIterable<JsonItem>,
+  batches: AsyncIterable<Batch>,
   options: {
-    format?: ImportFormat | undefined;
-    onItem?: (count: number) => void;
+    onBatch?: (batch: Batch) => void;
     /** The archive the document came in, whose images its messages show. */
     archive?: ArchiveFiles | undefined;
     files?: ImportFilesContext['limits'];
   } = {},
 ): Promise<StreamedImport> {
-  let format = options.format;
+  let format: ImportFormat | undefined;
   const now = Date.now();
   const files = { store, ownerDid, limits: options.files ?? DEFAULT_ATTACHMENT_LIMITS, archive: options.archive, now };
-  async function* batches(): AsyncGenerator<StoredThread[]> {
-    let batch: StoredThread[] = [];
-    for await (const { value, index, inArray } of items) {
-      format ??= recogniseImportFormat(inArray ? [value] : value);
-      if (format === undefined) throw new UnrecognisedImportError();
-      const threads = inArray ? readImportItem(format, value, index, now) : readImportDocument(format, value, now);
-      for (const thread of threads) {
+  async function* stored(): AsyncGenerator<StoredThread[]> {
+    for await (const batch of batches) {
+      format = batch.format;
+      const threads: StoredThread[] = [];
+      for (const thread of batch.threads) {
         await keepImportedFiles(thread, files);
-        batch.push(storedThread(ownerDid, thread));
+        threads.push(storedThread(ownerDid, thread));
       }
-      options.onItem?.(index + 1);
-      if (batch.length < IMPORT_BATCH_THREADS) continue;
-      yield batch;
-      batch = [];
+      options.onBatch?.(batch);
+      if (threads.length > 0) yield threads;
     }
-    if (batch.length > 0) yield batch;
   }
-  const threads = await store.importThreadBatches(batches());
+  const threads = await store.importThreadBatches(stored());
   return { format: format ?? 'chatgpt', threads };
 }
 

@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ConversationStore } from '@promethea/cpp-server';
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { openImportReader, type ReadBatch } from '../../dist/cli/import-reader.js';
+import { jsonArrayItems } from '../../src/threads/json-array-items.js';
+import { importThreadStream, readThreadBatches } from '../../src/threads/thread-importer.js';
 import { describeWithPostgres, TEST_DATABASE_URL, useTestSchemas } from '../support/postgres.js';
 import { temporaryDatabase, type TemporaryDatabase } from '../support/temporary-database.js';
 import { pngImage } from '../support/test-files.js';
@@ -168,11 +171,83 @@ describe('cpp-server import into SQLite', () => {
     }
   });
 
+  it('stores what reading the file in this process would, though a thread of its own reads it', async () => {
+    database = temporaryDatabase();
+    const path = `${database.path}.json`;
+    // More conversations than a batch holds (64), the fixture's kinds of message among them.
+    writeFileSync(
+      path,
+      JSON.stringify(Array.from({ length: 40 }, () => JSON.parse(readFileSync(FIXTURE, 'utf8'))).flat()),
+    );
+    const { code } = await runImport([path, '--did', ALICE, '--db', database.path]);
+    expect(code).toBe(0);
+    const read = SqliteStore.open(`${database.path}.here`);
+    const here = await importThreadStream(
+      read,
+      ALICE,
+      readThreadBatches(jsonArrayItems(createReadStream(path)), { now: Date.now() }),
+    );
+    expect(here).toEqual({ format: 'chatgpt', threads: 160 });
+    const stored = await storedThreads(SqliteStore.open(database.path));
+    expect(stored).toHaveLength(160);
+    expect(stored).toEqual(await storedThreads(read));
+  });
+
+  it('imports nothing from a file with a malformed conversation after more than one batch, and says which', async () => {
+    database = temporaryDatabase();
+    const conversation = JSON.parse(readFileSync(FIXTURE, 'utf8'))[0];
+    const broken = { title: 'Broken', mapping: { a: { message: null, parent: 'nowhere', children: [] } } };
+    const path = `${database.path}.json`;
+    writeFileSync(path, JSON.stringify([...Array.from({ length: 150 }, () => conversation), broken, conversation]));
+    const { code, stderr } = await runImport([path, '--did', ALICE, '--db', database.path]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      'conversation 151 (Broken): node a names parent nowhere, which is not in the mapping; nothing was imported',
+    );
+    const store = SqliteStore.open(database.path);
+    try {
+      expect(await store.countThreads(ALICE, 10)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses an argument that is not a DID', async () => {
     database = temporaryDatabase();
     const { code, stderr } = await runImport([FIXTURE, '--did', 'alice', '--db', database.path]);
     expect(code).toBe(1);
     expect(stderr).toContain('--did alice is not a DID');
+  });
+});
+
+describe('openImportReader (the thread that reads for cpp-server import)', () => {
+  it('posts the threads a batch at a time, with how far into the file it has read for the progress line', async () => {
+    database = temporaryDatabase();
+    const path = `${database.path}.json`;
+    writeFileSync(
+      path,
+      JSON.stringify(Array.from({ length: 50 }, () => JSON.parse(readFileSync(FIXTURE, 'utf8'))).flat()),
+    );
+    const reader = await openImportReader(path, undefined);
+    expect(reader).toMatchObject({ name: path, size: statSync(path).size });
+    const batches: ReadBatch[] = [];
+    for await (const batch of reader.batches) batches.push(batch);
+    expect(batches.map(({ format, items, threads }) => [format, items, threads.length])).toEqual([
+      ['chatgpt', 64, 64],
+      ['chatgpt', 128, 64],
+      ['chatgpt', 192, 64],
+      ['chatgpt', 200, 8],
+    ]);
+    const bytesRead = batches.map((batch) => batch.bytesRead);
+    expect(bytesRead).toEqual([...bytesRead].sort((a, b) => a - b));
+    expect(bytesRead.at(-1)).toBe(reader.size);
+  });
+
+  it('rejects with what opening the file threw, and ends its thread when closed before it is read', async () => {
+    database = temporaryDatabase();
+    await expect(openImportReader(`${database.path}.missing.json`, undefined)).rejects.toThrow(/ENOENT/);
+    const reader = await openImportReader(FIXTURE, 'chatgpt');
+    await reader.close();
   });
 });
 
@@ -321,6 +396,23 @@ async function expectImported(store: ConversationStore): Promise<void> {
     expect(answer?.toolCalls).toMatchObject([
       { toolName: 'python', state: 'output-available', input: '{"code":"print(1)"}', output: 'print(1)' },
     ]);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every thread of ALICE, newest first, its ids (new at each import) numbered in the order they first appear. */
+async function storedThreads(store: ConversationStore): Promise<unknown[]> {
+  try {
+    const threads = [];
+    for (const { threadId } of await store.listThreads(ALICE, { limit: 200 }))
+      threads.push(await store.loadThread(threadId));
+    const ids = new Map<string, string>();
+    const numbered = JSON.stringify(threads).replace(/\b(msg|thread|call|att)_[0-9A-Z]{26}\b/g, (id, kind: string) => {
+      if (!ids.has(id)) ids.set(id, `${kind}_${ids.size}`);
+      return ids.get(id)!;
+    });
+    return JSON.parse(numbered);
   } finally {
     await store.close();
   }
