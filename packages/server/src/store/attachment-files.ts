@@ -13,10 +13,10 @@ const TEMP_FOLDER = 'tmp';
  */
 const QUEUED_BYTES_MAX = 1024 * 1024;
 /**
- * How many bytes are written between the syncs an upload starts while its bytes still arrive, so that the sync
- * before its rename has at most this much left to write, not the whole file.
+ * How many bytes written since the last sync make an upload start another while its bytes still arrive (one at a
+ * time), so that the sync before its rename has little left to write, not the whole file.
  */
-const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
+const SYNC_EVERY_BYTES = 1024 * 1024;
 
 /**
  * Attachment bytes as files named by their SHA-256 (`<folder>/ab/abcdef…`), written with asynchronous I/O so that a
@@ -27,11 +27,14 @@ const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
 export class AttachmentFiles {
   constructor(readonly folder: string) {}
 
-  /** A file to write as its bytes arrive, in the temporary folder until it is kept under its name. */
-  async begin(): Promise<AttachmentFileWriter> {
+  /**
+   * A file to write as its bytes arrive, in the temporary folder until it is kept under its name. It is opened while
+   * the first bytes are queued, so that an upload does not wait for the disk before its body is read.
+   */
+  begin(): AttachmentFileWriter {
     const temp = join(this.folder, TEMP_FOLDER, randomUUID());
-    await mkdir(dirname(temp), { recursive: true });
-    return new AttachmentFileWriter(temp, await open(temp, 'wx'), (sha256) => this.pathOf(sha256));
+    const opened = mkdir(dirname(temp), { recursive: true }).then(() => open(temp, 'wx'));
+    return new AttachmentFileWriter(temp, opened, (sha256) => this.pathOf(sha256));
   }
 
   /** The file's bytes, or `undefined` when it is not there. */
@@ -93,28 +96,32 @@ export class AttachmentFiles {
 
 /**
  * A file being written as its bytes arrive: each piece is queued and written in the background (several at once
- * with one `writev`), and a sync is started every `SYNC_EVERY_BYTES`, so that when the last byte has come only the
- * last few MiB are left to sync before the rename.
+ * with one `writev`), and a sync runs while they come (another as soon as one ends, once `SYNC_EVERY_BYTES` more are
+ * written), so that when the last byte has come only what arrived during the last one is left to sync.
  */
 export class AttachmentFileWriter {
   private queued: Uint8Array[] = [];
   private queuedBytes = 0;
   /** The loop writing the queue, while one runs. */
   private writing: Promise<void> | undefined;
-  /** The syncs started, in order; each keeps its failure in `failure`. */
-  private syncing: Promise<void> = Promise.resolve();
+  /** The sync running while bytes arrive, if one does; it keeps its failure in `failure`. */
+  private syncing: Promise<void> | undefined;
   private failure: unknown;
   private written = 0;
   private syncedAt = 0;
   private renamed = false;
+  /** Set once the last byte has come (`keep`, `close`): no sync starts any more while bytes arrive. */
+  private ended = false;
   private closed = false;
 
   constructor(
     /** The temporary file's path. */
     readonly temp: string,
-    private readonly handle: FileHandle,
+    private readonly opened: Promise<FileHandle>,
     private readonly pathOf: (sha256: string) => string,
-  ) {}
+  ) {
+    opened.catch((error: unknown) => this.fail(error));
+  }
 
   /** Queues the bytes; waits only while more than `QUEUED_BYTES_MAX` are not written yet. Throws a write's failure. */
   async write(bytes: Uint8Array): Promise<void> {
@@ -132,11 +139,15 @@ export class AttachmentFileWriter {
    * for a later call to rename, should the other go in between).
    */
   async keep(sha256: string): Promise<void> {
-    await this.settle();
+    await this.writing;
+    this.throwFailure();
     const path = this.pathOf(sha256);
     if ((await sizeOf(path)) === this.written) return;
     if (this.renamed) throw new Error(`the file of ${sha256} was removed after it was written`);
-    await this.handle.sync();
+    this.ended = true;
+    // Beside a sync still running, not after it: the file's is the last word, and the running one's failure counts.
+    await Promise.all([this.syncing, (await this.opened).sync()]);
+    this.throwFailure();
     await mkdir(dirname(path), { recursive: true });
     await rename(this.temp, path);
     this.renamed = true;
@@ -147,10 +158,11 @@ export class AttachmentFileWriter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.ended = true;
     this.queued = [];
     await this.writing;
     await this.syncing;
-    await this.handle.close();
+    await (await this.opened.catch(() => undefined))?.close();
     if (!this.renamed) await rm(this.temp, { force: true });
   }
 
@@ -160,12 +172,9 @@ export class AttachmentFileWriter {
         const pieces = this.queued;
         this.queued = [];
         this.queuedBytes = 0;
-        await writeAll(this.handle, pieces);
+        await writeAll(await this.opened, pieces);
         this.written += pieces.reduce((length, piece) => length + piece.length, 0);
-        if (this.written - this.syncedAt >= SYNC_EVERY_BYTES) {
-          this.syncedAt = this.written;
-          this.syncing = this.syncing.then(() => this.handle.datasync()).catch((error: unknown) => this.fail(error));
-        }
+        this.syncWhileWriting();
       }
     } catch (error) {
       this.fail(error);
@@ -174,11 +183,16 @@ export class AttachmentFileWriter {
     }
   }
 
-  /** Waits for the writes and syncs under way; throws the first failure. */
-  private async settle(): Promise<void> {
-    await this.writing;
-    await this.syncing;
-    this.throwFailure();
+  private syncWhileWriting(): void {
+    if (this.syncing || this.ended || this.written - this.syncedAt < SYNC_EVERY_BYTES) return;
+    this.syncedAt = this.written;
+    this.syncing = this.opened
+      .then((handle) => handle.datasync())
+      .catch((error: unknown) => this.fail(error))
+      .finally(() => {
+        this.syncing = undefined;
+        this.syncWhileWriting();
+      });
   }
 
   private fail(error: unknown): void {

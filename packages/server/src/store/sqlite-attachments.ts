@@ -105,7 +105,7 @@ export class SqliteAttachments {
   async open(): Promise<AttachmentUpload> {
     const { files } = this;
     if (!files) return gatheredUpload(async (record, bytes) => this.putInRow(record, bytes));
-    const file = await files.begin();
+    const file = files.begin();
     return {
       write: (bytes) => file.write(bytes),
       finish: (record) => this.putInFile(record, file),

@@ -56,11 +56,11 @@ function download(server: CPPServer, ticket: string, attachmentId: string): Prom
   return fetch(`${endpoint(server)}/${attachmentId}?ticket=${encodeURIComponent(ticket)}`);
 }
 
-/** Resolves once the folder is empty: at once, or at the change that empties it. */
-async function emptied(folder: string): Promise<void> {
+/** Resolves once the names in the folder are as `wanted` says: at once, or at the change that makes them so. */
+async function folderChanged(folder: string, wanted: (names: string[]) => boolean): Promise<void> {
   const watcher = watch(folder);
   try {
-    while (readdirSync(folder).length > 0) await once(watcher, 'change');
+    while (!wanted(readdirSync(folder))) await once(watcher, 'change');
   } finally {
     watcher.close();
   }
@@ -261,34 +261,28 @@ describe('attachments', () => {
     const database = temporaryDatabase();
     const store = SqliteStore.open(database.path);
     try {
-      let opened!: () => void;
-      const uploadOpened = new Promise<void>((resolve) => (opened = resolve));
-      const observer = {
-        storeOperation: ({ operation }: { operation: string }) => operation === 'openAttachment' && opened(),
-      };
-      const server = await fixture.start({ store, observers: [observer] });
+      const server = await fixture.start({ store });
       const { ticket } = await connectAs(ALICE);
-      const temporary = join(`${database.path}.files`, 'tmp');
+      const files = `${database.path}.files`;
+      const temporary = join(files, 'tmp');
+
+      const whole = text(`${'a line of text, é\n'.repeat(60_000)}`);
+      const file = await uploaded(server, ticket, 'whole.txt', whole);
+      expect([file.size, file.sha256]).toEqual([whole.length, sha256(whole)]);
+      expect(readdirSync(temporary)).toEqual([]);
+      expect(readFileSync(join(files, file.sha256.slice(0, 2), file.sha256)).equals(whole)).toBe(true);
 
       const cut = httpRequest(`${endpoint(server)}?name=cut.txt`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${ticket}`, 'Content-Length': 1024 * 1024 },
       });
       cut.on('error', () => undefined);
+      const written = folderChanged(temporary, (names) => names.length === 1);
       cut.write('x'.repeat(64 * 1024));
-      await uploadOpened;
       // Its file is there before its body has ended, and goes when the body never does.
-      expect(readdirSync(temporary)).toHaveLength(1);
+      await written;
       cut.destroy();
-      await emptied(temporary);
-
-      const whole = text(`${'a line of text, é\n'.repeat(60_000)}`);
-      const file = await uploaded(server, ticket, 'whole.txt', whole);
-      expect([file.size, file.sha256]).toEqual([whole.length, sha256(whole)]);
-      expect(readdirSync(temporary)).toEqual([]);
-      expect(readFileSync(join(`${database.path}.files`, file.sha256.slice(0, 2), file.sha256)).equals(whole)).toBe(
-        true,
-      );
+      await folderChanged(temporary, (names) => names.length === 0);
       expect(await store.uploadedBytesSince(ALICE, 0)).toBe(whole.length);
     } finally {
       await store.close();
