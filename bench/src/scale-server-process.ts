@@ -7,6 +7,7 @@ import { CPPServer, type ConversationStore, type StoredThread } from '@promethea
 import { PostgresStore } from '@promethea/cpp-server/postgres';
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { serveRequests } from './bench-process.js';
+import { LoopGapWatch, type LoopGapSplit } from './loop-gap-split.js';
 import { randomWords, syntheticConversation } from './synthetic-history.js';
 
 /** Which store the scale section's server keeps its threads in. */
@@ -47,6 +48,14 @@ await server.ready;
 const words = randomWords(41);
 const grown = new Map<string, { threads: number; sample: string[] }>();
 let loopDelay: IntervalHistogram | undefined;
+const gapWatch = new LoopGapWatch();
+
+/** The event loop's delays while watched, in ms, and the longest gap's split (Linux). */
+export interface LoopBlock {
+  p99: number;
+  max: number;
+  split?: LoopGapSplit;
+}
 
 serveRequests({ port: server.port } satisfies ScaleServerReady, {
   /**
@@ -81,13 +90,15 @@ serveRequests({ port: server.port } satisfies ScaleServerReady, {
   loopDelayStart: () => {
     loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     loopDelay.enable();
+    gapWatch.start();
   },
-  loopDelayStop: async () => {
+  loopDelayStop: async (): Promise<LoopBlock> => {
     if (!loopDelay) throw new Error('loopDelayStart was not called');
     // The index merges that the import's writes call for run on the same event loop, after the import's answer.
     if (store instanceof SqliteStore) await store.whenIndexesMerged();
     loopDelay.disable();
-    return { p99: loopDelay.percentile(99) / NS_PER_MS, max: loopDelay.max / NS_PER_MS };
+    const split = gapWatch.stop();
+    return { p99: loopDelay.percentile(99) / NS_PER_MS, max: loopDelay.max / NS_PER_MS, ...(split ? { split } : {}) };
   },
   stop: async () => {
     await server.close();
