@@ -429,6 +429,25 @@ describe('SqliteStore on its file', () => {
         );
     });
 
+    it("wait for no other connection's write lock: a refused step tries again later, and merges once it is free", async () => {
+      const store = open();
+      for (const thread of wordy(10, 200)) await store.importThreads([thread]);
+      const before = segments('node_text');
+      const other = inspect();
+      other.exec('BEGIN IMMEDIATE');
+
+      // A step that waited for the lock would hold these turns for the store's busy timeout, 5 s: a bound of half of
+      // it, thousands of times what 20 turns take, tells the two apart on any machine.
+      const started = performance.now();
+      for (let turn = 0; turn < 20; turn += 1) await new Promise(setImmediate);
+      expect(performance.now() - started).toBeLessThan(2_500);
+      expect(segments('node_text')).toBe(before);
+      other.exec('COMMIT');
+
+      await store.whenIndexesMerged();
+      expect(segments('node_text')).toBeLessThan(before);
+    });
+
     it('stop merging when the store closes, and the next open merges what is left', async () => {
       const store = open();
       for (const thread of wordy(10, 200)) await store.importThreads([thread]);
