@@ -1,4 +1,11 @@
-import type { ModelAttachment, ModelMessage, ModelProvider, ModelRequest, ModelStreamPart } from './model-provider.js';
+import type {
+  ModelAttachment,
+  ModelMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelStreamPart,
+  ModelUserMessage,
+} from './model-provider.js';
 import { pdfText } from './pdf-text.js';
 
 /**
@@ -9,11 +16,15 @@ import { pdfText } from './pdf-text.js';
 export async function attachmentsAsText(messages: readonly ModelMessage[]): Promise<ModelMessage[]> {
   return Promise.all(
     messages.map(async (message) => {
-      if (message.role !== 'user' || !message.attachments?.length) return message;
+      if (!carriesFiles(message)) return message;
       const files = await Promise.all(message.attachments.map(fileAsText));
       return { role: 'user', content: [message.content, ...files].join('\n\n') };
     }),
   );
+}
+
+function carriesFiles(message: ModelMessage): message is Required<ModelUserMessage> {
+  return message.role === 'user' && message.attachments !== undefined && message.attachments.length > 0;
 }
 
 /** A file's text for a model: the contents of a text file, the text of a PDF's pages, a note naming any other. */
@@ -67,7 +78,17 @@ export class AttachmentsAsTextProvider implements ModelProvider {
     return this.inner.reasoning;
   }
 
-  async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+  /**
+   * A request without files goes to the provider as it is, in the same turn: the answer's model call then leaves
+   * before the commit of its node (`ThreadAnswer.spawn`), where waiting for the files' text — even of none — put it
+   * after, and made a promise per message of the branch on every prompt.
+   */
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    if (!request.messages.some(carriesFiles)) return this.inner.stream(request);
+    return this.withFilesAsText(request);
+  }
+
+  private async *withFilesAsText(request: ModelRequest): AsyncIterable<ModelStreamPart> {
     yield* this.inner.stream({ ...request, messages: await attachmentsAsText(request.messages) });
   }
 }

@@ -1,5 +1,6 @@
-import { ErrorCode } from '@promethea/cpp-protocol';
+import { ErrorCode, type TreeChange } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
+import { MemoryStore, type CommitMeta } from '@promethea/cpp-server';
 import { FailingStore } from '../support/failing-store.js';
 import { HeldStore } from '../support/held-store.js';
 import { completion, expectError, nextUpdate, openThread, prompt, requestSync } from '../support/protocol-steps.js';
@@ -38,6 +39,25 @@ describe("an answer's model call", () => {
       status: 'completed',
       content: 'Early text',
     });
+  });
+
+  it('is made before the commit begins, also on a store that commits at once', async () => {
+    const model = new ScriptedModel({ chunks: ['Answer'] }, { gated: false });
+    /** How many calls the model had been asked for when each commit began. */
+    const callsAtCommit: number[] = [];
+    const store = new (class extends MemoryStore {
+      override commit(change: TreeChange, meta: CommitMeta): Promise<void> {
+        callsAtCommit.push(model.calls.length);
+        return super.commit(change, meta);
+      }
+    })();
+    await fixture.start({ store, model });
+    const client = await fixture.connect();
+    const { threadId } = await openThread(client, { patches: true });
+    const { assistantNodeId } = await prompt(client, threadId, 'Hello');
+    await completion(client, threadId, assistantNodeId);
+    // The prompt's commit, then the answer's end.
+    expect(callsAtCommit).toEqual([1, 1]);
   });
 
   it('is aborted when the commit fails: nothing streams, nothing was sent, and the thread takes the next prompt', async () => {
