@@ -25,7 +25,9 @@ export function modelMessages(branch: readonly MessageNode[], readBytes: ReadAtt
 }
 
 function answerTurns(node: MessageNode): ModelMessage[] {
-  const calls = (node.toolCalls ?? []).filter(wasAsked);
+  // Most answers called no tool: their text is their one turn. A branch's every answer is read on every prompt.
+  if (!node.toolCalls?.length) return node.content.length > 0 ? [{ role: 'assistant', content: node.content }] : [];
+  const calls = node.toolCalls.filter(wasAsked);
   const turns: ModelMessage[] = [];
   let start = 0;
   for (const step of [...new Set(calls.map((call) => call.step))].sort((a, b) => a - b)) {
