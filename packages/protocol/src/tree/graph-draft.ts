@@ -83,13 +83,24 @@ export class GraphDraft {
     return this.headId;
   }
 
+  /**
+   * A node, on the way up to the head's first prompt; the graph's head stands for the graph's root. A draft moves no
+   * node, so the first prompt above the graph's head is the one the graph names: the walk up from a prompt's or a
+   * pivot's new head ends in a few steps, where it crossed the whole branch on every change.
+   */
+  private upward(nodeId: string): MessageNode | undefined {
+    const { activeHeadMessageId, rootNodeId } = this.graph;
+    if (nodeId === activeHeadMessageId && rootNodeId !== null) return this.find(rootNodeId) ?? this.find(nodeId);
+    return this.find(nodeId);
+  }
+
   toChange(): TreeChange {
     return {
       threadId: this.graph.threadId,
       baseVersion: this.graph.version,
       version: this.graph.version + 1,
       // The root follows the head (docs/PROTOCOL.md §5): the first prompt of the branch it is on.
-      rootNodeId: this.headId === null ? null : (topOf(this.headId, (id) => this.find(id))?.id ?? null),
+      rootNodeId: this.headId === null ? null : (topOf(this.headId, (id) => this.upward(id))?.id ?? null),
       activeHeadMessageId: this.headId,
       nodes: [...this.changed.values()],
       ...(this.removed.size > 0 ? { removedNodeIds: [...this.removed] } : {}),
