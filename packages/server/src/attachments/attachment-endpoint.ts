@@ -218,8 +218,9 @@ export function sendAttachment(
  * off midway rejects.
  *
  * Each piece the socket gives is hashed, counted and handed to `take` (the sniffer, and the store's upload, which
- * writes it) as it comes, nothing joined: the request pauses until `take`'s promise resolves, so pieces are taken in
- * order and the store sets the pace. At the end, only the hash's digest is left to compute.
+ * writes it) as it comes, nothing joined, each after the one before has been taken; a piece that comes while the one
+ * before is still being taken pauses the request until both are, so the store sets the pace (a store that takes
+ * pieces at once costs no pause). At the end, only the hash's digest is left to compute.
  */
 function readBody(
   request: IncomingMessage,
@@ -230,6 +231,8 @@ function readBody(
     const hash = createHash('sha256');
     let size = 0;
     let taken = Promise.resolve();
+    /** Pieces handed on and not taken yet. */
+    let pending = 0;
     let failed = false;
     const fail = (error: unknown) => {
       failed = true;
@@ -242,10 +245,15 @@ function readBody(
       size += chunk.length;
       if (size > maxBytes) return fail(tooLarge(maxBytes));
       hash.update(chunk);
-      request.pause();
-      taken = take(chunk).then(() => {
-        if (!failed) request.resume();
-      }, fail);
+      pending += 1;
+      if (pending > 1) request.pause();
+      taken = taken
+        .then(() => take(chunk))
+        .then(() => {
+          pending -= 1;
+          if (pending === 0 && !failed) request.resume();
+        })
+        .catch(fail);
     });
     request.on('end', () => {
       taken.then(() => {
