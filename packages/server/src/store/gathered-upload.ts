@@ -20,7 +20,8 @@ export function gatheredUpload(keep: (record: AttachmentRecord, bytes: Uint8Arra
 }
 
 function join(pieces: readonly Uint8Array[]): Uint8Array {
-  const bytes = new Uint8Array(pieces.reduce((length, piece) => length + piece.length, 0));
+  // Not zero-filled first (every byte is written next), and not a slice of Node's shared pool: the store keeps it.
+  const bytes = Buffer.allocUnsafeSlow(pieces.reduce((length, piece) => length + piece.length, 0));
   let offset = 0;
   for (const piece of pieces) {
     bytes.set(piece, offset);
