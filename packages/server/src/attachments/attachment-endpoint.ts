@@ -123,7 +123,7 @@ export class AttachmentEndpoint {
     const uploadedToday = await store.uploadedBytesSince(identity.did, now - DAY_MS);
     if (uploadedToday + (Number.isNaN(declared) ? 0 : declared) > limits.bytesPerDay)
       throw overQuota(limits.bytesPerDay);
-    const upload = await store.openAttachment();
+    const upload = await store.openAttachment(Number.isSafeInteger(declared) ? declared : undefined);
     try {
       const sniffer = new FileSniffer();
       const { size, sha256 } = await readBody(request, limits.maxBytes, (piece) => {

@@ -150,8 +150,8 @@ export class ObservedStore implements ConversationStore {
   }
 
   /** Timed twice: its opening, and its finish (`finishAttachment`), where a store keeps it. */
-  async openAttachment(): Promise<AttachmentUpload> {
-    const upload = await this.timed('openAttachment', () => this.store.openAttachment());
+  async openAttachment(size?: number): Promise<AttachmentUpload> {
+    const upload = await this.timed('openAttachment', () => this.store.openAttachment(size));
     return {
       write: (bytes) => upload.write(bytes),
       finish: (record) => this.timed('finishAttachment', () => upload.finish(record)),

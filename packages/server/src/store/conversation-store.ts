@@ -134,7 +134,7 @@ export async function putAttachment(
   record: AttachmentRecord,
   bytes: Uint8Array,
 ): Promise<void> {
-  const upload = await store.openAttachment();
+  const upload = await store.openAttachment(bytes.length);
   try {
     await upload.write(bytes);
     await upload.finish(record);
@@ -308,9 +308,11 @@ export interface ConversationStore {
 
   /**
    * Begins keeping an uploaded file whose bytes arrive in pieces (`AttachmentUpload`), so that a store can write them
-   * as they come rather than after the last; `putAttachment` keeps bytes all at hand.
+   * as they come rather than after the last; `putAttachment` keeps bytes all at hand. `size`: its length when it is
+   * known before its bytes (a request's `Content-Length`), so that a store that gathers them makes room once; the
+   * bytes written decide.
    */
-  openAttachment(): Promise<AttachmentUpload>;
+  openAttachment(size?: number): Promise<AttachmentUpload>;
 
   /** The records of those ids that exist, in the order asked. */
   loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]>;

@@ -383,10 +383,10 @@ export class MemoryStore implements ConversationStore {
     return recovered.sort();
   }
 
-  async openAttachment(): Promise<AttachmentUpload> {
+  async openAttachment(size?: number): Promise<AttachmentUpload> {
     this.ensureOpen();
-    // The joined bytes are the upload's own: kept as they are.
-    return gatheredUpload(async (record, bytes) => {
+    // The gathered bytes are the upload's own: kept as they are.
+    return gatheredUpload(size, async (record, bytes) => {
       this.ensureOpen();
       if (this.attachments.has(record.id)) throw StoreConflictError.attachmentExists(record.id);
       this.attachments.set(record.id, { ...record });

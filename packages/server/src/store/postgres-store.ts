@@ -329,8 +329,8 @@ export class PostgresStore implements ConversationStore {
   }
 
   /** Gathered whole and inserted at the end: a row's `bytea` is written in one statement. */
-  async openAttachment(): Promise<AttachmentUpload> {
-    return gatheredUpload(async (record, bytes) => {
+  async openAttachment(size?: number): Promise<AttachmentUpload> {
+    return gatheredUpload(size, async (record, bytes) => {
       await inTransaction(this.pool, (client) => attachments.put(client, record, bytes), BEGIN_READ_COMMITTED);
     });
   }

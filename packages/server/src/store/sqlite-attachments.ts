@@ -100,11 +100,11 @@ export class SqliteAttachments {
   /**
    * An upload: with a folder, its file is written as its bytes arrive (asynchronous I/O, outside any transaction,
    * `AttachmentFileWriter`) and kept under its name when it is finished, before its rows; without one, its bytes are
-   * gathered for their row.
+   * gathered for their row (`size`, when known, makes room for them once).
    */
-  async open(): Promise<AttachmentUpload> {
+  async open(size?: number): Promise<AttachmentUpload> {
     const { files } = this;
-    if (!files) return gatheredUpload(async (record, bytes) => this.putInRow(record, bytes));
+    if (!files) return gatheredUpload(size, async (record, bytes) => this.putInRow(record, bytes));
     const file = files.begin();
     return {
       write: (bytes) => file.write(bytes),

@@ -421,8 +421,8 @@ export class SqliteStore implements ConversationStore {
     return interrupted;
   }
 
-  async openAttachment(): Promise<AttachmentUpload> {
-    const upload = await this.attachments.open();
+  async openAttachment(size?: number): Promise<AttachmentUpload> {
+    const upload = await this.attachments.open(size);
     return {
       ...upload,
       finish: async (record) => {

@@ -181,8 +181,8 @@ export class ListFeedingStore implements ConversationStore {
     return threadIds;
   }
 
-  openAttachment(): Promise<AttachmentUpload> {
-    return this.store.openAttachment();
+  openAttachment(size?: number): Promise<AttachmentUpload> {
+    return this.store.openAttachment(size);
   }
 
   loadAttachments(ids: readonly string[]): Promise<AttachmentRecord[]> {
