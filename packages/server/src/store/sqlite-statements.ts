@@ -137,7 +137,7 @@ export interface SqliteStatements {
   indexTitle: Statement<IndexedText>;
   unindexTitle: Statement<IndexedText>;
   unindexThreadTitle: Statement<[string]>;
-  indexNodeText: Statement<IndexedText>;
+  indexNodeText: Statement<[rowid: number | bigint, text: string]>;
   unindexNodeText: Statement<IndexedText>;
   unindexNode: Statement<{ nodeId: string; threadId: string }>;
   unindexThreadNodes: Statement<[string]>;
@@ -345,8 +345,10 @@ export function prepareStatements(db: Database): SqliteStatements {
     unindexThreadTitle: db.prepare<[string]>(
       "INSERT INTO title_text (title_text, rowid, title) SELECT 'delete', rowid, title FROM threads WHERE thread_id = ?",
     ),
-    indexNodeText: db.prepare<IndexedText>(
-      `INSERT INTO node_text (rowid, content) VALUES (@rowid, substr(@text, 1, ${INDEXED_CHARACTERS}))`,
+    // By position, as insertImportedNode: once per message of an import (named, its object cost 6 % of the store's
+    // statements for an import's 100,000 messages).
+    indexNodeText: db.prepare<[rowid: number | bigint, text: string]>(
+      `INSERT INTO node_text (rowid, content) VALUES (?, substr(?, 1, ${INDEXED_CHARACTERS}))`,
     ),
     unindexNodeText: db.prepare<IndexedText>(
       `INSERT INTO node_text (node_text, rowid, content) VALUES ('delete', @rowid, substr(@text, 1, ${INDEXED_CHARACTERS}))`,

@@ -402,7 +402,7 @@ export class SqliteStore implements ConversationStore {
         } of statements.selectStreamingNodes.all()) {
           const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
           statements.unindexNodeText.run({ rowid, text: content });
-          statements.indexNodeText.run({ rowid, text: text.content });
+          statements.indexNodeText.run(rowid, text.content);
           statements.interruptStreamingNode.run({
             nodeId,
             content: text.content,
@@ -522,7 +522,7 @@ export class SqliteStore implements ConversationStore {
           throw StoreConflictError.nodeInOtherThread(node.id);
         throw error;
       }
-      statements.indexNodeText.run({ rowid, text: row.content });
+      statements.indexNodeText.run(rowid, row.content);
       this.attachments.carry(threadId, node);
     });
     statements.updateThreadHeader.run({
@@ -568,10 +568,10 @@ export class SqliteStore implements ConversationStore {
       if (stored !== undefined && stored.threadId !== threadId) throw StoreConflictError.nodeInOtherThread(node.id);
       const row = toNodeRow(threadId, node);
       const { lastInsertRowid } = statements.upsertNode.run(row);
-      if (stored === undefined) statements.indexNodeText.run({ rowid: lastInsertRowid, text: row.content });
+      if (stored === undefined) statements.indexNodeText.run(lastInsertRowid, row.content);
       else if (stored.content !== row.content) {
         statements.unindexNodeText.run({ rowid: stored.rowid, text: stored.content });
-        statements.indexNodeText.run({ rowid: stored.rowid, text: row.content });
+        statements.indexNodeText.run(stored.rowid, row.content);
       }
       this.attachments.carry(threadId, node);
     }
