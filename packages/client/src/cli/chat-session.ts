@@ -2,13 +2,14 @@ import { readFile, writeFile } from 'node:fs/promises';
 import {
   type Attachment,
   isThreadId,
+  MODELS_PER_PROMPT_MAX,
   THREAD_LIST_MAX_LIMIT,
   type ThreadSummary,
   type ToolCall,
   type ToolCallFrame,
 } from '@promethea/cpp-protocol';
 import type { CPPClient } from '../cpp-client.js';
-import type { GenerationResult } from '../generation.js';
+import type { GenerationResult, GenerationStatus } from '../generation.js';
 import { readImportFile } from '../import-file.js';
 import type { ChatOutput } from './chat-output.js';
 import { formatTree } from './format-tree.js';
@@ -20,6 +21,8 @@ start of its id.
   /tree                 the thread's tree: numbers, ids, roles, statuses, the head marked
   /anchor MSG           move the head to message MSG; the next message branches from it
   /stop                 stop the answer that is streaming
+  /models [A,B,…]       the models the next prompts go to (up to ${MODELS_PER_PROMPT_MAX}, side by side); alone, list the models;
+                        /models default: the server's default model again
   /regenerate [MSG]     a new answer to prompt MSG (or beside answer MSG; default: the head), the old one kept
   /continue [MSG]       go on with the stopped or failed answer MSG (default: the head), in the same message
   /edit MSG TEXT        prompt MSG rewritten as TEXT, beside it, and answered; the old branch is kept
@@ -52,6 +55,8 @@ export class ChatSession {
   private attachments: Attachment[] = [];
   /** The last tool call that waits for approval, for /approve and /deny. */
   private awaitingApproval: ToolCallFrame['payload'] | undefined;
+  /** The models chosen with /models, which answer the next prompts side by side; none: the server's default. */
+  private models: string[] = [];
 
   constructor(
     private readonly client: CPPClient,
@@ -132,8 +137,60 @@ export class ChatSession {
   /** A pivot: it interrupts the answer streaming, if any, whose ending then reports the cut. */
   private send(userPrompt: string): void {
     const attachments = this.attachments.splice(0);
-    this.answer((onStream) =>
-      this.client.pivot({ userPrompt, onStream, ...(attachments.length > 0 ? { attachments } : {}) }),
+    this.answer(
+      (onStream) =>
+        this.client.pivot({
+          userPrompt,
+          onStream,
+          ...this.modelFields(),
+          ...(attachments.length > 0 ? { attachments } : {}),
+        }),
+      this.firstLabel(),
+    );
+  }
+
+  /** What a prompt, an edit or a regenerate names of the models chosen with /models. */
+  private modelFields(): { model?: string; models?: string[] } {
+    if (this.models.length === 0) return {};
+    return this.models.length === 1 ? { model: this.models[0]! } : { models: [...this.models] };
+  }
+
+  /** The model named above the first answer while it streams, when several answer side by side. */
+  private firstLabel(): string | undefined {
+    return this.models.length > 1 ? this.models[0] : undefined;
+  }
+
+  /**
+   * `/models A,B,…` chooses the models of the next prompts (checked against the server's list, so that a typo shows
+   * now); `/models default` goes back to the server's default; `/models` lists them, the chosen ones marked.
+   */
+  private async chooseModels(argument: string): Promise<void> {
+    const { models, defaultModel } = await this.client.listModels();
+    if (argument === 'default') {
+      this.models = [];
+      return this.output.print(`the next prompts go to the default model, ${defaultModel}`);
+    }
+    if (argument === '') {
+      const chosen = this.models.length > 0 ? this.models : [defaultModel];
+      const width = Math.max(...models.map(({ id }) => id.length));
+      const lines = models.map(({ id, label }) => {
+        const marker = chosen.includes(id) ? '*' : ' ';
+        return `${marker} ${id.padEnd(width)}  ${label}${id === defaultModel ? ' (default)' : ''}`;
+      });
+      return this.output.print(
+        [...lines, `(* answers the next prompts; /models A,B asks several side by side)`].join('\n'),
+      );
+    }
+    const named = [...new Set(argument.split(/[\s,]+/).filter((id) => id !== ''))];
+    const unknown = named.filter((id) => !models.some((model) => model.id === id));
+    if (unknown.length > 0) throw new Error(`no model ${unknown.join(', ')} here: /models lists them`);
+    if (named.length > MODELS_PER_PROMPT_MAX)
+      throw new Error(`at most ${MODELS_PER_PROMPT_MAX} models answer one prompt, not ${named.length}`);
+    this.models = named;
+    this.output.print(
+      named.length === 1
+        ? `the next prompts go to ${named[0]}`
+        : `the next prompts go to ${named.join(', ')}, side by side`,
     );
   }
 
@@ -152,11 +209,13 @@ export class ChatSession {
    * Shows an answer as it streams. It is shown once the one before it has ended on screen, so that the earlier
    * one's cut is reported above the new text, not inside it.
    */
-  private answer(start: (onStream: (delta: string) => void) => Promise<GenerationResult>): void {
+  private answer(start: (onStream: (delta: string) => void) => Promise<GenerationResult>, label?: string): void {
     const before = this.shown;
     let held: string[] | undefined = [];
     const show = () => {
-      for (const delta of held ?? []) this.output.stream(delta);
+      if (held === undefined) return;
+      if (label !== undefined) this.output.note(`[${label}]`);
+      for (const delta of held) this.output.stream(delta);
       held = undefined;
     };
     void before.then(show);
@@ -176,10 +235,22 @@ export class ChatSession {
     this.shown = answer;
   }
 
-  /** The answer's last line is finished, and a blank line or a note on how it ended marks the end of the turn. */
+  /**
+   * The answer's last line is finished, and a blank line or a note on how it ended marks the end of the turn. The
+   * answers of the other models side by side follow, whole, each under its model's name.
+   */
   private ended(result: GenerationResult): void {
-    if (result.status === 'completed') this.output.print('');
-    else this.output.note(`[${result.status} after ${result.content.length} characters]`);
+    this.endOfAnswer(result.status, result.content);
+    for (const { model, assistantNodeId, content, status } of result.answers?.slice(1) ?? []) {
+      this.output.note(`[${model ?? assistantNodeId}]`);
+      if (content !== '') this.output.stream(content);
+      this.endOfAnswer(status, content);
+    }
+  }
+
+  private endOfAnswer(status: GenerationStatus, content: string): void {
+    if (status === 'completed') this.output.print('');
+    else this.output.note(`[${status} after ${content.length} characters]`);
   }
 
   private async run(command: string, argument: string): Promise<void> {
@@ -202,9 +273,14 @@ export class ChatSession {
         return this.approve(true, argument);
       case '/deny':
         return this.approve(false, argument);
+      case '/models':
+        return this.chooseModels(argument);
       case '/regenerate': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
-        return this.answer((onStream) => this.client.regenerate({ onStream, nodeId }));
+        return this.answer(
+          (onStream) => this.client.regenerate({ onStream, nodeId, ...this.modelFields() }),
+          this.firstLabel(),
+        );
       }
       case '/continue': {
         const nodeId = argument === '' ? undefined : resolveMessage(this.currentGraph(), argument);
@@ -220,7 +296,10 @@ export class ChatSession {
           argument.slice(reference.length).trim(),
           `the new text of the prompt, after ${reference}`,
         );
-        return this.answer((onStream) => this.client.edit({ nodeId, userPrompt, onStream }));
+        return this.answer(
+          (onStream) => this.client.edit({ nodeId, userPrompt, onStream, ...this.modelFields() }),
+          this.firstLabel(),
+        );
       }
       case '/delete': {
         const nodeId = resolveMessage(
