@@ -13,9 +13,10 @@ export interface ModelServerReady {
  */
 const FIRST_TOKEN_DELAY_MS = Number(process.argv[2] ?? 0);
 
-/** Tokens of each answer after the first, and the pause before each. */
+/** Tokens of each answer after the first. */
 const FOLLOWING_TOKENS = 7;
-const TOKEN_PAUSE_MS = 1;
+/** The pause before each of them, in ms (the second argument; default 1). */
+const TOKEN_PAUSE_MS = Number(process.argv[3] ?? 1);
 
 /**
  * A local OpenAI-compatible chat-completions server that answers at once: the first token leaves as soon as the
