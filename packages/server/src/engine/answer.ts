@@ -467,10 +467,12 @@ export class ThreadAnswer {
    * Commits a planned answer (planned again when another server committed first); the stream is made again when the
    * new plan moved the answer's context. A refused commit halts the stream.
    *
-   * The model call is made before the commit, held, so that a store that commits over the network (PostgreSQL) does
-   * so while the model works on its first token. (On SQLite the commit is synchronous, and the request leaves after
-   * it. Letting the request leave first, by a `setImmediate` or a `process.nextTick`, was measured: no earlier first
-   * token on the bench's machine, where the request's write and the commit it then waits for cost what they save.)
+   * The model calls are made before the commit, held, so that the models work on their first tokens while the change
+   * commits. node:http writes a request a tick after it is made (`ClientRequest.onSocket` defers to
+   * `process.nextTick`), while a commit goes on in microtasks, which run before any tick: on a store that commits
+   * synchronously (SQLite, ~0.3 ms for a prompt here) the requests would leave only once it is done. So the commit
+   * waits for one tick: Node runs the ticks queued until then (the requests', made by the spawn or in the microtasks
+   * after it) before the microtasks that go on with the commit.
    */
   async commitAnswer(
     plan: () => TreeChange,
@@ -479,6 +481,7 @@ export class ThreadAnswer {
     requester: Subscriber,
     titling: Titling,
   ): Promise<{ change: TreeChange; streams: AnswerStream[] }> {
+    await new Promise<void>((resolve) => process.nextTick(resolve));
     let change: TreeChange;
     const recorded = (change: TreeChange) =>
       streams.reduce(
