@@ -34,9 +34,11 @@ async function packagesLoadedBy(script: string | string[]): Promise<Set<string>>
  * `npm run bench:import`), far more than their size. Counted imported and required: zod 95 (64 of them its
  * locales), ws 14, sirv and its helpers 4, the server's bundle 4 files and the protocol's 1 (each package's Node
  * entry is a bundle of its build, scripts/bundle-package.mjs). A module more in the root import's graph must be
- * worth it; this budget, the count as it is, makes it a decision rather than an accident.
+ * worth it; this budget, the count as it is, makes it a decision rather than an accident. 119 since `cpp-server
+ * import` reads its file on a worker thread (73df9dd): the worker's entry shares the thread importer with the root,
+ * so the bundle keeps it as a chunk of its own rather than load the whole server into the worker.
  */
-const ROOT_IMPORT_MODULE_BUDGET = 118;
+const ROOT_IMPORT_MODULE_BUDGET = 119;
 
 describe("@promethea/cpp-server's root import", () => {
   it('loads no database driver, Redis client, vendor SDK, logger, metrics library, tracing API or curve library', async () => {
