@@ -38,6 +38,24 @@ describe('CPPClient with attachments', () => {
     );
   });
 
+  it('sends a prompt of an image and no text, which the server answers and titles by the file’s name', async () => {
+    const server = await real.start(DESCRIBING);
+    const client = real.connect(server);
+    const image = pngImage(2, 2);
+
+    const result = await client.prompt({ userPrompt: '', attachments: [{ name: 'screenshot.png', bytes: image }] });
+
+    expect(client.graph()?.nodes[result.userNodeId]).toMatchObject({
+      content: '',
+      attachments: [{ name: 'screenshot.png' }],
+    });
+    expect(result.content).toContain(
+      `You attached the image "screenshot.png" (image/png, 2×2 pixels, ${image.length} bytes).`,
+    );
+    const [listed] = await client.listThreads();
+    expect(listed?.title).toBe('screenshot.png');
+  });
+
   it('names a file uploaded before in an edit, and refuses a file of no type the server takes', async () => {
     const server = await real.start(DESCRIBING);
     const client = real.connect(server);

@@ -13,15 +13,33 @@ export const ThreadIdSchema = z
   .regex(THREAD_ID_PATTERN, 'expected a thread id: thread_ followed by 1-100 of [A-Za-z0-9_-]');
 
 /**
- * A prompt must say something: at least one character that is not white space. U+0000 is refused because some
- * stores (PostgreSQL text) cannot hold it.
+ * A prompt's text. U+0000 is refused because some stores (PostgreSQL text) cannot hold it. That it says something
+ * is a rule of the whole payload (`saysSomething`): a prompt of files alone may have no text.
  */
 export const UserPromptSchema = z
   .string()
-  .regex(/\S/, 'expected a prompt with at least one non-space character')
   .regex(/^[^\u0000]*$/, 'a prompt may not contain the NUL character (U+0000)')
   // Stores hold text as UTF-8, which has no lone surrogate: SQLite would keep U+FFFD instead, and lengths would change.
   .regex(/^\P{Surrogate}*$/u, 'a prompt may not contain a lone surrogate (half of a UTF-16 pair)');
+
+/**
+ * A prompt must say something (docs/PROTOCOL.md §6.5): a character of its text that is not white space, or a file.
+ * The JSON Schema says the same as `anyOf`, so that a validator of the published schemas refuses what the server does.
+ */
+function saysSomething<Payload extends z.ZodObject<{ userPrompt: typeof UserPromptSchema }>>(payload: Payload) {
+  return payload
+    .refine(
+      (prompt) => /\S/.test(prompt.userPrompt) || (prompt as { attachments?: unknown }).attachments !== undefined,
+      { message: 'expected a prompt with at least one non-space character, or attachments', path: ['userPrompt'] },
+    )
+    .meta({
+      anyOf: [
+        { properties: { userPrompt: { type: 'string', pattern: '\\S' } } },
+        // Ajv's strict mode wants each required property defined beside `required`.
+        { properties: { attachments: { type: 'array' } }, required: ['attachments'] },
+      ],
+    });
+}
 
 /** The thread version the client last saw; a mismatch is refused with CONFLICT instead of acting on a stale view. */
 const ExpectedVersionSchema = z.number().int().nonnegative();
@@ -77,20 +95,22 @@ const SiblingsReceivedSchema = z
 /** §3.1.A — halt the streaming node, keep its partial text, branch the new prompt under it. */
 export const PivotInitFrameSchema = clientFrame(
   'CPP_PIVOT_INIT',
-  z.object({
-    interruptedNodeId: MessageIdSchema,
-    activeThreadId: ThreadIdSchema,
-    userPrompt: UserPromptSchema,
-    newBranchNodeId: MessageIdSchema,
-    /** Files uploaded before (docs/PROTOCOL.md §27) that the new prompt carries. */
-    attachments: AttachmentIdsSchema.optional(),
-    receivedContentLength: ContentLengthSchema.optional(),
-    receivedReasoningLength: ReasoningLengthSchema.optional(),
-    siblingsReceived: SiblingsReceivedSchema.optional(),
-    expectedVersion: ExpectedVersionSchema.optional(),
-    model: ModelIdSchema.optional(),
-    models: ModelIdsSchema.optional(),
-  }),
+  saysSomething(
+    z.object({
+      interruptedNodeId: MessageIdSchema,
+      activeThreadId: ThreadIdSchema,
+      userPrompt: UserPromptSchema,
+      newBranchNodeId: MessageIdSchema,
+      /** Files uploaded before (docs/PROTOCOL.md §27) that the new prompt carries. */
+      attachments: AttachmentIdsSchema.optional(),
+      receivedContentLength: ContentLengthSchema.optional(),
+      receivedReasoningLength: ReasoningLengthSchema.optional(),
+      siblingsReceived: SiblingsReceivedSchema.optional(),
+      expectedVersion: ExpectedVersionSchema.optional(),
+      model: ModelIdSchema.optional(),
+      models: ModelIdsSchema.optional(),
+    }),
+  ),
 );
 
 /** §3.1.B — move the head pointer to any node of the thread. */
@@ -121,18 +141,20 @@ export const ThreadCloseFrameSchema = clientFrame('CPP_THREAD_CLOSE', z.object({
 /** A user node under `parentNodeId` (or the head), then an assistant answer streamed under it. */
 export const PromptFrameSchema = clientFrame(
   'CPP_PROMPT',
-  z.object({
-    activeThreadId: ThreadIdSchema,
-    userPrompt: UserPromptSchema,
-    newNodeId: MessageIdSchema,
-    /** `null`: a first prompt beside the thread's others, the edit of its first prompt (docs/PROTOCOL.md §24.2). */
-    parentNodeId: MessageIdSchema.nullable().optional(),
-    /** Files uploaded before (docs/PROTOCOL.md §27) that the prompt carries. */
-    attachments: AttachmentIdsSchema.optional(),
-    expectedVersion: ExpectedVersionSchema.optional(),
-    model: ModelIdSchema.optional(),
-    models: ModelIdsSchema.optional(),
-  }),
+  saysSomething(
+    z.object({
+      activeThreadId: ThreadIdSchema,
+      userPrompt: UserPromptSchema,
+      newNodeId: MessageIdSchema,
+      /** `null`: a first prompt beside the thread's others, the edit of its first prompt (docs/PROTOCOL.md §24.2). */
+      parentNodeId: MessageIdSchema.nullable().optional(),
+      /** Files uploaded before (docs/PROTOCOL.md §27) that the prompt carries. */
+      attachments: AttachmentIdsSchema.optional(),
+      expectedVersion: ExpectedVersionSchema.optional(),
+      model: ModelIdSchema.optional(),
+      models: ModelIdsSchema.optional(),
+    }),
+  ),
 );
 
 /** Halt a generation without a new prompt; answered by CPP_STREAM_HALTED. */

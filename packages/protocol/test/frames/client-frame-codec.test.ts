@@ -268,15 +268,30 @@ describe('decodeClientFrame: ids', () => {
 
 describe('decodeClientFrame: prompts', () => {
   it.each(['', ' ', '\n\t  ', '\u00a0', '\u2003\r\n'])(
-    'refuses the white-space-only prompt %j in CPP_PROMPT and CPP_PIVOT_INIT',
+    'refuses the white-space-only prompt %j without attachments in CPP_PROMPT and CPP_PIVOT_INIT',
     (prompt) => {
       for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
-        const result = decodeValue(variant(sample, (copy) => (copy.payload.userPrompt = prompt)));
+        const result = decodeValue(
+          variant(sample, (copy) => {
+            copy.payload.userPrompt = prompt;
+            delete copy.payload.attachments;
+          }),
+        );
         expect(result).toMatchObject({ ok: false, code: 'INVALID_FRAME', refId: sample.id, refType: sample.type });
         expect(!result.ok && result.message).toMatch(/^payload\.userPrompt: /);
       }
     },
   );
+
+  it.each(['', ' ', '\n\t  '])('takes the prompt %j of files alone in CPP_PROMPT and CPP_PIVOT_INIT', (prompt) => {
+    for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
+      const frame = variant(sample, (copy) => {
+        copy.payload.userPrompt = prompt;
+        copy.payload.attachments = ['att_01JZ8Q7B1CX5D7E9F1G3H5J7KN'];
+      });
+      expect(decodeValue(frame)).toMatchObject({ ok: true });
+    }
+  });
 });
 
 describe('decodeClientFrame: surrogates in prompts', () => {

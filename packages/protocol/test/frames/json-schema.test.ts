@@ -53,6 +53,17 @@ describe('frameJsonSchemas', () => {
     expect(validate('client', frame as { type: string })).toBe(true);
   });
 
+  it('takes a prompt of files alone, as the decoder does', () => {
+    for (const sample of [clientSamples.CPP_PROMPT, clientSamples.CPP_PIVOT_INIT]) {
+      const frame = variant(sample, (copy) => {
+        copy.payload.userPrompt = ' ';
+        copy.payload.attachments = ['att_01JZ8Q7B1CX5D7E9F1G3H5J7KN'];
+      });
+      expect(validate('client', frame as { type: string })).toBe(true);
+      expect(decodeClientFrame(JSON.stringify(frame)).ok).toBe(true);
+    }
+  });
+
   it("refuses a frame of another type under a type's schema", () => {
     expect(validators.client.CPP_PROMPT?.(clientSamples.CPP_PIVOT_INIT)).toBe(false);
     expect(validators.server.CPP_GRAPH_PATCH?.(serverSamples.CPP_SYNC_GRAPH)).toBe(false);
@@ -65,8 +76,20 @@ describe('frameJsonSchemas', () => {
     ['no payload', variant(clientSamples.CPP_SYNC_REQUEST, (copy) => delete copy.payload)],
     ['an empty id', variant(clientSamples.CPP_SYNC_REQUEST, (copy) => (copy.id = ''))],
     ['an id of 129 characters', variant(clientSamples.CPP_SYNC_REQUEST, (copy) => (copy.id = 'i'.repeat(129)))],
-    ['a white-space-only prompt', variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.userPrompt = ' \n\t'))],
-    ['an empty prompt', variant(clientSamples.CPP_PIVOT_INIT, (copy) => (copy.payload.userPrompt = ''))],
+    [
+      'a white-space-only prompt without attachments',
+      variant(clientSamples.CPP_PROMPT, (copy) => {
+        copy.payload.userPrompt = ' \n\t';
+        delete copy.payload.attachments;
+      }),
+    ],
+    [
+      'an empty prompt without attachments',
+      variant(clientSamples.CPP_PIVOT_INIT, (copy) => {
+        copy.payload.userPrompt = '';
+        delete copy.payload.attachments;
+      }),
+    ],
     [
       'a message id without its prefix',
       variant(clientSamples.CPP_PROMPT, (copy) => (copy.payload.newNodeId = '01h8v0')),

@@ -17,6 +17,7 @@ import {
   streamingNode,
   withToolCall,
   type AnswerContext,
+  type Attachment,
   type FinishInput,
   type HaltReason,
   type MessageNode,
@@ -72,7 +73,10 @@ export interface AnswerDependencies {
  * What a change does to the thread's title: a first prompt names a thread that has no title yet (a title the user
  * gave is never replaced); a rename names it, whatever it was.
  */
-export type Titling = { prompt: string } | { rename: string };
+/** What titles a thread: its first prompt (with the files it carries, which title a prompt of files alone), or a rename. */
+export type Titling =
+  | { prompt: string; attachments?: readonly Pick<Attachment, 'name'>[] | undefined }
+  | { rename: string };
 
 const TITLE_LENGTH = 80;
 
@@ -776,11 +780,13 @@ function parentOf(change: TreeChange, assistantNodeId: string): string | null | 
 function titleAfter(titling: Titling | undefined, current: string): string | undefined {
   if (titling === undefined) return undefined;
   if ('rename' in titling) return titling.rename;
-  return current === '' ? titleOf(titling.prompt) : undefined;
+  return current === '' ? titleOf(titling.prompt, titling.attachments) : undefined;
 }
 
-function titleOf(prompt: string): string {
-  const title = prompt.replace(/\s+/g, ' ').trim();
+/** docs/PROTOCOL.md §7.1: the prompt with white space collapsed and trimmed, or its first file's name when it says nothing. */
+function titleOf(prompt: string, attachments: readonly Pick<Attachment, 'name'>[] = []): string {
+  const collapsed = (text: string) => text.replace(/\s+/g, ' ').trim();
+  const title = collapsed(prompt) || collapsed(attachments[0]?.name ?? '');
   return title.slice(0, safeCutLength(title, TITLE_LENGTH));
 }
 

@@ -106,7 +106,7 @@ export async function pivot(
       if (summarising) await summarising;
       // The new answer's model call leaves now, its text held, so that the model works while the change commits.
       const spawned = observation.step('spawn', () => answer.spawn(planned, ids, requester));
-      const titling = { prompt: userPrompt };
+      const titling = { prompt: userPrompt, attachments };
       const { change, streams } = await observation.step('commit', () =>
         answer.commitAnswer(plan, planned, spawned, requester, titling),
       );

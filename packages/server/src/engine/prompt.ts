@@ -64,7 +64,10 @@ export async function prompt(
       ...moreAnswers,
     });
   };
-  await thread.answer.start(plan, answerIds(assistantNodeId, moreAnswers), requester, { prompt: userPrompt });
+  await thread.answer.start(plan, answerIds(assistantNodeId, moreAnswers), requester, {
+    prompt: userPrompt,
+    attachments,
+  });
 }
 
 /**
@@ -118,7 +121,10 @@ export async function regenerate(
         ...moreAnswers,
       });
     };
-    await thread.answer.start(plan, answerIds(newNodeId, moreAnswers), requester, { prompt: userNode.content });
+    await thread.answer.start(plan, answerIds(newNodeId, moreAnswers), requester, {
+      prompt: userNode.content,
+      attachments: userNode.attachments,
+    });
   });
 }
 

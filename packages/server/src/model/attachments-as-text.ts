@@ -18,9 +18,17 @@ export async function attachmentsAsText(messages: readonly ModelMessage[]): Prom
     messages.map(async (message) => {
       if (!carriesFiles(message)) return message;
       const files = await Promise.all(message.attachments.map(fileAsText));
-      return { role: 'user', content: [message.content, ...files].join('\n\n') };
+      return { role: 'user', content: [...promptText(message.content), ...files].join('\n\n') };
     }),
   );
+}
+
+/**
+ * A prompt's text as a list of one, or none when it says nothing: a prompt of files alone (docs/PROTOCOL.md §6.5)
+ * gives the model its files only, never an empty text part, which some vendors refuse.
+ */
+export function promptText(content: string): string[] {
+  return content.trim() === '' ? [] : [content];
 }
 
 function carriesFiles(message: ModelMessage): message is Required<ModelUserMessage> {

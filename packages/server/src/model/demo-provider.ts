@@ -248,7 +248,8 @@ function composeReasoning(prompt: string, length: number): string[] {
  */
 function composeAnswer(prompt: string, turn: number, length: number | undefined, attached: string): string[] {
   const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
-  const opening = `(demo model, turn ${turn}) You said: "${quoted}".`;
+  // A prompt of files alone (docs/PROTOCOL.md §6.5) said nothing to quote: the files are what the answer describes.
+  const opening = quoted ? `(demo model, turn ${turn}) You said: "${quoted}".` : `(demo model, turn ${turn})`;
   const words = (attached ? `${opening} ${attached.replace(/\s+/g, ' ')}` : opening).split(' ');
   // The same conversation always gets the same answer; different prompts get different ones.
   let answer = hash(prompt) + turn;

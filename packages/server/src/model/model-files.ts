@@ -1,5 +1,5 @@
 import type { AttachmentMediaType } from '@promethea/cpp-protocol';
-import { fileAsText } from './attachments-as-text.js';
+import { fileAsText, promptText } from './attachments-as-text.js';
 import type { ModelMessage, ModelUserMessage } from './model-provider.js';
 
 /** A file as a vendor's format takes it: what it is, and its bytes, loaded. */
@@ -36,7 +36,7 @@ export async function withFiles(
       const files = await Promise.all(
         taken.map(async ({ name, mediaType, bytes }) => ({ name, mediaType, data: await bytes() })),
       );
-      return { role: 'user', content: [message.content, ...texts].join('\n\n'), files };
+      return { role: 'user', content: [...promptText(message.content), ...texts].join('\n\n'), files };
     }),
   );
 }

@@ -117,23 +117,7 @@ describe('files on each vendor’s wire', () => {
   });
 
   it('the AI SDK provider: images and PDFs as file parts with their names, the CSV inlined', async () => {
-    const model = new MockLanguageModelV3({
-      provider: 'mock.chat',
-      modelId: 'mock-1',
-      doStream: async () => ({
-        stream: convertArrayToReadableStream([
-          { type: 'stream-start' as const, warnings: [] },
-          {
-            type: 'finish' as const,
-            finishReason: { unified: 'stop' as const, raw: 'stop' },
-            usage: {
-              inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-              outputTokens: { total: 0, text: 0, reasoning: undefined },
-            },
-          },
-        ]),
-      }),
-    });
+    const model = silentModel();
     await request(new AiSdkProvider({ model }));
 
     expect(model.doStreamCalls[0]?.prompt[2]).toEqual({
@@ -143,6 +127,91 @@ describe('files on each vendor’s wire', () => {
         { type: 'file', data: PNG, mediaType: 'image/png', filename: 'chart.png' },
         { type: 'file', data: PDF, mediaType: 'application/pdf', filename: 'report.pdf' },
       ],
+    });
+  });
+});
+
+/** A model of the AI SDK that answers nothing, for what it was asked. */
+function silentModel() {
+  return new MockLanguageModelV3({
+    provider: 'mock.chat',
+    modelId: 'mock-1',
+    doStream: async () => ({
+      stream: convertArrayToReadableStream([
+        { type: 'stream-start' as const, warnings: [] },
+        {
+          type: 'finish' as const,
+          finishReason: { unified: 'stop' as const, raw: 'stop' },
+          usage: {
+            inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+            outputTokens: { total: 0, text: 0, reasoning: undefined },
+          },
+        },
+      ]),
+    }),
+  });
+}
+
+/** A prompt of files alone (docs/PROTOCOL.md §6.5): an image and no text, after an earlier turn. */
+const IMAGE_ALONE: ModelMessage[] = [
+  { role: 'user', content: 'Hello' },
+  { role: 'assistant', content: 'Hi.' },
+  { role: 'user', content: ' ', attachments: [file('chart.png', 'image/png', PNG, [2, 2])] },
+];
+
+const requestImageAlone = (provider: ModelProvider) =>
+  drain(provider.stream({ messages: IMAGE_ALONE, signal: new AbortController().signal }));
+
+describe('a prompt of an image and no text on each vendor’s wire: the file alone, no empty text part', () => {
+  let server: ReplayServer;
+  afterEach(() => server?.close());
+
+  it('openai-compatible: one image_url part; without vision, the note alone', async () => {
+    server = await startReplayServer(sse(fixture('openai-chat-stream.sse')), sse(fixture('openai-chat-stream.sse')));
+    await requestImageAlone(
+      createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'gpt-4o' }),
+    );
+    await requestImageAlone(
+      createModelProvider({ provider: 'openai-compatible', baseUrl: server.url, model: 'local', vision: false }),
+    );
+
+    const prompts = server.requests.map((recorded) => (recorded.body as { messages: unknown[] }).messages[2]);
+    expect(prompts).toEqual([
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }] },
+      { role: 'user', content: IMAGE_NOTE },
+    ]);
+  });
+
+  it('anthropic: the image block alone', async () => {
+    server = await startReplayServer(sse(fixture('anthropic-messages-stream.sse')));
+    await requestImageAlone(createModelProvider({ provider: 'anthropic', baseUrl: server.url, apiKey: API_KEY }));
+
+    expect((server.requests[0]!.body as { messages: unknown[] }).messages[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } }],
+    });
+  });
+
+  it('ollama with vision: empty content beside the image', async () => {
+    server = await startReplayServer(ndjson(fixture('ollama-chat-stream.ndjson')));
+    await requestImageAlone(
+      createModelProvider({ provider: 'ollama', baseUrl: server.url, model: 'llava', vision: true }),
+    );
+
+    expect((server.requests[0]!.body as { messages: unknown[] }).messages[2]).toEqual({
+      role: 'user',
+      content: '',
+      images: [PNG_BASE64],
+    });
+  });
+
+  it('the AI SDK provider: the file part alone', async () => {
+    const model = silentModel();
+    await requestImageAlone(new AiSdkProvider({ model }));
+
+    expect(model.doStreamCalls[0]?.prompt[2]).toEqual({
+      role: 'user',
+      content: [{ type: 'file', data: PNG, mediaType: 'image/png', filename: 'chart.png' }],
     });
   });
 });

@@ -129,6 +129,29 @@ describe('attachments', () => {
     expect(synced.nodes[exchange.userNodeId]?.attachments).toEqual([picture, file]);
   });
 
+  it('answers a prompt of an image and no text, titled by the file’s name; blank text without files is still refused', async () => {
+    const server = await fixture.start();
+    const { client, ticket } = await connectAs(ALICE);
+    const image = pngImage(3, 2);
+    const picture = await uploaded(server, ticket, '  screen   shot.png', image);
+    const { threadId } = await openThread(client, { patches: true });
+
+    client.send('CPP_PROMPT', { activeThreadId: threadId, userPrompt: ' \n', newNodeId: newMessageId() });
+    const refusal = await expectError(client, 'INVALID_FRAME', { refType: 'CPP_PROMPT' });
+    expect(refusal.message).toMatch(/^payload\.userPrompt: /);
+
+    const exchange = await prompt(client, threadId, '', { attachments: [picture.id] });
+    expect(exchange.update.nodes[exchange.userNodeId]).toMatchObject({ content: '', attachments: [picture] });
+    await completion(client, threadId, exchange.assistantNodeId);
+    expect(streamedText(client, exchange.assistantNodeId)).toMatch(
+      new RegExp(
+        `^\\(demo model, turn 1\\) You attached the image "screen shot\\.png" \\(image/png, 3×2 pixels, ${image.length} bytes\\)\\.`,
+      ),
+    );
+    const synced = await openThread(await fixture.connect({ query: `did=${ALICE}` }), { threadId });
+    expect(synced.title).toBe('screen shot.png');
+  });
+
   it('gives a model that reads no files each one as text: a text file inlined with its name, any other named', async () => {
     const model = new ScriptedModel(() => ({ chunks: ['Seen'] }));
     const server = await fixture.start({ model });

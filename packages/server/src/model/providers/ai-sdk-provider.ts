@@ -10,6 +10,7 @@ import {
 import { isImageType } from '@promethea/cpp-protocol';
 import { DEFAULT_GENERATION_POLICY, type GenerationPolicy, runGeneration } from '../generation-runner.js';
 import { type FileMessage, withFiles } from '../model-files.js';
+import { promptText } from '../attachments-as-text.js';
 import {
   messagesToContinue,
   type ModelMessage,
@@ -176,7 +177,8 @@ function aiSdkMessage(message: FileMessage): AiSdkMessage {
       mediaType,
       filename: name,
     }));
-    return { role: 'user', content: [{ type: 'text', text: message.content }, ...files] };
+    const text = promptText(message.content).map((said) => ({ type: 'text' as const, text: said }));
+    return { role: 'user', content: [...text, ...files] };
   }
   if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
   return {

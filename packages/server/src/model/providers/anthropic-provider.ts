@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { isImageType } from '@promethea/cpp-protocol';
 import { base64, type FileMessage, type LoadedFile, withFiles } from '../model-files.js';
+import { promptText } from '../attachments-as-text.js';
 import {
   messagesToContinue,
   type ModelMessage,
@@ -192,7 +193,7 @@ function anthropicBlocks(message: FileMessage): ContentBlockParam[] {
       },
     ];
   }
-  const text: ContentBlockParam[] = message.content.trim() === '' ? [] : [{ type: 'text', text: message.content }];
+  const text = promptText(message.content).map((said): ContentBlockParam => ({ type: 'text', text: said }));
   // Files first: Anthropic's guidance puts images and documents before the text about them.
   if (message.role === 'user') return [...(message.files ?? []).map(anthropicFile), ...text];
   const calls = (message.toolCalls ?? []).map(

@@ -1,6 +1,7 @@
 import { isImageType, type TokenUsage } from '@promethea/cpp-protocol';
 import { z } from 'zod';
 import { dataUrl, type FileMessage, withFiles } from '../model-files.js';
+import { promptText } from '../attachments-as-text.js';
 import type { ModelMessage, ModelStreamPart, ModelTool } from '../model-provider.js';
 import { missingTerminator, streamedFailure } from '../provider-error.js';
 import type { ProviderSettings } from '../provider-config.js';
@@ -125,7 +126,8 @@ function openAiMessage(message: FileMessage): Record<string, unknown> {
   if (message.role === 'tool') return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
   if (message.role === 'user' && message.files?.length) {
     const images = message.files.map((file) => ({ type: 'image_url', image_url: { url: dataUrl(file) } }));
-    return { role: 'user', content: [{ type: 'text', text: message.content }, ...images] };
+    const text = promptText(message.content).map((said) => ({ type: 'text', text: said }));
+    return { role: 'user', content: [...text, ...images] };
   }
   if (message.role === 'user' || !message.toolCalls?.length) return { role: message.role, content: message.content };
   return {
