@@ -161,12 +161,6 @@ describe('attachments in the browser', () => {
         expect.stringContaining('paper.pdf'),
       ]);
 
-      // Files alone are not a message: Send waits for the text.
-      const send = chat.page.getByRole('button', { name: 'Send', exact: true });
-      expect(await send.isEnabled()).toBe(false);
-      expect(await chat.page.locator('.composer-hint-text').textContent()).toBe(
-        'Write a message to send the files with.',
-      );
       await chat.send('Summarise the paper, and the screenshot.');
       const answer = await chat.waitForAnswer('completed');
       expect(answer.text).toContain('the image "image.png" (image/png, 20×10 pixels');
@@ -193,6 +187,42 @@ describe('attachments in the browser', () => {
       expect(await refusal.textContent()).toContain('accepted: PNG, JPEG, WebP or GIF images, PDF, or UTF-8 text');
       await waitForUploads(chat, 0);
       expect(chat.problems.filter((problem) => !problem.includes('415'))).toEqual([]);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'sends a pasted screenshot with no words: the message shows the image alone, the answer describes it, the thread takes its name',
+    async () => {
+      const harness = await WebHarness.start();
+      const context = await harness.newContext(undefined, { bypassCSP: true });
+      const chat = await harness.openChat(context);
+      const send = chat.page.getByRole('button', { name: 'Send', exact: true });
+      expect(await send.isEnabled()).toBe(false);
+
+      const pasted = await dataTransferOf(chat.page, [png('screenshot.png', 20, 10)]);
+      await chat.composer.evaluate((box, clipboardData) => {
+        box.dispatchEvent(new ClipboardEvent('paste', { clipboardData, bubbles: true, cancelable: true }));
+      }, pasted);
+      await waitForUploads(chat, 1);
+      // A file is something to say: Send is on with the message box empty.
+      expect(await chat.composer.inputValue()).toBe('');
+      expect(await send.isEnabled()).toBe(true);
+      expect(await axeViolations(chat.page)).toEqual([]);
+
+      await chat.composer.press('Enter');
+      const answer = await chat.waitForAnswer('completed');
+      expect(answer.text).toContain('You attached the image "screenshot.png" (image/png, 20×10 pixels');
+      const prompt = chat.page.locator('article.message-user').last();
+      await waitForImages(chat.page, '.message-attachments img', 1);
+      expect(await prompt.locator('.user-text').count()).toBe(0);
+      expect(await prompt.locator('.message-body').count()).toBe(0);
+      await chat.page
+        .getByRole('navigation', { name: 'Threads' })
+        .getByRole('button', { name: /^screenshot\.png/ })
+        .waitFor();
+      expect(await axeViolations(chat.page)).toEqual([]);
+      expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,
   );

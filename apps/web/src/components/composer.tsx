@@ -103,7 +103,9 @@ export function Composer(props: ComposerProps) {
   const hintId = useId();
   const picker = useRef<HTMLInputElement>(null);
   const tooLong = text.length > PROMPT_LIMIT;
-  const canSend = blockedBy === undefined && text.trim() !== '' && !tooLong && !files.uploading;
+  // A message of files alone may go with no words, as a pasted screenshot does in every chat app (PROTOCOL.md §6.5).
+  const saysSomething = text.trim() !== '' || files.drafts.length > 0;
+  const canSend = blockedBy === undefined && saysSomething && !tooLong && !files.uploading;
 
   // The message box is where a chat starts: focused when the conversation opens, and by "/" from anywhere else. As a
   // layout effect, the opening's focus comes before any other component's effects of the same render, so that one
@@ -279,9 +281,6 @@ export function Composer(props: ComposerProps) {
               : (blockedBy ??
                 notice ??
                 (files.uploading ? 'Uploading the files: the message can go once they are up.' : undefined) ??
-                (files.drafts.length > 0 && text.trim() === ''
-                  ? 'Write a message to send the files with.'
-                  : undefined) ??
                 `Enter sends, Shift+Enter starts a new line${streaming ? ', Esc stops the answer' : ''}; / comes back here.`)}
           </span>
           {text.length >= PROMPT_LIMIT * COUNTER_FROM && (

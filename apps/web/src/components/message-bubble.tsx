@@ -86,24 +86,28 @@ export const MessageBubble = memo(function MessageBubble(props: MessageBubblePro
       </header>
       {node.attachments && node.attachments.length > 0 && <MessageAttachments attachments={node.attachments} />}
       {node.reasoning && <Reasoning text={node.reasoning} thinking={streaming && node.content === ''} />}
-      <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
-        {editing ? (
-          <EditForm
-            text={node.content}
-            onCancel={() => setEditing(false)}
-            onSubmit={(text) => {
-              setEditing(false);
-              onEdit(node.id, text);
-            }}
-          />
-        ) : node.role === 'user' ? (
-          <p className="user-text">{node.content}</p>
-        ) : streaming && node.content === '' ? (
-          !node.reasoning && <p className="muted typing">Thinking…</p>
-        ) : (
-          <Markdown text={node.content} report={props.report} />
-        )}
-      </div>
+      {/* A prompt of files alone (PROTOCOL.md §6.5) shows its files only, no empty text. */}
+      {(editing || node.role !== 'user' || node.content.trim() !== '') && (
+        <div className="message-body" aria-live={streaming ? 'polite' : undefined} aria-atomic="false">
+          {editing ? (
+            <EditForm
+              text={node.content}
+              withFiles={(node.attachments?.length ?? 0) > 0}
+              onCancel={() => setEditing(false)}
+              onSubmit={(text) => {
+                setEditing(false);
+                onEdit(node.id, text);
+              }}
+            />
+          ) : node.role === 'user' ? (
+            <p className="user-text">{node.content}</p>
+          ) : streaming && node.content === '' ? (
+            !node.reasoning && <p className="muted typing">Thinking…</p>
+          ) : (
+            <Markdown text={node.content} report={props.report} />
+          )}
+        </div>
+      )}
       {node.toolCalls && (
         <ToolCalls
           calls={node.toolCalls}
@@ -167,12 +171,21 @@ export const SideAnswer = memo(function SideAnswer(props: {
   );
 });
 
+interface EditFormProps {
+  text: string;
+  /** The prompt carries files, which its edit carries again: its text may then be emptied. */
+  withFiles: boolean;
+  onSubmit(text: string): void;
+  onCancel(): void;
+}
+
 /** Edit in place, as chat apps do: the new text is asked beside the old, which stays one ‹ › away. */
-function EditForm({ text, onSubmit, onCancel }: { text: string; onSubmit(text: string): void; onCancel(): void }) {
+function EditForm({ text, withFiles, onSubmit, onCancel }: EditFormProps) {
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const entered = String(new FormData(event.currentTarget).get('prompt') ?? '').trim();
-    if (entered === '' || entered === text) onCancel();
+    // Emptied, a prompt of files becomes one of files alone; one of text alone would say nothing, so it is left as is.
+    if ((entered === '' && !withFiles) || entered === text) onCancel();
     else onSubmit(entered);
   };
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {

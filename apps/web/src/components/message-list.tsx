@@ -260,7 +260,7 @@ export function MessageList(props: MessageListProps) {
           // Not a message of the tree yet (no node, no actions, not a stop of the arrow keys): said as unsent.
           <div key={id} className="message message-user pending-message">
             <span className="visually-hidden">You, not sent yet: </span>
-            <p className="user-text">{text}</p>
+            {text.trim() !== '' && <p className="user-text">{text}</p>}
             <p className="message-note">⏳ Not sent yet: it goes out once the connection is back.</p>
           </div>
         ))}
