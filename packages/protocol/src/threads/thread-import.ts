@@ -307,6 +307,31 @@ function readConversation(conversation: ChatGptConversation, now: number): Impor
 }
 
 /**
+ * Takes a message out of an imported thread, its children hanging from its parent in its place, as the reader
+ * leaves out a message without text: a ChatGPT prompt of images alone none of whose images came (docs/PROTOCOL.md
+ * §25.5). The head, when it was this message, is its parent, or else the newest branch's end, as when
+ * `current_node` has no message kept above it.
+ */
+export function dropImportedMessage(thread: ImportedThread, nodeId: string): void {
+  const { graph } = thread;
+  const node = graph.nodes[nodeId];
+  if (!node) return;
+  const parent = node.parentId === null ? undefined : graph.nodes[node.parentId];
+  for (const childId of node.childrenIds) graph.nodes[childId]!.parentId = node.parentId;
+  parent?.childrenIds.splice(parent.childrenIds.indexOf(nodeId), 1, ...node.childrenIds);
+  delete graph.nodes[nodeId];
+  delete thread.imageFileIds?.[nodeId];
+  const tops = firstPrompts(graph);
+  if (tops.length === 0) {
+    graph.rootNodeId = null;
+    graph.activeHeadMessageId = null;
+    return;
+  }
+  if (graph.activeHeadMessageId === nodeId) graph.activeHeadMessageId = (parent ?? newestLeaf(graph, tops.at(-1)!)).id;
+  graph.rootNodeId = rootOf(graph, graph.activeHeadMessageId!)!.id;
+}
+
+/**
  * Checks that the mapping is one sound forest (parents and children agree, every key resolves, no cycle) and
  * returns its tops: the nodes without a parent.
  */
@@ -360,9 +385,12 @@ function keptMessage(message: ChatGptMessage): KeptMessage | undefined {
   const text = (message.content.parts ?? [])
     .filter((part): part is string => typeof part === 'string' && part !== '')
     .join('\n\n');
-  if (text.trim() === '') return undefined;
+  const images = (message.content.parts ?? []).flatMap(imageFileId);
+  // A prompt of images alone is kept, its text empty, for the importer to give it its images or take it out
+  // (`dropImportedMessage`) when none came (docs/PROTOCOL.md §25.5).
+  if (text.trim() === '' && (role !== 'user' || images.length === 0)) return undefined;
   const model = role === 'assistant' ? (message.metadata?.model_slug ?? undefined) : undefined;
-  return { role, text, model, images: (message.content.parts ?? []).flatMap(imageFileId) };
+  return { role, text, model, images };
 }
 
 /**

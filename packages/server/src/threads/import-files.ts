@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   type Attachment,
   attachmentName,
+  dropImportedMessage,
   ImportDocumentError,
   type ImportedThread,
   newAttachmentId,
@@ -30,7 +31,8 @@ export interface ImportFilesContext {
  *   SHA-256; the type is sniffed again); any other file a message names must be an upload of the owner that no prompt
  *   carries yet (a client that uploaded the bytes first, to keep its frame small); else `ImportDocumentError`.
  * - ChatGPT: each image a message showed is kept from the archive, when it holds the image and it is a type a
- *   server takes; an image the archive lacks (a `conversations.json` given alone) is left out, as before.
+ *   server takes; an image the archive lacks (a `conversations.json` given alone) is left out, as before, and a
+ *   prompt of images alone none of which is kept is taken out of the thread.
  *
  * The files are kept before the threads are written: an import that then fails leaves uploads no prompt carries,
  * which go after a day (§27.8).
@@ -81,18 +83,19 @@ async function keepArchiveImages(
   context: ImportFilesContext,
 ): Promise<void> {
   const { archive } = context;
-  if (!archive) return;
   for (const [nodeId, fileIds] of Object.entries(imageFileIds)) {
     const node = thread.graph.nodes[nodeId];
     if (!node) continue;
     const carried: Attachment[] = [];
     for (const fileId of fileIds) {
-      const file = await archive(fileId);
+      const file = await archive?.(fileId);
       // An image a server does not take (or a broken one) is left out, as images always were: the text comes in.
       const attachment = file && (await keep(file.name, file.bytes, context).catch(() => undefined));
       if (attachment && !carried.some(({ sha256 }) => sha256 === attachment.sha256)) carried.push(attachment);
     }
     if (carried.length > 0) node.attachments = carried;
+    // A prompt of images alone none of which came says nothing: left out, as a message without text is.
+    else if (node.content.trim() === '') dropImportedMessage(thread, nodeId);
   }
 }
 

@@ -155,6 +155,42 @@ describe('cpp-server import into SQLite', () => {
     }
   });
 
+  it('keeps a ChatGPT prompt of an image alone whose image the .zip holds, and leaves out one whose image it lacks', async () => {
+    database = temporaryDatabase();
+    const archive = `${database.path}.zip`;
+    const photo = pngImage(5, 4);
+    writeZip(archive, {
+      'conversations.json': JSON.stringify([chatGptConversationOfImagesAlone()]),
+      'file-Alone1-cat.png': Buffer.from(photo),
+    });
+    const { code, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const store = SqliteStore.open(database.path);
+    try {
+      const [thread] = await store.listThreads(ALICE, { limit: 10 });
+      const { graph } = (await store.loadThread(thread!.threadId))!;
+      const shown = (id: string | null): unknown[] => {
+        const node = id === null ? undefined : graph.nodes[id];
+        if (!node) return [];
+        const files = node.attachments?.map(({ name, mediaType, width }) => [name, mediaType, width]);
+        return [[node.role, node.content, ...(files ? [files] : [])], ...node.childrenIds.flatMap(shown)];
+      };
+      // The prompt whose image came is a user node of no text carrying it; the one whose image did not is left
+      // out, its answer hanging from the answer before it.
+      expect(shown(graph.rootNodeId)).toEqual([
+        ['user', 'Look at these'],
+        ['assistant', 'Nice.'],
+        ['user', '', [['file-Alone1-cat.png', 'image/png', 5]]],
+        ['assistant', 'A cat.'],
+        ['assistant', 'Nothing there.'],
+      ]);
+      expect(graph.nodes[graph.activeHeadMessageId!]?.content).toBe('Nothing there.');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('imports nothing from a file that breaks off after more conversations than one batch holds', async () => {
     database = temporaryDatabase();
     const conversation = JSON.parse(readFileSync(FIXTURE, 'utf8'))[0];
@@ -340,6 +376,34 @@ async function expectImportedFiles(store: ConversationStore): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+/** A ChatGPT conversation of one prompt of text, then two of an image alone: the archive holds the first image. */
+function chatGptConversationOfImagesAlone() {
+  const image = (id: string) => ({ content_type: 'image_asset_pointer', asset_pointer: `sediment://${id}` });
+  const turns: Array<[string, 'user' | 'assistant', unknown[]]> = [
+    ['a', 'user', ['Look at these']],
+    ['b', 'assistant', ['Nice.']],
+    ['c', 'user', [image('file-Alone1'), '']],
+    ['d', 'assistant', ['A cat.']],
+    ['e', 'user', [image('file-Gone2')]],
+    ['f', 'assistant', ['Nothing there.']],
+  ];
+  const mapping = Object.fromEntries(
+    turns.map(([key, role, parts], index) => [
+      key,
+      {
+        parent: turns[index - 1]?.[0] ?? null,
+        children: turns[index + 1] ? [turns[index + 1]![0]] : [],
+        message: {
+          author: { role },
+          create_time: index + 1,
+          content: { content_type: role === 'user' ? 'multimodal_text' : 'text', parts },
+        },
+      },
+    ]),
+  );
+  return { title: 'Pictures', create_time: 1, update_time: 6, current_node: 'f', mapping };
 }
 
 /** A ChatGPT conversation whose prompt shows an image (and one the archive lacks) beside its text. */

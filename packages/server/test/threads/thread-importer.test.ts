@@ -43,4 +43,39 @@ describe('importThreads (CPP_THREAD_IMPORT)', () => {
       whole.map(({ title, graph }) => ({ title, nodeCount: Object.keys(graph.nodes).length })),
     );
   });
+
+  it('leaves out a ChatGPT prompt of an image alone when no archive brings the image (a conversations.json alone)', async () => {
+    const store = new MemoryStore();
+    const conversation = {
+      title: 'A picture',
+      create_time: 1,
+      current_node: 'b',
+      mapping: {
+        a: {
+          parent: null,
+          children: ['b'],
+          message: {
+            author: { role: 'user' },
+            content: {
+              content_type: 'multimodal_text',
+              parts: [{ content_type: 'image_asset_pointer', asset_pointer: 'file-service://file-Cat1' }],
+            },
+          },
+        },
+        b: {
+          parent: 'a',
+          children: [],
+          message: { author: { role: 'assistant' }, content: { content_type: 'text', parts: ['A cat.'] } },
+        },
+      },
+    };
+
+    const [summary] = await importThreads(store, 'did:example:alice', 'chatgpt', [conversation], NO_LIMITS);
+
+    const { graph } = (await store.loadThread(summary!.threadId))!;
+    expect(summary?.nodeCount).toBe(1);
+    expect(Object.values(graph.nodes)).toMatchObject([{ role: 'assistant', content: 'A cat.', parentId: null }]);
+    expect(graph.rootNodeId).toBe(graph.activeHeadMessageId);
+    expect(graph.nodes[graph.rootNodeId!]?.content).toBe('A cat.');
+  });
 });
