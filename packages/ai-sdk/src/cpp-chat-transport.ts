@@ -237,6 +237,9 @@ export class CPPChatTransport<Message extends UIMessage = UIMessage> implements 
     const userPrompt = textOf(options.messages.at(-1));
     const { messageId } = options;
     return filesOf(options.messages.at(-1)).then((attachments) => {
+      // A message of files alone may have no text (PROTOCOL.md §6.5); one of neither says nothing.
+      if (userPrompt === '' && attachments === undefined)
+        throw new TypeError('the message to send has no text and no file: a CPP prompt says something');
       if (messageId !== undefined) {
         const nodeId = this.userNodes.get(messageId) ?? messageId;
         return this.client.edit({ threadId, nodeId, userPrompt, attachments, ...answering });
@@ -273,9 +276,7 @@ function requestedModel(body: object | undefined): string | undefined {
 }
 
 function textOf(message: UIMessage | undefined): string {
-  const text = (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
-  if (text === '') throw new TypeError('the message to send has no text: CPP prompts are text');
-  return text;
+  return (message?.parts ?? []).flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
 }
 
 /**

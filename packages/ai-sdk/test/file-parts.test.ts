@@ -57,4 +57,44 @@ describe('CPPChatTransport with file parts', () => {
       ['data.csv', 'text/plain'],
     ]);
   });
+
+  it('sends a message of a file part and no text, which the server answers; one of neither is refused before it goes', async () => {
+    server = await startServer({ model: new DemoProvider({ delayMs: 0, words: 60 }) });
+    client = new CPPClient({ endpoint: server.url, reconnect: false });
+    const threadId = newThreadId();
+    const transport = new CPPChatTransport({ client, threadId: () => threadId });
+    const image = pngImage(2, 2);
+    const send = (parts: UIMessage['parts']) =>
+      transport.sendMessages({
+        chatId: 'chat',
+        messages: [{ id: 'user-1', role: 'user', parts }],
+        trigger: 'submit-message',
+        messageId: undefined,
+        abortSignal: undefined,
+      });
+
+    const chunksOf = async (stream: ReadableStream<UIMessageChunk>) => {
+      const chunks: UIMessageChunk[] = [];
+      const reader = stream.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+      return chunks;
+    };
+    expect(await chunksOf(await send([]))).toContainEqual({
+      type: 'error',
+      errorText: expect.stringContaining('the message to send has no text and no file'),
+    });
+    const stream = await send([
+      {
+        type: 'file',
+        mediaType: 'image/png',
+        filename: 'shot.png',
+        url: `data:image/png;base64,${Buffer.from(image).toString('base64')}`,
+      },
+    ]);
+
+    const text = (await chunksOf(stream)).map((chunk) => (chunk.type === 'text-delta' ? chunk.delta : '')).join('');
+    expect(text).toContain(`You attached the image "shot.png" (image/png, 2×2 pixels, ${image.length} bytes).`);
+    const prompt = Object.values(client.graph(threadId)!.nodes).find((node) => node.role === 'user');
+    expect(prompt).toMatchObject({ content: '', attachments: [{ name: 'shot.png' }] });
+  });
 });

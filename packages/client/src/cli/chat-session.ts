@@ -33,7 +33,8 @@ start of its id.
   /search WORDS         your threads whose title or messages hold every word, best first
   /export FILE          write the thread to FILE: Markdown of its branch if FILE ends in .md, else CPP JSON
   /import FILE          add the threads of FILE, a CPP JSON export or a ChatGPT conversations.json
-  /attach [FILE]        upload FILE (an image, a PDF, a text file) for your next message; alone, list those waiting
+  /attach [FILE]        upload FILE (an image, a PDF, a text file) for your next message; alone, list those waiting;
+                        an empty line then sends the files with no words
   /approve              let the tool call that waits for approval run
   /deny [REASON]        refuse it; the model is told, with your reason
   /delete-thread THREAD delete thread THREAD (its number in /threads, or the start of its id) and all it holds
@@ -105,7 +106,11 @@ export class ChatSession {
   /** Handles one line; returns false when the user asked to quit. */
   async handle(line: string): Promise<boolean> {
     const text = line.trim();
-    if (text === '') return true;
+    // An empty line sends the files waiting alone, as a pasted screenshot goes with no words (PROTOCOL.md §6.5).
+    if (text === '') {
+      if (this.attachments.length > 0) this.send('');
+      return true;
+    }
     if (!text.startsWith('/')) {
       this.send(text);
       return true;

@@ -5,6 +5,7 @@ import { CPPClient } from '@promethea/cpp-client';
 import { type CPPServer, DemoProvider } from '@promethea/cpp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../../server/test/support/start-server.js';
+import { pngImage } from '../../../server/test/support/test-files.js';
 import { DID } from '../support/session.js';
 import { ChatTerminal } from '../support/terminal.js';
 
@@ -52,5 +53,30 @@ describe('cpp-chat /attach', () => {
     const graph = await observer.openThread('thread_attach');
     const prompt = Object.values(graph.nodes).find((node) => node.content === 'Read my notes');
     expect(prompt?.attachments?.map(({ name, mediaType }) => [name, mediaType])).toEqual([['notes.md', 'text/plain']]);
+  });
+
+  it('sends the files waiting alone on an empty line, and nothing on an empty line without files', async () => {
+    const image = join(folder, 'screen.png');
+    await writeFile(image, pngImage(3, 3));
+    await chat?.close();
+    await observer?.close();
+    chat = await ChatTerminal.start([server.url, '--did', DID, '--thread', 'thread_attach_alone'], {
+      columns: 120,
+      rows: 30,
+    });
+    await chat.until((rows) => rows.at(-1) === '›');
+    await chat.enter('');
+    await chat.enter(`/attach ${image}`);
+    await chat.until((rows) => rows.some((row) => row.startsWith('attached screen.png (image/png, 3×3, ')));
+    await chat.enter('');
+    const rows = await chat.until((screen) => screen.join('').includes('You attached the image "screen.png"'));
+
+    expect(rows.join('')).toContain('(demo model, turn 1) You attached the image "screen.png" (image/png, 3×3 pixels');
+    observer = new CPPClient({ endpoint: server.url, did: DID, reconnect: false });
+    const graph = await observer.openThread('thread_attach_alone');
+    const prompts = Object.values(graph.nodes).filter((node) => node.role === 'user');
+    expect(prompts.map(({ content, attachments }) => [content, attachments?.map(({ name }) => name)])).toEqual([
+      ['', ['screen.png']],
+    ]);
   });
 });
