@@ -16,7 +16,7 @@ const ANSWER = [
   'data: [DONE]\n\n',
 ].join('');
 
-const cleanups: Array<() => Promise<void> | void> = [];
+const cleanups: Array<() => Promise<unknown> | void> = [];
 
 afterEach(async () => {
   vi.restoreAllMocks();
