@@ -193,7 +193,7 @@ describe('attachments in the browser', () => {
   );
 
   it(
-    'sends a pasted screenshot with no words: the message shows the image alone, the answer describes it, the thread takes its name',
+    'sends a pasted screenshot with no words: the message shows the image alone, the answer describes it, the thread and the tree take its name; an edit may leave a prompt its file alone',
     async () => {
       const harness = await WebHarness.start();
       const context = await harness.newContext(undefined, { bypassCSP: true });
@@ -222,7 +222,32 @@ describe('attachments in the browser', () => {
         .getByRole('navigation', { name: 'Threads' })
         .getByRole('button', { name: /^screenshot\.png/ })
         .waitFor();
+      // The conversation tree names the prompt by its file.
+      const tree = chat.page.getByRole('navigation', { name: 'Conversation tree' });
+      const pill = tree.locator(`[data-node-id="${await prompt.getAttribute('data-node-id')}"]`);
+      expect(await pill.getAttribute('aria-label')).toMatch(/^You, turn 1.*: screenshot\.png$/);
+      expect(await pill.locator('.tree-label').textContent()).toBe('screenshot.png');
       expect(await axeViolations(chat.page)).toEqual([]);
+
+      // A prompt of words and a file, edited to no words: the new branch carries the file alone, and is answered.
+      const withWords = await dataTransferOf(chat.page, [png('second.png', 6, 6)]);
+      await chat.composer.evaluate((box, clipboardData) => {
+        box.dispatchEvent(new ClipboardEvent('paste', { clipboardData, bubbles: true, cancelable: true }));
+      }, withWords);
+      await waitForUploads(chat, 1);
+      await chat.send('And this one?');
+      const second = await chat.waitForAnswer('completed', { otherThan: answer.id });
+      const secondPrompt = (await chat.messages()).at(-2)!;
+      expect(secondPrompt.text).toBe('And this one?');
+      await chat.action(secondPrompt.id, 'Edit').click();
+      const editBox = chat.message(secondPrompt.id).getByRole('textbox', { name: 'Edit message' });
+      await editBox.fill('');
+      await editBox.press('Enter');
+      const edited = await chat.waitForAnswer('completed', { otherThan: second.id });
+      expect(edited.text).toContain('You attached the image "second.png" (image/png, 6×6 pixels');
+      const editedPrompt = chat.page.locator('article.message-user').last();
+      expect(await editedPrompt.locator('.user-text').count()).toBe(0);
+      expect(await editedPrompt.locator('.message-attachments img').count()).toBe(1);
       expect(chat.problems).toEqual([]);
     },
     BROWSER_TEST_MS,

@@ -36,6 +36,12 @@ function firstWords(text: string): string {
   return line === '' ? '…' : line.slice(0, 80);
 }
 
+/** What a message says, for its pill: its text, or, for a prompt of files alone, the files' names. */
+function wordsOf(node: MessageNode): string {
+  if (node.content.trim() !== '' || !node.attachments?.length) return node.content;
+  return node.attachments.map((file) => file.name).join(', ');
+}
+
 /** What a status looks like besides its colour: a glyph and a word for screen readers. */
 const STATUS_MARK: Record<MessageNode['status'], { glyph: string; word: string }> = {
   completed: { glyph: '', word: '' },
@@ -288,7 +294,7 @@ function TreeNode({ placed, node, isHead, onBranch, isFocusStop, onJump }: TreeN
   if (onBranch) classes.push('on-branch');
   if (fork) classes.push('is-fork');
   const mark = STATUS_MARK[node.status];
-  const label = `${node.role === 'user' ? 'You' : 'Assistant'}, turn ${placed.depth + 1}${isHead ? ', head' : ''}${mark.word}${fork ? `, ${node.childrenIds.length} branches` : ''}: ${node.content.slice(0, 60)}`;
+  const label = `${node.role === 'user' ? 'You' : 'Assistant'}, turn ${placed.depth + 1}${isHead ? ', head' : ''}${mark.word}${fork ? `, ${node.childrenIds.length} branches` : ''}: ${wordsOf(node).slice(0, 60)}`;
   return (
     <button
       type="button"
@@ -312,7 +318,7 @@ function TreeNode({ placed, node, isHead, onBranch, isFocusStop, onJump }: TreeN
         </span>
       )}
       <span className="tree-label" aria-hidden="true">
-        {firstWords(node.content)}
+        {firstWords(wordsOf(node))}
       </span>
     </button>
   );
