@@ -225,7 +225,7 @@ function continuationOf(words: readonly string[], partial: string): string[] {
 }
 
 const REASONING = [
-  'The question is about "{prompt}".',
+  'The question is about {prompt}.',
   'First, recall what this branch of the conversation has said so far.',
   'Then choose the sentences that answer it, in a sensible order.',
   'Keep the answer short and plain.',
@@ -236,9 +236,11 @@ const REASONING = [
 function composeReasoning(prompt: string, length: number): string[] {
   if (length === 0) return [];
   const quoted = prompt.replace(/\s+/g, ' ').trim().slice(0, 60);
+  // A prompt of files alone (docs/PROTOCOL.md §6.5) has no words to quote.
+  const subject = quoted ? `"${quoted}"` : 'the files attached';
   const words: string[] = [];
   for (let sentence = 0; words.length < length; sentence += 1)
-    words.push(...REASONING[sentence % REASONING.length]!.replace('{prompt}', quoted).split(' '));
+    words.push(...REASONING[sentence % REASONING.length]!.replace('{prompt}', subject).split(' '));
   return words.slice(0, length);
 }
 

@@ -55,6 +55,10 @@ describe('the demo model', () => {
     expect(parts.findIndex((part) => part.type === 'text-delta')).toBe(12);
     expect(reasoning.map((part) => part.text).join('')).toMatch(/^The question is about "Explain pivots"\./);
     expect(text(parts)).toBe(text(await collect(new DemoProvider({ delayMs: 0, words: 40 }), 'Explain pivots')));
+    const filesAlone = await collect(provider, ' ');
+    expect(filesAlone.map((part) => (part.type === 'reasoning-delta' ? part.text : '')).join('')).toMatch(
+      /^The question is about the files attached\. /,
+    );
   });
 
   it('continues its own partial answer with the rest of it, and another text with its whole answer', async () => {
