@@ -70,5 +70,20 @@ export function threadToMarkdown(graph: ThreadGraph, title: string): string {
 
 function messageSection(node: MessageNode): string {
   const status = node.status === 'completed' ? '' : ` (${node.status})`;
-  return `**${ROLE_LABELS[node.role]}${status}**\n\n${node.content}`;
+  const files = (node.attachments ?? []).map(fileLine);
+  const body = [node.content, ...files].filter((part) => part !== '').join('\n\n');
+  return `**${ROLE_LABELS[node.role]}${status}**\n\n${body}`;
+}
+
+/** A file the message carries, as a paragraph of its own: the Markdown holds no bytes, so it says what was sent. */
+function fileLine(file: Attachment): string {
+  const pixels = file.width !== undefined && file.height !== undefined ? `, ${file.width}×${file.height}` : '';
+  return `File: ${codeSpan(file.name)} (${file.mediaType}${pixels}, ${file.size} bytes)`;
+}
+
+/** `text` as a CommonMark code span: fenced by one backtick more than its longest run, so a name shows as it is. */
+function codeSpan(text: string): string {
+  const fence = '`'.repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length)) + 1);
+  const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
 }

@@ -51,6 +51,26 @@ describe('threadToMarkdown', () => {
     expect(markdown.match(/^#+ .*$/gm)).toEqual(['# Greetings']);
   });
 
+  it('names the files a message carries after its text, or in its place for a prompt of files alone', () => {
+    const graph = handBuiltGraph();
+    const file = { size: 1234, sha256: 'a'.repeat(64) };
+    graph.nodes.msg_r!.attachments = [
+      { ...file, id: 'att_plot', name: 'raster plot.png', mediaType: 'image/png', width: 64, height: 48 },
+      { ...file, id: 'att_notes', name: '`odd` name`.md', mediaType: 'text/markdown' },
+    ];
+    graph.nodes.msg_c!.content = '';
+    graph.nodes.msg_c!.attachments = [{ ...file, id: 'att_pdf', name: 'paper.pdf', mediaType: 'application/pdf' }];
+    expect(threadToMarkdown(graph, 'Files')).toBe(
+      `# Files\n\n${[
+        'msg_r\n\nFile: `raster plot.png` (image/png, 64×48, 1234 bytes)\n\nFile: `` `odd` name`.md `` (text/markdown, 1234 bytes)',
+        'msg_a',
+        'File: `paper.pdf` (application/pdf, 1234 bytes)',
+      ]
+        .map((body, index) => `**${index % 2 === 0 ? 'User' : 'Assistant'}**\n\n${body}`)
+        .join('\n\n---\n\n')}\n`,
+    );
+  });
+
   it('is the title alone for an empty thread', () => {
     expect(threadToMarkdown({ ...handBuiltGraph(), activeHeadMessageId: null }, 'Empty')).toBe('# Empty\n');
   });
