@@ -56,13 +56,13 @@ describe('threadToMarkdown', () => {
     const file = { size: 1234, sha256: 'a'.repeat(64) };
     graph.nodes.msg_r!.attachments = [
       { ...file, id: 'att_plot', name: 'raster plot.png', mediaType: 'image/png', width: 64, height: 48 },
-      { ...file, id: 'att_notes', name: '`odd` name`.md', mediaType: 'text/markdown' },
+      { ...file, id: 'att_notes', name: '`odd` name`.md', mediaType: 'text/plain' },
     ];
     graph.nodes.msg_c!.content = '';
     graph.nodes.msg_c!.attachments = [{ ...file, id: 'att_pdf', name: 'paper.pdf', mediaType: 'application/pdf' }];
     expect(threadToMarkdown(graph, 'Files')).toBe(
       `# Files\n\n${[
-        'msg_r\n\nFile: `raster plot.png` (image/png, 64×48, 1234 bytes)\n\nFile: `` `odd` name`.md `` (text/markdown, 1234 bytes)',
+        'msg_r\n\nFile: `raster plot.png` (image/png, 64×48, 1234 bytes)\n\nFile: `` `odd` name`.md `` (text/plain, 1234 bytes)',
         'msg_a',
         'File: `paper.pdf` (application/pdf, 1234 bytes)',
       ]

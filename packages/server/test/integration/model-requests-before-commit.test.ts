@@ -16,7 +16,7 @@ const ANSWER = [
   'data: [DONE]\n\n',
 ].join('');
 
-const cleanups: Array<() => Promise<unknown> | void> = [];
+const cleanups: Array<() => unknown> = [];
 
 afterEach(async () => {
   vi.restoreAllMocks();
