@@ -45,7 +45,6 @@ const INVITE_COLUMNS = `invite_id AS inviteId, thread_id AS threadId, token_hash
 const SHARE_LINK_COLUMNS = `link_id AS linkId, thread_id AS threadId, owner_did AS ownerDid, token_hash AS tokenHash,
   scope, created_at AS createdAt, snapshot`;
 
-/** Every statement the store runs, prepared once per connection. */
 /** The columns of an imported node, in the order of `insertImportedNode`'s parameters. */
 type ImportedNodeColumns = [
   nodeId: string,
@@ -88,6 +87,7 @@ export function importedNodeColumns(row: NodeRow, seq: number): ImportedNodeColu
   ];
 }
 
+/** Every statement the store runs, prepared once per connection. */
 export interface SqliteStatements {
   insertThread: Statement<NewThreadRow>;
   isRetired: Statement<[string], number>;
