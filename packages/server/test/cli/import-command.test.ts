@@ -32,6 +32,17 @@ function runImport(args: readonly string[]): Promise<{ code: number; stdout: str
 let database: TemporaryDatabase;
 afterEach(() => database?.remove());
 
+/** A ChatGPT export .zip of `files`, imported for ALICE into a new database without a word on stderr: its store. */
+async function importedZip(files: Record<string, string | Buffer>): Promise<SqliteStore> {
+  database = temporaryDatabase();
+  const archive = `${database.path}.zip`;
+  writeZip(archive, files);
+  const { code, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  return SqliteStore.open(database.path);
+}
+
 describe('cpp-server import into SQLite', () => {
   it('imports every conversation of a ChatGPT export as a thread of --did, recognising the format', async () => {
     database = temporaryDatabase();
@@ -126,20 +137,14 @@ describe('cpp-server import into SQLite', () => {
   });
 
   it('brings the images of a ChatGPT export .zip along: each message carries the images its parts point at', async () => {
-    database = temporaryDatabase();
-    const archive = `${database.path}.zip`;
     const photo = pngImage(4, 3);
-    writeZip(archive, {
+    const store = await importedZip({
       'conversations.json': JSON.stringify([chatGptConversationWithImages()]),
       'file-Photo123-holiday.png': Buffer.from(photo),
       // Another image whose id begins the same way is not this one's; an image the archive lacks is left out.
       'file-Photo1234-other.png': Buffer.from(pngImage(1, 1)),
       'dalle-generations/file-Drawn9.webp': Buffer.from('not an image at all\u0000'),
     });
-    const { code, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const store = SqliteStore.open(database.path);
     try {
       const [thread] = await store.listThreads(ALICE, { limit: 10 });
       const loaded = await store.loadThread(thread!.threadId);
@@ -156,17 +161,10 @@ describe('cpp-server import into SQLite', () => {
   });
 
   it('keeps a ChatGPT prompt of an image alone whose image the .zip holds, and leaves out one whose image it lacks', async () => {
-    database = temporaryDatabase();
-    const archive = `${database.path}.zip`;
-    const photo = pngImage(5, 4);
-    writeZip(archive, {
+    const store = await importedZip({
       'conversations.json': JSON.stringify([chatGptConversationOfImagesAlone()]),
-      'file-Alone1-cat.png': Buffer.from(photo),
+      'file-Alone1-cat.png': Buffer.from(pngImage(5, 4)),
     });
-    const { code, stderr } = await runImport([archive, '--did', ALICE, '--db', database.path]);
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const store = SqliteStore.open(database.path);
     try {
       const [thread] = await store.listThreads(ALICE, { limit: 10 });
       const { graph } = (await store.loadThread(thread!.threadId))!;
