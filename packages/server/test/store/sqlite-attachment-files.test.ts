@@ -11,14 +11,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ORPHAN_FILE_AGE_MS } from '../../src/store/sqlite-attachments.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { putAttachment, type StoredThread } from '../../src/store/conversation-store.js';
 import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
+import { sqliteFileHandles } from './sqlite-file-handles.js';
 import { TestClock, ThreadDriver } from './thread-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-files-'));
@@ -29,17 +29,7 @@ let databases = 0;
 describe('SqliteStore attachment files', () => {
   let path: string;
   let folder: string;
-  const opened: Array<{ close(): unknown }> = [];
-  const open = () => {
-    const store = SqliteStore.open(path);
-    opened.push(store);
-    return store;
-  };
-  const inspect = () => {
-    const db = new Database(path);
-    opened.push(db);
-    return db;
-  };
+  const { open, inspect, kept } = sqliteFileHandles(() => path);
   const fileOf = (sha256: string) => join(folder, sha256.slice(0, 2), sha256);
   /** Every file in the folder but its temporary files', as paths below it. */
   const filesInFolder = () =>
@@ -57,10 +47,6 @@ describe('SqliteStore attachment files', () => {
     databases += 1;
     path = join(root, `case-${databases}`, 'cpp.db');
     folder = `${path}.files`;
-  });
-
-  afterEach(async () => {
-    for (const handle of opened.splice(0)) await handle.close();
   });
 
   it('keeps the bytes as one file named by their SHA-256 beside the database, not in its rows', async () => {
@@ -242,8 +228,7 @@ describe('SqliteStore attachment files', () => {
   });
 
   it('keeps the bytes in its rows when the database is in memory, and makes no folder', async () => {
-    const store = SqliteStore.open(':memory:');
-    opened.push(store);
+    const store = kept(SqliteStore.open(':memory:'));
     const file = uploaded('in memory', { createdAt: 10 });
     await putAttachment(store, file.record, file.bytes);
 

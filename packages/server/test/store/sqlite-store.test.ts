@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { emptyGraph, planPrompt } from '@promethea/cpp-protocol';
-import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type Database from 'better-sqlite3';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
 import { putAttachment } from '../../src/store/conversation-store.js';
@@ -14,6 +14,7 @@ import { prepareStatements } from '../../src/store/sqlite-statements.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { StoreConflictError } from '../../src/store/store-conflict-error.js';
 import { describeConversationStoreContract } from './conversation-store-contract.js';
+import { sqliteFileHandles } from './sqlite-file-handles.js';
 import { loadSound, TestClock, ThreadDriver } from './thread-driver.js';
 
 const root = mkdtempSync(join(tmpdir(), 'cpp-sqlite-store-'));
@@ -33,25 +34,10 @@ describeConversationStoreContract('SqliteStore', async () => {
 
 describe('SqliteStore on its file', () => {
   let path: string;
-  const opened: Array<{ close(): unknown }> = [];
-  const open = () => {
-    const store = SqliteStore.open(path);
-    opened.push(store);
-    return store;
-  };
-  /** A second, plain connection to look at the file as the store left it. */
-  const inspect = () => {
-    const db = new Database(path);
-    opened.push(db);
-    return db;
-  };
+  const { open, inspect } = sqliteFileHandles(() => path);
 
   beforeEach(() => {
     path = freshDatabasePath();
-  });
-
-  afterEach(async () => {
-    for (const handle of opened.splice(0)) await handle.close();
   });
 
   it('puts the file in WAL mode', () => {
