@@ -10,7 +10,7 @@ import { freePort, untilServing } from '../support/local-port.js';
 // The packages as a team adopting them gets them: packed by npm (from the build `npm test` makes first), installed
 // from the tarballs into a new project outside the monorepo, then used there: linted (publint, are-the-types-wrong),
 // the spec's Quick Start run, type-checked as a Node (nodenext) and as a browser consumer, and the installed
-// `cpp-server` serving the web UI to a client that proves its did:key.
+// `cpp-server` serving the web UI to a client that proves its did:key and importing a ChatGPT export.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules/.bin', name);
 const PACKAGES = [
@@ -194,6 +194,17 @@ await client.close();
       until: (stdout) => stdout.includes('completed true'),
     });
     await client.done;
+  }, 60_000);
+
+  it('import a ChatGPT export with the installed cpp-server, its file read on the thread of its own the bundle ships', async () => {
+    const exported = join(root, 'packages/protocol/test/fixtures/chatgpt-conversations.json');
+    const { stdout, stderr } = await run(
+      join(project, 'node_modules/.bin/cpp-server'),
+      ['import', exported, '--did', 'did:example:alice', '--db', join(project, 'data/imported.sqlite')],
+      { cwd: project },
+    );
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^imported 4 threads \(chatgpt\) for did:example:alice into SQLite at /);
   }, 60_000);
 });
 
