@@ -1,5 +1,7 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { open, rename } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -7,9 +9,12 @@ import { CPPServer, DemoProvider, MemoryStore, type ConversationStore } from '@p
 import { SqliteStore } from '@promethea/cpp-server/sqlite';
 import { serveRequests } from './bench-process.js';
 
-/** Which server takes the uploads: CPP's attachment endpoint, or a bare Node HTTP server that reads the bytes. */
+/**
+ * Which server takes the uploads: CPP's attachment endpoint, a bare Node HTTP server that reads the bytes, or one that
+ * keeps them (`kept`).
+ */
 export interface UploadServerConfig {
-  kind: 'cpp' | 'bare';
+  kind: 'cpp' | 'bare' | 'kept';
   store: 'sqlite' | 'memory';
 }
 
@@ -24,7 +29,7 @@ const config = JSON.parse(process.argv[2]!) as UploadServerConfig;
 const directory = mkdtempSync(join(tmpdir(), 'cpp-bench-upload-'));
 const store: ConversationStore =
   config.store === 'sqlite' ? SqliteStore.open(join(directory, 'bench.sqlite')) : new MemoryStore();
-const server = config.kind === 'cpp' ? await startCpp() : await startBare();
+const server = config.kind === 'cpp' ? await startCpp() : await startBare(config.kind === 'kept');
 let sampler: { timer: NodeJS.Timeout; peak: number } | undefined;
 
 serveRequests({ port: server.port } satisfies UploadServerReady, {
@@ -72,14 +77,13 @@ async function startCpp(): Promise<{ port: number; close(): Promise<void> }> {
   return { port: cpp.port, close: () => cpp.close() };
 }
 
-/** The baseline: the same bytes POSTed to a plain `http` server that reads them to their end and answers 201. */
-async function startBare(): Promise<{ port: number; close(): Promise<void> }> {
+/**
+ * The baselines: the same bytes POSTed to a plain `http` server that reads them to their end (or, `keep`, keeps them)
+ * and answers 201.
+ */
+async function startBare(keep: boolean): Promise<{ port: number; close(): Promise<void> }> {
   const bare = createServer((request, response) => {
-    let length = 0;
-    request.on('data', (chunk: Buffer) => {
-      length += chunk.length;
-    });
-    request.on('end', () => {
+    (keep ? kept(request) : read(request)).then((length) => {
       const body = JSON.stringify({ size: length });
       response.writeHead(201, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
       response.end(body);
@@ -92,4 +96,45 @@ async function startBare(): Promise<{ port: number; close(): Promise<void> }> {
     port: address.port,
     close: () => new Promise<void>((resolve) => bare.close(() => resolve())),
   };
+}
+
+/** The body's length, its bytes dropped. */
+function read(request: IncomingMessage): Promise<number> {
+  return new Promise((resolve) => {
+    let length = 0;
+    request.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+    });
+    request.on('end', () => resolve(length));
+  });
+}
+
+/**
+ * The body kept as plain Node code would keep it with the durability of CPP's SQLite store (docs/operations.md):
+ * hashed with SHA-256 and written as it comes, the file synced, renamed to its hash, and the folder synced, before
+ * the answer. What CPP does besides (the ticket, the quota, the UTF-8 check and sniffing, the row) is not here.
+ */
+async function kept(request: IncomingMessage): Promise<number> {
+  const temp = join(directory, randomUUID());
+  const hash = createHash('sha256');
+  let length = 0;
+  const file = await open(temp, 'wx');
+  try {
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      length += chunk.length;
+      await file.write(chunk);
+    }
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temp, join(directory, hash.digest('hex')));
+  const folder = await open(directory, 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+  return length;
 }
