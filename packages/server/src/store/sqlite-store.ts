@@ -60,11 +60,12 @@ function ftsQuery(terms: readonly string[], words: 'prefix' | 'whole'): string {
 }
 
 /**
- * Where a database file keeps its attachments' bytes: a folder beside it (`cpp.db` → `cpp.db.files`). None for a
- * database in memory (`:memory:`, or `''` for a temporary one), whose bytes stay in its rows and go with it.
+ * The database's file, undefined for a database in memory (`:memory:`, or `''` for a temporary one), which no other
+ * connection can open: its attachments' bytes stay in its rows and go with it (with a file, they are in a folder
+ * beside it: `cpp.db` → `cpp.db.files`), and its index merges run on its own connection.
  */
-function attachmentFolder(filename: string): string | undefined {
-  return filename === ':memory:' || filename === '' ? undefined : `${filename}.files`;
+function databaseFile(filename: string): string | undefined {
+  return filename === ':memory:' || filename === '' ? undefined : filename;
 }
 
 /** How long a writer waits for another connection's lock before giving up with SQLITE_BUSY. */
@@ -116,7 +117,7 @@ export class SqliteStore implements ConversationStore {
       return new SqliteStore(
         db,
         new SqliteCheckpointer(filename, options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS),
-        attachmentFolder(filename),
+        databaseFile(filename),
       );
     } catch (error) {
       db.close();
@@ -127,23 +128,23 @@ export class SqliteStore implements ConversationStore {
   private constructor(
     private readonly db: Database.Database,
     private readonly checkpointer: SqliteCheckpointer,
-    attachmentFolder: string | undefined,
+    /** Undefined for a database in memory (databaseFile). */
+    filename: string | undefined,
   ) {
     this.statements = prepareStatements(db);
-    this.attachments = new SqliteAttachments(db, attachmentFolder ? new AttachmentFiles(attachmentFolder) : undefined);
-    this.merger = new SqliteIndexMerger(db, BUSY_TIMEOUT_MS, () => this.checkpointer.wrote());
+    this.attachments = new SqliteAttachments(db, filename ? new AttachmentFiles(`${filename}.files`) : undefined);
+    this.merger = new SqliteIndexMerger(db, filename, BUSY_TIMEOUT_MS, () => this.checkpointer.wrote());
     // What an import interrupted by the end of the process had staged: no one ever saw it (importThreads).
     this.db
       .transaction(() => {
         for (const threadId of this.statements.selectStagedThreads.all()) this.dropStagedThread(threadId);
       })
       .immediate();
-    // What the last process to write the file left unmerged (it closed before its steps were done).
-    this.merger.wrote();
+    this.merger.opened();
   }
 
   async createThread(record: ThreadRecord): Promise<void> {
-    this.db.transaction(() => this.insertThread(record)).immediate();
+    await this.write(() => this.db.transaction(() => this.insertThread(record)).immediate());
     this.wroteText();
   }
 
@@ -189,13 +190,13 @@ export class SqliteStore implements ConversationStore {
   }
 
   async setMember(threadId: string, did: string, role: MemberRole): Promise<boolean> {
-    const { changes } = this.statements.upsertMember.run({ threadId, did, role });
+    const { changes } = await this.write(() => this.statements.upsertMember.run({ threadId, did, role }));
     this.checkpointer.wrote();
     return changes > 0;
   }
 
   async createShareLink(link: ShareLinkRecord): Promise<boolean> {
-    const { changes } = this.statements.insertShareLink.run(link);
+    const { changes } = await this.write(() => this.statements.insertShareLink.run(link));
     this.checkpointer.wrote();
     return changes > 0;
   }
@@ -209,7 +210,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async revokeShareLink(threadId: string, linkId: string): Promise<boolean> {
-    const { changes } = this.statements.deleteShareLink.run({ threadId, linkId });
+    const { changes } = await this.write(() => this.statements.deleteShareLink.run({ threadId, linkId }));
     this.checkpointer.wrote();
     return changes > 0;
   }
@@ -219,7 +220,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async createInvite(invite: InviteRecord): Promise<boolean> {
-    const { changes } = this.statements.insertInvite.run(invite);
+    const { changes } = await this.write(() => this.statements.insertInvite.run(invite));
     this.checkpointer.wrote();
     return changes > 0;
   }
@@ -229,13 +230,13 @@ export class SqliteStore implements ConversationStore {
   }
 
   async revokeInvite(threadId: string, inviteId: string): Promise<boolean> {
-    const { changes } = this.statements.deleteInvite.run({ threadId, inviteId });
+    const { changes } = await this.write(() => this.statements.deleteInvite.run({ threadId, inviteId }));
     this.checkpointer.wrote();
     return changes > 0;
   }
 
   async useInvite(tokenHash: string, now: number): Promise<InviteRecord | undefined> {
-    const invite = this.statements.useInvite.get({ tokenHash, now });
+    const invite = await this.write(() => this.statements.useInvite.get({ tokenHash, now }));
     if (invite) this.checkpointer.wrote();
     return invite;
   }
@@ -245,7 +246,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async removeMember(threadId: string, did: string): Promise<boolean> {
-    const { changes } = this.statements.deleteMember.run({ threadId, did });
+    const { changes } = await this.write(() => this.statements.deleteMember.run({ threadId, did }));
     this.checkpointer.wrote();
     return changes > 0;
   }
@@ -279,17 +280,19 @@ export class SqliteStore implements ConversationStore {
   }
 
   async deleteThread(threadId: string): Promise<boolean> {
-    const deleted = this.withFreedFiles(() =>
-      this.db
-        .transaction(() => {
-          this.statements.unindexThreadNodes.run(threadId);
-          this.statements.deleteThreadNodes.run(threadId);
-          this.attachments.freeThread(threadId);
-          const deleted = this.deleteThreadRow(threadId);
-          if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
-          return deleted;
-        })
-        .immediate(),
+    const deleted = await this.write(() =>
+      this.withFreedFiles(() =>
+        this.db
+          .transaction(() => {
+            this.statements.unindexThreadNodes.run(threadId);
+            this.statements.deleteThreadNodes.run(threadId);
+            this.attachments.freeThread(threadId);
+            const deleted = this.deleteThreadRow(threadId);
+            if (deleted) this.statements.retireThreadId.run({ threadId, deletedAt: Date.now() });
+            return deleted;
+          })
+          .immediate(),
+      ),
     );
     if (deleted) this.wroteText();
     return deleted;
@@ -309,29 +312,36 @@ export class SqliteStore implements ConversationStore {
       for (let start = 0; start < threads.length; start += IMPORT_SLICE_THREADS) {
         if (start > 0) await setImmediate();
         const slice = threads.slice(start, start + IMPORT_SLICE_THREADS);
-        this.db
-          .transaction(() => {
-            for (const thread of slice) this.importThread({ ...thread, ownerDid: stagingOwner(thread.ownerDid) });
-          })
-          .immediate();
+        await this.write(() =>
+          this.db
+            .transaction(() => {
+              for (const thread of slice) this.importThread({ ...thread, ownerDid: stagingOwner(thread.ownerDid) });
+            })
+            .immediate(),
+        );
         staged.push(...slice.map(({ threadId }) => threadId));
         this.wroteText();
       }
-      this.db
-        .transaction(() => {
-          let handed = 0;
-          for (const ownerDid of owners)
-            handed += this.statements.handOverThreads.run({ stagingOwner: stagingOwner(ownerDid), ownerDid }).changes;
-          // Another process opening the same file deletes what it finds staged: then some are gone.
-          if (handed !== threads.length) throw new Error(`import: ${threads.length - handed} staged threads vanished`);
-        })
-        .immediate();
+      await this.write(() =>
+        this.db
+          .transaction(() => {
+            let handed = 0;
+            for (const ownerDid of owners)
+              handed += this.statements.handOverThreads.run({ stagingOwner: stagingOwner(ownerDid), ownerDid }).changes;
+            // Another process opening the same file deletes what it finds staged: then some are gone.
+            if (handed !== threads.length)
+              throw new Error(`import: ${threads.length - handed} staged threads vanished`);
+          })
+          .immediate(),
+      );
     } catch (error) {
-      this.db
-        .transaction(() => {
-          for (const threadId of staged) this.dropStagedThread(threadId);
-        })
-        .immediate();
+      await this.write(() =>
+        this.db
+          .transaction(() => {
+            for (const threadId of staged) this.dropStagedThread(threadId);
+          })
+          .immediate(),
+      );
       this.wroteText();
       throw error;
     }
@@ -340,7 +350,8 @@ export class SqliteStore implements ConversationStore {
 
   async importThreadBatches(batches: AsyncIterable<readonly StoredThread[]>): Promise<number> {
     // One transaction across the awaits between batches: better-sqlite3's transaction() takes a synchronous function.
-    this.db.exec('BEGIN IMMEDIATE');
+    // No merge step starts while it is open.
+    await this.write(() => this.db.exec('BEGIN IMMEDIATE'));
     let imported = 0;
     try {
       for await (const threads of batches) {
@@ -365,15 +376,19 @@ export class SqliteStore implements ConversationStore {
 
   async commit(change: TreeChange, meta: CommitMeta): Promise<void> {
     // IMMEDIATE takes the write lock before the version is read, so another connection cannot commit in between.
-    this.withFreedFiles(() => this.db.transaction(() => this.commitInTransaction(change, meta)).immediate());
+    await this.write(() =>
+      this.withFreedFiles(() => this.db.transaction(() => this.commitInTransaction(change, meta)).immediate()),
+    );
     this.wroteText();
   }
 
   async saveStreamedText(batch: readonly StreamedText[]): Promise<void> {
     // One transaction, not one per entry: its cost (the WAL commit) is what grows with the number of streams.
-    this.db.transaction(() => {
-      for (const { part = 'content', ...entry } of batch) this.statements.insertStreamedText.run({ ...entry, part });
-    })();
+    await this.write(() =>
+      this.db.transaction(() => {
+        for (const { part = 'content', ...entry } of batch) this.statements.insertStreamedText.run({ ...entry, part });
+      })(),
+    );
     this.checkpointer.wrote();
   }
 
@@ -382,41 +397,14 @@ export class SqliteStore implements ConversationStore {
   }
 
   async saveToolCalls(threadId: string, nodeId: string, toolCalls: readonly ToolCall[]): Promise<void> {
-    this.statements.updateStreamingToolCalls.run({ threadId, nodeId, toolCalls: toolCallsColumn(toolCalls) });
+    await this.write(() =>
+      this.statements.updateStreamingToolCalls.run({ threadId, nodeId, toolCalls: toolCallsColumn(toolCalls) }),
+    );
     this.checkpointer.wrote();
   }
 
   async interruptStreamingNodes(now: number): Promise<string[]> {
-    const interrupted = this.db
-      .transaction(() => {
-        const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
-        const threadIds = new Set<string>();
-        const { statements } = this;
-        for (const {
-          nodeId,
-          threadId,
-          rowid,
-          content,
-          reasoning,
-          toolCalls,
-        } of statements.selectStreamingNodes.all()) {
-          const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
-          statements.unindexNodeText.run({ rowid, text: content });
-          statements.indexNodeText.run(rowid, text.content);
-          statements.interruptStreamingNode.run({
-            nodeId,
-            content: text.content,
-            reasoning: text.reasoning || null,
-            toolCalls: recoveredToolCalls(toolCalls, text.content),
-          });
-          this.statements.deleteStreamedText.run(nodeId);
-          threadIds.add(threadId);
-        }
-        const sorted = [...threadIds].sort();
-        for (const threadId of sorted) this.statements.bumpThreadVersion.run({ threadId, updatedAt: now });
-        return sorted;
-      })
-      .immediate();
+    const interrupted = await this.write(() => this.interruptInTransaction(now));
     if (interrupted.length > 0) this.wroteText();
     return interrupted;
   }
@@ -425,8 +413,9 @@ export class SqliteStore implements ConversationStore {
     const upload = await this.attachments.open(size);
     return {
       ...upload,
+      // Its rows are written after its file, past the wait: a step started meanwhile may hold them on its lock.
       finish: async (record) => {
-        await upload.finish(record);
+        await this.write(() => upload.finish(record));
         this.checkpointer.wrote();
       },
     };
@@ -445,8 +434,8 @@ export class SqliteStore implements ConversationStore {
   }
 
   async deleteUnusedAttachments(createdBefore: number): Promise<number> {
-    const freed = this.withFreedFiles(() =>
-      this.db.transaction(() => this.attachments.freePending(createdBefore)).immediate(),
+    const freed = await this.write(() =>
+      this.withFreedFiles(() => this.db.transaction(() => this.attachments.freePending(createdBefore)).immediate()),
     );
     if (freed > 0) this.checkpointer.wrote();
     await this.attachments.sweep(Date.now());
@@ -463,13 +452,23 @@ export class SqliteStore implements ConversationStore {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
-    this.merger.close();
+    await this.merger.close();
     // The last connection to close checkpoints what is left and removes the log: the checkpointer's goes first.
     await this.checkpointer.close();
     if (this.db.open) this.db.close();
   }
 
-  /** A write that changed the full-text indexes: their new segments are merged between turns of the event loop. */
+  /**
+   * Runs a write, after the merge step under way if there is one (SqliteIndexMerger): meeting the step's lock, the
+   * write would wait for it holding the event loop. Without one, at once, as called.
+   */
+  private async write<T>(write: () => T): Promise<T> {
+    const step = this.merger.stepEnded();
+    if (step) await step;
+    return write();
+  }
+
+  /** A write that changed the full-text indexes: their new segments are merged by the merger's thread. */
   private wroteText(): void {
     this.checkpointer.wrote();
     this.merger.wrote();
@@ -550,6 +549,40 @@ export class SqliteStore implements ConversationStore {
     this.statements.deleteThreadNodes.run(threadId);
     this.attachments.release(threadId);
     this.deleteThreadRow(threadId);
+  }
+
+  /** Ends the answers left streaming, in one transaction: their text as far as it was saved, and their threads bumped. */
+  private interruptInTransaction(now: number): string[] {
+    return this.db
+      .transaction(() => {
+        const pieces = piecesByNode(this.statements.selectAllStreamedText.all());
+        const threadIds = new Set<string>();
+        const { statements } = this;
+        for (const {
+          nodeId,
+          threadId,
+          rowid,
+          content,
+          reasoning,
+          toolCalls,
+        } of statements.selectStreamingNodes.all()) {
+          const text = spellParts({ content, reasoning: reasoning ?? '' }, pieces.get(nodeId) ?? []);
+          statements.unindexNodeText.run({ rowid, text: content });
+          statements.indexNodeText.run(rowid, text.content);
+          statements.interruptStreamingNode.run({
+            nodeId,
+            content: text.content,
+            reasoning: text.reasoning || null,
+            toolCalls: recoveredToolCalls(toolCalls, text.content),
+          });
+          this.statements.deleteStreamedText.run(nodeId);
+          threadIds.add(threadId);
+        }
+        const sorted = [...threadIds].sort();
+        for (const threadId of sorted) this.statements.bumpThreadVersion.run({ threadId, updatedAt: now });
+        return sorted;
+      })
+      .immediate();
   }
 
   /** Throwing rolls the whole transaction back: a refused change writes nothing. */
