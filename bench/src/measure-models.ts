@@ -21,6 +21,8 @@ interface ModelsRun {
   alone: LatencySummary;
   /** Each answer of 3 models answering one prompt side by side: one sample per answer. */
   eachOfThree: LatencySummary;
+  /** The same answers by the order their first tokens arrived in: each prompt's first, second and third. */
+  byArrival: LatencySummary[];
 }
 
 /**
@@ -61,6 +63,7 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
       context.log(`models (first token after ${thinkingMs} ms): run ${run + 1}/${context.options.runs}`);
       const alone = new LatencyRecorder();
       const eachOfThree = new LatencyRecorder();
+      const byArrival = ids.map(() => new LatencyRecorder());
       // A thinking model's samples take 100 ms each: fewer of them, as many as the quick run's instant ones.
       const samples = thinkingMs > 0 ? Math.min(context.options.gatewaySamples, 60) : context.options.gatewaySamples;
       const warmUp = Math.ceil(samples / 10);
@@ -69,9 +72,17 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
         const three = await firstTokens(socket, { models: ids }, MODELS);
         if (index < warmUp) continue;
         alone.record(one[0]!);
-        for (const ms of three) eachOfThree.record(ms);
+        for (const [rank, ms] of three.entries()) {
+          eachOfThree.record(ms);
+          byArrival[rank]!.record(ms);
+        }
       }
-      runs.push({ thinkingMs, alone: alone.summary(), eachOfThree: eachOfThree.summary() });
+      runs.push({
+        thinkingMs,
+        alone: alone.summary(),
+        eachOfThree: eachOfThree.summary(),
+        byArrival: byArrival.map((recorder) => recorder.summary()),
+      });
     }
   } finally {
     socket.close();
@@ -82,8 +93,8 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
 }
 
 /**
- * A prompt in a new thread, answered by `answers` models; the time from sending it to each answer's first chunk,
- * once every answer has completed.
+ * A prompt in a new thread, answered by `answers` models; the time from sending it to each answer's first chunk, in
+ * the order they arrived, once every answer has completed.
  */
 async function firstTokens(
   socket: BenchSocket,
@@ -120,6 +131,20 @@ async function firstTokens(
 function modelsFigures(runs: ModelsRun[], model: string): Figure[] {
   const of = (values: (run: ModelsRun) => number) => median(runs.map(values));
   const id = model === '' ? 'models.ttft' : 'models.ttft.thinking';
+  // Where the instant model's ratio comes from: the first of the three late (work done once per prompt grew with
+  // the answers), or each answer after the one before (work done per answer, one after another).
+  const arrivals =
+    model === ''
+      ? ['first', 'second', 'third'].map((rank, index) =>
+          figure({
+            id: `${id}.${rank}-of-3.p50`,
+            label: `Time to first token p50, the ${rank} of 3 models to answer`,
+            unit: 'ms',
+            value: of((run) => run.byArrival[index]!.p50),
+            baseline: { label: 'one model alone p50', value: of((run) => run.alone.p50) },
+          }),
+        )
+      : [];
   return [
     figure({
       id: `${id}.each-of-3.p50`,
@@ -136,5 +161,6 @@ function modelsFigures(runs: ModelsRun[], model: string): Figure[] {
       value: of((run) => run.eachOfThree.p99),
       baseline: { label: 'one model alone p99', value: of((run) => run.alone.p99) },
     }),
+    ...arrivals,
   ];
 }
