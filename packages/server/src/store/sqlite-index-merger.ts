@@ -15,8 +15,56 @@ type FullTextIndex = (typeof FULL_TEXT_INDEXES)[number];
  */
 export const MERGE_STEP_PAGES = 16;
 
+/** FTS5's default `usermerge`: the fewest segments of a level that a merge takes as its input. */
+const DEFAULT_USERMERGE = 4;
+
 /** How soon a step refused by another connection's write lock tries again. */
 const BUSY_RETRY_MS = 100;
+
+/**
+ * Whether FTS5's merge (`('merge', n)` with n > 0) would find work in an index's structure record (row 10 of its
+ * %_data table): as fts5IndexMerge decides, a level whose merge is under way, unless a level before it holds more
+ * segments, or else a level of at least `usermerge` segments (the tombstones of contentless-delete tables aside: these
+ * indexes are not). Reading the record costs a row, where a step would cost a round trip to the thread and the write
+ * lock to find nothing. A record it cannot read is taken as due: the step asks FTS5 itself.
+ */
+export function mergeDue(record: Uint8Array, usermerge: number): boolean {
+  // SQLite's varints: 7 bits a byte, high bit set on all but the last, the ninth byte's 8 bits last.
+  let offset = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let length = 1; length <= 9; length += 1) {
+      const byte = record[offset++];
+      if (byte === undefined) throw new RangeError('the record ends in a varint');
+      if (length === 9) return value * 256 + byte;
+      value = value * 128 + (byte & 0x7f);
+      if (byte < 0x80) return value;
+    }
+    return value;
+  };
+  try {
+    // A 4-byte cookie, then, in the second version of the record, its 4-byte mark and 5 more varints a segment.
+    const v2 = record[4] === 0xff && record[5] === 0 && record[6] === 0 && record[7] === 1;
+    offset = v2 ? 8 : 4;
+    const levels = varint();
+    varint(); // segments
+    varint(); // write counter
+    let best = 0;
+    for (let level = 0; level < levels; level += 1) {
+      const merging = varint();
+      const segments = varint();
+      if (merging > 0) {
+        if (merging > best) best = usermerge;
+        break;
+      }
+      best = Math.max(best, segments);
+      for (let field = 0; field < segments * (v2 ? 8 : 3); field += 1) varint();
+    }
+    return best >= usermerge;
+  } catch {
+    return true;
+  }
+}
 
 /** What the merging thread is told: where the driver and the file are. */
 interface MergerData {
@@ -80,10 +128,11 @@ parentPort.on('message', (message) => {
  * segments writes a common word's whole list (FTS5 stops only between words: 127 ms at 2,000,000 messages), which on
  * the event loop held every client of the process (issue 37). The store's writes wait (asynchronously,
  * `stepEnded`) for a step under way rather than for its lock; its reads never wait (WAL). The thread starts with the
- * first step that merges something: the check at open is made here, and a file with nothing due starts none.
+ * first step due (`mergeDue`): a file with nothing due starts none.
  */
 export class SqliteIndexMerger {
   private readonly steps: Map<FullTextIndex, Statement<[number]>>;
+  private readonly structures: Map<FullTextIndex, { record: Statement<[], Buffer>; usermerge: number }>;
   private readonly totalChanges: Statement<[], number>;
   /** Indexes written since they last reported nothing to merge. */
   private readonly pending = new Set<FullTextIndex>();
@@ -111,24 +160,19 @@ export class SqliteIndexMerger {
       ]),
     );
     this.totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
+    this.structures = new Map(
+      FULL_TEXT_INDEXES.map((index) => {
+        const usermerge = db.prepare<[], number>(`SELECT v FROM ${index}_config WHERE k = 'usermerge'`).pluck().get();
+        const record = db.prepare<[], Buffer>(`SELECT block FROM ${index}_data WHERE id = 10`).pluck();
+        return [index, { record, usermerge: usermerge ?? DEFAULT_USERMERGE }];
+      }),
+    );
   }
 
   /**
-   * At open: what the last process to write the file left unmerged (it closed before its steps were done). A first
-   * step on this connection tells whether anything is; the thread starts only if so.
+   * The indexes were written, or the file opened (the last process to write it may have closed before its steps
+   * were done): merge what is due, from the next turn of the event loop.
    */
-  opened(): void {
-    for (const index of FULL_TEXT_INDEXES) {
-      const result = this.stepHere(index);
-      // Refused by another connection's lock: unknown, tried again by the thread. Failed otherwise: upkeep, which
-      // must not keep the file from opening; the next write tries again.
-      if ('error' in result ? result.error === 'SQLITE_BUSY' : result.changes >= 2) this.pending.add(index);
-      if ('changes' in result && result.changes >= 2) this.onWrite();
-    }
-    if (this.pending.size > 0) this.schedule();
-  }
-
-  /** The indexes were written: merge what is due, from the next turn of the event loop. */
   wrote(): void {
     if (this.closed) return;
     for (const index of FULL_TEXT_INDEXES) this.pending.add(index);
@@ -180,6 +224,12 @@ export class SqliteIndexMerger {
     }
   }
 
+  private due(index: FullTextIndex): boolean {
+    const { record, usermerge } = this.structures.get(index)!;
+    const block = record.get();
+    return block === undefined || mergeDue(block, usermerge);
+  }
+
   /** The next step, at the next turn of the event loop or after `delayMs`. */
   private schedule(delayMs = 0): void {
     if (delayMs > 0) {
@@ -195,8 +245,12 @@ export class SqliteIndexMerger {
     this.cancel = undefined;
     // A transaction held across turns (importThreadBatches) would keep the step from the lock; its end calls wrote().
     if (this.db.inTransaction) return;
+    for (const index of this.pending) if (!this.due(index)) this.pending.delete(index);
     const [index] = this.pending;
-    if (index === undefined) return;
+    if (index === undefined) {
+      this.settle();
+      return;
+    }
     // A database in memory is this connection's alone: no other thread can open it.
     if (this.filename === undefined) {
       this.step = { index, ended: Promise.resolve(), end: () => {} };

@@ -140,7 +140,7 @@ export class SqliteStore implements ConversationStore {
         for (const threadId of this.statements.selectStagedThreads.all()) this.dropStagedThread(threadId);
       })
       .immediate();
-    this.merger.opened();
+    this.merger.wrote();
   }
 
   async createThread(record: ThreadRecord): Promise<void> {

@@ -8,7 +8,7 @@ import { uploaded } from './attachment-store-contract.js';
 import { oneMessageThread } from './one-message-thread.js';
 import { putAttachment } from '../../src/store/conversation-store.js';
 import type { SqliteCheckpointer } from '../../src/store/sqlite-checkpointer.js';
-import { MERGE_STEP_PAGES } from '../../src/store/sqlite-index-merger.js';
+import { MERGE_STEP_PAGES, mergeDue } from '../../src/store/sqlite-index-merger.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { prepareStatements } from '../../src/store/sqlite-statements.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -413,6 +413,59 @@ describe('SqliteStore on its file', () => {
       expect((await store.searchThreads(alice, ['step'], 5)).map((hit) => hit.threadId)).toEqual([next.threadId]);
       await store.whenIndexesMerged();
       integrityCheck();
+    });
+
+    it('are merged only when FTS5 would find a merge due, as its structure record tells', async () => {
+      await open().close();
+      const db = inspect();
+      const due = (index: string) =>
+        mergeDue(db.prepare(`SELECT block FROM ${index}_data WHERE id = 10`).pluck().get() as Buffer, 4);
+      /** FTS5's own answer, undone: a merge step that changes anything. */
+      const fts5Due = (index: string) => {
+        db.exec('BEGIN');
+        try {
+          return mergeChanges(db, index) >= 2;
+        } finally {
+          db.exec('ROLLBACK');
+        }
+      };
+      const seen = { due: 0, notDue: 0 };
+      // Segments of 5 pages: a step of 8 pages leaves a merge of 4 under way (a level's `nMerge`), the next ends it.
+      for (const [count, thread] of wordy(40, 2_000).entries()) {
+        const [node] = Object.values(thread.graph.nodes);
+        db.prepare('INSERT INTO node_text (rowid, content) VALUES (?, ?)').run(count + 1, node!.content);
+        if (count % 3 === 2) db.prepare("INSERT INTO node_text (node_text, rank) VALUES ('merge', 8)").run();
+        const expected = fts5Due('node_text');
+        expect(due('node_text')).toBe(expected);
+        seen[expected ? 'due' : 'notDue'] += 1;
+      }
+      expect(seen.due).toBeGreaterThan(3);
+      expect(seen.notDue).toBeGreaterThan(3);
+      expect(due('title_text')).toBe(false);
+      // The tests' own segment count reads the same record; a record not read is due.
+      expect(mergeDue(Buffer.from([0, 0, 0, 1, 0x81]), 4)).toBe(true);
+    });
+
+    it('start no step after a write that leaves nothing due: the next write goes ahead at once', async () => {
+      const store = open();
+      const threads = wordy(12, 200);
+      // The thread started and the merges done, then one segment more in each index, which makes no merge due.
+      for (const thread of threads.slice(0, 10)) await store.importThreads([thread]);
+      await store.whenIndexesMerged();
+      await store.importThreads([threads[10]!]);
+      for (const index of ['node_text', 'title_text'])
+        expect(
+          mergeDue(inspect().prepare(`SELECT block FROM ${index}_data WHERE id = 10`).pluck().get() as Buffer, 4),
+        ).toBe(false);
+      // The turn in which a step would start.
+      await new Promise(setImmediate);
+      const stored = () => inspect().prepare('SELECT COUNT(*) FROM threads').pluck().get();
+
+      const importing = store.importThreads([threads[11]!]);
+      const written = stored();
+      await importing;
+
+      expect(written).toBe(12);
     });
 
     it('keep search whole through many imports and deletes, merged between them', async () => {
