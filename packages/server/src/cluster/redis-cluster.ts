@@ -216,7 +216,10 @@ export class RedisClusterTransport implements ClusterTransport {
   private async disconnect(): Promise<void> {
     await this.inbox.stop();
     this.subscriber.disconnect();
-    await this.redis.quit();
+    // quit() lets the commands sent before it finish, but is itself queued while the connection waits to reconnect:
+    // with Redis away it would wait for Redis, and the connection go on reconnecting.
+    if (this.redis.status === 'ready') await this.redis.quit();
+    else this.redis.disconnect();
   }
 
   private lockValue(token: number): string {

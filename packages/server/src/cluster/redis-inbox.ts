@@ -21,6 +21,9 @@ export class RedisInbox {
   private readonly pending = new Map<string, (reply: CommandReply | undefined) => void>();
   private stopped = false;
   private reading: Promise<void> | undefined;
+  /** Settles the read under way at `stop`: see there. */
+  private stopRead: (() => void) | undefined;
+  private readonly readStopped = new Promise<null>((resolve) => (this.stopRead = () => resolve(null)));
 
   constructor(
     private readonly commands: Redis & LockScripts,
@@ -70,8 +73,13 @@ export class RedisInbox {
     return { holder, reply };
   }
 
+  /**
+   * Ends the reading loop without waiting for its read: a connection waiting to reconnect (Redis away) keeps the read
+   * queued, and ioredis' disconnect() then settles nothing queued, so the read would never end.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopRead?.();
     this.reader.disconnect();
     await this.reading;
     for (const settle of this.pending.values()) settle(undefined);
@@ -92,7 +100,11 @@ export class RedisInbox {
     let lastId = '0-0';
     while (!this.stopped) {
       try {
-        const streams = await this.reader.xread('BLOCK', BLOCK_MS, 'STREAMS', inbox, lastId);
+        const read = this.reader.xread('BLOCK', BLOCK_MS, 'STREAMS', inbox, lastId);
+        // Left to settle, or not, after a stop.
+        read.catch(() => {});
+        const streams = await Promise.race([read, this.readStopped]);
+        if (this.stopped) return;
         for (const [, entries] of streams ?? []) {
           for (const [entryId, fields] of entries) {
             lastId = entryId;

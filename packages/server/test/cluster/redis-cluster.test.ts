@@ -2,6 +2,8 @@ import { Redis } from 'ioredis';
 import { afterEach, expect, it, vi } from 'vitest';
 import { RedisClusterTransport } from '../../src/cluster/redis-cluster.js';
 import { deleteRedisKeys, describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+import { eventually, WAIT_LIMIT_MS } from '../support/eventually.js';
 import { describeClusterTransportContract } from './cluster-transport-contract.js';
 
 describeWithRedis('RedisClusterTransport', () => {
@@ -54,6 +56,35 @@ describeWithRedis('RedisClusterTransport', () => {
     publisher.publish('thread_cut', { frame: 'after the cut' });
     // Delivered: subscribed again after the reconnection.
     expect(await received).toBe('after the cut');
+  });
+
+  it('closes while Redis is away, its connections waiting to reconnect, rather than waiting for Redis forever', async () => {
+    const redis = await TcpProxy.start(TEST_REDIS_URL);
+    opened.push(redis);
+    const transport = await RedisClusterTransport.connect({ url: redis.url(TEST_REDIS_URL), prefix });
+    await transport.start({
+      command: async () => ({ ok: true, retried: false, version: 1 }),
+      error: () => {},
+      reconnected: () => {},
+    });
+    // Peeked at, not used: ioredis tells a connection's state only on the connection, which the transport keeps.
+    const connections = transport as unknown as { redis: Redis; inbox: { reader: Redis } };
+
+    await redis.cut();
+    // Both wait to reconnect, the inbox's blocking read queued until they do: ioredis' disconnect() at that moment
+    // settles nothing queued, and its quit() waits for a connection.
+    await eventually(
+      () =>
+        connections.redis.status === 'reconnecting' && connections.inbox.reader.status === 'reconnecting'
+          ? true
+          : undefined,
+      'the connections waiting to reconnect',
+    );
+    let closed = false;
+    const closing = transport.close().then(() => (closed = true));
+    // Redis stays away: close() must settle on its own. Bounded by the test's wait limit, not a sleep.
+    await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, WAIT_LIMIT_MS))]);
+    expect(closed).toBe(true);
   });
 
   it('lists orphaned generations at one moment: a lock released while it looks is not taken for one whose instance died', async () => {
