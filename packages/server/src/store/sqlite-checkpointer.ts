@@ -1,18 +1,12 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { endSqliteThread, type SqliteThread, startSqliteThread } from './sqlite-thread.js';
 
-/** What the checkpointing thread is told. */
+/** What the checkpointing thread is told (besides where the driver is). */
 interface CheckpointerData {
-  /** Where better-sqlite3 is, resolved here: an eval'd worker would resolve modules from the process's folder. */
-  driver: string;
   filename: string;
   intervalMs: number;
 }
 
-/**
- * The thread's code, as a string so that the same code runs whether this module is the compiled JavaScript or its
- * TypeScript source (under the test runner); it needs only the driver.
- */
+/** The thread's code (see `startSqliteThread`). */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -36,7 +30,7 @@ parentPort.once('message', () => {
  * test of the statements; the bench's event-loop delay p99 at 1,000 streams: 35 and 56 ms against 55 and 76).
  */
 export class SqliteCheckpointer {
-  private running: { worker: Worker; exited: Promise<void> } | undefined;
+  private running: SqliteThread | undefined;
   private closed = false;
 
   constructor(
@@ -50,15 +44,10 @@ export class SqliteCheckpointer {
    */
   wrote(): void {
     if (this.running || this.closed) return;
-    const workerData: CheckpointerData = {
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-      filename: this.filename,
-      intervalMs: this.intervalMs,
-    };
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
+    const workerData: CheckpointerData = { filename: this.filename, intervalMs: this.intervalMs };
+    this.running = startSqliteThread(WORKER_SOURCE, workerData);
     // It must not keep a process alive that is done with its store without closing it.
-    worker.unref();
-    this.running = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) };
+    this.running.worker.unref();
   }
 
   /** Whether the thread was started (by a write) and not closed since. */
@@ -70,12 +59,8 @@ export class SqliteCheckpointer {
   async close(): Promise<void> {
     this.closed = true;
     if (!this.running) return;
-    const { worker, exited } = this.running;
+    const running = this.running;
     this.running = undefined;
-    // Held again while it ends: a process with nothing else to do would otherwise exit before the thread's end,
-    // in the middle of whatever its shutdown still had to do after closing the store.
-    worker.ref();
-    worker.postMessage('close');
-    await exited;
+    await endSqliteThread(running);
   }
 }

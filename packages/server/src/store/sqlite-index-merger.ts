@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import type { Database, Statement } from 'better-sqlite3';
+import { endSqliteThread, type SqliteThread, startSqliteThread } from './sqlite-thread.js';
 
 /** The store's FTS5 indexes (sqlite-migrations.ts), whose merges run here rather than at commits (migration 14). */
 export const FULL_TEXT_INDEXES = ['node_text', 'title_text'] as const;
@@ -66,10 +65,8 @@ export function mergeDue(record: Uint8Array, usermerge: number): boolean {
   }
 }
 
-/** What the merging thread is told: where the driver and the file are. */
+/** What the merging thread is told (besides where the driver is). */
 interface MergerData {
-  /** Where better-sqlite3 is, resolved here: an eval'd worker would resolve modules from the process's folder. */
-  driver: string;
   filename: string;
   indexes: readonly FullTextIndex[];
   pages: number;
@@ -79,16 +76,13 @@ interface MergerData {
 type StepResult = { changes: number } | { error: string };
 
 /** The merging thread; `ready` once its connection is open. */
-interface MergingThread {
-  worker: Worker;
-  exited: Promise<void>;
+interface MergingThread extends SqliteThread {
   ready: boolean;
 }
 
 /**
- * The thread's code, as a string so that the same code runs whether this module is the compiled JavaScript or its
- * TypeScript source (under the test runner); it needs only the driver. Its connection never waits for a lock
- * (timeout 0): a step refused is tried again later by the store, whose own writes would otherwise wait behind it.
+ * The thread's code (see `startSqliteThread`). Its connection never waits for a lock (timeout 0): a step refused is
+ * tried again later by the store, whose own writes would otherwise wait behind it.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -201,12 +195,9 @@ export class SqliteIndexMerger {
     this.cancel = undefined;
     this.settle();
     if (!this.thread) return;
-    const { worker, exited } = this.thread;
+    const thread = this.thread;
     this.thread = undefined;
-    // Held again while it ends: a process with nothing else to do would exit before the thread closed its connection.
-    worker.ref();
-    worker.postMessage('close');
-    await exited;
+    await endSqliteThread(thread);
     this.endStep();
   }
 
@@ -270,18 +261,9 @@ export class SqliteIndexMerger {
   }
 
   private startThread(filename: string): MergingThread {
-    const workerData: MergerData = {
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-      filename,
-      indexes: FULL_TEXT_INDEXES,
-      pages: MERGE_STEP_PAGES,
-    };
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData });
-    const thread: MergingThread = {
-      worker,
-      exited: new Promise((resolve) => worker.once('exit', () => resolve())),
-      ready: false,
-    };
+    const workerData: MergerData = { filename, indexes: FULL_TEXT_INDEXES, pages: MERGE_STEP_PAGES };
+    const thread: MergingThread = { ...startSqliteThread(WORKER_SOURCE, workerData), ready: false };
+    const { worker } = thread;
     worker.on('message', (message: 'ready' | StepResult) => {
       if (message !== 'ready') this.stepped(message);
       else {
