@@ -162,29 +162,41 @@ await worker.terminate();
 const start = hits.findIndex((hit) => hit.url === sessionModule.href && hit.line > decodeLine);
 const walk = hits.slice(start);
 const source = (url) => url.slice(root.href.length).replace('/dist/', '/src/').replace(/\.js$/, '.ts');
-/** The files entered and the returns to a file already left, of the walk as it passes through `within` only. */
-function figures(within) {
+/**
+ * The units entered and the returns to a unit already left, of the walk with each file counted as the unit `unitOf`
+ * names (skipped where it names none).
+ */
+function figures(unitOf) {
   const stays = [];
   for (const hit of walk) {
-    const file = source(hit.url);
-    if (!within(file)) continue;
+    const unit = unitOf(source(hit.url));
+    if (unit === undefined) continue;
     const last = stays.at(-1);
-    if (last?.file === file) {
+    if (last?.unit === unit) {
       if (hit.name && !last.functions.includes(hit.name)) last.functions.push(hit.name);
-    } else stays.push({ file, functions: hit.name ? [hit.name] : [] });
+    } else stays.push({ unit, functions: hit.name ? [hit.name] : [] });
   }
-  const files = new Set(stays.map((stay) => stay.file));
-  return { stays, files, returns: stays.length - files.size };
+  const units = new Set(stays.map((stay) => stay.unit));
+  return { stays, units, returns: stays.length - units.size };
 }
-const all = figures(() => true);
-const engine = figures((file) => file.startsWith('packages/server/src/engine/'));
+/** A file's layer (docs/ARCHITECTURE.md): the protocol package, or the server's folder it is in, or the file itself. */
+const layerOf = (file) =>
+  file.startsWith('packages/protocol/')
+    ? 'protocol'
+    : (/^packages\/server\/src\/([^/]+)\//.exec(file)?.[1] ?? file.slice('packages/server/src/'.length));
+const all = figures((file) => file);
+const engine = figures((file) => (file.startsWith('packages/server/src/engine/') ? file : undefined));
+const layers = figures(layerOf);
 if (verbose) {
   for (const [index, stay] of all.stays.entries())
-    console.log(`${index + 1}. ${stay.file} (${stay.functions.join(', ')})`);
-  console.log(`\nfiles:\n${[...all.files].join('\n')}\n`);
+    console.log(`${index + 1}. ${stay.unit} (${stay.functions.join(', ')})`);
+  console.log(`\nfiles:\n${[...all.units].join('\n')}\n`);
+  console.log(`layers:\n${[...layers.units].join('\n')}\n`);
 }
 console.log("pivot walk, from the decoded CPP_PIVOT_INIT to the new answer's first CPP_STREAM_CHUNK:");
-console.log(`  every file of ours: ${all.files.size} files entered, ${all.returns} returns to a file already left`);
+console.log(`  every file of ours: ${all.units.size} files entered, ${all.returns} returns to a file already left`);
 console.log(`  (${walk.length} pauses; protocol, session, auth, transport, store and observability included)`);
-console.log(`  engine/ alone: ${engine.files.size} files entered, ${engine.returns} returns to a file already left`);
+console.log(`  engine/ alone: ${engine.units.size} files entered, ${engine.returns} returns to a file already left`);
 console.log('  (the walk as it passes through packages/server/src/engine: a call out of it and back is no return)');
+console.log(`  by layer: ${layers.units.size} layers entered, ${layers.returns} returns to a layer already left`);
+console.log('  (each layer counted as one file: the protocol package, each folder of packages/server/src)');
