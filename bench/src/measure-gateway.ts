@@ -1,8 +1,8 @@
-import { request, type IncomingMessage } from 'node:http';
 import { CPP_SUBPROTOCOL, newMessageId } from '@promethea/cpp-protocol';
 import type { BenchContext } from './bench-context.js';
 import { BenchProcess } from './bench-process.js';
 import { BenchSocket } from './bench-socket.js';
+import { postChatCompletion, PROMPT } from './chat-request.js';
 import { clientFrame } from './cpp-frames.js';
 import { figure, ratioTarget, type Figure } from './figure.js';
 import { LatencyRecorder, median, type LatencySummary } from './latency-recorder.js';
@@ -10,7 +10,6 @@ import type { ModelServerReady } from './model-server.js';
 
 /** The overhead ÷ the direct time to first token. */
 const OVERHEAD_RATIO_TARGET = 0.5;
-const PROMPT = 'What is a conversational pivot?';
 
 interface GatewayRun {
   direct: LatencySummary;
@@ -50,30 +49,10 @@ export async function measureGateway(context: BenchContext): Promise<{ figures: 
   return { figures: gatewayFigures(runs), details: runs };
 }
 
-/**
- * The request the CPP provider sends, made as it makes it (node:http, the global keep-alive agent); timed to the
- * first content event. A slower client here would flatter CPP's overhead.
- */
+/** The request the CPP provider sends, timed to the first content event. A slower client here would flatter CPP's overhead. */
 async function directFirstToken(baseUrl: string): Promise<number> {
-  const body = JSON.stringify({
-    model: 'bench-model',
-    messages: [{ role: 'user', content: PROMPT }],
-    stream: true,
-    stream_options: { include_usage: true },
-  });
   const sentAt = performance.now();
-  const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    const outgoing = request(`${baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        'content-length': Buffer.byteLength(body),
-      },
-    });
-    outgoing.once('response', resolve).once('error', reject);
-    outgoing.end(body);
-  });
+  const response = await postChatCompletion(baseUrl);
   response.setEncoding('utf8');
   let firstTokenAt: number | undefined;
   for await (const text of response as AsyncIterable<string>) {
