@@ -81,13 +81,15 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
       const samples = thinkingMs > 0 ? Math.min(context.options.gatewaySamples, 60) : context.options.gatewaySamples;
       const warmUp = Math.ceil(samples / 10);
       for (let index = 0; index < warmUp + samples; index += 1) {
+        // CPP and the relay in turn, each after the other: a relay sample begins while CPP closes the thread of the
+        // one before, whether it asks for one answer or three.
         const one = await cppFirstTokens(socket, { model: ids[0]! }, 1);
+        const relayOne = relaySocket && (await relayFirstTokens(relaySocket, 1));
         const three = await cppFirstTokens(socket, { models: ids }, MODELS);
-        if (index >= warmUp) cpp.record(one, three);
-        if (!relaySocket) continue;
-        const relayOne = await relayFirstTokens(relaySocket, 1);
-        const relayThree = await relayFirstTokens(relaySocket, MODELS);
-        if (index >= warmUp) relayed.record(relayOne, relayThree);
+        const relayThree = relaySocket && (await relayFirstTokens(relaySocket, MODELS));
+        if (index < warmUp) continue;
+        cpp.record(one, three);
+        if (relayOne && relayThree) relayed.record(relayOne, relayThree);
       }
       runs.push({ thinkingMs, ...cpp.summary(), ...(relaySocket ? { relay: relayed.summary() } : {}) });
     }
