@@ -70,6 +70,7 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
       ? await BenchProcess.start<RelayServerReady>('./relay-server.js', [model.info.baseUrl])
       : undefined;
   const relaySocket = relay && (await BenchSocket.connect(relay.info.url));
+  const prompts = new CppPrompts(socket);
   const ids = Array.from({ length: MODELS }, (_, index) => `model-${index + 1}`);
   const runs: ModelsRun[] = [];
   try {
@@ -81,11 +82,9 @@ async function measureWith(context: BenchContext, thinkingMs: number): Promise<M
       const samples = thinkingMs > 0 ? Math.min(context.options.gatewaySamples, 60) : context.options.gatewaySamples;
       const warmUp = Math.ceil(samples / 10);
       for (let index = 0; index < warmUp + samples; index += 1) {
-        // CPP and the relay in turn, each after the other: a relay sample begins while CPP closes the thread of the
-        // one before, whether it asks for one answer or three.
-        const one = await cppFirstTokens(socket, { model: ids[0]! }, 1);
+        const one = await prompts.firstTokens({ model: ids[0]! }, 1);
         const relayOne = relaySocket && (await relayFirstTokens(relaySocket, 1));
-        const three = await cppFirstTokens(socket, { models: ids }, MODELS);
+        const three = await prompts.firstTokens({ models: ids }, MODELS);
         const relayThree = relaySocket && (await relayFirstTokens(relaySocket, MODELS));
         if (index < warmUp) continue;
         cpp.record(one, three);
@@ -127,63 +126,66 @@ class TimesRecorder {
 }
 
 /**
- * A prompt in a new thread, answered by `answers` models; the time from sending it to each answer's first chunk, in
- * the order they arrived, once every answer has completed.
+ * Prompts, each in a new thread, timed from sending it to each answer's first chunk, in the order they arrived, once
+ * every answer's end is committed (its patch has come). The thread before is closed as the next one opens: CPP has
+ * nothing left to do of a sample while the relay's, between two of CPP's, is timed.
  */
-async function cppFirstTokens(
-  socket: BenchSocket,
-  models: { model: string } | { models: string[] },
-  answers: number,
-): Promise<number[]> {
-  const synced = socket.next('CPP_SYNC_GRAPH');
-  socket.send(clientFrame('CPP_THREAD_OPEN', { patches: true }));
-  const threadId = (await synced).frame.payload.threadId;
-  const times = await firstTokens(
-    socket,
-    answers,
-    clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: PROMPT, newNodeId: newMessageId(), ...models }),
-    (received) =>
-      received.type === 'CPP_STREAM_CHUNK'
-        ? (received.frame as { payload: { nodeId: string } }).payload.nodeId
-        : undefined,
-    'CPP_STREAM_COMPLETED',
-  );
-  socket.send(clientFrame('CPP_THREAD_CLOSE', { threadId }));
-  return times;
+class CppPrompts {
+  private threadId: string | undefined;
+
+  constructor(private readonly socket: BenchSocket) {}
+
+  async firstTokens(models: { model: string } | { models: string[] }, answers: number): Promise<number[]> {
+    const { socket } = this;
+    if (this.threadId) socket.send(clientFrame('CPP_THREAD_CLOSE', { threadId: this.threadId }));
+    const synced = socket.next('CPP_SYNC_GRAPH');
+    socket.send(clientFrame('CPP_THREAD_OPEN', { patches: true }));
+    const threadId = (await synced).frame.payload.threadId;
+    this.threadId = threadId;
+    // One patch for the prompt and its answers, then one for each answer's end.
+    let patches = 0;
+    return firstTokens(
+      socket,
+      clientFrame('CPP_PROMPT', { activeThreadId: threadId, userPrompt: PROMPT, newNodeId: newMessageId(), ...models }),
+      (received) =>
+        received.type === 'CPP_STREAM_CHUNK'
+          ? (received.frame as { payload: { nodeId: string } }).payload.nodeId
+          : undefined,
+      (received) => received.type === 'CPP_GRAPH_PATCH' && (patches += 1) === answers + 1,
+    );
+  }
 }
 
-/** `answers` chat completions through the bare relay, timed as `cppFirstTokens` times CPP's. */
+/** `answers` chat completions through the bare relay, timed as CPP's prompts are. */
 function relayFirstTokens(socket: BenchSocket, answers: number): Promise<number[]> {
   let firsts = 0;
+  let ends = 0;
   const request: RelayRequest = { type: 'relay', payload: { answers } };
   return firstTokens(
     socket,
-    answers,
     request,
     (received) => (received.type === 'RELAY_FIRST' ? String((firsts += 1)) : undefined),
-    'RELAY_END',
+    (received) => received.type === 'RELAY_END' && (ends += 1) === answers,
   );
 }
 
 /**
- * Sends `frame` and times each of its `answers` answers' first token (the first frame `answerOf` names it in), in
- * the order they arrived, once an `endType` frame has come for each.
+ * Sends `frame` and times each answer's first token (the first frame `answerOf` names it in), in the order they
+ * arrived, once the frame that `isLast` says is the last has come.
  */
 async function firstTokens(
   socket: BenchSocket,
-  answers: number,
   frame: object,
   answerOf: (received: Received) => string | undefined,
-  endType: string,
+  isLast: (received: Received) => boolean,
 ): Promise<number[]> {
   const firstTokenAt = new Map<string, number>();
-  let ended = 0;
   let done: () => void = () => undefined;
   const allDone = new Promise<void>((resolve) => (done = resolve));
   socket.onFrame = (received) => {
     const answer = answerOf(received);
     if (answer !== undefined && !firstTokenAt.has(answer)) firstTokenAt.set(answer, received.receivedAt);
-    else if (received.type === endType && (ended += 1) === answers) done();
+    else if (isLast(received)) done();
   };
   const sentAt = performance.now();
   socket.send(frame);
