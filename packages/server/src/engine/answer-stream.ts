@@ -7,7 +7,7 @@ import {
   withToolCall,
 } from '@promethea/cpp-protocol';
 import type { ModelMessage, ModelProvider } from '../model/model-provider.js';
-import { type AnswerPart, answerSteps, type ClientResult } from '../tools/answer-steps.js';
+import { type AnswerPart, type AnswerStepsOptions, answerSteps, type ClientResult } from '../tools/answer-steps.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { AnswerOutcome, GenerationObservation, GenerationResult } from './engine-observer.js';
 import { ChunkPacer } from './chunk-pacer.js';
@@ -104,7 +104,7 @@ export class AnswerStream {
     this.calls = [...initial.toolCalls];
     this.pacer = new ChunkPacer(chunkIntervalMs, (delta) => this.send(delta));
     const firstStep = Math.max(-1, ...initial.toolCalls.map((call) => call.step)) + 1;
-    const steps = answerSteps({
+    const steps: AnswerStepsOptions = {
       provider,
       messages,
       continues,
@@ -127,7 +127,7 @@ export class AnswerStream {
       firstStep,
       threadId: tools.threadId,
       identity: tools.identity,
-    });
+    };
     this.finished = this.run(steps);
   }
 
@@ -206,11 +206,11 @@ export class AnswerStream {
     return { ...this.parts, toolCalls: this.calls };
   }
 
-  private async run(steps: AsyncIterable<AnswerPart>): Promise<void> {
+  private async run(steps: AnswerStepsOptions): Promise<void> {
     let finishReason: FinishReason = 'stop';
     let usage: TokenUsage | undefined;
     try {
-      for await (const part of steps) {
+      await answerSteps(steps, (part) => {
         if (this.halted) return;
         switch (part.type) {
           case 'text-delta':
@@ -226,7 +226,8 @@ export class AnswerStream {
           default:
             this.toolPart(part);
         }
-      }
+      });
+      if (this.halted) return;
       for (const part of ['reasoning', 'content'] as const) this.deliver(part, this.modelText[part].rest());
       this.settle({ kind: 'completed', finishReason, ...(usage ? { usage } : {}) });
     } catch (error) {

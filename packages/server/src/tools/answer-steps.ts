@@ -70,8 +70,11 @@ const notRun = (maxSteps: number): string =>
  * called tools, they run side by side, their results go back to the model with the step's text and calls, and the
  * next step begins; an answer ends at the first step that calls no tool. The calls' ids are the server's own. The
  * loop ends quietly once `signal` aborts, leaving running calls as they are for the halt to cut.
+ *
+ * Each part goes to `onPart` as it comes, not through a generator of its own: a layer of async iteration between the
+ * model's stream and the answer costs its promises and objects on every token of every answer.
  */
-export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<AnswerPart> {
+export async function answerSteps(options: AnswerStepsOptions, onPart: (part: AnswerPart) => void): Promise<void> {
   const { provider, signal, tools } = options;
   const messages = [...options.messages];
   let usage: TokenUsage | undefined;
@@ -91,21 +94,21 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
       switch (part.type) {
         case 'text-delta':
           text += part.text;
-          yield part;
+          onPart(part);
           break;
         case 'reasoning-delta':
-          yield part;
+          onPart(part);
           break;
         case 'tool-input-start': {
           const toolCallId = newToolCallId();
           ids.set(part.toolCallId, toolCallId);
           const runsOn = tools.runsOnClient(part.toolName) ? { runsOn: 'client' as const } : {};
-          yield { type: 'tool-call-start', toolCallId, toolName: part.toolName, step, ...runsOn };
+          onPart({ type: 'tool-call-start', toolCallId, toolName: part.toolName, step, ...runsOn });
           break;
         }
         case 'tool-input-delta': {
           const toolCallId = ids.get(part.toolCallId);
-          if (toolCallId) yield { type: 'tool-input-delta', toolCallId, delta: part.delta };
+          if (toolCallId) onPart({ type: 'tool-input-delta', toolCallId, delta: part.delta });
           break;
         }
         case 'tool-call': {
@@ -127,7 +130,7 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
           });
           const state = approval ? 'approval-requested' : 'input-available';
           const runsOn = clientResult ? { runsOn: 'client' as const } : {};
-          yield { type: 'tool-call-update', toolCallId, update: { state, input: part.input, ...runsOn } };
+          onPart({ type: 'tool-call-update', toolCallId, update: { state, input: part.input, ...runsOn } });
           break;
         }
         case 'finish':
@@ -141,13 +144,13 @@ export async function* answerSteps(options: AnswerStepsOptions): AsyncGenerator<
       const asked = calls.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }));
       messages.push({ role: 'assistant', content: text, toolCalls: asked });
       const ran = step + 1 - options.firstStep < tools.limits.maxSteps;
-      const outcomes = ran ? yield* runCalls(calls, options) : unrun(calls, tools.limits.maxSteps);
+      const outcomes = ran ? await runCalls(calls, options, onPart) : unrun(calls, tools.limits.maxSteps);
       if (signal.aborted) return;
-      if (!ran) for (const [toolCallId, update] of outcomes) yield { type: 'tool-call-update', toolCallId, update };
+      if (!ran) for (const [toolCallId, update] of outcomes) onPart({ type: 'tool-call-update', toolCallId, update });
       messages.push(...calls.map((call) => resultMessage(call, outcomes.get(call.toolCallId))));
       if (ran) continue;
     }
-    yield { type: 'finish', finishReason, ...(usage ? { usage } : {}) };
+    onPart({ type: 'finish', finishReason, ...(usage ? { usage } : {}) });
     return;
   }
 }
@@ -156,7 +159,6 @@ function unrun(calls: readonly ModelToolCall[], maxSteps: number): Map<string, T
   return new Map(calls.map((call) => [call.toolCallId, { state: 'output-error', errorText: notRun(maxSteps) }]));
 }
 
-/** The step's calls, run side by side; their progress and their ends are yielded as they come. */
 /** A call as the model made it, with the answer it waits for when it needs approval. */
 interface AskedCall extends ModelToolCall {
   approval?: Promise<ToolApproval>;
@@ -164,21 +166,23 @@ interface AskedCall extends ModelToolCall {
   clientResult?: Promise<ClientResult>;
 }
 
-async function* runCalls(
+/** The step's calls, run side by side; their progress and their ends go to `onPart` as they come. */
+async function runCalls(
   calls: readonly AskedCall[],
   options: AnswerStepsOptions,
-): AsyncGenerator<AnswerPart, Map<string, ToolOutcome>> {
-  const updates = new UpdateQueue();
+  onPart: (part: AnswerPart) => void,
+): Promise<Map<string, ToolOutcome>> {
+  const update: UpdateCall = (toolCallId, change) => onPart({ type: 'tool-call-update', toolCallId, update: change });
   const outcomes = new Map<string, ToolOutcome>();
   const runs = calls.map(async ({ toolCallId, toolName, input, approval: answer, clientResult }) => {
     let running = true;
     const reportProgress = (progress: ToolProgress): void => {
       if (running && !options.signal.aborted) {
-        updates.push(toolCallId, { state: 'input-available', progress: storableProgress(progress) });
+        update(toolCallId, { state: 'input-available', progress: storableProgress(progress) });
       }
     };
     const context = { signal: options.signal, threadId: options.threadId, identity: options.identity, toolCallId };
-    const approval = answer ? await approvalOf(toolCallId, answer, options, updates) : undefined;
+    const approval = answer ? await approvalOf(toolCallId, answer, options, update) : undefined;
     if (options.signal.aborted) return;
     const run = (): Promise<ToolOutcome | undefined> =>
       clientResult
@@ -188,12 +192,14 @@ async function* runCalls(
     running = false;
     if (!outcome) return;
     outcomes.set(toolCallId, outcome);
-    updates.push(toolCallId, outcome);
+    update(toolCallId, outcome);
   });
-  void Promise.all(runs).then(() => updates.close());
-  yield* updates.drain();
+  await Promise.all(runs);
   return outcomes;
 }
+
+/** Tells the answer of a change of one of its calls. */
+type UpdateCall = (toolCallId: string, update: ToolCallUpdate) => void;
 
 /**
  * A call that needs approval waits for it (`approval-requested`), at most the approval timeout: approved, it goes on
@@ -203,7 +209,7 @@ async function approvalOf(
   toolCallId: string,
   answer: Promise<ToolApproval>,
   options: AnswerStepsOptions,
-  updates: UpdateQueue,
+  update: UpdateCall,
 ): Promise<{ state: 'approved' } | ToolOutcome> {
   const { approvalTimeoutMs } = options.tools.limits;
   let timer: NodeJS.Timeout | undefined;
@@ -217,7 +223,7 @@ async function approvalOf(
   );
   const answered = answer.then((approval): { state: 'approved' } | ToolOutcome => {
     if (!approval.approved) return { state: 'output-denied', approval };
-    updates.push(toolCallId, { state: 'input-available', approval });
+    update(toolCallId, { state: 'input-available', approval });
     return { state: 'approved' };
   });
   try {
@@ -288,36 +294,4 @@ function addUsage(sum: TokenUsage | undefined, step: TokenUsage | undefined): To
     if (sum[key] !== undefined || step[key] !== undefined) total[key] = (sum[key] ?? 0) + (step[key] ?? 0);
   }
   return total;
-}
-
-/** Updates of calls running side by side, in the order they happen, until every call has ended. */
-class UpdateQueue {
-  private readonly waiting: AnswerPart[] = [];
-  private wake: (() => void) | undefined;
-  private closed = false;
-
-  push(toolCallId: string, update: ToolCallUpdate): void {
-    this.waiting.push({ type: 'tool-call-update', toolCallId, update });
-    this.wake?.();
-  }
-
-  close(): void {
-    this.closed = true;
-    this.wake?.();
-  }
-
-  async *drain(): AsyncGenerator<AnswerPart> {
-    for (;;) {
-      const next = this.waiting.shift();
-      if (next) {
-        yield next;
-        continue;
-      }
-      if (this.closed) return;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-      this.wake = undefined;
-    }
-  }
 }

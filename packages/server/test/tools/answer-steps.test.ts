@@ -40,20 +40,21 @@ const TOOLS: ServerTools = {
 
 async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal = new AbortController().signal) {
   const parts: AnswerPart[] = [];
-  for await (const part of answerSteps({
-    provider: model,
-    messages: [{ role: 'user', content: 'Add 1 and 2, and shout hi' }],
-    continues: false,
-    signal,
-    tools,
-    approvals: NO_APPROVALS,
-    clientResults: NO_APPROVALS,
-    firstStep: 0,
-    threadId: 'thread_T',
-    identity: 'anonymous',
-  })) {
-    parts.push(part);
-  }
+  await answerSteps(
+    {
+      provider: model,
+      messages: [{ role: 'user', content: 'Add 1 and 2, and shout hi' }],
+      continues: false,
+      signal,
+      tools,
+      approvals: NO_APPROVALS,
+      clientResults: NO_APPROVALS,
+      firstStep: 0,
+      threadId: 'thread_T',
+      identity: 'anonymous',
+    },
+    (part) => parts.push(part),
+  );
   return parts;
 }
 
@@ -152,21 +153,24 @@ describe('answerSteps', () => {
     });
     const model = scriptedModel([...call('p1', 'count_to', '{"to":3}'), finish(1)]);
     const parts: AnswerPart[] = [];
-    for await (const part of answerSteps({
-      provider: model,
-      messages: [{ role: 'user', content: 'count' }],
-      continues: false,
-      signal: halt.signal,
-      tools,
-      approvals: NO_APPROVALS,
-      clientResults: NO_APPROVALS,
-      firstStep: 0,
-      threadId: 'thread_T',
-      identity: 'anonymous',
-    })) {
-      parts.push(part);
-      if (part.type === 'tool-call-update' && part.update.progress) halt.abort();
-    }
+    await answerSteps(
+      {
+        provider: model,
+        messages: [{ role: 'user', content: 'count' }],
+        continues: false,
+        signal: halt.signal,
+        tools,
+        approvals: NO_APPROVALS,
+        clientResults: NO_APPROVALS,
+        firstStep: 0,
+        threadId: 'thread_T',
+        identity: 'anonymous',
+      },
+      (part) => {
+        parts.push(part);
+        if (part.type === 'tool-call-update' && part.update.progress) halt.abort();
+      },
+    );
     expect(parts.at(-1)).toMatchObject({
       type: 'tool-call-update',
       update: { state: 'input-available', progress: { progress: 1, total: 3, message: 'one' } },
