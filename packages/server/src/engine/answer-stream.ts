@@ -127,6 +127,7 @@ export class AnswerStream {
       firstStep,
       threadId: tools.threadId,
       identity: tools.identity,
+      text: () => this.writtenText(),
     };
     this.finished = this.run(steps);
   }
@@ -276,6 +277,14 @@ export class AnswerStream {
   private updateCall(call: ToolCall): void {
     this.calls = withToolCall(this.calls, call);
     this.hooks.onToolCall(call);
+  }
+
+  /** The answer's text as far as the model wrote it: sent, waiting for its chunk, or held while the stream is paused. */
+  private writtenText(): string {
+    let text = this.text;
+    if (this.pacedPart === 'content') text += this.pacer.waiting;
+    for (const held of this.pausedParts) if ('part' in held && held.part === 'content') text += held.text;
+    return text;
   }
 
   private deliver(part: TextPart, text: string): void {

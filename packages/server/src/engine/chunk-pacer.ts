@@ -16,6 +16,11 @@ export class ChunkPacer {
     private readonly send: (text: string) => void,
   ) {}
 
+  /** The text waiting for its chunk. */
+  get waiting(): string {
+    return this.pending;
+  }
+
   push(text: string): void {
     if (text.length === 0) return;
     this.pending += text;

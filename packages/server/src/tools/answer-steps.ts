@@ -59,6 +59,12 @@ export interface AnswerStepsOptions {
   firstStep: number;
   threadId: string;
   identity: string;
+  /**
+   * The answer's text as far as the model has written it (the text it continues included), where a step that called
+   * tools finds its own text for the next step. The answer keeps it: a second copy of every token held here for the
+   * whole answer was as many more strings for the collector to walk, on every answer, though few steps call tools.
+   */
+  text(): string;
 }
 
 /** What the model is told of a call the step limit left unrun. */
@@ -81,7 +87,7 @@ export async function answerSteps(options: AnswerStepsOptions, onPart: (part: An
   for (let step = options.firstStep; ; step += 1) {
     const ids = new Map<string, string>();
     const calls: AskedCall[] = [];
-    let text = '';
+    const textStart = options.text().length;
     let finishReason: FinishReason = 'stop';
     const request = {
       messages,
@@ -93,9 +99,6 @@ export async function answerSteps(options: AnswerStepsOptions, onPart: (part: An
       if (signal.aborted) return;
       switch (part.type) {
         case 'text-delta':
-          text += part.text;
-          onPart(part);
-          break;
         case 'reasoning-delta':
           onPart(part);
           break;
@@ -142,7 +145,7 @@ export async function answerSteps(options: AnswerStepsOptions, onPart: (part: An
     if (signal.aborted) return;
     if (calls.length > 0) {
       const asked = calls.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }));
-      messages.push({ role: 'assistant', content: text, toolCalls: asked });
+      messages.push({ role: 'assistant', content: options.text().slice(textStart), toolCalls: asked });
       const ran = step + 1 - options.firstStep < tools.limits.maxSteps;
       const outcomes = ran ? await runCalls(calls, options, onPart) : unrun(calls, tools.limits.maxSteps);
       if (signal.aborted) return;

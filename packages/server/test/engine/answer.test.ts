@@ -1,8 +1,11 @@
 import { ErrorCode, newMessageId, type TreeChange } from '@promethea/cpp-protocol';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startEngine, type EngineHarness } from '../support/engine-harness.js';
 import type { CommitMeta } from '../../src/store/conversation-store.js';
+import type { ModelMessage, ModelProvider } from '../../src/model/model-provider.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { ToolRegistry } from '../../src/tools/tool-registry.js';
 import { HeldStore } from '../support/held-store.js';
 import { ScriptedModel, type ModelCall } from '../support/scripted-model.js';
 
@@ -148,5 +151,63 @@ describe("an answer's life in the engine", () => {
     call.releaseAll();
     await harness.client.next('CPP_STREAM_COMPLETED');
     expect(harness.backgroundErrors).toEqual([]);
+  });
+});
+
+/**
+ * A model whose first call writes text, calls the `look` tool and writes on, once `ready` settles; its next call
+ * writes nothing until it is stopped. `requests` holds each call's messages.
+ */
+function lookingModel(ready: () => Promise<unknown>): ModelProvider & { requests: ModelMessage[][] } {
+  const requests: ModelMessage[][] = [];
+  return {
+    provider: 'scripted',
+    model: 'looking-model',
+    requests,
+    async *stream(request) {
+      requests.push(request.messages);
+      if (requests.length > 1) {
+        await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
+        return;
+      }
+      await ready();
+      yield { type: 'text-delta', text: 'Let me look.' };
+      yield { type: 'tool-input-start', toolCallId: 'p1', toolName: 'look' };
+      yield { type: 'tool-call', toolCallId: 'p1', toolName: 'look', input: '{}' };
+      yield { type: 'text-delta', text: ' One moment.' };
+      yield { type: 'finish', finishReason: 'stop' };
+    },
+  };
+}
+
+const LOOK = { look: { inputSchema: z.object({}), execute: () => 'a view' } };
+
+describe('a step that called tools', () => {
+  it("gives the next step its text, held while the answer's change commits", async () => {
+    const store = new HeldStore();
+    const model = lookingModel(async () => undefined);
+    const { apply } = await startEngine(model, { store, tools: new ToolRegistry(LOOK) });
+
+    store.hold();
+    const prompted = apply('CPP_PROMPT', { userPrompt: 'Look', newNodeId: newMessageId() });
+    try {
+      await expect.poll(() => model.requests.length).toBe(2);
+      expect(model.requests[1]?.at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. One moment.' });
+    } finally {
+      store.release();
+      await prompted;
+    }
+  });
+
+  it('gives the next step its text, waiting for its chunk', async () => {
+    let harness: EngineHarness | undefined;
+    const model = lookingModel(() => harness!.client.next('CPP_GRAPH_PATCH'));
+    harness = await startEngine(model, { tools: new ToolRegistry(LOOK), chunkIntervalMs: 60_000 });
+
+    await harness.apply('CPP_PROMPT', { userPrompt: 'Look', newNodeId: newMessageId() });
+    await expect.poll(() => model.requests.length).toBe(2);
+    // ' One moment.' came within the chunk interval: no client has it yet.
+    expect(harness.client.all('CPP_STREAM_CHUNK').map((chunk) => chunk.payload.delta)).toEqual(['Let me look.']);
+    expect(model.requests[1]?.at(-2)).toMatchObject({ role: 'assistant', content: 'Let me look. One moment.' });
   });
 });

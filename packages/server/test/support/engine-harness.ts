@@ -14,10 +14,10 @@ import type { Subscriber } from '../../src/engine/subscriber.js';
 import { ThreadEngine, type ThreadEngineDependencies } from '../../src/engine/thread-engine.js';
 import type { ThreadFrame } from '../../src/engine/thread-frame.js';
 import { ModelCatalog } from '../../src/model/model-catalog.js';
+import type { ModelProvider } from '../../src/model/model-provider.js';
 import type { ConversationStore } from '../../src/store/conversation-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { ToolRegistry } from '../../src/tools/tool-registry.js';
-import type { ScriptedModel } from './scripted-model.js';
 import { WAIT_LIMIT_MS } from './eventually.js';
 
 type FrameOf<Type extends ServerFrameType> = Extract<ServerFrame, { type: Type }>;
@@ -101,7 +101,7 @@ const unobserved: EngineObserver = {
  * `FakeClient` subscribed. `dependencies` replace any of the engine's (limits, hooks, the store). Closed after the test.
  */
 export async function startEngine(
-  model: ScriptedModel,
+  model: ModelProvider,
   dependencies: Partial<ThreadEngineDependencies> = {},
 ): Promise<EngineHarness> {
   const store = dependencies.store ?? new MemoryStore();

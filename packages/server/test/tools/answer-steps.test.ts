@@ -38,6 +38,10 @@ const TOOLS: ServerTools = {
   shout: { inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text.toUpperCase() },
 };
 
+/** The text the parts streamed so far, as the answer keeps it. */
+const textOf = (parts: AnswerPart[]): string =>
+  parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
+
 async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal = new AbortController().signal) {
   const parts: AnswerPart[] = [];
   await answerSteps(
@@ -52,6 +56,7 @@ async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal
       firstStep: 0,
       threadId: 'thread_T',
       identity: 'anonymous',
+      text: () => textOf(parts),
     },
     (part) => parts.push(part),
   );
@@ -165,6 +170,7 @@ describe('answerSteps', () => {
         firstStep: 0,
         threadId: 'thread_T',
         identity: 'anonymous',
+        text: () => textOf(parts),
       },
       (part) => {
         parts.push(part);
