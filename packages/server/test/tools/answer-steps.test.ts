@@ -42,7 +42,13 @@ const TOOLS: ServerTools = {
 const textOf = (parts: AnswerPart[]): string =>
   parts.map((part) => (part.type === 'text-delta' ? part.text : '')).join('');
 
-async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal = new AbortController().signal) {
+/** Runs the steps and returns the parts they streamed; `observe` sees each part as it comes. */
+async function run(
+  model: ModelProvider,
+  tools = new ToolRegistry(TOOLS),
+  signal = new AbortController().signal,
+  observe: (part: AnswerPart) => void = () => undefined,
+) {
   const parts: AnswerPart[] = [];
   await answerSteps(
     {
@@ -58,7 +64,10 @@ async function run(model: ModelProvider, tools = new ToolRegistry(TOOLS), signal
       identity: 'anonymous',
       text: () => textOf(parts),
     },
-    (part) => parts.push(part),
+    (part) => {
+      parts.push(part);
+      observe(part);
+    },
   );
   return parts;
 }
@@ -157,26 +166,9 @@ describe('answerSteps', () => {
       },
     });
     const model = scriptedModel([...call('p1', 'count_to', '{"to":3}'), finish(1)]);
-    const parts: AnswerPart[] = [];
-    await answerSteps(
-      {
-        provider: model,
-        messages: [{ role: 'user', content: 'count' }],
-        continues: false,
-        signal: halt.signal,
-        tools,
-        approvals: NO_APPROVALS,
-        clientResults: NO_APPROVALS,
-        firstStep: 0,
-        threadId: 'thread_T',
-        identity: 'anonymous',
-        text: () => textOf(parts),
-      },
-      (part) => {
-        parts.push(part);
-        if (part.type === 'tool-call-update' && part.update.progress) halt.abort();
-      },
-    );
+    const parts = await run(model, tools, halt.signal, (part) => {
+      if (part.type === 'tool-call-update' && part.update.progress) halt.abort();
+    });
     expect(parts.at(-1)).toMatchObject({
       type: 'tool-call-update',
       update: { state: 'input-available', progress: { progress: 1, total: 3, message: 'one' } },
